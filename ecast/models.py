@@ -1,0 +1,196 @@
+"""Dataset domain: collections of CAsT conversations, their turns, passages and paraphrases."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class Collection(models.Model):
+    """A test collection, e.g. "CAsT 2020"; the unit that owns conversations, qrels and runs."""
+
+    name = models.CharField(max_length=100, unique=True)
+    year = models.PositiveSmallIntegerField(null=True, blank=True)
+    corpus_note = models.TextField(blank=True, help_text="Which passage corpus the ids refer to.")
+    relevance_threshold = models.PositiveSmallIntegerField(
+        default=1, help_text="Minimum grade counted as relevant by binary measures (MAP, recall, P@k, bpref)."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["year", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Conversation(models.Model):
+    """A CAsT topic: an ordered sequence of turns."""
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="conversations")
+    topic_id = models.CharField(max_length=32)
+    title = models.CharField(max_length=500, blank=True)
+    description = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["collection", "id"]
+        constraints = [models.UniqueConstraint(fields=["collection", "topic_id"], name="uniq_conversation_topic")]
+
+    def __str__(self) -> str:
+        return f"{self.collection.name} topic {self.topic_id}"
+
+
+class UtteranceClass(models.TextChoices):
+    SELF_EXPLANATORY = "SE", "Self-explanatory"
+    FIRST_TOPIC = "FT", "Depends on the first turn"
+    PREVIOUS_TOPIC = "PT", "Depends on a previous topic"
+
+
+class Turn(models.Model):
+    """One utterance u_i of a conversation with its rewrites, canonical response and dependency labels."""
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="turns")
+    # Denormalised so that "<topic>_<turn>" ids resolve with one indexed lookup per collection.
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="turns")
+    number = models.PositiveSmallIntegerField()
+    turn_id = models.CharField(max_length=64, help_text="<topic>_<turn>, as in qrels and runs.")
+    raw_utterance = models.TextField()
+    manual_rewrite = models.TextField(blank=True)
+    automatic_rewrite = models.TextField(blank=True)
+    canonical_response_id = models.CharField(max_length=200, blank=True)
+    canonical_response_text = models.TextField(blank=True)
+    canonical_response_unreliable = models.BooleanField(
+        default=False, help_text="Set when the next turn gives negative feedback on this response."
+    )
+    replacement_response_id = models.CharField(max_length=200, blank=True)
+    feedback_sentences = models.JSONField(default=list, blank=True)
+    revealment_sentences = models.JSONField(default=list, blank=True)
+    utterance_class = models.CharField(max_length=2, choices=UtteranceClass.choices, blank=True)
+    depends_on = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="dependents")
+    relevant_turn_numbers = models.JSONField(
+        default=list, blank=True, help_text="Earlier turns this one relies on (CAsTUR / CAsT annotations)."
+    )
+
+    class Meta:
+        ordering = ["conversation_id", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["conversation", "number"], name="uniq_turn_number"),
+            models.UniqueConstraint(fields=["collection", "turn_id"], name="uniq_turn_id_per_collection"),
+        ]
+        indexes = [models.Index(fields=["turn_id"])]
+
+    def __str__(self) -> str:
+        return self.turn_id
+
+
+class Passage(models.Model):
+    """Passage text by corpus id (MARCO_…, CAR_…, KILT_…); ids without text simply have no row."""
+
+    passage_id = models.CharField(max_length=200, unique=True)
+    text = models.TextField()
+    source = models.CharField(max_length=300, blank=True, help_text="File or process the text came from.")
+
+    def __str__(self) -> str:
+        return self.passage_id
+
+
+class Paraphrase(models.Model):
+    """A manual (context-independent) or raw (context-dependent) paraphrase of a turn.
+
+    Edits never overwrite: an edit creates a new row with origin=edited and ``edited_from`` pointing at the
+    previous text, and the previous row gets ``is_current=False``, so the whole history stays queryable.
+    """
+
+    class Kind(models.TextChoices):
+        MANUAL = "manual", "Manual (context-independent)"
+        RAW = "raw", "Raw (context-dependent)"
+
+    class Status(models.TextChoices):
+        CANDIDATE = "candidate", "Candidate"
+        APPROVED = "approved", "Approved"
+        REJECTED = "rejected", "Rejected"
+
+    class Origin(models.TextChoices):
+        IMPORTED = "imported", "Imported"
+        GENERATED = "generated", "Generated"
+        EDITED = "edited", "Edited"
+        ADDED = "added", "Added"
+
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="paraphrases")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    text = models.TextField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.CANDIDATE)
+    origin = models.CharField(max_length=10, choices=Origin.choices)
+    provenance = models.JSONField(default=dict, blank=True)
+    edited_from = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="edits")
+    # The other member of a manual/raw pair produced together (both rows point at each other).
+    pair = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    is_current = models.BooleanField(default=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["turn_id", "id"]
+        indexes = [models.Index(fields=["turn", "kind", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.turn.turn_id} {self.kind}: {self.text[:60]}"
+
+
+class ImportJob(models.Model):
+    """One import of one file: its progress and the full error report, kept for the import page and API."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    kind = models.CharField(max_length=40)
+    collection = models.ForeignKey(Collection, on_delete=models.SET_NULL, null=True, blank=True)
+    file_name = models.CharField(max_length=500)
+    stored_path = models.CharField(max_length=1000, blank=True)
+    options = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    errors = models.JSONField(default=list, blank=True, help_text="[{file, line, reason}, ...]")
+    counts = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+
+class TestSet(models.Model):
+    """A random paraphrase test set R^r_i / R^m_i: one paraphrase per turn of each conversation (ECAsT)."""
+
+    __test__ = False  # not a pytest test class
+
+    class Kind(models.TextChoices):
+        RAW = "raw", "Raw (R^r)"
+        MANUAL = "manual", "Manual (R^m)"
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="test_sets")
+    name = models.CharField(max_length=100)
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    index = models.PositiveSmallIntegerField()
+    seed = models.BigIntegerField()
+    parameters = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["collection", "name"], name="uniq_testset_name")]
+
+
+class TestSetItem(models.Model):
+    __test__ = False
+    test_set = models.ForeignKey(TestSet, on_delete=models.CASCADE, related_name="items")
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE)
+    paraphrase = models.ForeignKey(Paraphrase, on_delete=models.PROTECT)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["test_set", "turn"], name="uniq_testset_turn")]

@@ -1,0 +1,1 @@
+"""Judging domain: rating and relevance campaigns, items, assignments and labels."""

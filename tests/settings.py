@@ -1,0 +1,15 @@
+"""Test settings: the real settings, with tasks run eagerly unless a test starts a real worker."""
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from ecast.settings import *  # noqa: E402,F403
+from ecast.settings import VAR_DIR  # noqa: E402
+
+CELERY_TASK_ALWAYS_EAGER = True
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed only; never in the app
+if not os.environ.get("REDIS_URL"):
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+MEDIA_ROOT = VAR_DIR / "test-media"
