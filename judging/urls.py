@@ -1,3 +1,6 @@
-from django.urls import path  # noqa: F401
+from django.urls import include, path
 
-urlpatterns: list = []
+urlpatterns: list = [
+    path("", include("judging.urls_rating")),
+    path("", include("judging.urls_relevance")),
+]

@@ -112,3 +112,49 @@ def small_collection(db):
             "2": ["Tell me about bees.", "Why are they dying?", "How to help?"],
         },
     )
+
+
+ARTIFACTS = REPO / "test-artifacts"
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+
+
+@pytest.fixture
+def browser(tmp_path):
+    """Headless Debian Chromium driven by Selenium; screenshots go to ``test-artifacts/``."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = "/usr/bin/chromium"
+    for flag in CHROMIUM_FLAGS:
+        opts.add_argument(flag)
+    opts.add_argument(f"--user-data-dir={tmp_path / 'chromium-profile'}")
+    opts.add_argument("--window-size=1280,900")
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+    driver.implicitly_wait(0)
+    ARTIFACTS.mkdir(exist_ok=True)
+    yield driver
+    driver.quit()
+
+
+def browser_login(driver, live_server, username: str, password: str) -> None:
+    """Log in through the real login form."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get(live_server.url + "/accounts/login/")
+    driver.find_element(By.ID, "id_username").send_keys(username)
+    driver.find_element(By.ID, "id_password").send_keys(password)
+    driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    WebDriverWait(driver, 10).until(ec.url_changes(live_server.url + "/accounts/login/"))

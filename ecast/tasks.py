@@ -1,0 +1,1 @@
+"""Celery discovers tasks here; each feature area's tasks module is imported below."""

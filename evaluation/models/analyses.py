@@ -1,0 +1,1 @@
+"""Models of pivot, meta-evaluation and calibration analyses."""

@@ -1,0 +1,1 @@
+"""Models of permutation experiments (utterance orders, per-permutation rankings and scores)."""

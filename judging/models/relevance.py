@@ -1,0 +1,1 @@
+"""Relevance assessment: pools of (turn, passage) pairs, assessor judgments, derived qrels versions."""
