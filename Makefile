@@ -10,6 +10,7 @@ $(STAMP): requirements.txt requirements-nodeps.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install --disable-pip-version-check -q -r requirements.txt
 	$(BIN)/pip install --disable-pip-version-check -q --no-deps -r requirements-nodeps.txt
+	$(BIN)/python -m ecast.pipeline.nlp_data
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -194,3 +194,65 @@ class TestSetItem(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["test_set", "turn"], name="uniq_testset_turn")]
+
+
+class GenerationJob(models.Model):
+    """A background paraphrase-generation job over a selection of turns (helper "pipeline").
+
+    ``config`` holds, per stage (cqr, paraphrase, cr, clean), the backend and its parameters; progress is
+    counted from :class:`GenerationTurn` rows so a resumed or retried job never double-counts.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Finished with failures"
+        CANCELLED = "cancelled", "Cancelled"
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="generation_jobs")
+    name = models.CharField(max_length=200, blank=True)
+    selection = models.JSONField(default=dict, blank=True, help_text="{conversation_ids: [...], turn_ids: [...]}")
+    config = models.JSONField(default=dict, blank=True)
+    seed = models.BigIntegerField(default=0)
+    chunk_size = models.PositiveIntegerField(default=10)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    cancel_requested = models.BooleanField(default=False)
+    total_turns = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.name or f"Generation job {self.pk}"
+
+
+class GenerationTurn(models.Model):
+    """One turn of a generation job: the unit of work, of idempotence and of retry."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    job = models.ForeignKey(GenerationJob, on_delete=models.CASCADE, related_name="turns")
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="generation_turns")
+    position = models.PositiveIntegerField(default=0)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    outputs = models.PositiveIntegerField(default=0)
+    details = models.JSONField(default=dict, blank=True, help_text="Rewrite, sources, dropped texts and reasons.")
+    error = models.TextField(blank=True)
+    seconds = models.FloatField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["job_id", "position"]
+        constraints = [models.UniqueConstraint(fields=["job", "turn"], name="uniq_generation_job_turn")]
+        indexes = [models.Index(fields=["job", "status"])]

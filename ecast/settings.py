@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI assets served locally: /api/docs/ works offline
     "ecast",
     "judging",
     "evaluation",
@@ -127,7 +128,10 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = VAR_DIR / "staticfiles"
+# The Docker image collects static files into the image (outside the data volume) and points here.
+STATIC_ROOT = Path(os.environ.get("ECAST_STATIC_ROOT", VAR_DIR / "staticfiles"))
+if not STATIC_ROOT.exists() and os.access(STATIC_ROOT.parent, os.W_OK):
+    STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns on every request when it is missing
 MEDIA_ROOT = VAR_DIR / "media"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -140,6 +144,8 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 ECAST_MODEL_DIR = Path(os.environ.get("ECAST_MODEL_DIR", VAR_DIR / "models"))
 ECAST_CACHE_DIR = Path(os.environ.get("ECAST_CACHE_DIR", VAR_DIR / "cache"))
 ECAST_LOGIN_ATTEMPTS = _env_int("ECAST_LOGIN_ATTEMPTS", 10)
+# Failed log-ins are counted per (username, IP) within this window; reaching the limit blocks that pair for it.
+ECAST_LOGIN_LOCKOUT_SECONDS = _env_int("ECAST_LOGIN_LOCKOUT_SECONDS", 15 * 60)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -150,7 +156,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # Names nested Input/Output serializers after their view so schema components never collide.
+    "DEFAULT_SCHEMA_CLASS": "ecast.schema.AutoSchema",
     "DEFAULT_THROTTLE_RATES": {"login": os.environ.get("ECAST_LOGIN_RATE", "20/min")},
 }
 SPECTACULAR_SETTINGS = {
@@ -158,6 +165,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Conversational-search test collections: datasets, judging and evaluation.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # Celery: Redis when REDIS_URL is set; otherwise kombu's SQLAlchemy transport on a local SQLite file, so

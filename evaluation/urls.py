@@ -2,7 +2,40 @@
 
 from django.urls import include, path
 
+from evaluation import apis, views
+from evaluation import robustness_views as rviews
+
 urlpatterns: list = [
     path("", include("evaluation.urls_permutations")),
     path("", include("evaluation.urls_analyses")),
+    # Stored scores: leaderboard (live), runs, comparison, history, robustness (ECAsT Tables 11/13/14).
+    path("evaluation/", views.leaderboard, name="evaluation-leaderboard"),
+    path("evaluation/recompute/", views.recompute, name="evaluation-recompute"),
+    path("evaluation/versions/<int:pk>/leaderboard.svg", views.leaderboard_plot, name="evaluation-leaderboard-svg"),
+    path(
+        "evaluation/versions/<int:pk>/leaderboard.<str:fmt>",
+        views.leaderboard_export,
+        name="evaluation-leaderboard-export",
+    ),
+    path("evaluation/runs/", views.run_list, name="evaluation-runs"),
+    path("evaluation/runs/<int:pk>/", views.run_detail, name="evaluation-run"),
+    path("evaluation/runs/<int:pk>/scores.<str:fmt>", views.run_scores_export, name="evaluation-run-export"),
+    path("evaluation/compare/", views.compare, name="evaluation-compare"),
+    path("evaluation/history/", views.history, name="evaluation-history"),
+    path("evaluation/jobs/<int:pk>/", views.job_status, name="evaluation-job"),
+    path("evaluation/robustness/", rviews.robustness, name="evaluation-robustness"),
+    path("evaluation/robustness/pool/", rviews.robustness_pool, name="evaluation-robustness-pool"),
+    path(
+        "evaluation/robustness/<str:table>.<str:fmt>",
+        rviews.robustness_export,
+        name="evaluation-robustness-export",
+    ),
+    path("api/evaluation/versions/<int:pk>/leaderboard/", apis.LeaderboardApi.as_view(), name="api-eval-leaderboard"),
+    path("api/evaluation/versions/<int:pk>/status/", apis.VersionStatusApi.as_view(), name="api-eval-status"),
+    path("api/evaluation/runs/", apis.RunUploadApi.as_view(), name="api-eval-run-upload"),
+    path("api/evaluation/runs/<int:pk>/scores/", apis.RunScoresApi.as_view(), name="api-eval-run-scores"),
+    path("api/evaluation/jobs/<int:pk>/", apis.JobStatusApi.as_view(), name="api-eval-job"),
+    path("api/evaluation/collections/<int:pk>/recompute/", apis.RecomputeApi.as_view(), name="api-eval-recompute"),
+    path("api/evaluation/significance/", apis.SignificanceApi.as_view(), name="api-eval-significance"),
+    path("api/evaluation/stability/", apis.StabilityApi.as_view(), name="api-eval-stability"),
 ]

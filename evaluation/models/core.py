@@ -84,3 +84,90 @@ class RunTurn(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["run", "turn"], name="uniq_run_turn")]
+
+
+# --- Scores, live recompute and history (evaluation helper "evaluation") -------------------------------------
+
+
+class Score(models.Model):
+    """One metric value for (run, turn, qrels version, measure); means and per-topic views are queries over these.
+
+    ``threshold`` is the relevance level binary measures were computed with (recorded even for graded ones).
+    Judged turns the run did not rank are stored as 0 (trec_eval -c semantics).
+    """
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="scores")
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="scores")
+    version = models.ForeignKey(QrelsVersion, on_delete=models.CASCADE, related_name="scores")
+    measure = models.CharField(max_length=64, help_text="ir_measures string, e.g. nDCG@3")
+    value = models.FloatField()
+    threshold = models.PositiveSmallIntegerField()
+    computed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "turn", "version", "measure"], name="uniq_score"),
+        ]
+        indexes = [
+            models.Index(fields=["version", "measure", "run"]),
+            models.Index(fields=["version", "turn"]),
+        ]
+
+
+class EvaluationJob(models.Model):
+    """Background evaluation with progress: one run × all versions, a full recompute, or a dirty-turn drain."""
+
+    class Kind(models.TextChoices):
+        RUN = "run", "Evaluate a run"
+        FULL = "full", "Full recompute"
+        TURNS = "turns", "Recompute changed turns"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="evaluation_jobs")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, null=True, blank=True, related_name="evaluation_jobs")
+    version = models.ForeignKey(QrelsVersion, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    turn_ids = models.JSONField(default=list, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+
+class DirtyTurn(models.Model):
+    """A turn whose judgments changed in a version and whose scores await the debounced recompute."""
+
+    version = models.ForeignKey(QrelsVersion, on_delete=models.CASCADE, related_name="+")
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["version", "turn"], name="uniq_dirty_turn")]
+
+
+class LeaderboardSnapshot(models.Model):
+    """Means and ranks of every run under a version after a recompute, so history shows how rankings moved."""
+
+    version = models.ForeignKey(QrelsVersion, on_delete=models.CASCADE, related_name="snapshots")
+    measure = models.CharField(max_length=64, default="nDCG@3")
+    threshold = models.PositiveSmallIntegerField()
+    judged_turns = models.PositiveIntegerField(default=0)
+    qrels_count = models.PositiveIntegerField(default=0)
+    # [{"run_id": .., "run": name, "mean": .., "rank": 1..}] best first
+    entries = models.JSONField(default=list)
+    trigger = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["version", "created_at", "id"]

@@ -1,0 +1,244 @@
+"""Benchmark of stored scores: full recompute through the app vs raw pytrec_eval, and the live per-turn recompute.
+
+Synthetic data generated here (seeded): 200 turns × 20 runs × 1,000 ranked docs per turn, ~500 judged docs per
+turn (grades skewed like CAsT: most 0). Scratch database: PostgreSQL ``test_<name>`` (Django's test-database
+machinery) when DATABASE_URL is set, otherwise a fresh SQLite file under /tmp.
+
+1. Full recompute through the app: ``evaluation.services.scores_compute_for_version`` — RunTurn rows in, 17
+   measures × 200 turns × 20 runs of Score rows out (delete + bulk insert) — against the baseline: raw
+   ``pytrec_eval.RelevanceEvaluator`` over the same qrels/runs as in-memory dicts (the same 16 trec_eval measures;
+   dicts built outside the timed region), in the same process. Prints both times and the ratio.
+2. One new judgment → recompute of its turn for all 20 runs (``dirty_turns_drain``: rewrite that turn's rows for
+   every run + leaderboard snapshot), in-process: median and p95 over 40 judgments.
+3. End to end with a Celery worker subprocess on REDIS_URL (skipped without it): save a judgment, then poll the
+   run-scores API in-process until it shows the new value; includes the debounce window
+   (ECAST_RECOMPUTE_DELAY_S, default 2 s), which is printed separately.
+
+Usage: python bench/bench_evaluation.py [--turns 200 --runs 20 --depth 1000 --judged 500]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+VAR = Path(tempfile.mkdtemp(prefix="bench-eval-"))
+os.environ.setdefault("ECAST_VAR_DIR", str(VAR))
+os.environ["DJANGO_SETTINGS_MODULE"] = "ecast.settings"
+os.environ.pop("ECAST_TASKS_EAGER", None)
+USING_PG = bool(os.environ.get("DATABASE_URL"))
+if not USING_PG:
+    os.environ["DATABASE_URL"] = f"sqlite:///{VAR / 'bench.sqlite3'}"
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.apps import apps  # noqa: E402
+from django.conf import settings  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
+
+settings.MIGRATION_MODULES = {a.label: None for a in apps.get_app_configs()}  # syncdb from models, like the tests
+
+import pytrec_eval  # noqa: E402
+
+TREC_MEASURES = {
+    "ndcg_cut.3,5,10",
+    "map",
+    "recall.100,500,1000",
+    "bpref",
+    "infAP",
+    "P.1,3,5,10",
+    "Rprec",
+    "recip_rank",
+}
+
+
+def grade() -> int:
+    r = random.random()
+    return 0 if r < 0.8 else 1 if r < 0.88 else 2 if r < 0.94 else 3 if r < 0.97 else 4
+
+
+def generate(n_turns: int, n_runs: int, depth: int, judged: int):
+    """Seeded synthetic qrels {qid: {doc: grade}} and runs [{qid: [docs]}] drawn from 2,000 candidates per turn."""
+    random.seed(1)
+    qids = [f"{1000 + t // 10}_{t % 10 + 1}" for t in range(n_turns)]
+    candidates = {q: [f"D{q}-{i}" for i in range(2000)] for q in qids}
+    qrels = {q: {d: grade() for d in random.sample(candidates[q][:1200], judged)} for q in qids}
+    runs = [{q: random.sample(candidates[q], depth) for q in qids} for _ in range(n_runs)]
+    return qids, qrels, runs
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--turns", type=int, default=200)
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--depth", type=int, default=1000)
+    ap.add_argument("--judged", type=int, default=500)
+    ap.add_argument("--judgments", type=int, default=40)
+    args = ap.parse_args()
+
+    worker_db_url = os.environ["DATABASE_URL"]
+    old_name = connection.settings_dict["NAME"]
+    if USING_PG:
+        test_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
+        parts = urlsplit(worker_db_url)
+        worker_db_url = urlunsplit(parts._replace(path="/" + test_name))
+    else:
+        call_command("migrate", run_syncdb=True, verbosity=0)
+    worker = None
+    try:
+        from django.contrib.auth.models import User
+        from rest_framework.test import APIClient
+
+        from ecast.models import Collection, Conversation, Turn
+        from evaluation import events, services
+        from evaluation.models import Qrel, QrelsVersion, Run, RunTurn, Score
+
+        t0 = time.perf_counter()
+        qids, qrels, runs = generate(args.turns, args.runs, args.depth, args.judged)
+        coll = Collection.objects.create(name=f"Bench {time.time():.0f}", year=2020, relevance_threshold=1)
+        turns = []
+        for q in qids:
+            topic, n = q.split("_")
+            conv, _ = Conversation.objects.get_or_create(collection=coll, topic_id=topic)
+            turns.append(Turn(conversation=conv, collection=coll, number=int(n), turn_id=q, raw_utterance="q"))
+        Turn.objects.bulk_create(turns)
+        pk_of = dict(Turn.objects.filter(collection=coll).values_list("turn_id", "pk"))
+        version = QrelsVersion.objects.create(collection=coll, name="original")
+        Qrel.objects.bulk_create(
+            [Qrel(version=version, turn_id=pk_of[q], passage_id=d, grade=g) for q in qids for d, g in qrels[q].items()],
+            batch_size=5000,
+        )
+        scores = [float(args.depth - i) for i in range(args.depth)]
+        run_rows = []
+        for i, r in enumerate(runs):
+            run = Run.objects.create(collection=coll, name=f"run{i:02d}")
+            run_rows.append(run)
+            RunTurn.objects.bulk_create(
+                [RunTurn(run=run, turn_id=pk_of[q], doc_ids=r[q], scores=scores) for q in qids], batch_size=200
+            )
+        print(f"database: {connection.vendor} ({connection.settings_dict['NAME']}); data setup {time.perf_counter() - t0:.1f} s")
+        print(
+            f"data: {len(qids)} turns × {len(runs)} runs × {args.depth} docs; "
+            f"{sum(len(v) for v in qrels.values()):,} judgments; {len(services.MEASURES)} measures stored"
+        )
+
+        # 1. full recompute vs raw pytrec_eval
+        evaluator_s = 0.0
+        for r in runs:
+            as_dict = {q: dict(zip(docs, scores, strict=True)) for q, docs in r.items()}
+            t = time.perf_counter()
+            ev = pytrec_eval.RelevanceEvaluator(qrels, TREC_MEASURES, relevance_level=1)
+            ev.evaluate(as_dict)
+            evaluator_s += time.perf_counter() - t
+        app_times = []
+        for _ in range(2):
+            t = time.perf_counter()
+            services.scores_compute_for_version(version=version)
+            app_times.append(time.perf_counter() - t)
+        app_s = min(app_times)
+        n_scores = Score.objects.filter(version=version).count()
+        print(f"[full] app recompute (DB rows in → {n_scores:,} Score rows out): {app_s:.2f} s (best of 2)")
+        print(f"[full] raw pytrec_eval on in-memory dicts, same process:         {evaluator_s:.2f} s")
+        print(f"[full] ratio app / raw pytrec_eval: {app_s / evaluator_s:.1f}x")
+
+        # 2. one judgment → its turn for every run, in-process (the drain the worker runs)
+        random.seed(2)
+        lat = []
+        for _ in range(args.judgments):
+            q = random.choice(qids)
+            doc = runs[0][q][0]
+            with transaction.atomic():
+                Qrel.objects.update_or_create(
+                    version=version, turn_id=pk_of[q], passage_id=doc, defaults={"grade": random.randint(1, 4)}
+                )
+            from evaluation.models import DirtyTurn
+
+            DirtyTurn.objects.get_or_create(version=version, turn_id=pk_of[q])
+            t = time.perf_counter()
+            services.dirty_turns_drain(version_id=version.pk)
+            lat.append((time.perf_counter() - t) * 1000)
+        lat.sort()
+        p95 = lat[min(len(lat) - 1, int(round(0.95 * len(lat))) - 1)]
+        print(
+            f"[turn] one judgment → recompute its turn for {len(runs)} runs + snapshot: "
+            f"median {statistics.median(lat):.1f} ms, p95 {p95:.1f} ms (n={len(lat)})"
+        )
+
+        # 3. end to end through a worker on Redis
+        redis_url = os.environ.get("REDIS_URL")
+        if not redis_url:
+            print("[e2e] skipped: REDIS_URL not set")
+            return
+        from ecast.celery import app
+
+        app.control.purge()
+        env = dict(os.environ, DATABASE_URL=worker_db_url, DJANGO_SETTINGS_MODULE="ecast.settings")
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "ecast", "worker", "-c", "1", "-P", "solo", "-n", "benchEval@%h"],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (app.control.ping(timeout=0.5) or []):
+            time.sleep(0.5)
+        admin = User.objects.create_user("bench-admin", is_staff=True)
+        client = APIClient()
+        client.force_authenticate(admin)
+        url = f"/api/evaluation/runs/{run_rows[0].pk}/scores/"
+        delay = services.recompute_delay_s()
+        e2e = []
+        random.seed(3)
+        for _ in range(5):
+            q = random.choice(qids)
+            before = client.get(url, {"version": version.pk, "measure": "nDCG@3"}).json()["turns"][q]
+            top = runs[0][q][0]
+            current = Qrel.objects.filter(version=version, turn_id=pk_of[q], passage_id=top).first()
+            new_grade = 0 if current is not None and current.grade == 4 else 4
+            t = time.perf_counter()
+            with transaction.atomic():
+                Qrel.objects.update_or_create(
+                    version=version, turn_id=pk_of[q], passage_id=top, defaults={"grade": new_grade}
+                )
+                events.qrels_changed(version_id=version.pk, turn_ids=[pk_of[q]])
+            shown = before
+            while time.perf_counter() - t < 60:
+                shown = client.get(url, {"version": version.pk, "measure": "nDCG@3"}).json()["turns"][q]
+                if abs(shown - before) > 1e-12:
+                    break
+                time.sleep(0.02)
+            e2e.append(time.perf_counter() - t)
+            time.sleep(0.5)
+        print(
+            f"[e2e] judgment saved → API shows the new score (worker on Redis): median {statistics.median(e2e):.2f} s, "
+            f"max {max(e2e):.2f} s (n={len(e2e)}); includes the {delay:.1f} s debounce window → "
+            f"{statistics.median(e2e) - delay:.2f} s beyond it"
+        )
+    finally:
+        if worker is not None:
+            worker.terminate()
+            try:
+                worker.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+        if USING_PG:
+            connection.creation.destroy_test_db(old_name, verbosity=0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,191 @@
+"""Benchmark of the permutation analyses. Prints figures and ratios; asserts nothing about time.
+
+1. ANOVA MD1 from group means (evaluation.anova) on 10k rows (20 topics × 100 perms × 5 systems) against
+   statsmodels' nested OLS fits in the same run (ratio), and on 400k rows (200 × 100 × 20) alone (+ Tukey HSD).
+2. Exact counts + 100 sampled orders for the 20 judged CAsT 2019 conversations (Mele et al. labels).
+3. A full experiment on the CAsT 2020 demo collection (or an equivalent built from ../shared/data): every available
+   built-in system × 100 permutations × all conversations, with one and with two Celery workers when REDIS_URL is
+   set (eager in-process execution otherwise, stated in the output).
+
+Usage: python bench/bench_permutations.py [--skip-experiment]
+Environment for part 3: DATABASE_URL (default: a fresh SQLite file under /tmp), REDIS_URL (workers), ECAST_SHARED_DATA.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+SHARED = Path(os.environ.get("ECAST_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+def synthetic(topics: int, perms: int, systems: int, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    t = np.repeat(np.arange(topics), perms * systems)
+    p = np.tile(np.repeat(np.arange(perms), systems), topics)
+    s = np.tile(np.arange(systems), topics * perms)
+    score = 0.3 + rng.normal(0, 0.2, topics)[t] + rng.normal(0, 0.03, topics * perms)[t * perms + p]
+    score += 0.01 * s + rng.normal(0, 0.05, t.size)
+    return pd.DataFrame({"topic": t, "perm": p, "system": [f"s{i}" for i in s], "score": score})
+
+
+def part_anova() -> None:
+    import statsmodels.formula.api as smf
+    from statsmodels.stats.anova import anova_lm
+
+    from evaluation import anova
+
+    small = synthetic(20, 100, 5)
+    anova.md1(small)  # warm-up (imports, first-call overheads)
+    t0 = time.perf_counter()
+    ours = anova.md1(small)
+    t_ours = time.perf_counter() - t0
+    f = small.assign(tp=small.topic.astype(str) + ":" + small.perm.astype(str))
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fits = [
+            smf.ols(formula, f).fit()
+            for formula in (
+                "score ~ 1",
+                "score ~ C(topic)",
+                "score ~ C(topic) + C(tp)",
+                "score ~ C(topic) + C(tp) + C(system)",
+            )
+        ]
+        table = anova_lm(*fits)
+    t_sm = time.perf_counter() - t0
+    diff = abs(ours.row("system").ss - table["ss_diff"].iloc[3])
+    print(f"[anova] MD1 10k rows: ecast {t_ours * 1000:.1f} ms, statsmodels nested OLS {t_sm * 1000:.0f} ms, "
+          f"ratio statsmodels/ecast = {t_sm / t_ours:.0f}x (|ΔSS_system| = {diff:.2e})")  # fmt: skip
+    big = synthetic(200, 100, 20, seed=1)
+    t0 = time.perf_counter()
+    res = anova.md1(big)
+    t_fit = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    tiers = anova.tiers(res)
+    t_tukey = time.perf_counter() - t0
+    print(f"[anova] MD1 400k rows: {t_fit * 1000:.0f} ms "
+          f"(+ Tukey HSD over 190 pairs and tiers: {t_tukey * 1000:.0f} ms; {len(tiers)} tiers)")  # fmt: skip
+
+
+def part_sampling() -> None:
+    from evaluation import permutations as P
+
+    path = SHARED / "utterance_labels" / "mele2021_test_set.tsv"
+    t0 = time.perf_counter()
+    convs: dict[str, list[tuple[int, str]]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        qid, _, cls = line.split("\t")
+        topic, n = qid.split("_")
+        convs.setdefault(topic, []).append((int(n), cls))
+    total_orders = 0
+    sampled = 0
+    for topic, labels in convs.items():
+        s = P.structure_from_labels(sorted(labels))
+        total_orders += P.count_orders(s)
+        sampled += len(P.sample_orders(s, 100, seed=int(topic)))
+    dt = time.perf_counter() - t0
+    print(f"[sampling] {len(convs)} CAsT 2019 conversations: exact counts (sum {total_orders:,}) + {sampled} orders "
+          f"(100 per conversation + originals, fewer where fewer exist) in {dt:.3f} s")  # fmt: skip
+
+
+def part_experiment() -> None:
+    var = Path(tempfile.mkdtemp(prefix="bench-perm-"))
+    env = dict(
+        os.environ, ECAST_VAR_DIR=str(var), DJANGO_SETTINGS_MODULE="ecast.settings", ECAST_SHARED_DATA=str(SHARED)
+    )
+    env.setdefault("ECAST_CACHE_DIR", str(var / "cache"))
+    os.environ.update(env)
+    import django
+
+    django.setup()
+    from django.apps import apps
+    from django.conf import settings as dj_settings
+    from django.core.management import call_command
+
+    # Like the test suite (--nomigrations): create every table from the models, contrib apps included.
+    dj_settings.MIGRATION_MODULES = {a.label: None for a in apps.get_app_configs()}
+    call_command("migrate", run_syncdb=True, verbosity=0)
+    from ecast.models import Collection
+    from evaluation import permutation_services as svc
+    from evaluation import permutations_demo as demo
+    from evaluation.models import PermutationExperiment
+    from evaluation.retrieval import available_systems
+
+    coll = Collection.objects.filter(name=demo.DEMO_COLLECTION).first()
+    if coll is None or not coll.conversations.exists():
+        coll = demo.build_collection(name="CAsT 2020 (bench)", data_dir=SHARED)
+        print("[experiment] demo collection absent in this database: built an equivalent from shared data "
+              "(2020 manual topics + crowd passage texts + 2020 qrels)")  # fmt: skip
+    info = demo.classes_from_annotations(
+        collection=coll, path=SHARED / "cast/2020/automatic_evaluation_topics_annotated_v1.1.json", overwrite=True
+    )
+    print(f"[experiment] classes derived from v1.1 dependence annotations; {len(info['unguaranteed'])} chained "
+          "dependencies cannot be guaranteed by the SE/FT/PT rules")  # fmt: skip
+    systems = [s for s, ok in available_systems().items() if ok]
+    if len(systems) < 5:
+        print(f"[experiment] systems: {systems} (rewrite unavailable: ecast.pipeline.cqr not installed)")
+    version = coll.qrels_versions.first()
+    redis = os.environ.get("REDIS_URL")
+    configs = [1, 2] if redis else [0]
+    for workers in configs:
+        procs = []
+        if workers:
+            for i in range(workers):
+                procs.append(subprocess.Popen(
+                    [sys.executable, "-m", "celery", "-A", "ecast", "worker", "-c", "1", "-n", f"bench{i}@%h",
+                     "--loglevel", "WARNING", "--without-gossip", "--without-mingle"],
+                    cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                ))  # fmt: skip
+            time.sleep(6)  # let the workers connect before timing
+        else:
+            from django.conf import settings
+
+            settings.CELERY_TASK_ALWAYS_EAGER = True
+            from ecast.celery import app
+
+            app.conf.task_always_eager = True
+        try:
+            from django.db import transaction
+
+            t0 = time.perf_counter()
+            with transaction.atomic():
+                exp = svc.permutation_experiment_create(
+                    collection=coll, name=f"bench-{workers}-{time.time():.0f}", qrels_version=version,
+                    systems=systems, k=100, seed=1,
+                )  # fmt: skip
+            while True:
+                exp.refresh_from_db()
+                if exp.status in ("done", "failed"):
+                    break
+                time.sleep(0.2)
+            dt = time.perf_counter() - t0
+            n_perm = exp.permutations.count()
+            label = f"{workers} worker(s)" if workers else "eager, in-process (no REDIS_URL)"
+            print(f"[experiment] {exp.status}: {coll.conversations.count()} conversations, {n_perm} orders × "
+                  f"{len(systems)} systems = {n_perm * len(systems)} scored runs, "
+                  f"{exp.queries.count()} distinct BM25 queries; {label}: {dt:.1f} s {exp.error}")  # fmt: skip
+        finally:
+            for p in procs:
+                p.terminate()
+            for p in procs:
+                p.wait(timeout=30)
+    _ = PermutationExperiment
+
+
+if __name__ == "__main__":
+    part_anova()
+    part_sampling()
+    if "--skip-experiment" not in sys.argv:
+        part_experiment()

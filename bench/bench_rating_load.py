@@ -1,0 +1,288 @@
+"""Load test of crowd rating: simulated raters hammer the real HTTP endpoints of a real server process.
+
+Setup: a fresh PostgreSQL database (created and dropped here), Redis as cache, a campaign of ``--items`` paraphrase
+items with N raters per item, ``--raters`` rater accounts with API tokens. A gunicorn server (gthread) is started on
+127.0.0.1 at a free port. Each simulated rater loops until the duration ends or its queue is empty:
+GET /api/rating/me/ (baseline: trivial authenticated endpoint), POST …/next/, POST …/submit/ (5% of submits are sent
+twice with the same idempotency key, as a double click would). Loopback only.
+
+Prints requests/s, p50/p95/p99 latency of "next" and "submit" and their ratio to the baseline's, and checks the
+invariants in the database afterwards: 0 lost ratings (every 201 is stored), 0 duplicates, no item above N.
+Asserts nothing about time.
+
+Usage: DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379/4 \
+       python bench/bench_rating_load.py [--duration 60] [--raters 50] [--items 3000] [--n 5] [--workers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+import uuid
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def make_database(base_url: str) -> str:
+    """Create a throw-away database next to the one in DATABASE_URL; returns its URL."""
+    import psycopg
+
+    parsed = urllib.parse.urlparse(base_url)
+    name = f"bench_rating_{os.getpid()}"
+    admin = parsed._replace(path="/postgres").geturl()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return parsed._replace(path=f"/{name}").geturl()
+
+
+def drop_database(url: str) -> None:
+    import psycopg
+
+    parsed = urllib.parse.urlparse(url)
+    admin = parsed._replace(path="/postgres").geturl()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{parsed.path.lstrip("/")}" WITH (FORCE)')
+
+
+def seed_data(n_items: int, n_raters: int, n: int) -> tuple[int, list[str]]:
+    """Collection, paraphrases, campaign and raters with tokens, written through the ORM of this process."""
+    import django
+
+    django.setup()
+    from django.contrib.auth.models import Group, User
+    from rest_framework.authtoken.models import Token
+
+    from ecast.models import Collection, Conversation, Paraphrase, Turn
+    from ecast.permissions import RATER
+    from judging import services
+
+    coll = Collection.objects.create(name="Bench", year=2020)
+    turns_per_topic = 10
+    topics = max(1, n_items // turns_per_topic)
+    convs = Conversation.objects.bulk_create(
+        [Conversation(collection=coll, topic_id=str(t), title=f"Topic {t}") for t in range(topics)]
+    )
+    turns = Turn.objects.bulk_create(
+        [
+            Turn(conversation=c, collection=coll, number=k, turn_id=f"{c.topic_id}_{k}", raw_utterance=f"q {k}?",
+                 manual_rewrite=f"manual q {c.topic_id} {k}?", canonical_response_text="A canonical passage. " * 8)
+            for c in convs
+            for k in range(1, turns_per_topic + 1)
+        ]
+    )  # fmt: skip
+    Paraphrase.objects.bulk_create(
+        [
+            Paraphrase(turn=t, kind="manual", text=f"paraphrase of {t.turn_id}", origin="generated",
+                       provenance={"source": "automatic" if i % 2 else "manual"})
+            for i, t in enumerate(turns)
+        ]
+    )  # fmt: skip
+    campaign = services.campaign_create(
+        name="Bench campaign", collections=[coll], sample_size=n_items, seed=1, raters_per_item=n, lease_seconds=600
+    )
+    group, _ = Group.objects.get_or_create(name=RATER)
+    tokens = []
+    for i in range(n_raters):
+        u = User.objects.create_user(username=f"bench{i}", password=None)
+        u.groups.add(group)
+        tokens.append(Token.objects.create(user=u).key)
+    return campaign.pk, tokens
+
+
+class Client:
+    """One keep-alive HTTP connection with token auth."""
+
+    def __init__(self, port: int, token: str):
+        self.port, self.token = port, token
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+
+    def call(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict | None, float]:
+        data = json.dumps(body).encode() if body is not None else None
+        headers = {"Authorization": f"Token {self.token}", "Accept": "application/json"}
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        t0 = time.perf_counter()
+        for attempt in range(2):
+            try:
+                self.conn.request(method, path, body=data, headers=headers)
+                resp = self.conn.getresponse()
+                raw = resp.read()
+                break
+            except (http.client.HTTPException, ConnectionError):
+                if attempt:
+                    raise
+                self.conn.close()
+                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        elapsed = time.perf_counter() - t0
+        try:
+            parsed = json.loads(raw) if raw else None
+        except ValueError:
+            parsed = None
+        return resp.status, parsed, elapsed
+
+
+def rater_loop(client: Client, campaign_id: int, deadline: float, stats: dict, lock: threading.Lock) -> None:
+    rng = random.Random(client.token)
+    local: dict[str, list] = {"me": [], "next": [], "submit": [], "created": [], "errors": []}
+    while time.perf_counter() < deadline:
+        status, _, t = client.call("GET", "/api/rating/me/")
+        local["me"].append(t)
+        status, body, t = client.call("POST", f"/api/rating/campaigns/{campaign_id}/next/")
+        local["next"].append(t)
+        if status != 200:
+            local["errors"].append(("next", status))
+            continue
+        a = body["assignment"]
+        if a is None:
+            break
+        values = {m["key"]: rng.randint(1, 5) for m in a["measures"]}
+        payload = {"values": values, "idempotency_key": uuid.uuid4().hex, "seconds_on_task": rng.uniform(5, 60)}
+        repeats = 2 if rng.random() < 0.05 else 1
+        for _ in range(repeats):
+            status, body, t = client.call("POST", f"/api/rating/assignments/{a['assignment_id']}/submit/", payload)
+            local["submit"].append(t)
+            if status == 201:
+                local["created"].append(body["rating_id"])
+            elif status != 200:
+                local["errors"].append(("submit", status))
+    with lock:
+        for k, v in local.items():
+            stats[k].extend(v)
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(np.array(values) * 1000, q)) if values else float("nan")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--duration", type=float, default=60.0, help="seconds of load (default 60)")
+    ap.add_argument("--raters", type=int, default=50)
+    ap.add_argument("--items", type=int, default=3000)
+    ap.add_argument("--n", type=int, default=5, help="raters per item")
+    ap.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
+    ap.add_argument("--threads", type=int, default=16, help="gunicorn threads per worker")
+    args = ap.parse_args()
+
+    base = os.environ.get("DATABASE_URL", "")
+    if not base.startswith("postgres"):
+        sys.exit("DATABASE_URL must point at PostgreSQL (the bench creates and drops its own database there)")
+    if not os.environ.get("REDIS_URL"):
+        sys.exit("REDIS_URL must be set (the server uses Redis as its cache)")
+    db_url = make_database(base)
+    try:
+        run(args, db_url)
+    finally:
+        drop_database(db_url)
+
+
+def run(args: argparse.Namespace, db_url: str) -> None:
+    """Seed, serve, load, then check the invariants in the database."""
+    env = {**os.environ, "DATABASE_URL": db_url, "DJANGO_SETTINGS_MODULE": "ecast.settings", "DJANGO_DEBUG": "0",
+           "DJANGO_SECRET_KEY": "bench-" + uuid.uuid4().hex, "ECAST_VAR_DIR": f"/tmp/bench-rating-{os.getpid()}"}  # fmt: skip
+    os.environ.update({k: env[k] for k in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE", "DJANGO_DEBUG",
+                                           "DJANGO_SECRET_KEY", "ECAST_VAR_DIR")})  # fmt: skip
+    server = None
+    try:
+        subprocess.run(
+            [sys.executable, "manage.py", "migrate", "--run-syncdb", "-v0"], cwd=REPO, env=env, check=True
+        )
+        t0 = time.perf_counter()
+        campaign_id, tokens = seed_data(args.items, args.raters, args.n)
+        print(f"setup: {args.items} items, N={args.n}, {args.raters} raters in {time.perf_counter() - t0:.1f} s")
+        port = free_port()
+        server = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "ecast.wsgi:application", "--bind", f"127.0.0.1:{port}",
+             "--workers", str(args.workers), "--threads", str(args.threads), "--worker-class", "gthread",
+             "--log-level", "warning"],
+            cwd=REPO, env=env,
+        )  # fmt: skip
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        else:
+            sys.exit("server did not start")
+        Client(port, tokens[0]).call("GET", "/api/rating/me/")  # warm-up: first request loads the app
+        stats: dict[str, list] = {"me": [], "next": [], "submit": [], "created": [], "errors": []}
+        lock = threading.Lock()
+        start = time.perf_counter()
+        deadline = start + args.duration
+        threads = [
+            threading.Thread(target=rater_loop, args=(Client(port, tok), campaign_id, deadline, stats, lock))
+            for tok in tokens
+        ]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        wall = time.perf_counter() - start
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait(10)
+
+    from django.db import connection
+    from django.db.models import Count
+
+    from judging.models import Rating, RatingAssignment, RatingItem
+
+    total = len(stats["me"]) + len(stats["next"]) + len(stats["submit"])
+    stored = set(Rating.objects.filter(campaign_id=campaign_id).values_list("pk", flat=True))
+    created = stats["created"]
+    lost = len(set(created) - stored)
+    dup_created = len(created) - len(set(created))
+    unexpected = len(stored - set(created))
+    dup_pairs = (
+        RatingAssignment.objects.filter(campaign_id=campaign_id).values("item_id", "rater_id")
+        .annotate(c=Count("pk")).filter(c__gt=1).count()
+    )  # fmt: skip
+    per_item = list(
+        Rating.objects.filter(campaign_id=campaign_id).values("item_id").annotate(c=Count("pk")).values_list("c", flat=True)
+    )
+    over = sum(1 for c in per_item if c > args.n)
+    mismatched = sum(
+        1 for it in RatingItem.objects.filter(campaign_id=campaign_id).annotate(c=Count("ratings"))
+        if it.c != it.completed_count
+    )  # fmt: skip
+    finished = sum(1 for c in per_item if c == args.n)
+    connection.close()
+
+    print(f"\nload: {args.raters} raters × {args.duration:.0f} s (ran {wall:.1f} s), gunicorn {args.workers}×{args.threads} "
+          f"threads, PostgreSQL + Redis, loopback")  # fmt: skip
+    print(f"requests: {total} ({total / wall:.0f} req/s); ratings stored {len(stored)} ({len(stored) / wall:.0f}/s); "
+          f"finished items {finished}/{args.items}; errors {len(stats['errors'])} {sorted(set(stats['errors']))[:5]}")  # fmt: skip
+    print(f"{'endpoint':<22}{'count':>8}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'p50 ratio':>11}")
+    base50 = pct(stats["me"], 50)
+    for name, key in (("me (baseline)", "me"), ("next item", "next"), ("submit", "submit")):
+        vals = stats[key]
+        print(f"{name:<22}{len(vals):>8}{pct(vals, 50):>9.1f}{pct(vals, 95):>9.1f}{pct(vals, 99):>9.1f}"
+              f"{pct(vals, 50) / base50:>10.2f}×")  # fmt: skip
+    print(f"invariants: lost ratings {lost}, duplicate ratings {dup_created + unexpected}, duplicate (item, rater) "
+          f"{dup_pairs}, items above N {over}, count mismatches {mismatched}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,448 @@
+"""Dataset REST API: one view per operation, nested input/output serializers, admin-only.
+
+Raters and assessors reach their work through the judging endpoints; the dataset (including paraphrase statuses
+and canonical responses) is readable and writable by admins only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import generics, serializers, status
+from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.authtoken.models import Token
+from rest_framework.exceptions import ValidationError
+from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.views import APIView
+
+from ecast import auth, selectors, services
+from ecast.filters import CollectionFilter, ConversationFilter, ParaphraseFilter, PassageFilter, TurnFilter
+from ecast.models import Collection, Conversation, Paraphrase, Passage, Turn
+from ecast.permissions import IsAdmin
+
+# Token first, so an anonymous request gets 401 with a WWW-Authenticate header rather than 403.
+AUTHENTICATION = [TokenAuthentication, SessionAuthentication]
+
+
+def _drf_error(exc: DjangoValidationError) -> ValidationError:
+    if hasattr(exc, "error_dict"):
+        return ValidationError({k: [str(m) for e in v for m in e.messages] for k, v in exc.error_dict.items()})
+    return ValidationError({"detail": exc.messages})
+
+
+class AdminApi(APIView):
+    authentication_classes = AUTHENTICATION
+    permission_classes = [IsAuthenticated, IsAdmin]
+
+
+# ---------------------------------------------------------------- serializers shared by several views
+
+
+class CollectionOutput(serializers.ModelSerializer):
+    class Meta:
+        model = Collection
+        fields = ["id", "name", "year", "corpus_note", "relevance_threshold", "created_at"]
+
+
+class ParaphraseOutput(serializers.ModelSerializer):
+    turn_id = serializers.CharField(source="turn.turn_id", read_only=True)
+    created_by = serializers.CharField(source="created_by.username", read_only=True, default=None)
+
+    class Meta:
+        model = Paraphrase
+        fields = [
+            "id",
+            "turn",
+            "turn_id",
+            "kind",
+            "text",
+            "status",
+            "origin",
+            "provenance",
+            "edited_from",
+            "pair",
+            "is_current",
+            "created_by",
+            "created_at",
+            "updated_at",
+        ]
+
+
+# ---------------------------------------------------------------- token
+
+
+class TokenApi(APIView):
+    """The caller's API token: GET shows it (creating it once), POST replaces it."""
+
+    authentication_classes = AUTHENTICATION
+    permission_classes = [IsAuthenticated]
+
+    class OutputSerializer(serializers.Serializer):
+        token = serializers.CharField()
+        username = serializers.CharField()
+
+        class Meta:
+            ref_name = "ApiToken"
+
+    @extend_schema(responses=OutputSerializer, operation_id="token_retrieve")
+    def get(self, request: Request) -> Response:
+        user: Any = request.user
+        token, _ = Token.objects.get_or_create(user=user)
+        return Response({"token": token.key, "username": user.get_username()})
+
+    @extend_schema(request=None, responses=OutputSerializer, operation_id="token_regenerate")
+    def post(self, request: Request) -> Response:
+        user: Any = request.user
+        Token.objects.filter(user=user).delete()
+        token = Token.objects.create(user=user)
+        return Response({"token": token.key, "username": user.get_username()})
+
+
+class TokenObtainApi(APIView):
+    """Exchange a username and password for the user's token (same lock-out as the log-in page)."""
+
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+    # Rate per client address on top of the per-username lock-out (ECAST_LOGIN_RATE, default 20/min).
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "login"
+
+    class InputSerializer(serializers.Serializer):
+        username = serializers.CharField()
+        password = serializers.CharField(style={"input_type": "password"})
+
+        class Meta:
+            ref_name = "TokenObtainInput"
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={
+            200: TokenApi.OutputSerializer,
+            400: OpenApiResponse(description="Wrong credentials"),
+            429: OpenApiResponse(description="Locked out after too many failures"),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        from django.contrib.auth import authenticate
+
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        username, ip = data.validated_data["username"], auth.client_ip(request._request)
+        remaining = auth.lockout_remaining(username, ip)
+        if remaining:
+            return Response({"detail": auth.lockout_message(remaining)}, status=status.HTTP_429_TOO_MANY_REQUESTS)
+        user = authenticate(request._request, username=username, password=data.validated_data["password"])
+        if user is None:
+            auth.register_failure(username, ip)
+            return Response({"detail": "Wrong username or password."}, status=status.HTTP_400_BAD_REQUEST)
+        auth.clear_failures(username, ip)
+        token, _ = Token.objects.get_or_create(user=user)
+        return Response({"token": token.key, "username": user.get_username()})
+
+
+# ---------------------------------------------------------------- collections
+
+
+class CollectionListApi(generics.ListAPIView):
+    """Collections, filterable by name (contains) and year."""
+
+    authentication_classes = AUTHENTICATION
+    permission_classes = [IsAuthenticated, IsAdmin]
+    serializer_class = CollectionOutput
+    filterset_class = CollectionFilter
+    queryset = Collection.objects.order_by("id")
+
+
+class CollectionDetailApi(generics.RetrieveAPIView):
+    """One collection."""
+
+    authentication_classes = AUTHENTICATION
+    permission_classes = [IsAuthenticated, IsAdmin]
+    serializer_class = CollectionOutput
+    queryset = Collection.objects.all()
+
+
+class CollectionCreateApi(AdminApi):
+    """Create a collection."""
+
+    class InputSerializer(serializers.Serializer):
+        name = serializers.CharField(max_length=100)
+        year = serializers.IntegerField(required=False, allow_null=True)
+        corpus_note = serializers.CharField(required=False, allow_blank=True, default="")
+        relevance_threshold = serializers.IntegerField(min_value=0, max_value=4, default=1)
+
+        class Meta:
+            ref_name = "CollectionCreateInput"
+
+    @extend_schema(request=InputSerializer, responses={201: CollectionOutput})
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            collection = services.collection_create(**data.validated_data)
+        except DjangoValidationError as exc:
+            raise _drf_error(exc) from exc
+        return Response(CollectionOutput(collection).data, status=status.HTTP_201_CREATED)
+
+
+class CollectionUpdateApi(AdminApi):
+    """Change a collection's name, year, corpus note or relevance threshold."""
+
+    class InputSerializer(serializers.Serializer):
+        name = serializers.CharField(max_length=100, required=False)
+        year = serializers.IntegerField(required=False, allow_null=True)
+        corpus_note = serializers.CharField(required=False, allow_blank=True)
+        relevance_threshold = serializers.IntegerField(min_value=0, max_value=4, required=False)
+
+        class Meta:
+            ref_name = "CollectionUpdateInput"
+
+    @extend_schema(request=InputSerializer, responses={200: CollectionOutput})
+    def patch(self, request: Request, pk: int) -> Response:
+        collection = get_object_or_404(Collection, pk=pk)
+        data = self.InputSerializer(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        try:
+            collection = services.collection_update(collection=collection, **data.validated_data)
+        except DjangoValidationError as exc:
+            raise _drf_error(exc) from exc
+        return Response(CollectionOutput(collection).data)
+
+
+# ---------------------------------------------------------------- conversations, turns, passages
+
+
+class ConversationListApi(generics.ListAPIView):
+    """Conversations (CAsT topics), filterable by collection and topic id."""
+
+    authentication_classes = AUTHENTICATION
+    permission_classes = [IsAuthenticated, IsAdmin]
+    filterset_class = ConversationFilter
+    queryset = Conversation.objects.order_by("id")
+
+    class OutputSerializer(serializers.ModelSerializer):
+        class Meta:
+            model = Conversation
+            fields = ["id", "collection", "topic_id", "title", "description"]
+            ref_name = "Conversation"
+
+    serializer_class = OutputSerializer
+
+
+class ConversationDetailApi(generics.RetrieveAPIView):
+    """One conversation with its turn ids."""
+
+    authentication_classes = AUTHENTICATION
+    permission_classes = [IsAuthenticated, IsAdmin]
+    queryset = Conversation.objects.prefetch_related("turns")
+
+    class OutputSerializer(serializers.ModelSerializer):
+        turns: Any = serializers.SlugRelatedField(many=True, read_only=True, slug_field="turn_id")
+
+        class Meta:
+            model = Conversation
+            fields = ["id", "collection", "topic_id", "title", "description", "turns"]
+            ref_name = "ConversationDetail"
+
+    serializer_class = OutputSerializer
+
+
+class TurnOutput(serializers.ModelSerializer):
+    topic_id = serializers.CharField(source="conversation.topic_id", read_only=True)
+
+    class Meta:
+        model = Turn
+        fields = [
+            "id",
+            "collection",
+            "conversation",
+            "topic_id",
+            "number",
+            "turn_id",
+            "raw_utterance",
+            "manual_rewrite",
+            "automatic_rewrite",
+            "canonical_response_id",
+            "canonical_response_text",
+            "canonical_response_unreliable",
+            "replacement_response_id",
+            "feedback_sentences",
+            "revealment_sentences",
+            "utterance_class",
+            "depends_on",
+            "relevant_turn_numbers",
+        ]
+
+
+class TurnListApi(generics.ListAPIView):
+    """Turns, filterable by collection, conversation, turn id, utterance class and text (``q``)."""
+
+    authentication_classes = AUTHENTICATION
+    permission_classes = [IsAuthenticated, IsAdmin]
+    serializer_class = TurnOutput
+    filterset_class = TurnFilter
+    queryset = Turn.objects.select_related("conversation").order_by("conversation_id", "number")
+
+
+class TurnDetailApi(generics.RetrieveAPIView):
+    """One turn with its source texts."""
+
+    authentication_classes = AUTHENTICATION
+    permission_classes = [IsAuthenticated, IsAdmin]
+    serializer_class = TurnOutput
+    queryset = Turn.objects.select_related("conversation")
+
+
+class PassageOutput(serializers.ModelSerializer):
+    class Meta:
+        model = Passage
+        fields = ["passage_id", "text", "source"]
+
+
+class PassageListApi(generics.ListAPIView):
+    """Passage texts, filterable by id, source and text (``q``)."""
+
+    authentication_classes = AUTHENTICATION
+    permission_classes = [IsAuthenticated, IsAdmin]
+    serializer_class = PassageOutput
+    filterset_class = PassageFilter
+    queryset = Passage.objects.order_by("passage_id")
+
+
+class PassageDetailApi(generics.RetrieveAPIView):
+    """One passage by its corpus id (e.g. MARCO_1104225)."""
+
+    authentication_classes = AUTHENTICATION
+    permission_classes = [IsAuthenticated, IsAdmin]
+    serializer_class = PassageOutput
+    queryset = Passage.objects.all()
+    lookup_field = "passage_id"
+
+
+# ---------------------------------------------------------------- paraphrases
+
+
+class ParaphraseListApi(generics.ListAPIView):
+    """Paraphrases, filterable by collection, turn, kind, status, origin, currency, utterance class and text."""
+
+    authentication_classes = AUTHENTICATION
+    permission_classes = [IsAuthenticated, IsAdmin]
+    serializer_class = ParaphraseOutput
+    filterset_class = ParaphraseFilter
+    queryset = Paraphrase.objects.select_related("turn", "created_by").order_by("turn_id", "id")
+
+
+class ParaphraseDetailApi(generics.RetrieveAPIView):
+    """One paraphrase."""
+
+    authentication_classes = AUTHENTICATION
+    permission_classes = [IsAuthenticated, IsAdmin]
+    serializer_class = ParaphraseOutput
+    queryset = Paraphrase.objects.select_related("turn", "created_by")
+
+
+class ParaphraseHistoryApi(AdminApi):
+    """The edit chain of a paraphrase, oldest first."""
+
+    @extend_schema(responses=ParaphraseOutput(many=True))
+    def get(self, request: Request, pk: int) -> Response:
+        paraphrase = get_object_or_404(Paraphrase, pk=pk)
+        chain = selectors.paraphrase_history(paraphrase=paraphrase)
+        return Response(ParaphraseOutput(chain, many=True).data)
+
+
+class _StatusApi(AdminApi):
+    action: str = ""
+
+    def _run(self, request: Request, pk: int) -> Response:
+        paraphrase = get_object_or_404(Paraphrase, pk=pk)
+        service: Any = {"approve": services.paraphrase_approve, "reject": services.paraphrase_reject}[self.action]
+        try:
+            paraphrase = service(paraphrase=paraphrase, user=request.user)
+        except DjangoValidationError as exc:
+            raise _drf_error(exc) from exc
+        return Response(ParaphraseOutput(paraphrase).data)
+
+
+class ParaphraseApproveApi(_StatusApi):
+    """Approve a current paraphrase."""
+
+    action = "approve"
+
+    @extend_schema(request=None, responses={200: ParaphraseOutput})
+    def post(self, request: Request, pk: int) -> Response:
+        return self._run(request, pk)
+
+
+class ParaphraseRejectApi(_StatusApi):
+    """Reject a current paraphrase."""
+
+    action = "reject"
+
+    @extend_schema(request=None, responses={200: ParaphraseOutput})
+    def post(self, request: Request, pk: int) -> Response:
+        return self._run(request, pk)
+
+
+class ParaphraseEditApi(AdminApi):
+    """Edit a paraphrase: creates a new row (origin=edited) and retires the old one; returns the new row."""
+
+    class InputSerializer(serializers.Serializer):
+        text = serializers.CharField()
+
+        class Meta:
+            ref_name = "ParaphraseEditInput"
+
+    @extend_schema(request=InputSerializer, responses={201: ParaphraseOutput})
+    def post(self, request: Request, pk: int) -> Response:
+        paraphrase = get_object_or_404(Paraphrase, pk=pk)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            new = services.paraphrase_edit(paraphrase=paraphrase, text=data.validated_data["text"], user=request.user)
+        except DjangoValidationError as exc:
+            raise _drf_error(exc) from exc
+        return Response(ParaphraseOutput(new).data, status=status.HTTP_201_CREATED)
+
+
+class ParaphraseAddApi(AdminApi):
+    """Add a manual + raw paraphrase pair to a turn (raw defaults to manual on first turns)."""
+
+    class InputSerializer(serializers.Serializer):
+        turn = serializers.PrimaryKeyRelatedField(queryset=Turn.objects.all())
+        manual_text = serializers.CharField()
+        raw_text = serializers.CharField(required=False, allow_blank=True, allow_null=True)
+
+        class Meta:
+            ref_name = "ParaphraseAddInput"
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={
+            201: inline_serializer(
+                "ParaphraseAddOutput", fields={"manual": ParaphraseOutput(), "raw": ParaphraseOutput()}
+            )
+        },
+    )
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            manual, raw = services.paraphrase_add(
+                turn=data.validated_data["turn"],
+                manual_text=data.validated_data["manual_text"],
+                raw_text=data.validated_data.get("raw_text"),
+                user=request.user,
+            )
+        except DjangoValidationError as exc:
+            raise _drf_error(exc) from exc
+        return Response(
+            {"manual": ParaphraseOutput(manual).data, "raw": ParaphraseOutput(raw).data},
+            status=status.HTTP_201_CREATED,
+        )

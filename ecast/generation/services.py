@@ -1,0 +1,342 @@
+"""Generation jobs: create, dispatch in chunks, process turns idempotently, cancel, retry, resume.
+
+Per-turn idempotence: every (job, turn) has one GenerationTurn row; a turn's paraphrases are written in the
+same transaction that marks the row done, under a row lock, so a redelivered or resumed chunk skips it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from ecast.models import Collection, Conversation, GenerationJob, GenerationTurn, Paraphrase, Passage, Turn
+from ecast.pipeline import backends, preprocess
+from ecast.pipeline.run import DEFAULT_CONFIG, TurnInput, provenance_base, run_turn
+
+MAX_CHUNK = 500
+
+
+def _normalise_config(config: dict[str, Any] | None) -> dict[str, Any]:
+    """Merge with defaults and validate every stage's backend name (clear error naming the stage)."""
+    config = dict(config or {})
+    out: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    for stage in backends.STAGES:
+        spec = {**DEFAULT_CONFIG[stage], **(config.get(stage) or {})}
+        spec["params"] = dict(spec.get("params") or {})
+        try:
+            backend = backends.get(stage, spec["backend"])
+        except backends.BackendError as exc:
+            errors[stage] = str(exc)
+            continue
+        if backend.name == "t5" and not str(spec["params"].get("model") or "").strip():
+            errors[stage] = "the t5 backend needs params.model (a local folder or a hub id)"
+        out[stage] = spec
+    if "sources" in (config.get("paraphrase") or {}):
+        srcs = config["paraphrase"]["sources"]
+        if not srcs or any(s not in ("r", "m") for s in srcs):
+            errors["paraphrase"] = "sources must be a non-empty subset of ['r', 'm']"
+    floor = (config.get("clean") or {}).get("min_similarity")
+    if floor is not None and floor != "":
+        try:
+            floor = float(floor)
+        except (TypeError, ValueError):
+            errors["clean"] = "min_similarity must be a number"
+            floor = None
+        else:
+            if not 0.0 <= floor <= 1.0:
+                errors["clean"] = "min_similarity must be between 0 and 1"
+    else:
+        floor = None
+    out["clean"] = {"min_similarity": floor}
+    if errors:
+        raise ValidationError(errors)
+    return out
+
+
+def _selected_turns(collection: Collection, selection: dict[str, Any]) -> list[Turn]:
+    qs = Turn.objects.filter(collection=collection).select_related("conversation").order_by("conversation_id", "number")
+    topics = [str(t) for t in selection.get("conversations") or []]
+    turn_ids = [str(t) for t in selection.get("turns") or []]
+    if topics:
+        known = set(Conversation.objects.filter(collection=collection, topic_id__in=topics).values_list("topic_id", flat=True))
+        unknown = sorted(set(topics) - known)
+        if unknown:
+            raise ValidationError({"selection": f"unknown conversations in {collection.name}: {', '.join(unknown)}"})
+    if turn_ids:
+        known = set(qs.filter(turn_id__in=turn_ids).values_list("turn_id", flat=True))
+        unknown = sorted(set(turn_ids) - known)
+        if unknown:
+            raise ValidationError({"selection": f"unknown turns in {collection.name}: {', '.join(unknown)}"})
+    if topics and turn_ids:
+        from django.db.models import Q
+
+        qs = qs.filter(Q(conversation__topic_id__in=topics) | Q(turn_id__in=turn_ids))
+    elif topics:
+        qs = qs.filter(conversation__topic_id__in=topics)
+    elif turn_ids:
+        qs = qs.filter(turn_id__in=turn_ids)
+    turns = list(qs)
+    if not turns:
+        raise ValidationError({"selection": f"the selection holds no turns of {collection.name}"})
+    return turns
+
+
+@transaction.atomic
+def generation_job_create(
+    *,
+    collection: Collection,
+    config: dict[str, Any] | None = None,
+    selection: dict[str, Any] | None = None,
+    seed: int = 0,
+    chunk_size: int = 10,
+    name: str = "",
+    user: Any = None,
+) -> GenerationJob:
+    """Validate backends and selection, then create the job and one pending GenerationTurn per selected turn."""
+    if not 1 <= int(chunk_size) <= MAX_CHUNK:
+        raise ValidationError({"chunk_size": f"chunk size must be between 1 and {MAX_CHUNK}"})
+    selection = {k: list(v) for k, v in (selection or {}).items() if k in ("conversations", "turns") and v}
+    cfg = _normalise_config(config)
+    turns = _selected_turns(collection, selection)
+    job = GenerationJob(
+        collection=collection, name=name or f"{collection.name}: {cfg['paraphrase']['backend']} paraphrases",
+        selection=selection, config=cfg, seed=int(seed), chunk_size=int(chunk_size), total_turns=len(turns),
+        created_by=user if getattr(user, "is_authenticated", False) else None,
+    )
+    job.full_clean()
+    job.save()
+    GenerationTurn.objects.bulk_create(GenerationTurn(job=job, turn=t, position=i) for i, t in enumerate(turns))
+    return job
+
+
+def generation_job_start(*, job: GenerationJob) -> None:
+    """Queue the job's dispatch task once the creating transaction commits."""
+    from ecast.generation.tasks import generation_job_dispatch_task
+
+    transaction.on_commit(lambda: generation_job_dispatch_task.delay(job.pk))
+
+
+def generation_job_chunks(*, job: GenerationJob) -> list[list[int]]:
+    """The job's pending GenerationTurn ids, split into chunks of ``job.chunk_size``, in turn order."""
+    ids = list(job.turns.filter(status=GenerationTurn.Status.PENDING).order_by("position").values_list("id", flat=True))
+    return [ids[i : i + job.chunk_size] for i in range(0, len(ids), job.chunk_size)]
+
+
+def generation_job_begin(*, job_id: int) -> GenerationJob:
+    """Mark the job running and refresh preprocessing fields of the conversations it touches."""
+    with transaction.atomic():
+        job = GenerationJob.objects.select_for_update().get(pk=job_id)
+        if job.status in (GenerationJob.Status.CANCELLED,):
+            return job
+        job.status = GenerationJob.Status.RUNNING
+        job.started_at = job.started_at or timezone.now()
+        job.finished_at = None
+        job.save(update_fields=["status", "started_at", "finished_at"])
+    conv_ids = set(job.turns.values_list("turn__conversation_id", flat=True))
+    for conversation in Conversation.objects.filter(pk__in=conv_ids):
+        turn_preprocess_conversation(conversation=conversation)
+    return job
+
+
+@transaction.atomic
+def turn_preprocess_conversation(*, conversation: Conversation) -> int:
+    """Store feedback/revealment sentences and mark responses unreliable when the next turn is negative feedback.
+
+    The replacement passage comes from the collection's "original" qrels (grade 4, else 3). Returns the number
+    of turns changed.
+    """
+    turns = list(conversation.turns.order_by("number"))
+    pres = [preprocess.preprocess(t.raw_utterance) for t in turns]
+    unreliable = preprocess.unreliable_responses([p.negative_feedback for p in pres])
+    changed = 0
+    for turn, pre, bad in zip(turns, pres, unreliable, strict=True):
+        fields: dict[str, Any] = {"feedback_sentences": pre.feedback, "revealment_sentences": pre.revealment}
+        if bad and not turn.canonical_response_unreliable:
+            fields["canonical_response_unreliable"] = True
+        if (bad or turn.canonical_response_unreliable) and not turn.replacement_response_id:
+            replacement = _replacement_for(turn)
+            if replacement:
+                fields["replacement_response_id"] = replacement
+        diff = {k: v for k, v in fields.items() if getattr(turn, k) != v}
+        if diff:
+            for key, value in diff.items():
+                setattr(turn, key, value)
+            turn.save(update_fields=list(diff))
+            changed += 1
+    return changed
+
+
+def _replacement_for(turn: Turn) -> str | None:
+    try:
+        from evaluation.models import Qrel
+    except ImportError:  # pragma: no cover - evaluation app always installed
+        return None
+    rows = Qrel.objects.filter(turn=turn, version__name="original", grade__gte=3).values_list("passage_id", "grade")
+    grades = {pid: int(g) for pid, g in rows}
+    if not grades:
+        return None
+    with_text = set(Passage.objects.filter(passage_id__in=list(grades)).values_list("passage_id", flat=True))
+    return preprocess.pick_replacement(grades, with_text=with_text)
+
+
+def _turn_input(turn: Turn) -> TurnInput:
+    history = list(
+        Turn.objects.filter(conversation_id=turn.conversation_id, number__lt=turn.number)
+        .order_by("number")
+        .values_list("raw_utterance", flat=True)
+    )
+    return TurnInput(turn.turn_id, turn.number, turn.raw_utterance, turn.manual_rewrite, history)
+
+
+def _similarity(config: dict[str, Any]) -> Callable[[list[str], list[str]], list[float]] | None:
+    if (config.get("clean") or {}).get("min_similarity") is None:
+        return None
+    from ecast.pipeline.similarity import cosine
+
+    return cosine
+
+
+def generation_turn_process(*, gen_turn_id: int, crash_after_compute: bool = False) -> str:
+    """Run the pipeline for one GenerationTurn unless it is no longer pending; returns its final status."""
+    gt = GenerationTurn.objects.select_related("job", "turn").get(pk=gen_turn_id)
+    job = gt.job
+    if gt.status != GenerationTurn.Status.PENDING:
+        return gt.status
+    if GenerationJob.objects.filter(pk=job.pk, cancel_requested=True).exists():
+        GenerationTurn.objects.filter(pk=gt.pk, status=GenerationTurn.Status.PENDING).update(
+            status=GenerationTurn.Status.CANCELLED
+        )
+        return GenerationTurn.Status.CANCELLED
+    started = time.perf_counter()
+    try:
+        result = run_turn(_turn_input(gt.turn), job.config, seed=job.seed, similarity=_similarity(job.config))
+    except Exception as exc:  # noqa: BLE001 - any backend failure fails this turn only, with its reason
+        GenerationTurn.objects.filter(pk=gt.pk, status=GenerationTurn.Status.PENDING).update(
+            status=GenerationTurn.Status.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000],
+            attempts=gt.attempts + 1, finished_at=timezone.now(),
+        )
+        return GenerationTurn.Status.FAILED
+    if crash_after_compute:  # tests simulate a worker killed between computing and committing
+        raise SystemExit("simulated worker crash")
+    return _generation_turn_commit(gt_id=gt.pk, result=result, seconds=time.perf_counter() - started)
+
+
+@transaction.atomic
+def _generation_turn_commit(*, gt_id: int, result: dict[str, Any], seconds: float) -> str:
+    gt = GenerationTurn.objects.select_for_update().select_related("job", "turn").get(pk=gt_id)
+    if gt.status != GenerationTurn.Status.PENDING:  # another worker finished it first, or it was cancelled
+        return gt.status
+    job, turn = gt.job, gt.turn
+    common = {
+        "job": job.pk,
+        "seed": result["seed"],
+        "turn_text": turn.raw_utterance,
+        "question": result["question"],
+        "cqr": {**provenance_base(job.config, "cqr"), "output": result["rewrite"]},
+    }
+    for out in result["outputs"]:
+        manual = Paraphrase(
+            turn=turn, kind=Paraphrase.Kind.MANUAL, text=out["manual"], status=Paraphrase.Status.CANDIDATE,
+            origin=Paraphrase.Origin.GENERATED,
+            provenance={**common, "stage": "paraphrase", **provenance_base(job.config, "paraphrase"),
+                        "source": out["source"], "source_text": out["source_text"]},
+        )
+        manual.save()
+        raw_prov = (
+            {**common, "stage": "cr", **provenance_base(job.config, "cr"), "source_text": out["manual"]}
+            if result["context_removed"]
+            else {**common, "stage": "first-turn copy", "source_text": out["manual"]}
+        )
+        raw = Paraphrase(
+            turn=turn, kind=Paraphrase.Kind.RAW, text=out["raw"], status=Paraphrase.Status.CANDIDATE,
+            origin=Paraphrase.Origin.GENERATED, provenance={**raw_prov, "paraphrase_source": out["source"]}, pair=manual,
+        )
+        raw.save()
+        manual.pair = raw
+        manual.save(update_fields=["pair"])
+    gt.status = GenerationTurn.Status.DONE
+    gt.outputs = len(result["outputs"])
+    gt.attempts += 1
+    gt.error = ""
+    gt.seconds = seconds
+    gt.finished_at = timezone.now()
+    gt.details = {k: result[k] for k in ("question", "rewrite", "sources", "generated", "dropped", "rejected_by_similarity", "cr_of_manual", "preprocess")}
+    gt.save()
+    return gt.status
+
+
+def generation_chunk_process(*, job_id: int, gen_turn_ids: list[int]) -> dict[str, int]:
+    """Process one chunk turn by turn (each turn its own transaction), then close the job if it is complete."""
+    counts: dict[str, int] = {}
+    for gt_id in gen_turn_ids:
+        status = generation_turn_process(gen_turn_id=gt_id)
+        counts[status] = counts.get(status, 0) + 1
+    generation_job_finish_if_complete(job_id=job_id)
+    return counts
+
+
+@transaction.atomic
+def generation_job_finish_if_complete(*, job_id: int) -> GenerationJob:
+    """Set the final status once no turn is pending."""
+    job = GenerationJob.objects.select_for_update().get(pk=job_id)
+    if job.turns.filter(status=GenerationTurn.Status.PENDING).exists():
+        return job
+    if job.status == GenerationJob.Status.CANCELLED or job.cancel_requested:
+        job.status = GenerationJob.Status.CANCELLED
+    elif job.turns.filter(status=GenerationTurn.Status.FAILED).exists():
+        job.status = GenerationJob.Status.FAILED
+        job.error = f"{job.turns.filter(status=GenerationTurn.Status.FAILED).count()} turn(s) failed; retry them from the job page."
+    else:
+        job.status = GenerationJob.Status.SUCCEEDED
+        job.error = ""
+    job.finished_at = job.finished_at or timezone.now()
+    job.save(update_fields=["status", "error", "finished_at"])
+    return job
+
+
+@transaction.atomic
+def generation_job_cancel(*, job: GenerationJob) -> GenerationJob:
+    """Stop a job: pending turns are cancelled; a turn already computing finishes but nothing new starts."""
+    job = GenerationJob.objects.select_for_update().get(pk=job.pk)
+    if job.status in (GenerationJob.Status.SUCCEEDED, GenerationJob.Status.FAILED):
+        raise ValidationError("the job has already finished")
+    job.cancel_requested = True
+    job.status = GenerationJob.Status.CANCELLED
+    job.finished_at = timezone.now()
+    job.save(update_fields=["cancel_requested", "status", "finished_at"])
+    job.turns.filter(status=GenerationTurn.Status.PENDING).update(status=GenerationTurn.Status.CANCELLED)
+    return job
+
+
+@transaction.atomic
+def generation_job_retry(*, job: GenerationJob) -> GenerationJob:
+    """Put failed (and cancelled) turns back to pending and re-run them; done turns are never redone."""
+    job = GenerationJob.objects.select_for_update().get(pk=job.pk)
+    n = job.turns.filter(status__in=[GenerationTurn.Status.FAILED, GenerationTurn.Status.CANCELLED]).update(
+        status=GenerationTurn.Status.PENDING, error=""
+    )
+    if not n:
+        raise ValidationError("no failed or cancelled turns to retry")
+    job.cancel_requested = False
+    job.status = GenerationJob.Status.PENDING
+    job.finished_at = None
+    job.error = ""
+    job.save(update_fields=["cancel_requested", "status", "finished_at", "error"])
+    generation_job_start(job=job)
+    return job
+
+
+@transaction.atomic
+def generation_job_resume(*, job: GenerationJob) -> GenerationJob:
+    """Re-dispatch the pending turns of a job whose worker died; finished turns are skipped, never duplicated."""
+    job = GenerationJob.objects.select_for_update().get(pk=job.pk)
+    if job.status not in (GenerationJob.Status.RUNNING, GenerationJob.Status.PENDING):
+        raise ValidationError("only a pending or running job can be resumed")
+    generation_job_start(job=job)
+    return job

@@ -1,0 +1,1 @@
+"""Importers: reader → parser → validator per format (``parsers``), one writer per kind (``writers``)."""

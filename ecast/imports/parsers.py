@@ -1,0 +1,557 @@
+"""Parsers and validators for every import format. Plain Python (no Django): text in, records + errors out.
+
+Each parser collects every bad row as {file, line, reason} instead of stopping at the first, so an import report
+lists all problems at once. Line numbers are 1-based physical lines of the (decompressed) file.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ecast.imports.errors import row_error
+
+Progress = Callable[[int, int], None] | None
+TURN_ID = re.compile(r"^\d+_\d+$")
+UTTERANCE_CLASSES = ("SE", "FT", "PT")
+# trec_eval ranks by score descending and breaks ties by docid descending (strcmp on the docno); the importer
+# recomputes ranks the same way so stored rank order is exactly what trec_eval would evaluate.
+RANK_TIE_BREAK = "score descending, then docid descending (trec_eval's order)"
+
+
+@dataclass
+class Parsed:
+    """What a parser found: records, errors (block the import), warnings (reported only) and counts."""
+
+    file: str
+    records: list[Any] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[dict[str, Any]] = field(default_factory=list)
+    counts: dict[str, Any] = field(default_factory=dict)
+
+    def error(self, line: int | None, reason: str) -> None:
+        self.errors.append(row_error(self.file, line, reason))
+
+    def warn(self, line: int | None, reason: str) -> None:
+        self.warnings.append(row_error(self.file, line, reason))
+
+
+def _lines(text: str) -> list[str]:
+    # splitlines() also drops the \r of CRLF files (the CAsT 2019 resolved TSV is CRLF).
+    return text.splitlines()
+
+
+# ---------------------------------------------------------------- CAsT topics (2019, 2020, 2021 JSON)
+
+
+def _str_field(p: Parsed, where: str, obj: dict, key: str, *, required: bool = False) -> str:
+    value = obj.get(key)
+    if value is None:
+        if required:
+            p.error(None, f"{where}: missing {key!r}")
+        return ""
+    if not isinstance(value, str):
+        p.error(None, f"{where}: {key!r} must be a string, got {type(value).__name__}")
+        return ""
+    if required and not value.strip():
+        p.error(None, f"{where}: {key!r} is empty")
+    return value.strip()
+
+
+def _int_field(p: Parsed, where: str, obj: dict, key: str) -> int | None:
+    value = obj.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        p.error(None, f"{where}: {key!r} must be an integer, got {value!r}")
+        return None
+    try:
+        number = int(value)
+    except ValueError:
+        p.error(None, f"{where}: {key!r} must be an integer, got {value!r}")
+        return None
+    if number < 1:
+        p.error(None, f"{where}: {key!r} must be ≥ 1, got {number}")
+        return None
+    return number
+
+
+def parse_cast_topics(text: str, *, file: str) -> Parsed:
+    """CAsT topic JSON (2019 train/eval, 2020 automatic/manual/_extended, 2021): a list of topics with turns.
+
+    Records: {"number", "title", "description", "turns": [{"number", "turn_id", "raw_utterance", "manual_rewrite",
+    "automatic_rewrite", "canonical_response_id", "canonical_response_text", "canonical_from"}]}; empty strings mean
+    "not in this file" so that importing the automatic and the manual file of a year merge instead of erasing.
+    """
+    p = Parsed(file)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        p.error(exc.lineno, f"invalid JSON: {exc.msg} (column {exc.colno})")
+        return p
+    if not isinstance(data, list) or not data:
+        p.error(None, "expected a non-empty JSON list of topics like [{\"number\": 31, \"turn\": [...]}]")
+        return p
+    seen_topics: set[int] = set()
+    for i, topic in enumerate(data, start=1):
+        where = f"topic #{i}"
+        if not isinstance(topic, dict):
+            p.error(None, f"{where}: expected an object with 'number' and 'turn', got {type(topic).__name__}")
+            continue
+        number = _int_field(p, where, topic, "number")
+        if number is not None:
+            where = f"topic {number}"
+            if number in seen_topics:
+                p.error(None, f"{where}: topic number appears twice")
+            seen_topics.add(number)
+        turns = topic.get("turn")
+        if not isinstance(turns, list) or not turns:
+            p.error(None, f"{where}: 'turn' must be a non-empty list")
+            continue
+        record = {
+            "number": number,
+            "title": _str_field(p, where, topic, "title"),
+            "description": _str_field(p, where, topic, "description"),
+            "turns": [],
+        }
+        seen_turns: set[int] = set()
+        for j, turn in enumerate(turns, start=1):
+            twhere = f"{where}, turn #{j}"
+            if not isinstance(turn, dict):
+                p.error(None, f"{twhere}: expected an object, got {type(turn).__name__}")
+                continue
+            tnum = _int_field(p, twhere, turn, "number")
+            if tnum is not None:
+                twhere = f"{where}, turn {tnum}"
+                if tnum in seen_turns:
+                    p.error(None, f"{twhere}: turn number appears twice")
+                seen_turns.add(tnum)
+            manual_id = _str_field(p, twhere, turn, "manual_canonical_result_id")
+            auto_id = _str_field(p, twhere, turn, "automatic_canonical_result_id")
+            doc_id = _str_field(p, twhere, turn, "canonical_result_id")
+            canonical_from = ""
+            canonical = ""
+            if manual_id:
+                canonical, canonical_from = manual_id, "manual"
+            elif doc_id:
+                # CAsT 2021 names a document plus the index of the canonical passage inside it.
+                pidx = turn.get("passage_id")
+                canonical = f"{doc_id}-{pidx}" if isinstance(pidx, int | str) and str(pidx) != "" else doc_id
+                canonical_from = "manual"
+            elif auto_id:
+                canonical, canonical_from = auto_id, "automatic"
+            passage_text = _str_field(p, twhere, turn, "canonical_passage") or _str_field(p, twhere, turn, "passage")
+            record["turns"].append(
+                {
+                    "number": tnum,
+                    "turn_id": f"{number}_{tnum}",
+                    "raw_utterance": _str_field(p, twhere, turn, "raw_utterance", required=True),
+                    "manual_rewrite": _str_field(p, twhere, turn, "manual_rewritten_utterance"),
+                    "automatic_rewrite": _str_field(p, twhere, turn, "automatic_rewritten_utterance"),
+                    "canonical_response_id": canonical,
+                    "canonical_response_text": passage_text,
+                    "canonical_from": canonical_from,
+                }
+            )
+        p.records.append(record)
+    p.counts = {"topics": len(p.records), "turns": sum(len(t["turns"]) for t in p.records)}
+    return p
+
+
+# ---------------------------------------------------------------- simple TSVs
+
+
+def _tsv_rows(p: Parsed, text: str, ncols: int, *, header: tuple[str, ...] | None = None, progress: Progress = None):
+    lines = _lines(text)
+    total = len(lines)
+    for n, line in enumerate(lines, start=1):
+        if progress and n % 5000 == 0:
+            progress(n, total)
+        if not line.strip():
+            continue
+        cols = line.rstrip("\t").split("\t")
+        if header and n == 1 and tuple(c.strip().lower() for c in cols) == header:
+            continue
+        if len(cols) != ncols:
+            p.error(n, f"expected {ncols} tab-separated columns, found {len(cols)}")
+            continue
+        yield n, [c.strip() for c in cols]
+
+
+def _check_turn_id(p: Parsed, n: int, value: str) -> bool:
+    if not TURN_ID.match(value):
+        p.error(n, f"{value!r} is not a turn id of the form <topic>_<turn>")
+        return False
+    return True
+
+
+def parse_resolved_tsv(text: str, *, file: str) -> Parsed:
+    """CAsT 2019 resolved utterances: ``turn_id<TAB>manual rewrite`` (CRLF). Records (line, turn_id, text)."""
+    p = Parsed(file)
+    seen: dict[str, int] = {}
+    for n, (turn_id, rewrite) in _tsv_rows(p, text, 2):
+        if not _check_turn_id(p, n, turn_id):
+            continue
+        if not rewrite:
+            p.error(n, f"{turn_id}: empty rewrite")
+            continue
+        if turn_id in seen:
+            p.error(n, f"{turn_id}: already given on line {seen[turn_id]}")
+            continue
+        seen[turn_id] = n
+        p.records.append((n, turn_id, rewrite))
+    p.counts = {"rewrites": len(p.records)}
+    return p
+
+
+def parse_utterance_labels(text: str, *, file: str) -> Parsed:
+    """SE/FT/PT labels (Mele et al. 2021): ``qid<TAB>utterance<TAB>SE|FT|PT``. Records (line, qid, label)."""
+    p = Parsed(file)
+    seen: dict[str, int] = {}
+    for n, (qid, _utterance, label) in _tsv_rows(p, text, 3):
+        if not _check_turn_id(p, n, qid):
+            continue
+        if label.upper() not in UTTERANCE_CLASSES:
+            p.error(n, f"{qid}: label {label!r} is not one of SE, FT, PT")
+            continue
+        if qid in seen:
+            p.error(n, f"{qid}: already labelled on line {seen[qid]}")
+            continue
+        seen[qid] = n
+        p.records.append((n, qid, label.upper()))
+    p.counts = {"labels": len(p.records)}
+    return p
+
+
+def parse_castur(text: str, *, file: str) -> Parsed:
+    """CAsTUR: ``current_turn<TAB>relevant_turn`` with header; ``x`` = self-contained. Records (line, cur, rel|None)."""
+    p = Parsed(file)
+    for n, (current, relevant) in _tsv_rows(p, text, 2, header=("current_turn", "relevant_turn")):
+        if not _check_turn_id(p, n, current):
+            continue
+        if relevant.lower() == "x":
+            p.records.append((n, current, None))
+            continue
+        if not _check_turn_id(p, n, relevant):
+            continue
+        if relevant.split("_")[0] != current.split("_")[0]:
+            p.error(n, f"{current}: relevant turn {relevant} belongs to another topic")
+            continue
+        if int(relevant.split("_")[1]) >= int(current.split("_")[1]):
+            p.error(n, f"{current}: relevant turn {relevant} is not an earlier turn")
+            continue
+        p.records.append((n, current, relevant))
+    p.counts = {"rows": len(p.records)}
+    return p
+
+
+# ---------------------------------------------------------------- ECAsT release CSV
+
+ECAST_HEADER = ["TURN_ID", "MANUAL PARAPHRASE", "RAW PARAPHRASE"]
+
+
+def parse_ecast_csv(text: str, *, file: str) -> Parsed:
+    """ECAsT CSV ``TURN_ID,MANUAL PARAPHRASE,RAW PARAPHRASE``. Records (line, turn_id, manual, raw)."""
+    p = Parsed(file)
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except (StopIteration, csv.Error) as exc:
+        p.error(1, f"cannot read the CSV header: {exc}")
+        return p
+    if [h.strip().upper() for h in header] != ECAST_HEADER:
+        p.error(1, f"header must be {','.join(ECAST_HEADER)}, found {','.join(header)}")
+        return p
+    start = reader.line_num + 1
+    try:
+        for row in reader:
+            n = start
+            start = reader.line_num + 1
+            if not row or not any(c.strip() for c in row):
+                continue
+            if len(row) != 3:
+                p.error(n, f"expected 3 columns (turn id, manual, raw), found {len(row)}")
+                continue
+            turn_id, manual, raw = (c.strip() for c in row)
+            if not _check_turn_id(p, n, turn_id):
+                continue
+            if not manual or not raw:
+                p.error(n, f"{turn_id}: empty {'manual' if not manual else 'raw'} paraphrase")
+                continue
+            p.records.append((n, turn_id, manual, raw))
+    except csv.Error as exc:
+        p.error(reader.line_num, f"malformed CSV: {exc}")
+    p.counts = {"rows": len(p.records)}
+    return p
+
+
+# ---------------------------------------------------------------- qrels and runs
+
+
+def _clean_qid(qid: str) -> str:
+    return qid.strip()
+
+
+def parse_qrels(text: str, *, file: str, progress: Progress = None) -> Parsed:
+    """TREC qrels ``qid iter docid grade``. Records (line, qid, docid, grade); duplicates with another grade fail."""
+    p = Parsed(file)
+    seen: dict[tuple[str, str], tuple[int, int]] = {}
+    duplicates = 0
+    lines = _lines(text)
+    for n, line in enumerate(lines, start=1):
+        if progress and n % 10000 == 0:
+            progress(n, len(lines))
+        cols = line.split()
+        if not cols:
+            continue
+        if len(cols) != 4:
+            p.error(n, f"expected 4 columns 'qid iter docid grade', found {len(cols)}")
+            continue
+        qid, _iter, docid, grade_s = cols
+        try:
+            grade = int(grade_s)
+        except ValueError:
+            p.error(n, f"grade {grade_s!r} is not an integer")
+            continue
+        if not -1 <= grade <= 10:
+            p.error(n, f"grade {grade} is outside -1..10")
+            continue
+        key = (qid, docid)
+        if key in seen:
+            first_line, first_grade = seen[key]
+            if first_grade != grade:
+                p.error(n, f"{qid} {docid}: grade {grade} contradicts grade {first_grade} on line {first_line}")
+            else:
+                duplicates += 1
+            continue
+        seen[key] = (n, grade)
+        p.records.append((n, qid, docid, grade))
+    p.counts = {"qrels": len(p.records), "duplicate_lines": duplicates, "turns": len({r[1] for r in p.records})}
+    return p
+
+
+@dataclass
+class RunData:
+    """A normalised run: per qid, doc ids and scores in rank order, plus the import report."""
+
+    rankings: dict[str, tuple[list[str], list[float]]]
+    first_line: dict[str, int]
+    report: dict[str, Any]
+
+
+def parse_run(text: str, *, file: str, progress: Progress = None) -> Parsed:
+    """TREC run ``qid Q0 docid rank score tag``; deduplicated (best score kept) and re-ranked by trec_eval's order.
+
+    The single record is a ``RunData``. Column 2 may be Q0/q0/0; the file's ranks are ignored (several public runs
+    start at 0 or disagree with their scores) because trec_eval itself ranks by score.
+    """
+    p = Parsed(file)
+    best: dict[str, dict[str, float]] = {}
+    first_line: dict[str, int] = {}
+    duplicates = 0
+    dup_examples: list[str] = []
+    tags: dict[str, int] = {}
+    lines = _lines(text)
+    total = len(lines)
+    for n, line in enumerate(lines, start=1):
+        if progress and n % 20000 == 0:
+            progress(n, total)
+        cols = line.split()
+        if not cols:
+            continue
+        if len(cols) != 6:
+            p.error(n, f"expected 6 columns 'qid Q0 docid rank score tag', found {len(cols)}")
+            continue
+        qid, q0, docid, rank_s, score_s, tag = cols
+        if q0 not in ("Q0", "q0", "0"):
+            p.error(n, f"column 2 must be Q0 (or q0 / 0), found {q0!r}")
+            continue
+        try:
+            int(rank_s)
+        except ValueError:
+            p.error(n, f"rank {rank_s!r} is not an integer")
+            continue
+        try:
+            score = float(score_s)
+        except ValueError:
+            p.error(n, f"score {score_s!r} is not a number")
+            continue
+        if not math.isfinite(score):
+            p.error(n, f"score {score_s!r} is not finite")
+            continue
+        tags[tag] = tags.get(tag, 0) + 1
+        docs = best.get(qid)
+        if docs is None:
+            docs = best[qid] = {}
+            first_line[qid] = n
+        previous = docs.get(docid)
+        if previous is not None:
+            duplicates += 1
+            if len(dup_examples) < 20:
+                dup_examples.append(f"line {n}: {qid} {docid}")
+            if score <= previous:
+                continue
+        docs[docid] = score
+    rankings: dict[str, tuple[list[str], list[float]]] = {}
+    for qid, docs in best.items():
+        # Two stable sorts give (score desc, docid desc) without building composite keys for mixed types.
+        ordered = sorted(docs.items(), key=lambda kv: kv[0], reverse=True)
+        ordered.sort(key=lambda kv: kv[1], reverse=True)
+        rankings[qid] = ([d for d, _ in ordered], [s for _, s in ordered])
+    report = {
+        "lines": sum(1 for line in lines if line.strip()),
+        "duplicate_lines": duplicates,
+        "duplicate_examples": dup_examples,
+        "tags": sorted(tags, key=lambda t: -tags[t]),
+        "queries": len(rankings),
+        "documents": sum(len(d) for d, _ in rankings.values()),
+        "rank_tie_break": RANK_TIE_BREAK,
+    }
+    if duplicates:
+        p.warn(None, f"{duplicates} duplicate (qid, docid) line(s): kept the best-scored line of each")
+    if not rankings and not p.errors:
+        p.error(None, "no ranking lines found")
+    p.records.append(RunData(rankings=rankings, first_line=first_line, report=report))
+    p.counts = {"queries": len(rankings), "documents": report["documents"], "duplicate_lines": duplicates}
+    return p
+
+
+# ---------------------------------------------------------------- passages and ad hoc queries
+
+
+def parse_passages_tsv(text: str, *, file: str, progress: Progress = None) -> Parsed:
+    """Passage texts ``id<TAB>text``. Records (line, passage_id, text)."""
+    p = Parsed(file)
+    lines = _lines(text)
+    seen: dict[str, int] = {}
+    for n, line in enumerate(lines, start=1):
+        if progress and n % 20000 == 0:
+            progress(n, len(lines))
+        if not line.strip():
+            continue
+        if "\t" not in line:
+            p.error(n, "expected 'id<TAB>text'")
+            continue
+        pid, body = line.split("\t", 1)
+        _add_passage(p, seen, n, pid.strip(), body.strip())
+    p.counts = {"passages": len(p.records)}
+    return p
+
+
+def _add_passage(p: Parsed, seen: dict[str, int], n: int, pid: str, body: str) -> None:
+    if not pid:
+        p.error(n, "empty passage id")
+    elif len(pid) > 200:
+        p.error(n, f"passage id longer than 200 characters: {pid[:40]}…")
+    elif not body:
+        p.error(n, f"{pid}: empty passage text")
+    elif pid in seen:
+        p.counts["duplicates"] = p.counts.get("duplicates", 0) + 1
+    else:
+        seen[pid] = n
+        p.records.append((n, pid, body))
+
+
+def parse_passages_jsonl(text: str, *, file: str, progress: Progress = None) -> Parsed:
+    """JSONL passages ``{"id": .., "text": ..}`` (also ``passage_id`` / ``contents``). Records (line, id, text)."""
+    p = Parsed(file)
+    lines = _lines(text)
+    seen: dict[str, int] = {}
+    for n, line in enumerate(lines, start=1):
+        if progress and n % 20000 == 0:
+            progress(n, len(lines))
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            p.error(n, f"invalid JSON: {exc.msg}")
+            continue
+        if not isinstance(obj, dict):
+            p.error(n, "expected a JSON object per line")
+            continue
+        pid = obj.get("id", obj.get("passage_id", obj.get("docid")))
+        body = obj.get("text", obj.get("contents"))
+        if pid is None or body is None:
+            p.error(n, "object needs an id ('id' or 'passage_id') and a text ('text' or 'contents')")
+            continue
+        if not isinstance(body, str):
+            p.error(n, "text must be a string")
+            continue
+        _add_passage(p, seen, n, str(pid).strip(), body.strip())
+    p.counts = {"passages": len(p.records), **p.counts}
+    return p
+
+
+def parse_crowd_passages(text: str, *, file: str) -> Parsed:
+    """MTurk batch CSV with ``Input.passage_id`` and ``Input.passage`` (CAsT-snippets); first text per id wins."""
+    p = Parsed(file)
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    fields = reader.fieldnames or []
+    if "Input.passage_id" not in fields or "Input.passage" not in fields:
+        p.error(1, "CSV header lacks the columns Input.passage_id and Input.passage")
+        return p
+    seen: dict[str, int] = {}
+    start = reader.line_num + 1
+    rows = 0
+    try:
+        for row in reader:
+            n = start
+            start = reader.line_num + 1
+            rows += 1
+            pid = (row.get("Input.passage_id") or "").strip()
+            body = " ".join((row.get("Input.passage") or "").split())
+            _add_passage(p, seen, n, pid, body)
+    except csv.Error as exc:
+        p.error(reader.line_num, f"malformed CSV: {exc}")
+    p.counts = {"passages": len(p.records), "rows": rows, **p.counts}
+    return p
+
+
+CLEF_QUERY = re.compile(r"<query>(.*?)</query>", re.S)
+CLEF_FIELD = re.compile(r"<(id|en|title)>(.*?)</\1>", re.S)
+
+
+def parse_clef_queries(text: str, *, file: str) -> Parsed:
+    """CLEF eHealth XML-like queries (``<query><id> 151001 </id><en> text </en>…``). Records (line, qid, text)."""
+    p = Parsed(file)
+    if "<query>" not in text:
+        p.error(None, "no <query> elements found; expected the CLEF eHealth queries format")
+        return p
+    seen: set[str] = set()
+    for match in CLEF_QUERY.finditer(text):
+        n = text.count("\n", 0, match.start()) + 1
+        fields = {k: " ".join(v.split()) for k, v in CLEF_FIELD.findall(match.group(1))}
+        qid, body = fields.get("id", ""), fields.get("en") or fields.get("title", "")
+        if not qid or not body:
+            p.error(n, "query without <id> or <en> text")
+        elif qid in seen:
+            p.error(n, f"query {qid} appears twice")
+        else:
+            seen.add(qid)
+            p.records.append((n, qid, body))
+    p.counts = {"queries": len(p.records)}
+    return p
+
+
+def read_queries_map(parsed: Parsed) -> dict[str, str]:
+    """qid → query text from a parsed queries file (TSV or CLEF)."""
+    return {qid: body for _n, qid, body in parsed.records}
+
+
+def parse_queries_tsv(text: str, *, file: str) -> Parsed:
+    """Queries as ``qid<TAB>text``. Records (line, qid, text)."""
+    p = Parsed(file)
+    for n, line in enumerate(_lines(text), start=1):
+        if not line.strip():
+            continue
+        if "\t" not in line:
+            p.error(n, "expected 'qid<TAB>text'")
+            continue
+        qid, body = line.split("\t", 1)
+        p.records.append((n, qid.strip(), body.strip()))
+    return p

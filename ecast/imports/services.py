@@ -1,0 +1,252 @@
+"""Import services: one entry point (``import_file``) used by the admin page, the REST API and ``import_data``.
+
+Every import is recorded as an ImportJob: progress while it runs, then either counts (succeeded) or the full
+{file, line, reason} error report (failed, with nothing else written).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from ecast.imports import writers, writers_eval
+from ecast.imports.errors import ImportFailed, row_error
+from ecast.models import Collection, ImportJob, TestSet
+
+log = logging.getLogger(__name__)
+
+WRITERS: dict[str, Callable[[writers.Context], writers.Result]] = {
+    "cast_topics": writers.write_cast_topics,
+    "cast2019_resolved": writers.write_cast2019_resolved,
+    "ecast_csv": writers.write_ecast_csv,
+    "utterance_labels": writers.write_utterance_labels,
+    "castur": writers.write_castur,
+    "qrels": writers_eval.write_qrels,
+    "run": writers_eval.write_run,
+    "passages_tsv": writers.write_passages_tsv,
+    "passages_jsonl": writers.write_passages_jsonl,
+    "crowd_passages": writers.write_crowd_passages,
+    "clef_queries": writers.write_clef_queries,
+}
+KIND_LABELS = {
+    "cast_topics": "CAsT topics JSON (2019/2020/2021)",
+    "cast2019_resolved": "CAsT 2019 resolved rewrites TSV",
+    "ecast_csv": "ECAsT paraphrase CSV",
+    "utterance_labels": "Utterance classes TSV (SE/FT/PT)",
+    "castur": "CAsTUR turn dependencies TSV",
+    "qrels": "Qrels (qid iter docid grade)",
+    "run": "TREC run (qid Q0 docid rank score tag)",
+    "passages_tsv": "Passages TSV (id<TAB>text)",
+    "passages_jsonl": "Passages JSONL",
+    "crowd_passages": "Passages from crowd CSV (Input.passage)",
+    "clef_queries": "CLEF eHealth queries (ad hoc turns)",
+}
+# Options each kind understands (shown on the import page; unknown options are rejected).
+KIND_OPTIONS = {
+    "cast_topics": ["year", "resolved_tsv"],
+    "cast2019_resolved": [],
+    "ecast_csv": [],
+    "utterance_labels": ["skip_unknown"],
+    "castur": [],
+    "qrels": ["version", "create_turns", "queries"],
+    "run": ["name", "description", "test_set_id", "strict", "create_turns", "queries"],
+    "passages_tsv": [],
+    "passages_jsonl": [],
+    "crowd_passages": [],
+    "clef_queries": [],
+}
+MAX_WARNINGS = 500
+PROGRESS_EVERY_S = 0.5
+
+
+def _progress_updater(job: ImportJob) -> Callable[[int, int], None]:
+    last = [0.0]
+
+    def update(done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - last[0] < PROGRESS_EVERY_S and done < total:
+            return
+        last[0] = now
+        job.progress_done, job.progress_total = done, total
+        ImportJob.objects.filter(pk=job.pk).update(progress_done=done, progress_total=total)
+
+    return update
+
+
+def _check_kind_and_options(kind: str, options: dict[str, Any], name: str) -> None:
+    if kind not in WRITERS:
+        raise ImportFailed([row_error(name, None, f"unknown import kind {kind!r}; choose one of {', '.join(WRITERS)}")])
+    unknown = sorted(set(options) - set(KIND_OPTIONS[kind]))
+    if unknown:
+        allowed = ", ".join(KIND_OPTIONS[kind]) or "none"
+        raise ImportFailed([row_error(name, None, f"unknown option(s) {', '.join(unknown)} for {kind} ({allowed})")])
+
+
+def import_job_execute(*, job: ImportJob, path: Path) -> ImportJob:
+    """Run one job's import now: status running → succeeded (counts) or failed (errors, nothing written)."""
+    job.status = ImportJob.Status.RUNNING
+    job.save(update_fields=["status"])
+    options = dict(job.options or {})
+    ctx = writers.Context(
+        path=path,
+        name=job.file_name,
+        collection=job.collection,
+        options=options,
+        user=job.created_by,
+        max_bytes=settings.ECAST_MAX_UPLOAD_BYTES,
+        progress=_progress_updater(job),
+    )
+    try:
+        _check_kind_and_options(job.kind, options, job.file_name)
+        result = WRITERS[job.kind](ctx)
+    except ImportFailed as exc:
+        job.status, job.errors = ImportJob.Status.FAILED, exc.errors
+    except Exception as exc:  # noqa: BLE001 - an unexpected bug must still end the job visibly
+        log.exception("import job %s crashed", job.pk)
+        job.status = ImportJob.Status.FAILED
+        job.errors = [row_error(job.file_name, None, f"internal error: {type(exc).__name__}: {exc}")]
+    else:
+        job.status, job.errors = ImportJob.Status.SUCCEEDED, []
+        job.counts = {**result.counts, **result.extra}
+        if ctx.warnings:
+            job.counts["warnings"] = ctx.warnings[:MAX_WARNINGS]
+        if result.collection is not None:
+            job.collection = result.collection
+    if job.status == ImportJob.Status.FAILED:
+        job.counts = {"errors": len(job.errors)}
+    job.progress_total = max(job.progress_total, 1)
+    job.progress_done = job.progress_total
+    job.finished_at = timezone.now()
+    job.save()
+    return job
+
+
+def import_file(
+    *,
+    kind: str,
+    path: Path,
+    collection: Collection | None = None,
+    options: dict | None = None,
+    user: Any = None,
+    file_name: str | None = None,
+) -> ImportJob:
+    """Import one file synchronously and atomically; returns the finished ImportJob (check its status)."""
+    path = Path(path)
+    job = ImportJob.objects.create(
+        kind=kind,
+        collection=collection,
+        file_name=file_name or path.name,
+        stored_path=str(path),
+        options={k: (str(v) if isinstance(v, Path) else v) for k, v in (options or {}).items()},
+        created_by=user if getattr(user, "pk", None) else None,
+        status=ImportJob.Status.PENDING,
+    )
+    return import_job_execute(job=job, path=path)
+
+
+_SAFE_NAME = re.compile(r"[^\w.\-]+")
+
+
+def import_job_start(
+    *,
+    kind: str,
+    uploaded: Any,
+    collection: Collection | None = None,
+    options: dict | None = None,
+    user: Any = None,
+) -> ImportJob:
+    """Store an upload under MEDIA_ROOT/imports and import it in the worker; returns the pending job.
+
+    The size limit is checked against the upload's declared size before a byte is stored.
+    """
+    name = Path(getattr(uploaded, "name", "upload")).name or "upload"
+    job = ImportJob.objects.create(
+        kind=kind,
+        collection=collection,
+        file_name=name,
+        options=dict(options or {}),
+        created_by=user if getattr(user, "pk", None) else None,
+    )
+    size = getattr(uploaded, "size", None)
+    limit = settings.ECAST_MAX_UPLOAD_BYTES
+    try:
+        _check_kind_and_options(kind, job.options, name)
+        if size is not None and size > limit:
+            raise ImportFailed(
+                [row_error(name, None, f"file is {size:,} bytes; the upload limit (ECAST_MAX_UPLOAD_BYTES) is {limit:,}")]
+            )
+    except ImportFailed as exc:
+        job.status, job.errors, job.finished_at = ImportJob.Status.FAILED, exc.errors, timezone.now()
+        job.save()
+        return job
+    folder = Path(settings.MEDIA_ROOT) / "imports"
+    folder.mkdir(parents=True, exist_ok=True)
+    stored = folder / f"{job.pk}-{uuid.uuid4().hex[:8]}-{_SAFE_NAME.sub('_', name)[:100]}"
+    with open(stored, "wb") as out:
+        chunks = uploaded.chunks() if hasattr(uploaded, "chunks") else iter(lambda: uploaded.read(1 << 20), b"")
+        for chunk in chunks:
+            out.write(chunk)
+    job.stored_path = str(stored)
+    job.save(update_fields=["stored_path"])
+    from ecast.imports.tasks import import_job_run
+
+    transaction.on_commit(lambda: import_job_run.delay(job.pk))
+    return job
+
+
+def import_job_run_by_id(*, job_id: int) -> ImportJob | None:
+    """Worker entry point: run a pending job from its stored file (a redelivered finished job is left alone)."""
+    job = ImportJob.objects.select_related("collection", "created_by").filter(pk=job_id).first()
+    if job is None or job.status in (ImportJob.Status.SUCCEEDED, ImportJob.Status.FAILED):
+        return job
+    return import_job_execute(job=job, path=Path(job.stored_path))
+
+
+def run_import(
+    *,
+    collection: Collection,
+    path: Path,
+    name: str | None = None,
+    user: Any = None,
+    test_set: TestSet | None = None,
+    options: dict | None = None,
+):
+    """Import (or replace) a TREC run and return the Run; raises ImportFailed with every bad line."""
+    from evaluation.models import Run
+
+    opts = dict(options or {})
+    if name:
+        opts["name"] = name
+    if test_set is not None:
+        opts["test_set_id"] = test_set.pk
+    job = import_file(kind="run", path=path, collection=collection, options=opts, user=user)
+    if job.status != ImportJob.Status.SUCCEEDED:
+        raise ImportFailed(job.errors)
+    return Run.objects.get(pk=job.counts["run_id"])
+
+
+def qrels_import(
+    *,
+    collection: Collection,
+    path: Path,
+    version_name: str = "original",
+    user: Any = None,
+    options: dict | None = None,
+):
+    """Import qrels into a named version and return the QrelsVersion; raises ImportFailed on bad input."""
+    from evaluation.models import QrelsVersion
+
+    opts = {**(options or {}), "version": version_name}
+    job = import_file(kind="qrels", path=path, collection=collection, options=opts, user=user)
+    if job.status != ImportJob.Status.SUCCEEDED:
+        raise ImportFailed(job.errors)
+    return QrelsVersion.objects.get(pk=job.counts["version_id"])

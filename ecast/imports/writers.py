@@ -1,0 +1,506 @@
+"""One writer per import kind: validate parsed records against the database, then write them atomically.
+
+Every writer parses first (pure Python, progress reported), then inside one ``transaction.atomic`` checks every
+record against the database, raises ``ImportFailed`` with *all* bad rows before writing anything, and writes with
+bulk operations. Re-importing the same file changes nothing (idempotent).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+
+from ecast.imports import parsers
+from ecast.imports.errors import ImportFailed, row_error
+from ecast.imports.readers import read_text
+from ecast.models import Collection, Conversation, Paraphrase, Passage, Turn
+
+CHUNK = 2000
+# Default collection per CAsT year (threshold = the relevance level the year's published numbers use).
+CAST_DEFAULTS = {2019: ("CAsT 2019", 1), 2020: ("CAsT 2020", 2), 2021: ("CAsT 2021", 2), 2022: ("CAsT 2022", 2)}
+
+
+@dataclass
+class Context:
+    """Everything a writer needs: the file, its display name, the target collection and the options."""
+
+    path: Path
+    name: str
+    collection: Collection | None
+    options: dict[str, Any]
+    user: Any = None
+    max_bytes: int | None = None
+    progress: Callable[[int, int], None] | None = None
+    warnings: list[dict[str, Any]] = field(default_factory=list)
+
+    def text(self, path: Path | None = None, name: str | None = None) -> str:
+        return read_text(path or self.path, name=name or self.name, max_bytes=self.max_bytes)
+
+    def flag(self, key: str) -> bool:
+        value = self.options.get(key, False)
+        if isinstance(value, str):
+            return value.strip().lower() in ("1", "true", "yes", "on")
+        return bool(value)
+
+
+@dataclass
+class Result:
+    counts: dict[str, Any]
+    collection: Collection | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _raise_if(errors: list[dict[str, Any]]) -> None:
+    if errors:
+        raise ImportFailed(errors)
+
+
+def _chunks(items: list, size: int = CHUNK) -> Iterable[list]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def _turns_by_id(turn_ids: Iterable[str], collection: Collection | None) -> tuple[dict[str, Turn], set[str]]:
+    """turn_id → Turn within the collection, or across collections when none is given; and the ambiguous ids."""
+    ids = sorted(set(turn_ids))
+    found: dict[str, list[Turn]] = defaultdict(list)
+    for chunk in _chunks(ids):
+        qs = Turn.objects.filter(turn_id__in=chunk)
+        if collection is not None:
+            qs = qs.filter(collection=collection)
+        for t in qs:
+            found[t.turn_id].append(t)
+    ambiguous = {tid for tid, ts in found.items() if len(ts) > 1}
+    return {tid: ts[0] for tid, ts in found.items() if len(ts) == 1}, ambiguous
+
+
+def _infer_collection(turn_ids: Iterable[str]) -> Collection | None:
+    """The collection holding most of these turn ids (ids collide across collections, e.g. 81_1)."""
+    ids = sorted(set(turn_ids))
+    votes: Counter[int] = Counter()
+    for chunk in _chunks(ids):
+        votes.update(Turn.objects.filter(turn_id__in=chunk).values_list("collection_id", flat=True))
+    if not votes:
+        return None
+    return Collection.objects.get(pk=votes.most_common(1)[0][0])
+
+
+def _target_collection(ctx: Context, turn_ids: Iterable[str]) -> Collection:
+    collection = ctx.collection or _infer_collection(turn_ids)
+    if collection is None:
+        raise ImportFailed([row_error(ctx.name, None, "no collection given and none of its turn ids is known")])
+    return collection
+
+
+# ---------------------------------------------------------------- CAsT topics
+
+
+def _year_for(topics: list[dict], ctx: Context) -> int | None:
+    if ctx.options.get("year"):
+        return int(ctx.options["year"])
+    numbers = [t["number"] for t in topics if t["number"] is not None]
+    if not numbers:
+        return None
+    top = max(numbers)
+    return 2019 if top <= 80 else 2020 if top <= 105 else 2021 if top <= 131 else None
+
+
+def _collection_for_year(ctx: Context, year: int | None) -> Collection:
+    if ctx.collection is not None:
+        return ctx.collection
+    if year not in CAST_DEFAULTS:
+        raise ImportFailed([row_error(ctx.name, None, "cannot tell the CAsT year: choose a collection or pass year")])
+    name, threshold = CAST_DEFAULTS[year]
+    collection, _ = Collection.objects.get_or_create(
+        name=name, defaults={"year": year, "relevance_threshold": threshold}
+    )
+    return collection
+
+
+TURN_FIELDS = ["raw_utterance", "manual_rewrite", "automatic_rewrite", "canonical_response_id"]
+
+
+def write_cast_topics(ctx: Context) -> Result:
+    """CAsT topics JSON (+ optional resolved TSV): conversations and turns, merged field by field on re-import."""
+    parsed = parsers.parse_cast_topics(ctx.text(), file=ctx.name)
+    resolved: parsers.Parsed | None = None
+    if ctx.options.get("resolved_tsv"):
+        rpath = Path(str(ctx.options["resolved_tsv"]))
+        resolved = parsers.parse_resolved_tsv(ctx.text(rpath, rpath.name), file=rpath.name)
+    _raise_if(parsed.errors + (resolved.errors if resolved else []))
+    counts = Counter[str]()
+    with transaction.atomic():
+        collection = _collection_for_year(ctx, _year_for(parsed.records, ctx))
+        convs = {c.topic_id: c for c in Conversation.objects.filter(collection=collection)}
+        new_convs = []
+        for topic in parsed.records:
+            conv = convs.get(str(topic["number"]))
+            if conv is None:
+                conv = Conversation(collection=collection, topic_id=str(topic["number"]))
+                convs[conv.topic_id] = conv
+                new_convs.append(conv)
+            changed = False
+            for key in ("title", "description"):
+                if topic[key] and getattr(conv, key) != topic[key][:500 if key == "title" else None]:
+                    setattr(conv, key, topic[key][:500] if key == "title" else topic[key])
+                    changed = True
+            if changed and conv.pk:
+                conv.save(update_fields=["title", "description"])
+        Conversation.objects.bulk_create(new_convs)
+        counts["conversations_created"] = len(new_convs)
+        if not new_convs:
+            convs = {c.topic_id: c for c in Conversation.objects.filter(collection=collection)}
+        existing = {t.turn_id: t for t in Turn.objects.filter(collection=collection)}
+        to_create: list[Turn] = []
+        to_update: dict[str, Turn] = {}
+        passages: dict[str, str] = {}
+        for topic in parsed.records:
+            conv = convs[str(topic["number"])]
+            for rec in topic["turns"]:
+                turn = existing.get(rec["turn_id"])
+                if turn is None:
+                    turn = Turn(conversation=conv, collection=collection, number=rec["number"], turn_id=rec["turn_id"])
+                    existing[rec["turn_id"]] = turn
+                    to_create.append(turn)
+                if _merge_turn(turn, rec) and turn.pk:
+                    to_update[turn.turn_id] = turn
+                if rec["canonical_response_id"] and rec["canonical_response_text"]:
+                    passages[rec["canonical_response_id"]] = rec["canonical_response_text"]
+        errors: list[dict[str, Any]] = []
+        if resolved:
+            for n, turn_id, rewrite in resolved.records:
+                turn = existing.get(turn_id)
+                if turn is None:
+                    errors.append(row_error(resolved.file, n, f"{turn_id} is not a turn of this topics file"))
+                elif turn.manual_rewrite != rewrite:
+                    turn.manual_rewrite = rewrite
+                    if turn.pk:
+                        to_update[turn_id] = turn
+            counts["manual_rewrites"] = len(resolved.records)
+        _raise_if(errors)
+        Turn.objects.bulk_create(to_create, batch_size=CHUNK)
+        fields = [*TURN_FIELDS, "canonical_response_text"]
+        Turn.objects.bulk_update(list(to_update.values()), fields, batch_size=CHUNK)
+        counts.update(turns_created=len(to_create), turns_updated=len(to_update), topics=len(parsed.records))
+        if passages:
+            counts.update(_upsert_passages([(0, k, v) for k, v in passages.items()], source=ctx.name))
+    return Result(counts=dict(counts), collection=collection)
+
+
+def _merge_turn(turn: Turn, rec: dict[str, Any]) -> bool:
+    """Copy the fields this file has onto the turn; the manual file's canonical id beats the automatic one's."""
+    changed = False
+    for key in ("raw_utterance", "manual_rewrite", "automatic_rewrite"):
+        if rec[key] and getattr(turn, key) != rec[key]:
+            setattr(turn, key, rec[key])
+            changed = True
+    cid, ctext = rec["canonical_response_id"], rec["canonical_response_text"]
+    take = cid and (rec["canonical_from"] == "manual" or not turn.canonical_response_id)
+    if take and turn.canonical_response_id != cid:
+        turn.canonical_response_id = cid
+        turn.canonical_response_text = ctext
+        changed = True
+    elif take and ctext and turn.canonical_response_text != ctext:
+        turn.canonical_response_text = ctext
+        changed = True
+    return changed
+
+
+def write_cast2019_resolved(ctx: Context) -> Result:
+    """Resolved (manual) rewrites TSV for turns that already exist."""
+    parsed = parsers.parse_resolved_tsv(ctx.text(), file=ctx.name)
+    _raise_if(parsed.errors)
+    with transaction.atomic():
+        collection = _target_collection(ctx, (r[1] for r in parsed.records))
+        turns, _ = _turns_by_id((r[1] for r in parsed.records), collection)
+        errors, changed = [], []
+        for n, turn_id, rewrite in parsed.records:
+            turn = turns.get(turn_id)
+            if turn is None:
+                errors.append(row_error(ctx.name, n, f"unknown turn {turn_id} in {collection.name}"))
+            elif turn.manual_rewrite != rewrite:
+                turn.manual_rewrite = rewrite
+                changed.append(turn)
+        _raise_if(errors)
+        Turn.objects.bulk_update(changed, ["manual_rewrite"], batch_size=CHUNK)
+    return Result(counts={"rewrites": len(parsed.records), "turns_updated": len(changed)}, collection=collection)
+
+
+# ---------------------------------------------------------------- ECAsT paraphrases
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def write_ecast_csv(ctx: Context) -> Result:
+    """ECAsT CSV rows → approved manual + raw Paraphrase pairs; identical rows are kept as separate pairs.
+
+    Idempotency key: (turn, manual text, raw text, occurrence number of that row within the turn), compared with
+    the pairs an earlier import created, so re-importing adds nothing and a round trip keeps the multiset of rows.
+    """
+    parsed = parsers.parse_ecast_csv(ctx.text(), file=ctx.name)
+    _raise_if(parsed.errors)
+    ids = {r[1] for r in parsed.records}
+    with transaction.atomic():
+        turns, ambiguous = _turns_by_id(ids, ctx.collection)
+        errors = []
+        for n, turn_id, _m, _r in parsed.records:
+            if turn_id in ambiguous:
+                errors.append(row_error(ctx.name, n, f"turn {turn_id} exists in several collections; choose one"))
+            elif turn_id not in turns:
+                where = f" in {ctx.collection.name}" if ctx.collection else ""
+                errors.append(row_error(ctx.name, n, f"unknown turn {turn_id}{where}: import its topics first"))
+        _raise_if(errors)
+        turn_pks = {t.pk for t in turns.values()}
+        existing: Counter[tuple[int, str, str]] = Counter()
+        pairs = (
+            Paraphrase.objects.filter(
+                turn_id__in=turn_pks, kind=Paraphrase.Kind.MANUAL, origin=Paraphrase.Origin.IMPORTED
+            )
+            .exclude(pair=None)
+            .values_list("turn_id", "text", "pair__text")
+        )
+        for turn_pk, manual, raw in pairs.iterator(chunk_size=CHUNK):
+            existing[(turn_pk, _norm(manual), _norm(raw))] += 1
+        seen: Counter[tuple[int, str, str]] = Counter()
+        new_manual: list[Paraphrase] = []
+        new_raw: list[Paraphrase] = []
+        for n, turn_id, manual, raw in parsed.records:
+            turn = turns[turn_id]
+            key = (turn.pk, _norm(manual), _norm(raw))
+            seen[key] += 1
+            if seen[key] <= existing[key]:
+                continue
+            prov = {"source": ctx.name, "line": n, "format": "ECAsT CSV"}
+            common = {"turn": turn, "status": Paraphrase.Status.APPROVED, "origin": Paraphrase.Origin.IMPORTED}
+            new_manual.append(Paraphrase(kind=Paraphrase.Kind.MANUAL, text=manual, provenance=prov, **common))
+            new_raw.append(Paraphrase(kind=Paraphrase.Kind.RAW, text=raw, provenance=prov, **common))
+            if ctx.user is not None and getattr(ctx.user, "pk", None):
+                new_manual[-1].created_by = new_raw[-1].created_by = ctx.user
+        _bulk_create_pairs(new_manual, new_raw)
+    counts = {"rows": len(parsed.records), "pairs_created": len(new_manual), "already_present": len(parsed.records)}
+    counts["already_present"] -= len(new_manual)
+    counts["turns"] = len(ids)
+    collection = ctx.collection
+    if collection is None and turns:
+        cids = {t.collection_id for t in turns.values()}
+        collection = Collection.objects.get(pk=cids.pop()) if len(cids) == 1 else None
+    return Result(counts=counts, collection=collection)
+
+
+def _bulk_create_pairs(manual: list[Paraphrase], raw: list[Paraphrase]) -> None:
+    """Insert both halves and link them both ways (bulk_create returns primary keys on PostgreSQL and SQLite)."""
+    if not manual:
+        return
+    Paraphrase.objects.bulk_create(manual, batch_size=CHUNK)
+    for m, r in zip(manual, raw, strict=True):
+        r.pair_id = m.pk
+    Paraphrase.objects.bulk_create(raw, batch_size=CHUNK)
+    for m, r in zip(manual, raw, strict=True):
+        m.pair_id = r.pk
+    Paraphrase.objects.bulk_update(manual, ["pair"], batch_size=CHUNK)
+
+
+# ---------------------------------------------------------------- utterance labels, CAsTUR
+
+
+def write_utterance_labels(ctx: Context) -> Result:
+    """SE/FT/PT labels; rows for unknown turns are errors, or skipped and counted with option skip_unknown."""
+    parsed = parsers.parse_utterance_labels(ctx.text(), file=ctx.name)
+    _raise_if(parsed.errors)
+    with transaction.atomic():
+        collection = _target_collection(ctx, (r[1] for r in parsed.records))
+        turns, _ = _turns_by_id((r[1] for r in parsed.records), collection)
+        skip = ctx.flag("skip_unknown")
+        errors, changed, skipped = [], [], 0
+        for n, qid, label in parsed.records:
+            turn = turns.get(qid)
+            if turn is None:
+                if skip:
+                    skipped += 1
+                    continue
+                errors.append(
+                    row_error(ctx.name, n, f"unknown turn {qid} in {collection.name} (use skip_unknown=true to skip)")
+                )
+            elif turn.utterance_class != label:
+                turn.utterance_class = label
+                changed.append(turn)
+        _raise_if(errors)
+        Turn.objects.bulk_update(changed, ["utterance_class"], batch_size=CHUNK)
+    if skipped:
+        ctx.warnings.append(row_error(ctx.name, None, f"skipped {skipped} row(s) for turns not in {collection.name}"))
+    counts = {"labels": len(parsed.records) - skipped, "turns_updated": len(changed), "skipped_unknown": skipped}
+    return Result(counts=counts, collection=collection)
+
+
+def write_castur(ctx: Context) -> Result:
+    """CAsTUR dependencies → relevant_turn_numbers (sorted) and depends_on (the nearest relevant earlier turn)."""
+    parsed = parsers.parse_castur(ctx.text(), file=ctx.name)
+    _raise_if(parsed.errors)
+    all_ids = {r[1] for r in parsed.records} | {r[2] for r in parsed.records if r[2]}
+    with transaction.atomic():
+        collection = _target_collection(ctx, all_ids)
+        turns, _ = _turns_by_id(all_ids, collection)
+        errors = []
+        relevant: dict[str, set[int]] = defaultdict(set)
+        for n, cur, rel in parsed.records:
+            for tid in (cur, rel):
+                if tid and tid not in turns:
+                    errors.append(row_error(ctx.name, n, f"unknown turn {tid} in {collection.name}"))
+            relevant.setdefault(cur, set())
+            if rel:
+                relevant[cur].add(int(rel.split("_")[1]))
+        _raise_if(errors)
+        changed = []
+        for cur, numbers in relevant.items():
+            turn = turns[cur]
+            nums = sorted(numbers)
+            dep = turns[f"{cur.split('_')[0]}_{nums[-1]}"].pk if nums else None
+            if turn.relevant_turn_numbers != nums or turn.depends_on_id != dep:
+                turn.relevant_turn_numbers, turn.depends_on_id = nums, dep
+                changed.append(turn)
+        Turn.objects.bulk_update(changed, ["relevant_turn_numbers", "depends_on"], batch_size=CHUNK)
+    return Result(counts={"turns": len(relevant), "turns_updated": len(changed)}, collection=collection)
+
+
+# ---------------------------------------------------------------- passages
+
+
+def _upsert_passages(records: list[tuple[int, str, str]], *, source: str) -> dict[str, int]:
+    texts = {pid: body for _n, pid, body in records}
+    ids = list(texts)
+    existing: dict[str, Passage] = {}
+    for chunk in _chunks(ids):
+        existing.update({p.passage_id: p for p in Passage.objects.filter(passage_id__in=chunk)})
+    new = [Passage(passage_id=pid, text=texts[pid], source=source[:300]) for pid in ids if pid not in existing]
+    changed = []
+    for pid, row in existing.items():
+        if row.text != texts[pid]:
+            row.text, row.source = texts[pid], source[:300]
+            changed.append(row)
+    Passage.objects.bulk_create(new, batch_size=CHUNK)
+    Passage.objects.bulk_update(changed, ["text", "source"], batch_size=CHUNK)
+    return {"passages_created": len(new), "passages_updated": len(changed)}
+
+
+def _write_passages(ctx: Context, parsed: parsers.Parsed) -> Result:
+    _raise_if(parsed.errors)
+    with transaction.atomic():
+        counts = _upsert_passages(parsed.records, source=ctx.name)
+    return Result(counts={**parsed.counts, **counts}, collection=ctx.collection)
+
+
+def write_passages_tsv(ctx: Context) -> Result:
+    """``id<TAB>text`` passages, created or updated by id."""
+    return _write_passages(ctx, parsers.parse_passages_tsv(ctx.text(), file=ctx.name, progress=ctx.progress))
+
+
+def write_passages_jsonl(ctx: Context) -> Result:
+    """JSONL passages, created or updated by id."""
+    return _write_passages(ctx, parsers.parse_passages_jsonl(ctx.text(), file=ctx.name, progress=ctx.progress))
+
+
+def write_crowd_passages(ctx: Context) -> Result:
+    """Passage texts from MTurk batch CSVs (one file, or every *.csv / *.csv.gz in a folder)."""
+    files = sorted(ctx.path.glob("*.csv*")) if ctx.path.is_dir() else [ctx.path]
+    merged = parsers.Parsed(ctx.name)
+    seen: set[str] = set()
+    for f in files:
+        name = f.name if ctx.path.is_dir() else ctx.name
+        one = parsers.parse_crowd_passages(ctx.text(f, name), file=name)
+        merged.errors += one.errors
+        merged.counts["rows"] = merged.counts.get("rows", 0) + one.counts.get("rows", 0)
+        for rec in one.records:
+            if rec[1] not in seen:
+                seen.add(rec[1])
+                merged.records.append(rec)
+    merged.counts["files"] = len(files)
+    return _write_passages(ctx, merged)
+
+
+# ---------------------------------------------------------------- ad hoc turns (CLEF eHealth and the like)
+
+
+def _queries(ctx: Context) -> dict[str, str]:
+    qpath = ctx.options.get("queries")
+    if not qpath:
+        return {}
+    path = Path(str(qpath))
+    text = ctx.text(path, path.name)
+    parsed = (
+        parsers.parse_clef_queries(text, file=path.name)
+        if "<query>" in text
+        else parsers.parse_queries_tsv(text, file=path.name)
+    )
+    _raise_if(parsed.errors)
+    return parsers.read_queries_map(parsed)
+
+
+def _create_adhoc_turns(collection: Collection, qids: Iterable[str], texts: dict[str, str]) -> dict[str, Turn]:
+    """One single-turn conversation per qid (topic id = turn id = qid), created or updated in bulk."""
+    qids = sorted(set(qids))
+    convs = {c.topic_id: c for c in Conversation.objects.filter(collection=collection, topic_id__in=qids)}
+    new_convs = [Conversation(collection=collection, topic_id=q) for q in qids if q not in convs]
+    Conversation.objects.bulk_create(new_convs)
+    convs.update({c.topic_id: c for c in new_convs})
+    turns = {t.turn_id: t for t in Turn.objects.filter(collection=collection, turn_id__in=qids)}
+    new_turns = [
+        Turn(
+            conversation=convs[q],
+            collection=collection,
+            number=1,
+            turn_id=q,
+            raw_utterance=texts.get(q, q),
+            manual_rewrite=texts.get(q, q),
+        )
+        for q in qids
+        if q not in turns
+    ]
+    Turn.objects.bulk_create(new_turns, batch_size=CHUNK)
+    changed = []
+    for q, t in turns.items():
+        if q in texts and t.raw_utterance != texts[q]:
+            t.raw_utterance = t.manual_rewrite = texts[q]
+            changed.append(t)
+    Turn.objects.bulk_update(changed, ["raw_utterance", "manual_rewrite"], batch_size=CHUNK)
+    turns.update({t.turn_id: t for t in new_turns})
+    return turns
+
+
+def write_clef_queries(ctx: Context) -> Result:
+    """CLEF eHealth queries file → one single-turn conversation per query in the chosen collection."""
+    parsed = parsers.parse_clef_queries(ctx.text(), file=ctx.name)
+    _raise_if(parsed.errors)
+    if ctx.collection is None:
+        raise ImportFailed([row_error(ctx.name, None, "choose the collection the queries belong to")])
+    with transaction.atomic():
+        before = Turn.objects.filter(collection=ctx.collection).count()
+        _create_adhoc_turns(ctx.collection, (r[1] for r in parsed.records), parsers.read_queries_map(parsed))
+        created = Turn.objects.filter(collection=ctx.collection).count() - before
+    return Result(counts={"queries": len(parsed.records), "turns_created": created}, collection=ctx.collection)
+
+
+TURN_ID_SAFE = re.compile(r"^[\w.\-:]+$")
+
+
+def _resolve_qids(ctx: Context, qids: set[str], *, kind: str) -> tuple[Collection, dict[str, Turn], set[str]]:
+    """The target collection, qid → Turn, and the unknown qids (created as ad hoc turns with create_turns)."""
+    if ctx.flag("create_turns"):
+        if ctx.collection is None:
+            raise ImportFailed([row_error(ctx.name, None, f"create_turns needs a collection for this {kind}")])
+        bad = sorted(q for q in qids if not TURN_ID_SAFE.match(q) or len(q) > 64)
+        if bad:
+            raise ImportFailed([row_error(ctx.name, None, f"qid {q!r} cannot be a turn id") for q in bad])
+        turns = _create_adhoc_turns(ctx.collection, qids, _queries(ctx))
+        return ctx.collection, turns, set()
+    collection = _target_collection(ctx, qids)
+    turns, _ = _turns_by_id(qids, collection)
+    return collection, turns, qids - set(turns)
+

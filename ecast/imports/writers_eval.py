@@ -1,0 +1,146 @@
+"""Writers for qrels and TREC runs (evaluation.models), with the domain events evaluation listens to."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+
+from ecast.imports import parsers
+from ecast.imports.errors import ImportFailed, row_error
+from ecast.imports.writers import CHUNK, Context, Result, _raise_if, _resolve_qids
+from ecast.models import TestSet
+from evaluation import events
+from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
+
+WARNINGS_KEPT = 200
+
+
+def write_qrels(ctx: Context) -> Result:
+    """Qrels into a version (option ``version``, default "original"); re-import replaces its imported rows.
+
+    Unknown turn ids are errors (judgments for turns that do not exist cannot be evaluated) unless
+    ``create_turns`` makes each unknown qid a single-turn conversation. Assessed rows in the version are kept.
+    """
+    parsed = parsers.parse_qrels(ctx.text(), file=ctx.name, progress=ctx.progress)
+    _raise_if(parsed.errors)
+    if not parsed.records:
+        raise ImportFailed([row_error(ctx.name, None, "no qrels lines found")])
+    version_name = str(ctx.options.get("version") or "original")
+    with transaction.atomic():
+        qids = {r[1] for r in parsed.records}
+        collection, turns, unknown = _resolve_qids(ctx, qids, kind="qrels file")
+        if unknown:
+            first: dict[str, int] = {}
+            for n, qid, _d, _g in parsed.records:
+                first.setdefault(qid, n)
+            _raise_if(
+                [
+                    row_error(ctx.name, first[q], f"unknown turn {q} in {collection.name} (import its topics first)")
+                    for q in sorted(unknown, key=first.__getitem__)
+                ]
+            )
+        version, created = QrelsVersion.objects.get_or_create(
+            collection=collection,
+            name=version_name,
+            defaults={"source_file": ctx.name, "created_by": ctx.user if getattr(ctx.user, "pk", None) else None},
+        )
+        old_turns = set(
+            Qrel.objects.filter(version=version, source=Qrel.Source.IMPORTED).values_list("turn_id", flat=True)
+        )
+        current = {
+            (t, p): g
+            for t, p, g in Qrel.objects.filter(version=version).values_list("turn_id", "passage_id", "grade")
+        }
+        assessed = set(
+            Qrel.objects.filter(version=version, source=Qrel.Source.ASSESSED).values_list("turn_id", "passage_id")
+        )
+        wanted = {(turns[q].pk, d): g for _n, q, d, g in parsed.records if (turns[q].pk, d) not in assessed}
+        imported_now = {k: v for k, v in current.items() if k not in assessed}
+        changed_turns: set[int] = set()
+        if imported_now != wanted:
+            changed_turns = {k[0] for k in set(imported_now.items()) ^ set(wanted.items())}
+            Qrel.objects.filter(version=version, source=Qrel.Source.IMPORTED).delete()
+            Qrel.objects.bulk_create(
+                [Qrel(version=version, turn_id=t, passage_id=p, grade=g) for (t, p), g in wanted.items()],
+                batch_size=CHUNK,
+            )
+            version.source_file = ctx.name
+            version.save(update_fields=["source_file", "updated_at"])
+            events.qrels_changed(version_id=version.pk, turn_ids=changed_turns | (old_turns - {t for t, _ in wanted}))
+    counts = {
+        "qrels": len(wanted),
+        "turns": len({t for t, _ in wanted}),
+        "duplicate_lines": parsed.counts.get("duplicate_lines", 0),
+        "kept_assessed": len(parsed.records) - len(wanted),
+        "turns_changed": len(changed_turns),
+        "version_created": int(created),
+    }
+    return Result(counts=counts, collection=collection, extra={"version_id": version.pk})
+
+
+def write_run(ctx: Context) -> Result:
+    """A TREC run, normalised (deduplicated, re-ranked); a run of the same name in the collection is replaced.
+
+    Unknown turn ids are reported as warnings and their lines skipped, or fail the import with ``strict``.
+    """
+    parsed = parsers.parse_run(ctx.text(), file=ctx.name, progress=ctx.progress)
+    _raise_if(parsed.errors)
+    data: parsers.RunData = parsed.records[0]
+    report: dict[str, Any] = dict(data.report)
+    name = str(ctx.options.get("name") or (report["tags"][0] if report["tags"] else Path(ctx.name).stem))[:200]
+    test_set = None
+    with transaction.atomic():
+        collection, turns, unknown = _resolve_qids(ctx, set(data.rankings), kind="run")
+        if ctx.options.get("test_set_id"):
+            test_set = TestSet.objects.filter(pk=int(ctx.options["test_set_id"]), collection=collection).first()
+            if test_set is None:
+                raise ImportFailed([row_error(ctx.name, None, "test set not found in this collection")])
+        unknown_sorted = sorted(unknown, key=data.first_line.__getitem__)
+        if unknown and ctx.flag("strict"):
+            _raise_if(
+                [row_error(ctx.name, data.first_line[q], f"unknown turn {q} in {collection.name}") for q in unknown_sorted]
+            )
+        skipped_lines = sum(len(data.rankings[q][0]) for q in unknown)
+        for q in unknown_sorted[:WARNINGS_KEPT]:
+            ctx.warnings.append(
+                row_error(ctx.name, data.first_line[q], f"unknown turn {q} in {collection.name}: its lines were skipped")
+            )
+        if report["duplicate_lines"]:
+            ctx.warnings.append(
+                row_error(ctx.name, None, f"{report['duplicate_lines']} duplicate (qid, docid) line(s); kept the best")
+            )
+        report.update(unknown_turns=unknown_sorted, skipped_documents=skipped_lines, name=name)
+        user = ctx.user if getattr(ctx.user, "pk", None) else None
+        run, created = Run.objects.get_or_create(
+            collection=collection,
+            name=name,
+            defaults={"source_file": ctx.name, "created_by": user, "test_set": test_set},
+        )
+        if not created:
+            RunTurn.objects.filter(run=run).delete()
+        run.source_file = ctx.name
+        run.import_report = report
+        if ctx.options.get("description"):
+            run.description = str(ctx.options["description"])
+        if test_set is not None:
+            run.test_set = test_set
+        run.save()
+        RunTurn.objects.bulk_create(
+            [
+                RunTurn(run=run, turn=turns[q], doc_ids=docs, scores=scores)
+                for q, (docs, scores) in data.rankings.items()
+                if q in turns
+            ],
+            batch_size=500,
+        )
+        events.run_imported(run_id=run.pk)
+    counts = {
+        "turns": len(data.rankings) - len(unknown),
+        "documents": report["documents"] - skipped_lines,
+        "duplicate_lines": report["duplicate_lines"],
+        "unknown_turns": len(unknown),
+        "replaced": int(not created),
+    }
+    return Result(counts=counts, collection=collection, extra={"run_id": run.pk})

@@ -1,0 +1,170 @@
+"""`manage.py load_demo`: the "CAsT 2020 demo" collection, demo accounts, and each feature's demo data.
+
+Idempotent: every step first checks whether its data is already there, so running it twice changes nothing.
+The files live in ``ecast/demo/`` (sources and licences: DATA_LICENSES.md).
+"""
+
+from __future__ import annotations
+
+import importlib
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth.models import Group, User
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from ecast.models import Collection, ImportJob, Paraphrase, Passage
+from ecast.permissions import ADMIN, ASSESSOR, RATER
+
+DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
+DEMO_COLLECTION = "CAsT 2020 demo"
+# (username, password, role): memorable on purpose; they are printed by `make run`. Never use them in production.
+DEMO_ACCOUNTS = [
+    ("admin", "demo-admin", ADMIN),
+    ("rater1", "demo-rater1", RATER),
+    ("rater2", "demo-rater2", RATER),
+    ("rater3", "demo-rater3", RATER),
+    ("assessor", "demo-assessor", ASSESSOR),
+]
+# Feature demo modules, loaded in this order when importable; each exposes an idempotent load(stdout=...).
+DEMO_MODULES = [
+    "ecast.generation.demo",
+    "judging.demo",
+    "judging.relevance_demo",
+    "evaluation.demo",
+    "evaluation.permutations_demo",
+    "evaluation.analyses_demo",
+]
+RUNS = [
+    ("decaf_exp1_81-83.run", "decaf-exp1", "DECAF exp1: T5 rewriter + BM25 (automatic topics), top 100"),
+    ("decaf_exp2_81-83.run", "decaf-exp2", "DECAF exp2: T5 rewriter + BM25 + dense re-ranker, top 100"),
+]
+
+
+@dataclass
+class Step:
+    """One demo import: skipped when ``present`` says its data is already loaded."""
+
+    kind: str
+    file: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def _passage_ids(path: Path) -> list[str]:
+    return [line.split("\t", 1)[0] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _present(step: Step, collection: Collection) -> bool:
+    from evaluation.models import QrelsVersion, Run
+
+    if step.kind == "cast_topics":
+        return collection.turns.exists()
+    if step.kind == "ecast_csv":
+        return Paraphrase.objects.filter(turn__collection=collection, origin=Paraphrase.Origin.IMPORTED).exists()
+    if step.kind == "passages_tsv":
+        ids = _passage_ids(DEMO_DIR / step.file)
+        return Passage.objects.filter(passage_id__in=ids).count() == len(set(ids))
+    if step.kind == "qrels":
+        return QrelsVersion.objects.filter(collection=collection, name=step.options["version"]).exists()
+    if step.kind == "run":
+        return Run.objects.filter(collection=collection, name=step.options["name"]).exists()
+    raise ValueError(f"unknown demo step {step.kind}")
+
+
+def demo_steps() -> list[Step]:
+    """The demo imports in dependency order (turns before paraphrases, qrels and runs)."""
+    steps = [
+        Step(
+            "cast_topics",
+            "2020_manual_evaluation_topics_v1.0_extended.json",
+            {"year": 2020},
+        ),
+        Step("ecast_csv", "ECAsT_81-83.csv"),
+        Step("passages_tsv", "passages_81-83.tsv"),
+        Step("qrels", "2020qrels_81-83.txt", {"version": "original"}),
+    ]
+    steps += [Step("run", file, {"name": name, "description": desc}) for file, name, desc in RUNS]
+    return steps
+
+
+def ensure_accounts() -> list[tuple[str, str, str, bool]]:
+    """Create the demo accounts that do not exist; never touch existing ones. Returns (user, pw, role, created)."""
+    result = []
+    for username, password, role in DEMO_ACCOUNTS:
+        group, _ = Group.objects.get_or_create(name=role)
+        user = User.objects.filter(username=username).first()
+        created = user is None
+        if user is None:
+            user = User(username=username, is_staff=role == ADMIN, is_superuser=role == ADMIN)
+            user.set_password(password)
+            user.save()
+        if not user.groups.filter(pk=group.pk).exists():
+            user.groups.add(group)
+        result.append((username, password, role, created))
+    return result
+
+
+class Command(BaseCommand):
+    help = "Load the CAsT 2020 demo collection (topics 81–83), demo accounts and every feature's demo data."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument(
+            "--strict", action="store_true", help="Fail when a feature's demo module fails (default: warn)."
+        )
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        from ecast.imports.services import import_file
+
+        admin_accounts = ensure_accounts()
+        admin = User.objects.get(username=DEMO_ACCOUNTS[0][0])
+        with transaction.atomic():
+            collection, created = Collection.objects.get_or_create(
+                name=DEMO_COLLECTION,
+                defaults={
+                    "year": 2020,
+                    "relevance_threshold": 2,
+                    "corpus_note": "CAsT 2020 passage ids (MS MARCO v1 MARCO_…, TREC CAR v2 CAR_…). Texts are "
+                    "included only for canonical responses and the crowd-annotated passages of topics 81–83.",
+                },
+            )
+        self.stdout.write(f"{'Created' if created else 'Found'} collection “{collection.name}”.")
+        for step in demo_steps():
+            if _present(step, collection):
+                self.stdout.write(f"  {step.kind:<13} {step.file}: already loaded")
+                continue
+            job: ImportJob = import_file(
+                kind=step.kind, path=DEMO_DIR / step.file, collection=collection, options=step.options, user=admin
+            )
+            if job.status != ImportJob.Status.SUCCEEDED:
+                errors = "\n".join(f"    {e.get('file')}:{e.get('line')}: {e.get('reason')}" for e in job.errors[:20])
+                raise CommandError(f"demo import of {step.file} ({step.kind}) failed:\n{errors}")
+            counts = ", ".join(f"{k} {v}" for k, v in (job.counts or {}).items())
+            self.stdout.write(f"  {step.kind:<13} {step.file}: imported ({counts})")
+        self._feature_demos(strict=opts["strict"])
+        self.stdout.write(self.style.SUCCESS("Demo data ready. Demo logins:"))
+        for username, password, role, was_created in admin_accounts:
+            note = "" if was_created else " (existing account, password unchanged)"
+            self.stdout.write(f"  {role:<9} {username:<10} password: {password}{note}")
+
+    def _feature_demos(self, *, strict: bool) -> None:
+        for name in DEMO_MODULES:
+            try:
+                try:
+                    module = importlib.import_module(name)
+                except ModuleNotFoundError as exc:
+                    # Only "this feature has no demo module" is silent; a broken import inside it is reported.
+                    if exc.name and name.startswith(exc.name):
+                        continue
+                    raise
+                if not hasattr(module, "load"):
+                    continue
+                self.stdout.write(f"Loading {name} …")
+                module.load(stdout=self.stdout)
+            except Exception as exc:
+                if strict:
+                    raise CommandError(f"{name}.load failed: {exc}") from exc
+                self.stderr.write(self.style.ERROR(f"{name}.load failed; continuing without it:"))
+                self.stderr.write(traceback.format_exc())

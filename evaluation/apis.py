@@ -1,0 +1,269 @@
+"""REST API for stored scores: leaderboard, per-turn scores, run upload, jobs, recompute, significance, stability.
+
+Admins (researchers) only; one APIView per operation with nested serializers.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ecast.models import Collection, TestSet
+from ecast.permissions import IsAdmin
+from evaluation import metrics, stats
+from evaluation import selectors as sel
+from evaluation import services as svc
+from evaluation.models import EvaluationJob, QrelsVersion, Run
+
+MEASURE_PARAM = OpenApiParameter("measure", str, description="ir_measures string, default nDCG@3")
+
+
+def _measure(request) -> str:
+    raw = (request.query_params.get("measure") or metrics.HEADLINE).strip()
+    try:
+        metrics.parse_measure(raw)
+    except metrics.MeasureError as exc:
+        raise serializers.ValidationError({"measure": str(exc)}) from exc
+    return raw
+
+
+class _JobSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    kind = serializers.CharField()
+    status = serializers.CharField()
+    done = serializers.IntegerField()
+    total = serializers.IntegerField()
+    error = serializers.CharField()
+    run = serializers.IntegerField(source="run_id", allow_null=True)
+
+
+class LeaderboardApi(APIView):
+    """Means per run under a qrels version, ranked by ``measure`` (polled by the leaderboard page)."""
+
+    permission_classes = [IsAuthenticated, IsAdmin]
+
+    class RowSerializer(serializers.Serializer):
+        run_id = serializers.IntegerField()
+        run = serializers.CharField()
+        test_set = serializers.CharField()
+        turns = serializers.IntegerField()
+        rank = serializers.IntegerField(allow_null=True)
+        headline = serializers.FloatField(allow_null=True)
+        stderr = serializers.FloatField()
+        means = serializers.DictField(child=serializers.FloatField(allow_null=True))
+
+    class OutputSerializer(serializers.Serializer):
+        collection = serializers.CharField()
+        version = serializers.DictField()
+        measure = serializers.CharField()
+        measures = serializers.ListField(child=serializers.CharField())
+        threshold = serializers.IntegerField()
+        missing_turns = serializers.CharField()
+        status = serializers.DictField()
+        rows = serializers.ListField(child=serializers.DictField())
+
+    @extend_schema(parameters=[MEASURE_PARAM], responses={200: OutputSerializer})
+    def get(self, request, pk: int):
+        from evaluation.views import leaderboard_data
+
+        version = get_object_or_404(QrelsVersion.objects.select_related("collection"), pk=pk)
+        data = leaderboard_data(version, _measure(request))
+        data["rows"] = [self.RowSerializer(r).data for r in data["rows"]]
+        return Response(self.OutputSerializer(data).data)
+
+
+class VersionStatusApi(APIView):
+    """A cheap fingerprint of a version's scores (count, last computed, snapshot id, pending turns, jobs)."""
+
+    permission_classes = [IsAuthenticated, IsAdmin]
+
+    class OutputSerializer(serializers.Serializer):
+        version = serializers.IntegerField()
+        scores = serializers.IntegerField()
+        last_computed = serializers.CharField(allow_null=True)
+        snapshot = serializers.IntegerField(allow_null=True)
+        pending_turns = serializers.IntegerField()
+        jobs = serializers.ListField(child=serializers.DictField())
+
+    @extend_schema(responses={200: OutputSerializer})
+    def get(self, request, pk: int):
+        version = get_object_or_404(QrelsVersion, pk=pk)
+        return Response(self.OutputSerializer(sel.status_for_version(version=version)).data)
+
+
+class RunScoresApi(APIView):
+    """Per-turn values of one run under a qrels version for a measure."""
+
+    permission_classes = [IsAuthenticated, IsAdmin]
+
+    class OutputSerializer(serializers.Serializer):
+        run = serializers.CharField()
+        version = serializers.CharField()
+        measure = serializers.CharField()
+        threshold = serializers.IntegerField()
+        mean = serializers.FloatField()
+        turns = serializers.DictField(child=serializers.FloatField())
+
+    @extend_schema(
+        parameters=[OpenApiParameter("version", int, required=True), MEASURE_PARAM],
+        responses={200: OutputSerializer},
+    )
+    def get(self, request, pk: int):
+        run = get_object_or_404(Run.objects.select_related("collection"), pk=pk)
+        vid = request.query_params.get("version", "")
+        if not vid.isdigit():
+            return Response({"detail": "version: required (a qrels version id)"}, status=status.HTTP_400_BAD_REQUEST)
+        version = get_object_or_404(QrelsVersion, pk=int(vid), collection_id=run.collection_id)
+        measure = _measure(request)
+        turns = sel.per_turn_scores(run=run, version=version, measure=measure)
+        out = {
+            "run": run.name,
+            "version": version.name,
+            "measure": measure,
+            "threshold": int(run.collection.relevance_threshold),
+            "mean": metrics.mean(turns),
+            "turns": turns,
+        }
+        return Response(self.OutputSerializer(out).data)
+
+
+class RunUploadApi(APIView):
+    """Upload a TREC run file (multipart); it is imported, then evaluated in the background."""
+
+    permission_classes = [IsAuthenticated, IsAdmin]
+    parser_classes = [MultiPartParser, FormParser]
+
+    class InputSerializer(serializers.Serializer):
+        collection = serializers.IntegerField()
+        file = serializers.FileField()
+        name = serializers.CharField(required=False, allow_blank=True)
+        test_set = serializers.IntegerField(required=False, allow_null=True)
+
+    class OutputSerializer(serializers.Serializer):
+        run = serializers.IntegerField()
+        name = serializers.CharField()
+        job = _JobSerializer()
+
+    @extend_schema(request={"multipart/form-data": InputSerializer}, responses={201: OutputSerializer})
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        d = data.validated_data
+        collection = get_object_or_404(Collection, pk=d["collection"])
+        test_set = get_object_or_404(TestSet, pk=d["test_set"]) if d.get("test_set") else None
+        try:
+            run, job = svc.run_upload(
+                collection=collection,
+                uploaded=d["file"],
+                name=d.get("name") or None,
+                test_set=test_set,
+                user=request.user,
+            )
+        except DjangoValidationError as exc:
+            return Response({"detail": "; ".join(exc.messages), "errors": exc.messages}, status=400)
+        job.refresh_from_db()
+        return Response(self.OutputSerializer({"run": run.pk, "name": run.name, "job": job}).data, status=201)
+
+
+class JobStatusApi(APIView):
+    """Progress of an evaluation job."""
+
+    permission_classes = [IsAuthenticated, IsAdmin]
+
+    @extend_schema(responses={200: _JobSerializer})
+    def get(self, request, pk: int):
+        return Response(_JobSerializer(get_object_or_404(EvaluationJob, pk=pk)).data)
+
+
+class RecomputeApi(APIView):
+    """Queue a full recompute of every run under every qrels version of a collection."""
+
+    permission_classes = [IsAuthenticated, IsAdmin]
+
+    @extend_schema(request=None, responses={202: _JobSerializer})
+    def post(self, request, pk: int):
+        collection = get_object_or_404(Collection, pk=pk)
+        job = svc.evaluation_job_create(collection=collection, kind=EvaluationJob.Kind.FULL, user=request.user)
+        job.refresh_from_db()
+        return Response(_JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+class SignificanceApi(APIView):
+    """Paired t-test and randomization test between two runs on per-turn scores."""
+
+    permission_classes = [IsAuthenticated, IsAdmin]
+
+    class InputSerializer(serializers.Serializer):
+        a = serializers.IntegerField()
+        b = serializers.IntegerField()
+        version = serializers.IntegerField()
+        measure = serializers.CharField(required=False, default=metrics.HEADLINE)
+        permutations = serializers.IntegerField(required=False, default=10_000, min_value=100, max_value=100_000)
+        seed = serializers.IntegerField(required=False, default=42)
+
+    class OutputSerializer(serializers.Serializer):
+        n = serializers.IntegerField()
+        mean_a = serializers.FloatField(allow_null=True)
+        mean_b = serializers.FloatField(allow_null=True)
+        mean_diff = serializers.FloatField(allow_null=True)
+        t_statistic = serializers.FloatField(allow_null=True)
+        t_pvalue = serializers.FloatField(allow_null=True)
+        randomization_pvalue = serializers.FloatField(allow_null=True)
+        permutations = serializers.IntegerField()
+        seed = serializers.IntegerField()
+
+    @extend_schema(parameters=[InputSerializer], responses={200: OutputSerializer})
+    def get(self, request):
+        data = self.InputSerializer(data=request.query_params)
+        data.is_valid(raise_exception=True)
+        d = data.validated_data
+        version = get_object_or_404(QrelsVersion, pk=d["version"])
+        a = get_object_or_404(Run, pk=d["a"], collection_id=version.collection_id)
+        b = get_object_or_404(Run, pk=d["b"], collection_id=version.collection_id)
+        try:
+            metrics.parse_measure(d["measure"])
+        except metrics.MeasureError as exc:
+            return Response({"detail": str(exc)}, status=400)
+        res = stats.paired_compare(
+            sel.per_turn_scores(run=a, version=version, measure=d["measure"]),
+            sel.per_turn_scores(run=b, version=version, measure=d["measure"]),
+            permutations=d["permutations"],
+            seed=d["seed"],
+        )
+        return Response(self.OutputSerializer(res.as_dict()).data)
+
+
+class StabilityApi(APIView):
+    """Kendall's tau between the system rankings of two qrels versions, and the swapped pairs."""
+
+    permission_classes = [IsAuthenticated, IsAdmin]
+
+    class InputSerializer(serializers.Serializer):
+        before = serializers.IntegerField()
+        after = serializers.IntegerField()
+        measure = serializers.CharField(required=False, default=metrics.HEADLINE)
+
+    class OutputSerializer(serializers.Serializer):
+        tau = serializers.FloatField(allow_null=True)
+        pvalue = serializers.FloatField(allow_null=True)
+        n = serializers.IntegerField()
+        swapped = serializers.ListField(child=serializers.DictField())
+        tied = serializers.ListField(child=serializers.ListField(child=serializers.CharField()))
+
+    @extend_schema(parameters=[InputSerializer], responses={200: OutputSerializer})
+    def get(self, request):
+        data = self.InputSerializer(data=request.query_params)
+        data.is_valid(raise_exception=True)
+        d = data.validated_data
+        before = get_object_or_404(QrelsVersion, pk=d["before"])
+        after = get_object_or_404(QrelsVersion, pk=d["after"], collection_id=before.collection_id)
+        names = dict(Run.objects.filter(collection_id=before.collection_id).values_list("pk", "name"))
+        mb = {names[r]: v[d["measure"]] for r, v in sel.score_means(version=before, measures=[d["measure"]]).items()}
+        ma = {names[r]: v[d["measure"]] for r, v in sel.score_means(version=after, measures=[d["measure"]]).items()}
+        return Response(self.OutputSerializer(stats.kendall_tau(mb, ma)).data)

@@ -1,0 +1,30 @@
+"""Demo scores: evaluate every run of the "CAsT 2020 demo" collection under each of its qrels versions."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, TextIO
+
+DEMO_COLLECTION = "CAsT 2020 demo"
+
+
+def load(stdout: TextIO | Any = None) -> None:
+    """Idempotent: (re)compute stored scores and take a leaderboard snapshot when none exists yet."""
+    from ecast.models import Collection
+    from evaluation import services
+    from evaluation.models import LeaderboardSnapshot, QrelsVersion, Run, Score
+
+    out = stdout or sys.stdout
+    collection = Collection.objects.filter(name=DEMO_COLLECTION).first()
+    if collection is None:
+        out.write(f"evaluation demo: no collection {DEMO_COLLECTION!r}; skipped\n")
+        return
+    runs = Run.objects.filter(collection=collection).count()
+    for version in QrelsVersion.objects.filter(collection=collection).select_related("collection"):
+        expected = runs * version.qrels.values("turn_id").distinct().count() * len(services.MEASURES)
+        have = Score.objects.filter(version=version).count()
+        if have == expected and LeaderboardSnapshot.objects.filter(version=version).exists():
+            out.write(f"evaluation demo: scores for {version.name!r} already present\n")
+            continue
+        written = services.scores_compute_for_version(version=version)
+        out.write(f"evaluation demo: {written} scores for {runs} run(s) under {version.name!r}\n")

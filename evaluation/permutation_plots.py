@@ -1,0 +1,65 @@
+"""Server-side SVG figures of a permutation experiment (matplotlib Agg): Faggioli et al. Fig. 1 and Fig. 2."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def _svg(fig: Any) -> str:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight")
+    plt.close(fig)
+    text = buf.getvalue()
+    return text[text.index("<svg") :]  # drop the XML prolog and doctype so it can be inlined
+
+
+def distribution_svg(records: list[dict], measure: str) -> str:
+    """Fig. 1: per conversation, box plot of per-permutation mean scores; the original order is a yellow diamond."""
+    topics = sorted({r["topic"] for r in records}, key=lambda t: (len(str(t)), str(t)))
+    data = [[r["score"] for r in records if r["topic"] == t] for t in topics]
+    orig = [next((r["score"] for r in records if r["topic"] == t and r["is_original"]), None) for t in topics]
+    fig, ax = plt.subplots(figsize=(max(6, 0.45 * len(topics) + 2), 3.6))
+    ax.boxplot(data, showfliers=True, widths=0.6)
+    xs = [i + 1 for i, v in enumerate(orig) if v is not None]
+    ax.scatter(xs, [v for v in orig if v is not None], marker="D", s=40, color="#f2c200", edgecolor="black",
+               zorder=3, label="original order")  # fmt: skip
+    ax.set_xticks(range(1, len(topics) + 1), [str(t) for t in topics], rotation=90, fontsize=8)
+    ax.set_xlabel("conversation")
+    ax.set_ylabel(f"mean {measure} over systems")
+    ax.legend(loc="upper right", fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    return _svg(fig)
+
+
+def win_fractions_svg(wins: dict[str, dict[str, dict[str, float]]], topics: list[str]) -> str:
+    """Fig. 2: per conversation, heatmap of how often the row system beats the column system."""
+    topics = [t for t in topics if t in wins]
+    if not topics:
+        return ""
+    cols = min(4, len(topics))
+    rows = (len(topics) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(3.1 * cols, 3.0 * rows), squeeze=False)
+    image = None
+    for ax, t in zip(axes.flat, topics, strict=False):
+        systems = list(wins[t].keys())
+        mat = [[wins[t][a][b] for b in systems] for a in systems]
+        image = ax.imshow(mat, vmin=0, vmax=1, cmap="viridis")
+        ax.set_title(f"conversation {t}", fontsize=9)
+        ax.set_xticks(range(len(systems)), systems, rotation=90, fontsize=7)
+        ax.set_yticks(range(len(systems)), systems, fontsize=7)
+        for i, row in enumerate(mat):
+            for j, v in enumerate(row):
+                if i != j:
+                    ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6,
+                            color="white" if v < 0.6 else "black")  # fmt: skip
+    for ax in list(axes.flat)[len(topics) :]:
+        ax.axis("off")
+    if image is not None:
+        fig.colorbar(image, ax=axes, shrink=0.6, label="fraction of permutations row > column")
+    return _svg(fig)

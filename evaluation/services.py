@@ -1,0 +1,379 @@
+"""Writes for evaluation: stored scores (full, per run, per changed turn), history snapshots, jobs, run uploads.
+
+Scores are written delete-then-bulk-insert per (run set × version [× turns]) so a full recompute is a handful of
+statements per run, and a judgment touching one turn rewrites only that turn's rows for every run.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Avg, Count
+from django.utils import timezone
+
+from ecast.models import Collection, TestSet, Turn
+from evaluation import metrics
+from evaluation.models import DirtyTurn, EvaluationJob, LeaderboardSnapshot, Qrel, QrelsVersion, Run, RunTurn, Score
+from evaluation.selectors import _ranking_scores, qrels_dict
+
+log = logging.getLogger(__name__)
+
+MEASURES: list[str] = list(metrics.DEFAULT_MEASURES)
+BATCH = 5000
+
+
+def recompute_delay_s() -> float:
+    """Debounce window for the live recompute (settings or env ECAST_RECOMPUTE_DELAY_S, default 2 s)."""
+    return float(getattr(settings, "ECAST_RECOMPUTE_DELAY_S", os.environ.get("ECAST_RECOMPUTE_DELAY_S", 2.0)))
+
+
+def _turn_pks(collection_id: int) -> dict[str, int]:
+    return dict(Turn.objects.filter(collection_id=collection_id).values_list("turn_id", "pk"))
+
+
+def _rankings(run_ids: Sequence[int], turn_pks: Iterable[int] | None) -> dict[int, dict[str, dict[str, float]]]:
+    """{run_id: {turn_id: {doc: score}}} for several runs in one query."""
+    rows = RunTurn.objects.filter(run_id__in=list(run_ids))
+    if turn_pks is not None:
+        rows = rows.filter(turn_id__in=list(turn_pks))
+    out: dict[int, dict[str, dict[str, float]]] = defaultdict(dict)
+    for run_id, tid, doc_ids, scores in rows.values_list("run_id", "turn__turn_id", "doc_ids", "scores").iterator(
+        chunk_size=500
+    ):
+        out[run_id][tid] = _ranking_scores(list(doc_ids or []), list(scores or []))
+    return out
+
+
+def _compute_version(
+    *,
+    version: QrelsVersion,
+    run_ids: Sequence[int],
+    turn_pks: Sequence[int] | None = None,
+    measures: Sequence[str] = MEASURES,
+    progress: Callable[[int], None] | None = None,
+) -> int:
+    """Evaluate ``run_ids`` under ``version`` (optionally only some turns) and replace their stored scores."""
+    collection = version.collection
+    threshold = int(collection.relevance_threshold)
+    qrels = qrels_dict(version=version, turn_ids=turn_pks)
+    pk_of = _turn_pks(collection.pk)
+    evaluator = metrics.make_evaluator(qrels, list(measures), rel_threshold=threshold)
+    judged_pks = [pk_of[q] for q in qrels if q in pk_of]
+    written = 0
+    # Per run for a full recompute (bounded memory); all runs at once when only a few turns changed.
+    chunks: list[list[int]] = [[r] for r in run_ids] if turn_pks is None else [list(run_ids)]
+    for chunk in chunks:
+        rankings = _rankings(chunk, judged_pks if turn_pks is not None else None)
+        rows: list[Score] = []
+        for run_id in chunk:
+            per_measure = evaluator(rankings.get(run_id, {}))
+            for measure, values in per_measure.items():
+                for qid, value in values.items():
+                    tpk = pk_of.get(qid)
+                    if tpk is not None:
+                        rows.append(
+                            Score(
+                                run_id=run_id,
+                                turn_id=tpk,
+                                version=version,
+                                measure=measure,
+                                value=value,
+                                threshold=threshold,
+                            )
+                        )
+        with transaction.atomic():
+            stale = Score.objects.filter(version=version, run_id__in=chunk)
+            if turn_pks is not None:
+                stale = stale.filter(turn_id__in=list(turn_pks))
+            stale.delete()
+            Score.objects.bulk_create(rows, batch_size=BATCH)
+        written += len(rows)
+        if progress:
+            progress(len(chunk))
+    return written
+
+
+def scores_compute_for_run(*, run: Run, measures: Sequence[str] = MEASURES) -> int:
+    """Evaluate one run under every qrels version of its collection; returns rows written."""
+    return sum(
+        _compute_version(version=v, run_ids=[run.pk], measures=measures)
+        for v in QrelsVersion.objects.filter(collection_id=run.collection_id).select_related("collection")
+    )
+
+
+def scores_compute_for_version(
+    *, version: QrelsVersion, measures: Sequence[str] = MEASURES, progress: Callable[[int], None] | None = None
+) -> int:
+    """Evaluate every run of the version's collection under it (full recompute of one version)."""
+    run_ids = list(Run.objects.filter(collection_id=version.collection_id).values_list("pk", flat=True))
+    written = _compute_version(version=version, run_ids=run_ids, measures=measures, progress=progress)
+    leaderboard_snapshot_create(version=version, trigger="full recompute")
+    return written
+
+
+def scores_recompute_turns(
+    *, version: QrelsVersion, turn_pks: Sequence[int], measures: Sequence[str] = MEASURES
+) -> int:
+    """Rewrite the scores of the given turns for every run (turns no longer judged lose their rows)."""
+    run_ids = list(Run.objects.filter(collection_id=version.collection_id).values_list("pk", flat=True))
+    return _compute_version(version=version, run_ids=run_ids, turn_pks=list(turn_pks), measures=measures)
+
+
+def version_needs_full_compute(*, version: QrelsVersion) -> bool:
+    """True when runs exist but none has a score under this version (e.g. a freshly derived copy)."""
+    has_runs = Run.objects.filter(collection_id=version.collection_id).exists()
+    return has_runs and not Score.objects.filter(version=version).exists()
+
+
+def leaderboard_snapshot_create(
+    *, version: QrelsVersion, trigger: str = "", measure: str = metrics.HEADLINE
+) -> LeaderboardSnapshot:
+    """Store the current means and ranks of every run under ``version`` for the history page."""
+    threshold = int(version.collection.relevance_threshold)
+    rows = (
+        Score.objects.filter(version=version, measure=measure)
+        .values("run_id", "run__name")
+        .annotate(mean=Avg("value"), n=Count("id"))
+    )
+    ordered = sorted(rows, key=lambda r: (-(r["mean"] or 0.0), r["run__name"]))
+    entries: list[dict[str, Any]] = []
+    for i, r in enumerate(ordered):
+        # Competition ranking: equal means share the better rank.
+        rank = entries[-1]["rank"] if entries and abs(entries[-1]["mean"] - (r["mean"] or 0.0)) < 1e-12 else i + 1
+        entries.append({"run_id": r["run_id"], "run": r["run__name"], "mean": float(r["mean"] or 0.0), "rank": rank})
+    qrels = Qrel.objects.filter(version=version)
+    snap = LeaderboardSnapshot(
+        version=version,
+        measure=measure,
+        threshold=threshold,
+        judged_turns=qrels.values("turn_id").distinct().count(),
+        qrels_count=qrels.count(),
+        entries=entries,
+        trigger=trigger[:200],
+    )
+    snap.full_clean()
+    snap.save()
+    return snap
+
+
+# --- jobs ---------------------------------------------------------------------------------------------------
+
+
+def _enqueue(job: EvaluationJob) -> None:
+    from evaluation.score_tasks import evaluation_job_run_task
+
+    transaction.on_commit(lambda: evaluation_job_run_task.delay(job.pk))
+
+
+@transaction.atomic
+def evaluation_job_create(
+    *, collection: Collection, kind: str, run: Run | None = None, user: Any = None, start: bool = True
+) -> EvaluationJob:
+    """Create an evaluation job (a run under all versions, or a full recompute) and queue it for the worker."""
+    if kind not in (EvaluationJob.Kind.RUN, EvaluationJob.Kind.FULL):
+        raise ValidationError(f"kind: must be 'run' or 'full', got {kind!r}")
+    if kind == EvaluationJob.Kind.RUN:
+        if run is None:
+            raise ValidationError("run: required for a run evaluation")
+        if run.collection_id != collection.pk:
+            raise ValidationError(f"run: {run.name!r} belongs to another collection")
+        pending = EvaluationJob.objects.filter(
+            run=run, kind=kind, status__in=[EvaluationJob.Status.PENDING, EvaluationJob.Status.RUNNING]
+        ).first()
+        if pending is not None:
+            return pending  # upload + run_created event both ask for it; one job is enough
+    versions = QrelsVersion.objects.filter(collection=collection).count()
+    runs = 1 if kind == EvaluationJob.Kind.RUN else Run.objects.filter(collection=collection).count()
+    job = EvaluationJob(
+        collection=collection,
+        kind=kind,
+        run=run,
+        total=versions * runs if kind == EvaluationJob.Kind.FULL else versions,
+        created_by=user if getattr(user, "is_authenticated", False) else None,
+    )
+    job.full_clean()
+    job.save()
+    if start:
+        _enqueue(job)
+    return job
+
+
+def _progress(job: EvaluationJob) -> Callable[[int], None]:
+    def step(n: int) -> None:
+        job.done += n
+        EvaluationJob.objects.filter(pk=job.pk).update(done=job.done)
+
+    return step
+
+
+def evaluation_job_execute(*, job_id: int) -> EvaluationJob:
+    """Run a job to completion, recording progress; failures are stored on the job, not raised."""
+    job = EvaluationJob.objects.select_related("collection", "run").get(pk=job_id)
+    if job.status == EvaluationJob.Status.DONE:
+        return job
+    EvaluationJob.objects.filter(pk=job.pk).update(status=EvaluationJob.Status.RUNNING, done=0)
+    job.done = 0
+    step = _progress(job)
+    try:
+        versions = list(QrelsVersion.objects.filter(collection=job.collection).select_related("collection"))
+        if job.kind == EvaluationJob.Kind.RUN and job.run is not None:
+            for v in versions:
+                _compute_version(version=v, run_ids=[job.run.pk])
+                leaderboard_snapshot_create(version=v, trigger=f"run {job.run.name} evaluated")
+                step(1)
+        elif job.kind == EvaluationJob.Kind.FULL:
+            run_ids = list(Run.objects.filter(collection=job.collection).values_list("pk", flat=True))
+            EvaluationJob.objects.filter(pk=job.pk).update(total=len(versions) * len(run_ids))
+            for v in versions:
+                _compute_version(version=v, run_ids=run_ids, progress=step)
+                leaderboard_snapshot_create(version=v, trigger="full recompute")
+        status, error = EvaluationJob.Status.DONE, ""
+    except Exception as exc:  # noqa: BLE001 - the job page shows what went wrong
+        log.exception("evaluation job %s failed", job.pk)
+        status, error = EvaluationJob.Status.FAILED, f"{type(exc).__name__}: {exc}"
+    EvaluationJob.objects.filter(pk=job.pk).update(status=status, error=error, finished_at=timezone.now())
+    job.refresh_from_db()
+    return job
+
+
+# --- live recompute (debounced) -----------------------------------------------------------------------------
+
+
+def _debounce_key(version_id: int) -> str:
+    return f"ecast:evaluation:recompute-scheduled:{version_id}"
+
+
+def dirty_turns_mark(*, version_id: int, turn_ids: Iterable[int]) -> bool:
+    """Remember changed turns and schedule one drain after the debounce window; True if a task was scheduled."""
+    from evaluation.score_tasks import dirty_turns_drain_task
+
+    pks = sorted(set(int(t) for t in turn_ids))
+    if not QrelsVersion.objects.filter(pk=version_id).exists():
+        return False
+    DirtyTurn.objects.bulk_create([DirtyTurn(version_id=version_id, turn_id=t) for t in pks], ignore_conflicts=True)
+    delay = recompute_delay_s()
+    # cache.add is atomic: of a burst of judgments only the first schedules the task. The key expires on its own
+    # if a worker dies mid-way, so the next judgment schedules a fresh drain.
+    if cache.add(_debounce_key(version_id), "1", timeout=int(delay) + 120):
+        dirty_turns_drain_task.apply_async((version_id,), countdown=delay)
+        return True
+    return False
+
+
+def version_schedule_initial(*, version_id: int) -> bool:
+    """Schedule the first scoring of a new version (an empty drain of an unscored version is a full compute)."""
+    version = QrelsVersion.objects.filter(pk=version_id).first()
+    if version is None or not version_needs_full_compute(version=version):
+        return False
+    return dirty_turns_mark(version_id=version_id, turn_ids=())
+
+
+def dirty_turns_drain(*, version_id: int) -> EvaluationJob | None:
+    """Recompute every turn marked dirty for the version, for every run; one job record per drain."""
+    cache.delete(_debounce_key(version_id))
+    version = QrelsVersion.objects.select_related("collection").filter(pk=version_id).first()
+    if version is None:
+        return None
+    with transaction.atomic():
+        rows = list(DirtyTurn.objects.select_for_update().filter(version=version).values_list("pk", "turn_id"))
+        DirtyTurn.objects.filter(pk__in=[pk for pk, _ in rows]).delete()
+    full = version_needs_full_compute(version=version)
+    if not rows and not full:
+        return None
+    turn_pks = sorted({t for _, t in rows})
+    job = EvaluationJob.objects.create(
+        collection=version.collection,
+        kind=EvaluationJob.Kind.TURNS,
+        version=version,
+        turn_ids=turn_pks,
+        status=EvaluationJob.Status.RUNNING,
+        total=1,
+    )
+    try:
+        if full:
+            run_ids = list(Run.objects.filter(collection_id=version.collection_id).values_list("pk", flat=True))
+            _compute_version(version=version, run_ids=run_ids)
+        else:
+            scores_recompute_turns(version=version, turn_pks=turn_pks)
+        leaderboard_snapshot_create(version=version, trigger=f"{len(turn_pks)} turn(s) re-judged")
+        job.status, job.done = EvaluationJob.Status.DONE, 1
+    except Exception as exc:  # noqa: BLE001
+        log.exception("recompute of version %s failed", version_id)
+        job.status, job.error = EvaluationJob.Status.FAILED, f"{type(exc).__name__}: {exc}"
+    job.finished_at = timezone.now()
+    job.save(update_fields=["status", "done", "error", "finished_at"])
+    return job
+
+
+# --- runs from outside --------------------------------------------------------------------------------------
+
+
+def _importer() -> tuple[Callable[..., Run], type[Exception]]:
+    """The imports helper's run importer and its error type (imported lazily: ecast.imports owns them)."""
+    from ecast.imports.errors import ImportFailed
+    from ecast.imports.services import run_import
+
+    return run_import, ImportFailed
+
+
+def run_upload(
+    *,
+    collection: Collection,
+    uploaded: Any,
+    name: str | None = None,
+    test_set: TestSet | None = None,
+    user: Any = None,
+    link_hook: Callable[[Run], None] | None = None,
+) -> tuple[Run, EvaluationJob]:
+    """Import an uploaded TREC run via the importer and start its evaluation in the background.
+
+    ``link_hook`` lets another feature (permutations) attach the new run to its own objects.
+    Raises ``ValidationError`` with the importer's file/line/reason messages on bad input.
+    """
+    run_import, ImportFailed = _importer()
+    if test_set is not None and test_set.collection_id != collection.pk:
+        raise ValidationError(f"test_set: {test_set.name!r} belongs to another collection")
+    suffix = Path(getattr(uploaded, "name", "run.txt")).name
+    with tempfile.TemporaryDirectory(prefix="ecast-run-") as tmp:
+        path = Path(tmp) / suffix
+        with path.open("wb") as fh:
+            for chunk in uploaded.chunks() if hasattr(uploaded, "chunks") else [uploaded.read()]:
+                fh.write(chunk)
+        try:
+            run = run_import(collection=collection, path=path, name=name or None, user=user, test_set=test_set)
+        except ImportFailed as exc:
+            messages = [
+                f"{e.get('file', suffix)}:{e.get('line', '?')}: {e.get('reason', e)}" if isinstance(e, dict) else str(e)
+                for e in getattr(exc, "errors", [])
+            ] or [str(exc)]
+            raise ValidationError(messages) from exc
+    if link_hook is not None:
+        link_hook(run)
+    # The importer's run_created event may already have queued (or, with eager tasks, finished) the evaluation.
+    job = EvaluationJob.objects.filter(run=run, kind=EvaluationJob.Kind.RUN).order_by("-id").first()
+    if job is None:
+        job = evaluation_job_create(collection=collection, kind=EvaluationJob.Kind.RUN, run=run, user=user)
+    return run, job
+
+
+@transaction.atomic
+def run_update(*, run: Run, test_set: TestSet | None, description: str | None = None) -> Run:
+    """Link a run to a paraphrase test set (or unlink it) and edit its description."""
+    if test_set is not None and test_set.collection_id != run.collection_id:
+        raise ValidationError(f"test_set: {test_set.name!r} belongs to another collection")
+    run.test_set = test_set
+    if description is not None:
+        run.description = description
+    run.full_clean()
+    run.save(update_fields=["test_set", "description"])
+    return run

@@ -1,0 +1,414 @@
+"""Pages: leaderboard (live), runs (upload, per-turn scores, test-set link), run comparison, version history."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from ecast.models import Collection, TestSet
+from ecast.permissions import admin_required
+from evaluation import metrics, stats
+from evaluation import selectors as sel
+from evaluation import services as svc
+from evaluation.models import EvaluationJob, QrelsVersion, Run
+from evaluation.score_plots import bars_svg, deltas_svg, history_svg
+
+SHOWN = ["nDCG@3", "nDCG@10", "AP", "R@1000", "Bpref", "infAP", "RR", "P@3", "Judged@3"]
+
+
+def pick_version(request: HttpRequest) -> tuple[Collection | None, QrelsVersion | None]:
+    """The collection and qrels version a page is about: from ?version= or ?collection=, else the first one."""
+    vid = request.GET.get("version") or request.POST.get("version")
+    if vid and str(vid).isdigit():
+        version = QrelsVersion.objects.select_related("collection").filter(pk=int(vid)).first()
+        if version is None:
+            raise Http404("no such qrels version")
+        return version.collection, version
+    cid = request.GET.get("collection") or request.POST.get("collection")
+    collection = None
+    if cid and str(cid).isdigit():
+        collection = get_object_or_404(Collection, pk=int(cid))
+    else:
+        collection = Collection.objects.filter(qrels_versions__isnull=False).order_by("name").first()
+    if collection is None:
+        return None, None
+    version = (
+        QrelsVersion.objects.select_related("collection")
+        .filter(collection=collection)
+        .order_by("created_at", "id")
+        .first()
+    )
+    return collection, version
+
+
+def _measure(request: HttpRequest, default: str = metrics.HEADLINE) -> str:
+    raw = (request.GET.get("measure") or default).strip()
+    try:
+        metrics.parse_measure(raw)
+    except metrics.MeasureError as exc:
+        raise Http404(str(exc)) from exc
+    return raw
+
+
+def _csv_response(filename: str, header: list[str], rows: list[list[Any]], preamble: list[str]) -> HttpResponse:
+    buf = io.StringIO()
+    for line in preamble:
+        buf.write(f"# {line}\n")
+    writer = csv.writer(buf)
+    writer.writerow(header)
+    writer.writerows(rows)
+    resp = HttpResponse(buf.getvalue(), content_type="text/csv; charset=utf-8")
+    resp["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return resp
+
+
+def leaderboard_data(version: QrelsVersion, measure: str) -> dict[str, Any]:
+    """Everything the leaderboard shows, as JSON-ready data (page, JSON download and the polling endpoint)."""
+    rows = sel.leaderboard(version=version, measures=SHOWN, sort_by=measure)
+    return {
+        "collection": version.collection.name,
+        "version": {"id": version.pk, "name": version.name},
+        "measure": measure,
+        "measures": list(dict.fromkeys([measure, *SHOWN])),
+        "threshold": int(version.collection.relevance_threshold),
+        "missing_turns": "judged turns a run did not rank score 0 (trec_eval -c)",
+        "status": sel.status_for_version(version=version),
+        "rows": rows,
+    }
+
+
+def _leaderboard_svg(data: dict[str, Any]) -> str:
+    evaluated = [r for r in data["rows"] if r["headline"] is not None]
+    return bars_svg(
+        [r["run"] for r in evaluated],
+        [r["headline"] for r in evaluated],
+        [r["stderr"] for r in evaluated],
+        ylabel=f"mean {data['measure']} ± s.e. ({data['version']['name']})",
+    )
+
+
+@admin_required
+def leaderboard(request: HttpRequest) -> HttpResponse:
+    collection, version = pick_version(request)
+    measure = _measure(request)
+    data = leaderboard_data(version, measure) if version else None
+    return render(
+        request,
+        "evaluation/leaderboard.html",
+        {
+            "collection": collection,
+            "version": version,
+            "collections": Collection.objects.order_by("name"),
+            "versions": QrelsVersion.objects.filter(collection=collection) if collection else [],
+            "measure": measure,
+            "measure_choices": metrics.DEFAULT_MEASURES,
+            "data": data,
+            "rows": [(r, [r["means"].get(m) for m in data["measures"]]) for r in data["rows"]] if data else [],
+            "plot": _leaderboard_svg(data) if data else "",
+            "jobs": sel.job_list(collection_id=collection.pk, limit=8) if collection else [],
+        },
+    )
+
+
+@admin_required
+def leaderboard_plot(request: HttpRequest, pk: int) -> HttpResponse:
+    version = get_object_or_404(QrelsVersion.objects.select_related("collection"), pk=pk)
+    return HttpResponse(_leaderboard_svg(leaderboard_data(version, _measure(request))), content_type="image/svg+xml")
+
+
+@admin_required
+def leaderboard_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
+    version = get_object_or_404(QrelsVersion.objects.select_related("collection"), pk=pk)
+    data = leaderboard_data(version, _measure(request))
+    if fmt == "json":
+        resp = JsonResponse(data, json_dumps_params={"indent": 1})
+        resp["Content-Disposition"] = f'attachment; filename="leaderboard-{version.pk}.json"'
+        return resp
+    header = ["rank", "run", "test_set", "turns", *data["measures"], f"stderr_{data['measure']}"]
+    rows = [
+        [r["rank"], r["run"], r["test_set"], r["turns"], *[r["means"].get(m) for m in data["measures"]], r["stderr"]]
+        for r in data["rows"]
+    ]
+    return _csv_response(
+        f"leaderboard-{version.pk}.csv",
+        header,
+        rows,
+        [
+            f"collection={data['collection']}",
+            f"qrels_version={version.name}",
+            f"relevance_threshold={data['threshold']}",
+            "measures are ir_measures strings; binary ones use the threshold",
+            data["missing_turns"],
+        ],
+    )
+
+
+@admin_required
+@require_POST
+def recompute(request: HttpRequest) -> HttpResponse:
+    collection = get_object_or_404(Collection, pk=request.POST.get("collection") or 0)
+    job = svc.evaluation_job_create(collection=collection, kind=EvaluationJob.Kind.FULL, user=request.user)
+    messages.success(request, f"Full recompute queued (job {job.pk}); the leaderboard updates when it finishes.")
+    return redirect(f"{reverse('evaluation-leaderboard')}?collection={collection.pk}")
+
+
+# --- runs ---------------------------------------------------------------------------------------------------
+
+
+class RunUploadForm(forms.Form):
+    collection = forms.ModelChoiceField(queryset=Collection.objects.order_by("name"))
+    file = forms.FileField(help_text="TREC run: qid Q0 docid rank score tag (gzip accepted if the importer does)")
+    name = forms.CharField(max_length=200, required=False, help_text="Run name; defaults to the run tag")
+    test_set = forms.ModelChoiceField(queryset=TestSet.objects.select_related("collection"), required=False)
+
+
+@admin_required
+def run_list(request: HttpRequest) -> HttpResponse:
+    form = RunUploadForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        d = form.cleaned_data
+        try:
+            run, job = svc.run_upload(
+                collection=d["collection"],
+                uploaded=d["file"],
+                name=d["name"] or None,
+                test_set=d["test_set"],
+                user=request.user,
+            )
+        except ValidationError as exc:
+            for msg in exc.messages[:20]:
+                form.add_error("file", msg)
+        else:
+            messages.success(request, f"Run “{run.name}” imported; evaluation job {job.pk} started.")
+            return redirect("evaluation-run", pk=run.pk)
+    collection_id = request.GET.get("collection")
+    runs = Run.objects.select_related("collection", "test_set").order_by("collection__name", "name")
+    if collection_id and collection_id.isdigit():
+        runs = runs.filter(collection_id=int(collection_id))
+    return render(
+        request,
+        "evaluation/runs.html",
+        {"form": form, "runs": runs[:500], "jobs": sel.job_list(limit=15), "collections": Collection.objects.all()},
+    )
+
+
+class RunLinkForm(forms.Form):
+    test_set = forms.ModelChoiceField(queryset=TestSet.objects.none(), required=False)
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
+
+
+@admin_required
+def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    run = get_object_or_404(Run.objects.select_related("collection", "test_set"), pk=pk)
+    form = RunLinkForm(request.POST or None, initial={"test_set": run.test_set, "description": run.description})
+    form.fields["test_set"].queryset = TestSet.objects.filter(collection=run.collection)  # type: ignore[attr-defined]
+    if request.method == "POST" and form.is_valid():
+        try:
+            svc.run_update(
+                run=run, test_set=form.cleaned_data["test_set"], description=form.cleaned_data["description"]
+            )
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            messages.success(request, "Run updated.")
+            return redirect("evaluation-run", pk=run.pk)
+    versions = list(QrelsVersion.objects.filter(collection=run.collection).order_by("created_at", "id"))
+    vid = request.GET.get("version")
+    version = next((v for v in versions if str(v.pk) == vid), versions[0] if versions else None)
+    measure = _measure(request)
+    per_turn = sel.per_turn_scores(run=run, version=version, measure=measure) if version else {}
+    other = next((v for v in versions if str(v.pk) == request.GET.get("against")), None)
+    delta_plot = ""
+    if other is not None and version is not None:
+        theirs = sel.per_turn_scores(run=run, version=other, measure=measure)
+        common = sorted(set(per_turn) & set(theirs))
+        delta_plot = deltas_svg(
+            common, [theirs[t] - per_turn[t] for t in common], ylabel=f"{measure}: {other.name} − {version.name}"
+        )
+    topics: dict[str, list[float]] = {}
+    for tid, value in per_turn.items():
+        topics.setdefault(tid.split("_")[0], []).append(value)
+    return render(
+        request,
+        "evaluation/run_detail.html",
+        {
+            "run": run,
+            "form": form,
+            "versions": versions,
+            "version": version,
+            "other": other,
+            "measure": measure,
+            "measure_choices": metrics.DEFAULT_MEASURES,
+            "per_turn": sorted(per_turn.items(), key=lambda kv: _turn_key(kv[0])),
+            "topics": sorted(((t, sum(v) / len(v), len(v)) for t, v in topics.items()), key=_tkey),
+            "mean": metrics.mean(per_turn),
+            "delta_plot": delta_plot,
+            "jobs": EvaluationJob.objects.filter(run=run).order_by("-created_at")[:5],
+            "threshold": run.collection.relevance_threshold,
+        },
+    )
+
+
+def _turn_key(turn_id: str) -> tuple:
+    head, _, tail = turn_id.partition("_")
+    return (int(head) if head.isdigit() else 0, head, int(tail) if tail.isdigit() else 0, tail)
+
+
+def _tkey(row: tuple) -> tuple:
+    return _turn_key(str(row[0]))
+
+
+@admin_required
+def run_scores_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
+    run = get_object_or_404(Run.objects.select_related("collection"), pk=pk)
+    from evaluation.models import Score
+
+    rows = list(
+        Score.objects.filter(run=run)
+        .order_by("version_id", "turn__turn_id", "measure")
+        .values_list("version__name", "turn__turn_id", "measure", "value", "threshold")
+    )
+    if fmt == "json":
+        payload = [{"version": v, "turn": t, "measure": m, "value": x, "threshold": th} for v, t, m, x, th in rows]
+        return JsonResponse({"run": run.name, "collection": run.collection.name, "scores": payload})
+    return _csv_response(
+        f"{run.name}-scores.csv",
+        ["qrels_version", "turn_id", "measure", "value", "relevance_threshold"],
+        [list(r) for r in rows],
+        [f"run={run.name}", f"collection={run.collection.name}", "judged turns not ranked score 0 (trec_eval -c)"],
+    )
+
+
+# --- comparison and history -------------------------------------------------------------------------------
+
+
+@admin_required
+def compare(request: HttpRequest) -> HttpResponse:
+    collection, version = pick_version(request)
+    measure = _measure(request)
+    runs = list(Run.objects.filter(collection=collection).order_by("name")) if collection else []
+    a = next((r for r in runs if str(r.pk) == request.GET.get("a")), None)
+    b = next((r for r in runs if str(r.pk) == request.GET.get("b")), None)
+    result = plot = None
+    if a and b and version:
+        sa = sel.per_turn_scores(run=a, version=version, measure=measure)
+        sb = sel.per_turn_scores(run=b, version=version, measure=measure)
+        result = stats.paired_compare(sa, sb).as_dict()
+        common = sorted(set(sa) & set(sb))
+        plot = deltas_svg(common, [sa[t] - sb[t] for t in common], ylabel=f"{measure}: {a.name} − {b.name}")
+        if request.GET.get("format") == "json":
+            return JsonResponse(
+                {
+                    "a": a.name,
+                    "b": b.name,
+                    "version": version.name,
+                    "measure": measure,
+                    "threshold": int(version.collection.relevance_threshold),
+                    "result": result,
+                    "per_turn": {t: {"a": sa[t], "b": sb[t]} for t in common},
+                }
+            )
+    return render(
+        request,
+        "evaluation/compare.html",
+        {
+            "collection": collection,
+            "version": version,
+            "versions": QrelsVersion.objects.filter(collection=collection) if collection else [],
+            "runs": runs,
+            "a": a,
+            "b": b,
+            "measure": measure,
+            "measure_choices": metrics.DEFAULT_MEASURES,
+            "result": result,
+            "plot": plot,
+        },
+    )
+
+
+def history_data(version: QrelsVersion, against: QrelsVersion | None, measure: str) -> dict[str, Any]:
+    """Snapshots of one version, and (optionally) ranking stability against another version."""
+    snaps = sel.snapshot_history(version=version)
+    stability = None
+    if against is not None:
+        ma = {str(r): v[measure] for r, v in sel.score_means(version=version, measures=[measure]).items()}
+        mb = {str(r): v[measure] for r, v in sel.score_means(version=against, measures=[measure]).items()}
+        names = dict(Run.objects.filter(pk__in=[int(x) for x in ma]).values_list("pk", "name"))
+        res = stats.kendall_tau(
+            {names[int(k)]: v for k, v in ma.items()}, {names.get(int(k), k): v for k, v in mb.items()}
+        )
+        stability = {"from": version.name, "to": against.name, "measure": measure, **res}
+    return {
+        "version": version.name,
+        "threshold": int(version.collection.relevance_threshold),
+        "snapshots": [
+            {
+                "id": s.pk,
+                "at": s.created_at.isoformat(),
+                "trigger": s.trigger,
+                "measure": s.measure,
+                "judged_turns": s.judged_turns,
+                "qrels": s.qrels_count,
+                "entries": s.entries,
+            }
+            for s in snaps
+        ],
+        "stability": stability,
+    }
+
+
+@admin_required
+def history(request: HttpRequest) -> HttpResponse:
+    collection, version = pick_version(request)
+    measure = metrics.HEADLINE
+    versions = (
+        list(QrelsVersion.objects.filter(collection=collection).order_by("created_at", "id")) if collection else []
+    )
+    against = next((v for v in versions if str(v.pk) == request.GET.get("against")), None)
+    data = history_data(version, against, measure) if version else None
+    if data is not None and request.GET.get("format") == "json":
+        return JsonResponse(data)
+    score_series: dict[str, list[tuple[int, float]]] = {}
+    rank_series: dict[str, list[tuple[int, float]]] = {}
+    for i, snap in enumerate(data["snapshots"] if data else []):
+        for e in snap["entries"]:
+            score_series.setdefault(e["run"], []).append((i, e["mean"]))
+            rank_series.setdefault(e["run"], []).append((i, e["rank"]))
+    return render(
+        request,
+        "evaluation/history.html",
+        {
+            "collection": collection,
+            "version": version,
+            "versions": versions,
+            "against": against,
+            "measure": measure,
+            "data": data,
+            "score_plot": history_svg(score_series, ylabel=f"mean {measure}"),
+            "rank_plot": history_svg(rank_series, ylabel="rank", invert=True),
+            "snapshots": list(reversed(data["snapshots"]))[:50] if data else [],
+        },
+    )
+
+
+@admin_required
+def job_status(request: HttpRequest, pk: int) -> JsonResponse:
+    job = get_object_or_404(EvaluationJob, pk=pk)
+    return JsonResponse(
+        {"id": job.pk, "kind": job.kind, "status": job.status, "done": job.done, "total": job.total, "error": job.error}
+    )
+
+
+def to_json(value: Any) -> str:
+    """Compact JSON for data attributes."""
+    return json.dumps(value, separators=(",", ":"))

@@ -1,0 +1,86 @@
+// Keyboard-first rating page: digits answer the focused measure and move on, arrows/Tab move and change,
+// Enter submits once every measure is answered, "?" shows the guidelines, "u" undoes the last answer.
+(function () {
+  "use strict";
+  var form = document.getElementById("rating-form");
+  if (!form) return;
+  var measures = Array.prototype.slice.call(form.querySelectorAll("fieldset.measure"));
+  var hint = document.getElementById("rating-hint");
+  var guide = document.getElementById("guidelines");
+  var current = 0;
+  var submitted = false;
+
+  // Time on task counts only while the page is visible.
+  var visibleMs = 0, since = document.hidden ? null : performance.now();
+  document.addEventListener("visibilitychange", function () {
+    if (document.hidden && since !== null) { visibleMs += performance.now() - since; since = null; }
+    else if (!document.hidden && since === null) { since = performance.now(); }
+  });
+  function secondsOnTask() { return (visibleMs + (since === null ? 0 : performance.now() - since)) / 1000; }
+
+  function value(fs) { var c = fs.querySelector("input:checked"); return c ? parseInt(c.value, 10) : null; }
+  function focusMeasure(i) {
+    current = Math.max(0, Math.min(measures.length - 1, i));
+    measures.forEach(function (fs, j) { fs.classList.toggle("focused", j === current); });
+    measures[current].focus({ preventScroll: false });
+  }
+  function setValue(fs, v) {
+    var input = fs.querySelector('input[value="' + v + '"]');
+    if (input) { input.checked = true; fs.classList.add("answered"); }
+  }
+  function firstUnanswered() {
+    for (var i = 0; i < measures.length; i++) { if (value(measures[i]) === null) return i; }
+    return -1;
+  }
+  function trySubmit() {
+    if (submitted) return;
+    var missing = firstUnanswered();
+    if (missing >= 0) {
+      hint.textContent = "Answer every measure first (" + measures[missing].querySelector("legend strong").textContent + ").";
+      focusMeasure(missing);
+      return;
+    }
+    submitted = true;  // the idempotency key makes a repeat harmless, but one request is enough
+    document.getElementById("seconds_on_task").value = secondsOnTask().toFixed(2);
+    document.getElementById("submit-rating").disabled = true;
+    form.submit();
+  }
+
+  measures.forEach(function (fs, i) {
+    fs.addEventListener("focus", function () { current = i; measures.forEach(function (f, j) { f.classList.toggle("focused", j === i); }); });
+    fs.addEventListener("change", function () { fs.classList.add("answered"); });
+    if (value(fs) !== null) fs.classList.add("answered");
+  });
+  form.addEventListener("submit", function (e) { e.preventDefault(); trySubmit(); });
+
+  document.addEventListener("keydown", function (e) {
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    var k = e.key;
+    if (k === "?" || k === "g") { e.preventDefault(); guide.hidden = !guide.hidden; return; }
+    if (k === "Escape") { guide.hidden = true; return; }
+    if (k === "u" || k === "U") {
+      var undo = document.getElementById("undo-form");
+      if (undo) { e.preventDefault(); undo.submit(); }
+      return;
+    }
+    if (/^[1-5]$/.test(k)) {
+      e.preventDefault();
+      setValue(measures[current], k);
+      var next = firstUnanswered();
+      if (current < measures.length - 1) focusMeasure(current + 1);
+      else if (next >= 0) focusMeasure(next);
+      hint.textContent = firstUnanswered() < 0 ? "All answered: press Enter to submit." : "";
+      return;
+    }
+    if (k === "ArrowDown") { e.preventDefault(); focusMeasure(current + 1); return; }
+    if (k === "ArrowUp") { e.preventDefault(); focusMeasure(current - 1); return; }
+    if (k === "ArrowRight" || k === "ArrowLeft") {
+      e.preventDefault();
+      var v = value(measures[current]) || (k === "ArrowRight" ? 0 : 6);
+      setValue(measures[current], Math.max(1, Math.min(5, v + (k === "ArrowRight" ? 1 : -1))));
+      return;
+    }
+    if (k === "Enter") { e.preventDefault(); trySubmit(); }
+  });
+  focusMeasure(firstUnanswered() >= 0 ? firstUnanswered() : 0);
+})();

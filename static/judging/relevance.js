@@ -1,0 +1,195 @@
+// Relevance judging page: one passage at a time, keyboard first.
+// Grades are sent as they are typed; each send is retried until the server confirms it, so a flaky network
+// never loses a label, and the server stores a repeated identical submit only once.
+(function () {
+  "use strict";
+  const root = document.getElementById("judge");
+  if (!root) return;
+  const data = JSON.parse(document.getElementById("relevance-data").textContent);
+  const pairs = data.pairs;
+  const turns = data.turns;
+  const csrf = root.dataset.csrf;
+  const $ = (id) => document.getElementById(id);
+  const pending = new Map(); // pair id -> grade not yet confirmed
+  let total = data.progress.total;
+  let index = firstUngraded(0);
+  if (index < 0) index = 0;
+
+  function firstUngraded(from) {
+    for (let i = from; i < pairs.length; i++) if (pairs[i].grade === null || pairs[i].grade === undefined) return i;
+    for (let i = 0; i < from; i++) if (pairs[i].grade === null || pairs[i].grade === undefined) return i;
+    return -1;
+  }
+
+  function judgedCount() {
+    return pairs.filter((p) => p.grade !== null && p.grade !== undefined).length;
+  }
+
+  function renderProgress() {
+    const done = judgedCount();
+    $("progress-text").textContent = done + " / " + total;
+    $("progress-bar").style.width = (total ? Math.round((100 * done) / total) : 0) + "%";
+    const n = pending.size;
+    $("save-state").textContent = n ? n + " unsaved…" : "all saved";
+    $("save-state").className = n ? "warn" : "muted";
+  }
+
+  function renderConversation(pair) {
+    const list = $("conversation");
+    list.innerHTML = "";
+    for (const t of turns) {
+      if (t.number > pair.turn_number) break;
+      const li = document.createElement("li");
+      li.value = t.number;
+      const u = document.createElement("div");
+      u.textContent = t.raw;
+      li.appendChild(u);
+      if (t.number === pair.turn_number) {
+        li.className = "turn-current";
+      } else if (t.response) {
+        const r = document.createElement("div");
+        r.className = "muted response";
+        r.textContent = "↳ " + (t.response.length > 240 ? t.response.slice(0, 240) + "…" : t.response);
+        li.appendChild(r);
+      }
+      list.appendChild(li);
+    }
+    const current = turns.find((t) => t.number === pair.turn_number);
+    $("reference").textContent = current ? current.manual || current.raw : "";
+  }
+
+  function render() {
+    const pair = pairs[index];
+    $("pair-pos").textContent = index + 1 + " of " + pairs.length;
+    $("pair-turn").textContent = pair.turn_id;
+    $("pair-id").textContent = pair.passage_id;
+    const passage = $("passage");
+    passage.textContent = pair.text || "No text is stored for this passage; judge it from the corpus by its id.";
+    passage.classList.toggle("missing", !pair.text);
+    const note = $("cluster-note");
+    note.hidden = !(pair.cluster_size > 1);
+    note.textContent = "This grade also covers " + (pair.cluster_size - 1) + " near-duplicate passage(s).";
+    for (const b of document.querySelectorAll(".grade-btn")) {
+      b.classList.toggle("selected", String(pair.grade) === b.dataset.grade);
+      b.classList.toggle("unsaved", pending.has(pair.id) && String(pending.get(pair.id)) === b.dataset.grade);
+    }
+    renderConversation(pair);
+    renderProgress();
+    $("done").hidden = firstUngraded(0) >= 0;
+  }
+
+  // One request at a time, in typing order: a quick regrade (1, back, 0) must reach the server after the grade
+  // it replaces, or the older grade could win. A pair still waiting in the queue just gets its grade replaced.
+  const queue = []; // pair ids, oldest first; the grade to send is pending.get(id)
+  let sending = false;
+  let attempt = 0;
+
+  function enqueue(pairId) {
+    if (!queue.includes(pairId)) queue.push(pairId);
+    pump();
+  }
+
+  async function pump() {
+    if (sending || !queue.length) return;
+    sending = true;
+    const pairId = queue[0];
+    const grade = pending.get(pairId);
+    let retry = false;
+    try {
+      const resp = await fetch(data.submit_url, {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "X-CSRFToken": csrf },
+        body: JSON.stringify({ pair: pairId, grade: grade }),
+      });
+      if (resp.status >= 400 && resp.status < 500) {
+        const body = await resp.json().catch(() => ({}));
+        $("message").textContent = "Not saved: " + (body.detail || resp.statusText);
+        $("message").className = "error";
+        if (pending.get(pairId) === grade) pending.delete(pairId);
+      } else if (!resp.ok) {
+        throw new Error(resp.statusText);
+      } else {
+        const body = await resp.json();
+        if (pending.get(pairId) === grade) pending.delete(pairId);
+        total = body.progress.total;
+        $("message").textContent = "";
+      }
+      attempt = 0;
+    } catch (err) {
+      retry = true;
+      $("message").textContent = "Connection problem — retrying…";
+      $("message").className = "warn";
+    }
+    if (!retry && !pending.has(pairId)) queue.shift();
+    else if (!retry) {
+      // The grade changed while this one was in flight: send the new one next, still in order.
+      queue.push(queue.shift());
+    }
+    sending = false;
+    render();
+    if (retry) {
+      attempt += 1;
+      setTimeout(pump, Math.min(30000, 1000 * 2 ** Math.min(attempt, 5)));
+    } else {
+      pump();
+    }
+  }
+
+  function grade(g) {
+    const pair = pairs[index];
+    const unchanged = pair.grade === g && !pending.has(pair.id);
+    pair.grade = g;
+    if (!unchanged) {
+      pending.set(pair.id, g);
+      enqueue(pair.id);
+    }
+    const next = firstUngraded(index + 1);
+    if (next >= 0) index = next;
+    else if (index < pairs.length - 1) index += 1;
+    render();
+  }
+
+  function move(delta) {
+    index = Math.max(0, Math.min(pairs.length - 1, index + delta));
+    render();
+  }
+
+  function toggleHelp() {
+    $("help").hidden = !$("help").hidden;
+  }
+
+  document.addEventListener("keydown", (ev) => {
+    if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    const tag = (ev.target && ev.target.tagName) || "";
+    if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") return;
+    if (ev.key >= "0" && ev.key <= "4") {
+      ev.preventDefault();
+      if (!ev.repeat) grade(Number(ev.key));
+    } else if (ev.key === "Backspace" || ev.key === "u") {
+      ev.preventDefault();
+      move(-1);
+    } else if (ev.key === "ArrowLeft") {
+      move(-1);
+    } else if (ev.key === "ArrowRight") {
+      move(1);
+    } else if (ev.key === "?") {
+      toggleHelp();
+    } else if (ev.key === "Escape") {
+      $("help").hidden = true;
+    }
+  });
+  for (const b of document.querySelectorAll(".grade-btn")) {
+    b.addEventListener("click", () => grade(Number(b.dataset.grade)));
+  }
+  $("back").addEventListener("click", () => move(-1));
+  $("next").addEventListener("click", () => move(1));
+  $("help-toggle").addEventListener("click", toggleHelp);
+  window.addEventListener("beforeunload", (ev) => {
+    if (pending.size) {
+      ev.preventDefault();
+      ev.returnValue = "";
+    }
+  });
+  render();
+})();

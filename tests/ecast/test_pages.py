@@ -1,0 +1,206 @@
+"""Curation pages: admin-only, search/filter/pagination, per-turn curation with history and repeats."""
+
+import pytest
+from django.urls import reverse
+
+from ecast import services
+from ecast.models import Collection, Paraphrase
+from tests import factories
+
+
+@pytest.fixture
+def turn(small_collection):
+    t = small_collection.turns.get(turn_id="1_2")
+    t.automatic_rewrite = "Is throat cancer treatable?"
+    t.canonical_response_id = "MARCO_42"
+    t.canonical_response_text = "Throat cancer is often treatable when found early."
+    t.feedback_sentences = ["No, I meant surgery."]
+    t.save()
+    return t
+
+
+@pytest.fixture
+def pair(turn):
+    return services.paraphrase_add(
+        turn=turn, manual_text="Can throat cancer be treated?", raw_text="Can it be treated?"
+    )
+
+
+def _pages(small_collection, turn, pair):
+    conv = turn.conversation_id
+    return [
+        reverse("collection-list"),
+        reverse("collection-detail", args=[small_collection.pk]),
+        reverse("conversation-detail", args=[conv]),
+        reverse("turn-detail", args=[turn.pk]),
+        reverse("paraphrase-search"),
+        reverse("paraphrase-history", args=[pair[0].pk]),
+    ]
+
+
+def _posts(turn, pair):
+    m = pair[0].pk
+    return [
+        (reverse("paraphrase-approve", args=[m]), {}),
+        (reverse("paraphrase-reject", args=[m]), {}),
+        (reverse("paraphrase-reset", args=[m]), {}),
+        (reverse("paraphrase-edit", args=[m]), {"text": "Hacked"}),
+        (reverse("turn-detail", args=[turn.pk]), {"manual_text": "Hacked", "raw_text": "Hacked"}),
+        (reverse("collection-list"), {"name": "Hacked", "relevance_threshold": 1}),
+    ]
+
+
+def test_anonymous_users_are_sent_to_login(client, small_collection, turn, pair):
+    for url in _pages(small_collection, turn, pair):
+        response = client.get(url)
+        assert response.status_code == 302 and "/accounts/login/" in response["Location"], url
+
+
+@pytest.mark.parametrize("who", ["rater_client", "assessor_client"])
+def test_raters_and_assessors_get_403_on_every_curation_page_and_action(request, who, small_collection, turn, pair):
+    c = request.getfixturevalue(who)
+    for url in _pages(small_collection, turn, pair):
+        assert c.get(url).status_code == 403, url
+    for url, body in _posts(turn, pair):
+        assert c.post(url, body).status_code == 403, url
+    assert not Paraphrase.objects.filter(text="Hacked").exists()
+    assert not Collection.objects.filter(name="Hacked").exists()
+    pair[0].refresh_from_db()
+    assert pair[0].status == "candidate"
+
+
+def test_admins_see_every_page(admin_client, small_collection, turn, pair):
+    for url in _pages(small_collection, turn, pair):
+        assert admin_client.get(url).status_code == 200, url
+
+
+def test_the_turn_page_shows_sources_pairs_provenance_and_repeats(admin_client, turn, pair):
+    factories.paraphrase(turn, "Is throat cancer curable?", kind="manual").__class__.objects.filter(
+        text="Is throat cancer curable?"
+    ).update(provenance={"backend": "t5", "model": "castorini/t5-base-canard", "seed": 7}, origin="generated")
+    html = admin_client.get(reverse("turn-detail", args=[turn.pk])).content.decode()
+    assert "Is it treatable?" in html  # u_i
+    assert "Is throat cancer treatable?" in html  # r_i
+    assert "MARCO_42" in html and "often treatable when found early" in html  # c_i
+    assert "What is throat cancer?" in html  # conversation history
+    assert '<mark class="repeat">throat cancer</mark>' in html
+    assert "backend=t5 · model=castorini/t5-base-canard · seed=7" in html
+    assert "No, I meant surgery." in html
+    assert "shortcuts" in html and "next / previous paraphrase" in html
+
+
+def test_reintroduce_prefills_the_add_form_with_the_sentence_and_the_pair(admin_client, turn, pair):
+    html = admin_client.get(reverse("turn-detail", args=[turn.pk])).content.decode()
+    assert "prefill_manual=No%2C%20I%20meant%20surgery.%20Can%20throat%20cancer%20be%20treated%3F" in html
+    prefilled = admin_client.get(
+        reverse("turn-detail", args=[turn.pk]),
+        {"prefill_manual": "No, I meant surgery. Can throat cancer be treated?", "prefill_raw": "No. Can it?"},
+    ).content.decode()
+    assert "No, I meant surgery. Can throat cancer be treated?</textarea>" in prefilled
+    assert "No. Can it?</textarea>" in prefilled
+
+
+def test_actions_on_the_turn_page_approve_edit_and_add(admin_client, turn, pair):
+    manual, raw = pair
+    response = admin_client.post(reverse("paraphrase-approve", args=[manual.pk]))
+    assert response.status_code == 302 and response["Location"].endswith(f"/turns/{turn.pk}/#p{manual.pk}")
+    manual.refresh_from_db()
+    assert manual.status == "approved"
+    admin_client.post(reverse("paraphrase-edit", args=[manual.pk]), {"text": "Is throat cancer curable?"})
+    new = Paraphrase.objects.get(text="Is throat cancer curable?")
+    assert new.origin == "edited" and new.edited_from_id == manual.pk and new.pair_id == raw.pk
+    html = admin_client.get(reverse("turn-detail", args=[turn.pk])).content.decode()
+    assert "1 earlier version" in html and "Can throat cancer be treated?" in html
+    response = admin_client.post(
+        reverse("turn-detail", args=[turn.pk]), {"manual_text": "Can doctors cure throat cancer?", "raw_text": ""}
+    )
+    assert response.status_code == 200 and "raw (context-dependent) paraphrase is required" in response.content.decode()
+    response = admin_client.post(
+        reverse("turn-detail", args=[turn.pk]), {"manual_text": "Can doctors cure throat cancer?", "raw_text": "Cure?"}
+    )
+    assert response.status_code == 302
+    assert Paraphrase.objects.filter(turn=turn, is_current=True).count() == 4
+
+
+def test_editing_an_old_version_shows_a_clear_error(admin_client, turn, pair):
+    manual, _ = pair
+    services.paraphrase_edit(paraphrase=manual, text="Newer")
+    response = admin_client.post(reverse("paraphrase-edit", args=[manual.pk]), {"text": "Other"}, follow=True)
+    assert "already been edited" in response.content.decode()
+
+
+def test_search_filters_and_paginates(admin_client, small_collection, turn, pair):
+    for i in range(60):
+        factories.paraphrase(turn, f"Variant {i} of the question", kind="manual", status="approved")
+    page1 = admin_client.get(reverse("paraphrase-search"), {"q": "variant", "status": "approved"})
+    html = page1.content.decode()
+    assert "60 paraphrases" in html and "page 1 of 2" in html
+    assert "q=variant&amp;status=approved&amp;page=2" in html
+    page2 = admin_client.get(reverse("paraphrase-search"), {"q": "variant", "status": "approved", "page": 2})
+    assert page2.content.decode().count("Variant ") == 10
+    raw_only = admin_client.get(reverse("paraphrase-search"), {"kind": "raw", "collection": small_collection.pk})
+    assert "1 paraphrase<" in raw_only.content.decode()
+
+
+def test_admins_create_and_update_collections_from_the_pages(admin_client):
+    response = admin_client.post(
+        reverse("collection-list"), {"name": "CAsT 2019", "year": 2019, "relevance_threshold": 1}
+    )
+    c = Collection.objects.get(name="CAsT 2019")
+    assert response["Location"] == reverse("collection-detail", args=[c.pk])
+    admin_client.post(reverse("collection-detail", args=[c.pk]), {"name": "CAsT 2019", "relevance_threshold": 2})
+    c.refresh_from_db()
+    assert c.relevance_threshold == 2
+    bad = admin_client.post(reverse("collection-detail", args=[c.pk]), {"name": "CAsT 2019", "relevance_threshold": 9})
+    assert bad.status_code == 200 and b"less than or equal to 4" in bad.content
+
+
+def test_home_is_a_dashboard_per_role(admin_client, small_collection):
+    html = admin_client.get("/").content.decode()
+    assert "Mini" in html and "Recent imports" in html
+
+
+def test_raters_home_has_no_admin_sections(rater_client, small_collection):
+    html = rater_client.get("/").content.decode()
+    assert "Recent imports" not in html and "Mini" not in html
+    assert 'href="/collections/"' not in html
+
+
+def test_every_user_gets_an_api_token_page(rater_client, rater):
+    html = rater_client.get(reverse("account-token")).content.decode()
+    assert rater.auth_token.key in html
+    old = rater.auth_token.key
+    rater_client.post(reverse("account-token"))
+    rater.refresh_from_db()
+    from rest_framework.authtoken.models import Token
+
+    assert Token.objects.get(user=rater).key != old
+
+
+def test_assessors_home_links_to_their_judging_queue(assessor_client):
+    html = assessor_client.get("/").content.decode()
+    assert f'href="{reverse("relevance-queue")}"' in html and "Recent imports" not in html
+
+
+def test_the_conversation_page_lists_turns_with_their_current_paraphrases(admin_client, turn, pair):
+    services.paraphrase_edit(paraphrase=pair[0], text="Is throat cancer curable?")
+    html = admin_client.get(reverse("conversation-detail", args=[turn.conversation_id])).content.decode()
+    assert "Is it treatable?" in html and "Is throat cancer curable?" in html
+    assert "Can throat cancer be treated?" not in html  # edited-away versions stay on the turn page only
+
+
+def test_django_admin_is_for_staff_only(rater_client, small_collection):
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    response = rater_client.get("/django-admin/ecast/paraphrase/")
+    assert response.status_code in (302, 403)  # logged in, but not staff
+    superuser = Client()
+    superuser.force_login(User.objects.create_superuser("root", password="pass-root"))
+    for model in ("collection", "conversation", "turn", "passage", "paraphrase", "importjob", "testset"):
+        assert superuser.get(f"/django-admin/ecast/{model}/").status_code == 200, model
+
+
+def test_the_token_page_needs_a_login(client):
+    response = client.get(reverse("account-token"))
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]

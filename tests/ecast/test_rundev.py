@@ -1,0 +1,103 @@
+"""`manage.py rundev`: supervises the web server and the worker, forwards Ctrl-C, stops both cleanly."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from io import StringIO
+from pathlib import Path
+
+import pytest
+
+from ecast.management.commands.rundev import supervise, web_command, worker_command
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_the_worker_runs_solo_on_sqlite_and_two_wide_with_redis():
+    assert "--pool=solo" in worker_command(redis=False)
+    assert "--concurrency=2" in worker_command(redis=True) and "--pool=solo" not in worker_command(redis=True)
+    assert web_command(addr="127.0.0.1:8000", server="runserver")[-2:] == ["127.0.0.1:8000", "--noreload"]
+
+
+def test_when_one_child_dies_the_other_is_stopped_and_its_code_returned():
+    out = StringIO()
+    started = time.monotonic()
+    code = supervise([[sys.executable, "-c", "import sys; sys.exit(3)"], ["sleep", "60"]], out=out)
+    assert code == 3
+    assert time.monotonic() - started < 20
+    assert "exited with 3" in out.getvalue()
+
+
+def test_sigint_is_forwarded_once_and_both_children_exit(tmp_path):
+    pids = tmp_path / "pids"
+    script = f"""
+import sys
+sys.path.insert(0, {str(REPO)!r})
+import os
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
+import django; django.setup()
+from ecast.management.commands.rundev import supervise
+child = ("import os, signal, sys, time; open({str(pids)!r}, 'a').write(str(os.getpid()) + chr(10)); "
+         "signal.signal(signal.SIGTERM, lambda *a: sys.exit(0)); time.sleep(60)")
+sys.exit(supervise([[sys.executable, "-c", child], [sys.executable, "-c", child]], out=sys.stdout))
+"""
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and (not pids.exists() or len(pids.read_text().split()) < 2):
+        time.sleep(0.1)
+    child_pids = [int(p) for p in pids.read_text().split()]
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    assert "Received SIGINT" in out
+    for pid in child_pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_rundev_serves_pages_runs_a_worker_and_stops_on_ctrl_c(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL", "ECAST_TASKS_EAGER"}}
+    env.update(ECAST_VAR_DIR=str(tmp_path / "var"), DJANGO_SETTINGS_MODULE="ecast.settings", PYTHONUNBUFFERED="1")
+    manage = [sys.executable, str(REPO / "manage.py")]
+    subprocess.run([*manage, "migrate", "--run-syncdb", "-v0"], env=env, check=True, cwd=REPO, timeout=120)
+    port = _free_port()
+    log = (tmp_path / "rundev.log").open("w+")
+    proc = subprocess.Popen(
+        [*manage, "rundev", "--addr", f"127.0.0.1:{port}"],
+        env=env,
+        cwd=REPO,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,  # its own process group, like a terminal's foreground job
+    )
+    try:
+        status, deadline = None, time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                status = urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/", timeout=2).status
+                if "ready" in (tmp_path / "rundev.log").read_text():
+                    break
+            except OSError:
+                pass
+            time.sleep(0.3)
+        text = (tmp_path / "rundev.log").read_text()
+        assert status == 200, text
+        assert f"http://127.0.0.1:{port}/" in text and "demo-admin" in text
+        assert "ready" in text, "the Celery worker never reported ready:\n" + text
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: SIGINT to the whole foreground group
+        code = proc.wait(timeout=45)
+    text = (tmp_path / "rundev.log").read_text()
+    assert code == 0, text
+    assert "Stopped cleanly." in text

@@ -1,0 +1,68 @@
+"""The per-turn curation page in a real browser: keyboard shortcuts approve, reject, edit and move on."""
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support import expected_conditions as ec
+from selenium.webdriver.support.ui import WebDriverWait
+
+from ecast import services
+from ecast.models import Paraphrase
+from tests.conftest import ARTIFACTS, browser_login
+
+
+def _press(browser, key):
+    browser.find_element(By.TAG_NAME, "body").send_keys(key)
+
+
+def _wait_status(pk, status):
+    WebDriverWait(None, 10, poll_frequency=0.1).until(
+        lambda _: Paraphrase.objects.get(pk=pk).status == status, f"paraphrase {pk} never became {status}"
+    )
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_a_curator_works_a_turn_with_the_keyboard(browser, live_server, admin_user, small_collection):
+    turn = small_collection.turns.get(turn_id="1_2")
+    turn.feedback_sentences = ["No, I asked about surgery."]
+    turn.save()
+    m1, r1 = services.paraphrase_add(
+        turn=turn, manual_text="Can throat cancer be treated?", raw_text="Can it be treated?"
+    )
+    m2, r2 = services.paraphrase_add(turn=turn, manual_text="Is throat cancer curable?", raw_text="Is it curable?")
+    browser_login(browser, live_server, "admin1", "pass-admin1")
+    browser.get(f"{live_server.url}/turns/{turn.pk}/")
+    assert browser.find_elements(By.CSS_SELECTOR, "mark.repeat")  # "throat cancer" repeated
+    selected = browser.find_element(By.CSS_SELECTOR, ".para.selected")
+    assert selected.get_attribute("id") == f"p{m1.pk}"
+
+    _press(browser, "a")  # approve the first paraphrase
+    _wait_status(m1.pk, "approved")
+    WebDriverWait(browser, 10).until(ec.presence_of_element_located((By.CSS_SELECTOR, f"#p{m1.pk}.selected")))
+
+    _press(browser, "j")  # raw partner of the first pair
+    _press(browser, "j")  # manual paraphrase of the second pair
+    assert browser.find_element(By.CSS_SELECTOR, ".para.selected").get_attribute("id") == f"p{m2.pk}"
+    _press(browser, "r")
+    _wait_status(m2.pk, "rejected")
+
+    WebDriverWait(browser, 10).until(ec.presence_of_element_located((By.CSS_SELECTOR, f"#p{m2.pk}.selected")))
+    _press(browser, "k")
+    _press(browser, "e")  # edit the raw paraphrase of the first pair
+    textarea = browser.switch_to.active_element
+    assert textarea.tag_name == "textarea"
+    textarea.send_keys(Keys.CONTROL, "a")
+    textarea.send_keys("Could it be treated?")
+    textarea.find_element(By.XPATH, "..").find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    WebDriverWait(browser, 10).until(lambda d: "Edit saved" in d.page_source)
+    new = Paraphrase.objects.get(text="Could it be treated?")
+    assert new.edited_from_id == r1.pk and new.pair_id == m1.pk
+
+    _press(browser, "?")
+    assert browser.find_element(By.ID, "help").is_displayed()
+    browser.save_screenshot(str(ARTIFACTS / "turn_page.png"))
+    _press(browser, "?")
+
+    _press(browser, "n")  # next turn
+    WebDriverWait(browser, 10).until(lambda d: "Turn 1_3" in d.page_source)

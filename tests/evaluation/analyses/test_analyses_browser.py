@@ -1,0 +1,46 @@
+"""In a real browser: an admin starts a pivot analysis, reads the heatmaps and uses the cross-EE tool."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import ARTIFACTS, browser_login
+from tests.evaluation.analyses.helpers import collection_with_qrels, make_run
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_an_admin_runs_a_pivot_analysis_and_compares_systems_across_environments(browser, live_server, admin_user):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    coll, version = collection_with_qrels(n_topics=2, turns_per_topic=3)
+    for i, q in enumerate([1.5, 1.0, 0.5, 0.2]):
+        make_run(coll, f"sys{i}", q)
+    browser_login(browser, live_server, "admin1", "pass-admin1")
+    browser.find_element(By.LINK_TEXT, "Pivots").click()
+    form = browser.find_element(By.ID, "pivot-form")
+    runs = Select(form.find_element(By.NAME, "runs"))
+    for option in runs.options:
+        runs.select_by_visible_text(option.text)
+    Select(form.find_element(By.NAME, "qrels_version")).select_by_visible_text(str(version))
+    n_splits = form.find_element(By.NAME, "n_splits")
+    n_splits.clear()
+    n_splits.send_keys("10")
+    form.find_element(By.CSS_SELECTOR, "button.primary").click()
+
+    WebDriverWait(browser, 20).until(ec.presence_of_element_located((By.ID, "consistency-plot")))
+    assert "qrels version" in browser.page_source and "original" in browser.page_source
+    assert browser.find_elements(By.CSS_SELECTOR, "#consistency-plot svg")
+    assert browser.find_elements(By.CSS_SELECTOR, "#correctness-plot svg")
+
+    tool = browser.find_element(By.ID, "compare-form")
+    Select(tool.find_element(By.NAME, "pivot")).select_by_visible_text("sys3")
+    Select(tool.find_element(By.NAME, "ee_sys0")).select_by_visible_text("EE1")
+    Select(tool.find_element(By.NAME, "ee_sys1")).select_by_visible_text("EE2")
+    tool.find_element(By.CSS_SELECTOR, "button.primary").click()
+    result = WebDriverWait(browser, 10).until(ec.presence_of_element_located((By.ID, "compare-result")))
+    assert "Pivot sys3" in result.text
+    assert result.text.count("EE1") == 1 and "sys1" in result.text
+    browser.save_screenshot(str(ARTIFACTS / "analyses-pivots.png"))

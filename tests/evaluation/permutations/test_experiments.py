@@ -1,0 +1,217 @@
+"""Permutation experiments end to end (eager tasks): sampling, retrieval per order, scoring, rescoring."""
+
+import json
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from evaluation import permutation_selectors as sel
+from evaluation import permutation_services as svc
+from evaluation.events import qrels_changed
+from evaluation.models import Permutation, PermutationExperiment, PermutationQuery, PermutationResult, Qrel
+
+from .helpers import labelled_collection
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def cache_dir(settings, tmp_path):
+    settings.ECAST_CACHE_DIR = tmp_path / "cache"
+    return settings.ECAST_CACHE_DIR
+
+
+def run_experiment(coll, version, capture, systems=("current", "fu", "cu", "lp"), k=5):
+    with capture(execute=True):
+        exp = svc.permutation_experiment_create(
+            collection=coll, name="exp", qrels_version=version, systems=list(systems), k=k, seed=1
+        )
+    exp.refresh_from_db()
+    return exp
+
+
+def test_an_experiment_retrieves_and_scores_every_order_of_every_conversation(
+    cache_dir, django_capture_on_commit_callbacks
+):
+    coll, version = labelled_collection()
+    exp = run_experiment(coll, version, django_capture_on_commit_callbacks)
+    assert exp.status == PermutationExperiment.Status.DONE, exp.error
+    # topic 1: units {2}, {3,4,5} → 2! × 2! = 4 valid orders, original valid; topic 2: {2}, {3,4} → 2 orders.
+    assert Permutation.objects.filter(experiment=exp, conversation__topic_id="1").count() == 4
+    assert Permutation.objects.filter(experiment=exp, conversation__topic_id="2").count() == 2
+    assert PermutationResult.objects.filter(permutation__experiment=exp).count() == 6 * 4
+    assert not PermutationResult.objects.filter(permutation__experiment=exp, mean__isnull=True).exists()
+    original = Permutation.objects.get(experiment=exp, conversation__topic_id="1", index=0)
+    assert original.is_original and original.order == [1, 2, 3, 4, 5]
+    assert exp.scored_version == version and exp.scored_qrels_count == Qrel.objects.filter(version=version).count()
+    # the index was cached on disk for the next experiment
+    assert any((cache_dir / "bm25").iterdir())
+
+
+def test_order_insensitive_systems_score_the_same_on_every_order(cache_dir, django_capture_on_commit_callbacks):
+    coll, version = labelled_collection()
+    exp = run_experiment(coll, version, django_capture_on_commit_callbacks)
+    for system in ("current", "fu"):
+        means = set(
+            PermutationResult.objects.filter(
+                permutation__experiment=exp, permutation__conversation__topic_id="1", system=system
+            ).values_list("mean", flat=True)
+        )
+        assert len(means) == 1
+    # CU queries depend on the order, so topic 1 issues more distinct CU queries than it has turns
+    assert PermutationQuery.objects.filter(experiment=exp).count() > 9
+
+
+def test_cu_concatenates_the_previous_turn_of_the_permuted_order(cache_dir, django_capture_on_commit_callbacks):
+    coll, version = labelled_collection()
+    exp = run_experiment(coll, version, django_capture_on_commit_callbacks)
+    perm = Permutation.objects.get(experiment=exp, conversation__topic_id="1", order=[1, 3, 5, 4, 2])
+    result = PermutationResult.objects.get(permutation=perm, system="cu")
+    q = PermutationQuery.objects.get(pk=result.queries["1_4"])
+    assert q.query == [["What is throat cancer? How is it diagnosed? What are its symptoms?", 1.0]]
+
+
+def test_new_judgments_rescore_without_new_retrieval(cache_dir, django_capture_on_commit_callbacks):
+    coll, version = labelled_collection()
+    exp = run_experiment(coll, version, django_capture_on_commit_callbacks)
+    queries_before = PermutationQuery.objects.filter(experiment=exp).count()
+    before = dict(
+        PermutationResult.objects.filter(permutation__experiment=exp, system="current").values_list("pk", "per_turn")
+    )
+    turn = coll.turns.get(turn_id="2_2")
+    retrieved = PermutationQuery.objects.get(
+        pk=PermutationResult.objects.filter(
+            permutation__experiment=exp, system="current", permutation__conversation__topic_id="2"
+        )
+        .first()
+        .queries["2_2"]
+    )
+    # judge the top retrieved passage of 2_2 non-relevant → its nDCG@3 must change
+    top = retrieved.doc_ids[0]
+    Qrel.objects.update_or_create(version=version, turn=turn, passage_id=top, defaults={"grade": 0})
+    Qrel.objects.create(version=version, turn=turn, passage_id="P9", grade=4)
+    with django_capture_on_commit_callbacks(execute=True):
+        qrels_changed(version_id=version.pk, turn_ids=[turn.pk])
+    exp.refresh_from_db()
+    assert exp.scored_qrels_count == Qrel.objects.filter(version=version).count()
+    assert PermutationQuery.objects.filter(experiment=exp).count() == queries_before
+    after = dict(
+        PermutationResult.objects.filter(permutation__experiment=exp, system="current").values_list("pk", "per_turn")
+    )
+    changed = [pk for pk in after if "2_2" in after[pk] and after[pk]["2_2"] != before[pk]["2_2"]]
+    assert changed and all(after[pk].get("1_1") == before[pk].get("1_1") for pk in after)
+
+
+def test_conversations_with_unlabelled_turns_are_skipped_and_reported(cache_dir, django_capture_on_commit_callbacks):
+    coll, version = labelled_collection()
+    coll.turns.filter(turn_id="2_3").update(utterance_class="")
+    exp = run_experiment(coll, version, django_capture_on_commit_callbacks, systems=("current",))
+    assert not Permutation.objects.filter(experiment=exp, conversation__topic_id="2").exists()
+    assert exp.warnings == ["topic 2 skipped: turns [3] have no SE/FT/PT class"]
+
+
+def test_it_refuses_an_unknown_measure_and_writes_nothing():
+    coll, version = labelled_collection()
+    with pytest.raises(ValidationError, match="unknown measure"):
+        svc.permutation_experiment_create(
+            collection=coll, name="x", qrels_version=version, systems=["current"], measure="nDCG@three"
+        )
+    assert not PermutationExperiment.objects.exists()
+
+
+def test_sampling_is_reproducible_per_seed():
+    coll, version = labelled_collection()
+    a = svc.permutation_experiment_create(collection=coll, name="a", qrels_version=version, systems=[], k=2, seed=9)
+    b = svc.permutation_experiment_create(collection=coll, name="b", qrels_version=version, systems=[], k=2, seed=9)
+    orders = [list(Permutation.objects.filter(experiment=e).values_list("order", flat=True)) for e in (a, b)]
+    assert orders[0] == orders[1]
+
+
+def test_exported_topics_keep_turn_numbers_and_name_the_permutation():
+    coll, version = labelled_collection()
+    exp = svc.permutation_experiment_create(collection=coll, name="a", qrels_version=version, systems=[], k=10)
+    topics = sel.permutation_topics(experiment=exp)
+    assert len(topics) == 6
+    t = next(t for t in topics if t["number"] == "1" and not t["is_original"])
+    perm = Permutation.objects.get(pk=int(t["permutation_id"][4:]))
+    assert [x["number"] for x in t["turn"]] == perm.order
+    assert sorted(x["number"] for x in t["turn"]) == [1, 2, 3, 4, 5]
+    assert t["turn"][perm.order.index(4)]["raw_utterance"] == "What are its symptoms?"
+    json.dumps(topics)
+
+
+def test_the_analysis_reports_tables_and_both_anovas(cache_dir, django_capture_on_commit_callbacks):
+    coll, version = labelled_collection()
+    exp = run_experiment(coll, version, django_capture_on_commit_callbacks)
+    a = sel.experiment_analysis(experiment=exp)
+    assert {r["system"] for r in a["table2"]} == {"BM25", "FU", "CU", "LP"}
+    for r in a["table2"]:
+        assert r["min"] <= r["mean"] <= r["max"]
+    assert a["md1"]["rows"][1]["source"] == "perm(topic)" and a["md1"]["rows"][1]["df"] == 6 - 2
+    assert a["md0"]["n"] == 2 * 4
+    assert set(a["win_fractions"]) == {"1", "2"}
+    assert a["qrels_version"] == "original"
+
+
+def write_run(path, lines):
+    path.write_text("".join(" ".join(map(str, x)) + "\n" for x in lines))
+    return path
+
+
+def test_a_run_computed_elsewhere_on_a_permutation_is_linked_and_scored(
+    tmp_path, settings, django_capture_on_commit_callbacks
+):
+    settings.ECAST_CACHE_DIR = tmp_path / "cache"
+    coll, version = labelled_collection()
+    exp = svc.permutation_experiment_create(collection=coll, name="ext", qrels_version=version, systems=[], k=3)
+    perm = Permutation.objects.filter(experiment=exp, conversation__topic_id="2").exclude(is_original=True).first()
+    tag = f"mysys.perm{perm.pk}"
+    path = write_run(
+        tmp_path / "mysys.run",
+        [("2_1", "Q0", "P6", 1, 9.0, tag), ("2_2", "Q0", "P9", 1, 5.0, tag), ("2_2", "Q0", "P7", 2, 4.0, tag)],
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        result = svc.permutation_run_import(experiment=exp, path=path, user=None)
+    result.refresh_from_db()
+    assert result.system == "mysys" and result.permutation == perm and result.run is not None
+    # 2_1: P6 (grade 4) at rank 1 → 1.0; 2_2: P7 relevant at rank 2; 2_3 and 2_4 unranked → 0 (trec_eval -c)
+    assert result.per_turn["2_1"] == pytest.approx(1.0)
+    assert 0 < result.per_turn["2_2"] < 1 and result.per_turn["2_3"] == 0.0
+    assert result.mean == pytest.approx(sum(result.per_turn.values()) / 4)
+
+
+def test_a_run_without_a_permutation_id_or_for_another_topic_is_refused(tmp_path):
+    coll, version = labelled_collection()
+    exp = svc.permutation_experiment_create(collection=coll, name="ext", qrels_version=version, systems=[], k=3)
+    path = write_run(tmp_path / "plain.run", [("2_1", "Q0", "P6", 1, 9.0, "mysys")])
+    with pytest.raises(ValidationError, match="perm<id>"):
+        svc.permutation_run_import(experiment=exp, path=path)
+    perm = Permutation.objects.filter(experiment=exp, conversation__topic_id="2").first()
+    path = write_run(tmp_path / "x.run", [("1_1", "Q0", "P1", 1, 9.0, f"other.perm{perm.pk}")])
+    with pytest.raises(ValidationError, match="not in topic 2"):
+        svc.permutation_run_import(experiment=exp, path=path)
+    assert not PermutationResult.objects.filter(permutation__experiment=exp).exists()
+
+
+def test_the_rewrite_system_gets_the_history_in_the_permuted_order(monkeypatch):
+    from evaluation import retrieval
+
+    seen = []
+
+    def fake_cqr(histories, utterances, backend):
+        seen.append((histories, utterances, backend))
+        return [u.upper() for u in utterances]
+
+    monkeypatch.setattr(retrieval, "rewrite_backend", lambda: fake_cqr)
+    queries = retrieval.queries_for_order("rewrite", [1, 3, 2], {1: "a", 2: "b", 3: "c"})
+    assert seen == [([[], ["a"], ["a", "c"]], ["a", "c", "b"], "rule")]
+    assert queries == {1: [("A", 1.0)], 3: [("C", 1.0)], 2: [("B", 1.0)]}
+
+
+def test_an_unavailable_rewrite_backend_is_refused_clearly(monkeypatch):
+    from evaluation import retrieval
+
+    monkeypatch.setattr(retrieval, "rewrite_backend", lambda: None)
+    coll, version = labelled_collection()
+    with pytest.raises(ValidationError, match="unavailable"):
+        svc.permutation_experiment_create(collection=coll, name="x", qrels_version=version, systems=["rewrite"])

@@ -1,0 +1,139 @@
+"""evaluation.metrics against trec_eval: the DECAF CAsT 2019 summaries and pytrec_eval per-query values."""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+import pytrec_eval
+
+from evaluation import metrics
+
+DECAF = "runs/cast2019_decaf"
+MEASURES = [
+    "nDCG@1",
+    "nDCG@3",
+    "nDCG@5",
+    "nDCG@10",
+    "nDCG",
+    "AP",
+    "R@100",
+    "Bpref",
+    "infAP",
+    "P@1",
+    "P@3",
+    "P@5",
+    "P@10",
+    "Rprec",
+    "RR",
+]
+
+
+@pytest.fixture(scope="module")
+def qrels_2019(shared_data):
+    with open(shared_data / "cast/2019/2019qrels.txt") as fh:
+        return metrics.parse_trec_qrels(fh)
+
+
+def _summary(path) -> dict[str, float]:
+    out = {}
+    for line in path.read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] == "all" and parts[0] != "runid":
+            out[parts[0]] = float(parts[2])
+    return out
+
+
+def test_it_reproduces_the_trec_eval_summaries_of_all_16_decaf_runs(shared_data, qrels_2019):
+    evaluator = metrics.make_evaluator(qrels_2019, MEASURES, rel_threshold=1)
+    checked = 0
+    for n in range(1, 17):
+        with gzip.open(shared_data / DECAF / f"exp{n}.run.gz", "rt") as fh:
+            run = metrics.parse_trec_run(fh)
+        summary = _summary(shared_data / DECAF / f"exp{n}.trec_eval.txt")
+        per_turn = evaluator(run)
+        assert len(per_turn["AP"]) == int(summary["num_q"]) == 173
+        for measure in MEASURES:
+            name = metrics.trec_eval_name(measure)
+            assert name in summary, (measure, name)
+            assert metrics.mean(per_turn[measure]) == pytest.approx(summary[name], abs=1e-4), (n, measure)
+            checked += 1
+    assert checked == 16 * len(MEASURES)
+
+
+def test_its_per_turn_values_equal_pytrec_eval_per_query_outputs(shared_data, qrels_2019):
+    names = {m: metrics.trec_eval_name(m) for m in MEASURES}
+    reference = pytrec_eval.RelevanceEvaluator(qrels_2019, set(names.values()), relevance_level=1)
+    for n in (1, 9, 16):
+        with gzip.open(shared_data / DECAF / f"exp{n}.run.gz", "rt") as fh:
+            run = metrics.parse_trec_run(fh)
+        ours = metrics.evaluate(qrels_2019, run, MEASURES)
+        theirs = reference.evaluate(run)
+        for measure, te in names.items():
+            for qid, values in theirs.items():
+                assert ours[measure][qid] == pytest.approx(values[te], abs=1e-9), (n, measure, qid)
+
+
+def test_it_scores_judged_turns_missing_from_the_run_as_zero():
+    qrels = {"1_1": {"a": 2, "b": 0}, "1_2": {"c": 1}}
+    run = {"1_1": {"a": 3.0, "b": 1.0}, "9_9": {"z": 1.0}}
+    out = metrics.evaluate(qrels, run, ["nDCG@3", "AP", "Judged@3"])
+    assert out["nDCG@3"] == {"1_1": 1.0, "1_2": 0.0}
+    assert out["AP"] == {"1_1": 1.0, "1_2": 0.0}
+    assert "9_9" not in out["AP"]
+    assert metrics.mean(out["nDCG@3"]) == 0.5
+
+
+def test_it_breaks_score_ties_by_docid_descending_like_trec_eval():
+    qrels = {"q": {"a": 1}}
+    # Equal scores: trec_eval ranks "b" (larger docid) above "a", so the relevant doc sits at rank 2.
+    out = metrics.evaluate(qrels, {"q": {"a": 1.0, "b": 1.0}}, ["RR", "P@1"])
+    assert out["RR"]["q"] == 0.5
+    assert out["P@1"]["q"] == 0.0
+
+
+def test_it_applies_the_relevance_threshold_to_binary_measures_only():
+    qrels = {"q": {"a": 1, "b": 2}}
+    run = {"q": {"a": 2.0, "b": 1.0}}
+    lvl1 = metrics.evaluate(qrels, run, ["P@1", "AP", "nDCG@2"], rel_threshold=1)
+    lvl2 = metrics.evaluate(qrels, run, ["P@1", "AP", "nDCG@2"], rel_threshold=2)
+    assert lvl1["P@1"]["q"] == 1.0 and lvl2["P@1"]["q"] == 0.0
+    assert lvl2["AP"]["q"] == 0.5
+    # nDCG uses raw grades (gain = grade) whatever the threshold: DCG = 1/log2(2) + 2/log2(3), ideal = 2 + 1/log2(3)
+    expected = (1 + 2 / 1.5849625007211562) / (2 + 1 / 1.5849625007211562)
+    assert lvl1["nDCG@2"]["q"] == pytest.approx(expected) == lvl2["nDCG@2"]["q"]
+
+
+def test_an_explicit_rel_in_the_measure_string_wins_over_the_threshold():
+    qrels = {"q": {"a": 1}}
+    out = metrics.evaluate(qrels, {"q": {"a": 1.0}}, ["P(rel=2)@1", "P@1"], rel_threshold=1)
+    assert out["P(rel=2)@1"]["q"] == 0.0 and out["P@1"]["q"] == 1.0
+
+
+def test_it_accepts_trec_eval_spellings_and_rejects_unknown_measures():
+    assert metrics.canonical_name("bpref") == "Bpref"
+    assert metrics.trec_eval_name("nDCG@3") == "ndcg_cut_3"
+    assert metrics.trec_eval_name("R@1000") == "recall_1000"
+    with pytest.raises(metrics.MeasureError, match="nonsense"):
+        metrics.evaluate({"q": {"a": 1}}, {}, ["nonsense@3"])
+
+
+def test_the_judged_measure_counts_judged_documents_in_the_top_k():
+    qrels = {"q": {"a": 0, "b": 1}}
+    out = metrics.evaluate(qrels, {"q": {"a": 3.0, "x": 2.0, "b": 1.0}}, ["Judged@3", "Judged@1"])
+    assert out["Judged@3"]["q"] == pytest.approx(2 / 3)
+    assert out["Judged@1"]["q"] == 1.0
+
+
+def test_judged_at_k_equals_ir_measures_on_tie_heavy_runs():
+    import random
+
+    import ir_measures
+
+    rng = random.Random(5)
+    qrels = {f"q{i}": {f"d{j}": rng.randint(0, 2) for j in range(0, 60, 3)} for i in range(30)}
+    run = {f"q{i}": {f"d{j}": float(rng.randint(0, 5)) for j in range(60)} for i in range(30)}
+    ours = metrics.evaluate(qrels, run, ["Judged@3", "Judged@10"])
+    wanted = [ir_measures.parse_measure("Judged@3"), ir_measures.parse_measure("Judged@10")]
+    for m in ir_measures.iter_calc(wanted, qrels, run):
+        assert ours[str(m.measure)][m.query_id] == pytest.approx(m.value)

@@ -1,0 +1,242 @@
+"""Leaderboard, runs, compare, history, robustness pages and the evaluation API: content and permissions."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.urls import reverse
+
+from ecast.models import TestSet
+from evaluation import services
+from evaluation.models import EvaluationJob, Run, RunTurn
+from tests.evaluation.eval_helpers import add_run, build, derive
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def scored():
+    coll, version, runs = build()
+    services.scores_compute_for_version(version=version)
+    return coll, version, runs
+
+
+PAGES = [
+    ("evaluation-leaderboard", {}),
+    ("evaluation-runs", {}),
+    ("evaluation-compare", {}),
+    ("evaluation-history", {}),
+    ("evaluation-robustness", {}),
+]
+
+
+@pytest.mark.parametrize("name,kwargs", PAGES)
+def test_raters_and_assessors_cannot_open_evaluation_pages(name, kwargs, rater_client, scored):
+    assert rater_client.get(reverse(name, kwargs=kwargs)).status_code == 403
+
+
+def test_assessors_cannot_open_the_leaderboard(assessor_client, scored):
+    assert assessor_client.get(reverse("evaluation-leaderboard")).status_code == 403
+
+
+def test_anonymous_users_are_sent_to_login(client, scored):
+    resp = client.get(reverse("evaluation-leaderboard"))
+    assert resp.status_code == 302 and "/accounts/login/" in resp["Location"]
+
+
+def test_the_leaderboard_ranks_runs_and_states_version_and_threshold(admin_client, scored):
+    coll, version, runs = scored
+    resp = admin_client.get(reverse("evaluation-leaderboard"), {"version": version.pk})
+    html = resp.content.decode()
+    assert resp.status_code == 200
+    assert "relevance threshold <strong>1</strong>" in html and "trec_eval -c" in html
+    assert html.index(">strong<") < html.index(">weak<")
+    assert "<svg" in html
+
+
+def test_leaderboard_downloads_carry_the_exact_numbers(admin_client, scored):
+    coll, version, runs = scored
+    from evaluation.selectors import score_means
+
+    mean = score_means(version=version, measures=["nDCG@3"])[runs["strong"].pk]["nDCG@3"]
+    csv_text = admin_client.get(reverse("evaluation-leaderboard-export", args=[version.pk, "csv"])).content.decode()
+    assert "# relevance_threshold=1" in csv_text and repr(mean) in csv_text
+    data = admin_client.get(reverse("evaluation-leaderboard-export", args=[version.pk, "json"])).json()
+    assert data["rows"][0]["means"]["nDCG@3"] == mean and data["threshold"] == 1
+
+
+def test_run_detail_shows_per_turn_scores_and_links_a_test_set(admin_client, scored):
+    coll, version, runs = scored
+    ts = TestSet.objects.create(collection=coll, name="R^m_1", kind="manual", index=1, seed=1)
+    url = reverse("evaluation-run", args=[runs["weak"].pk])
+    html = admin_client.get(url, {"version": version.pk}).content.decode()
+    assert "2_1" in html and "Per topic" in html
+    resp = admin_client.post(url, {"test_set": ts.pk, "description": "paraphrase run"})
+    assert resp.status_code == 302
+    assert Run.objects.get(pk=runs["weak"].pk).test_set == ts
+
+
+def test_compare_runs_a_paired_test(admin_client, scored):
+    coll, version, runs = scored
+    resp = admin_client.get(
+        reverse("evaluation-compare"),
+        {"version": version.pk, "a": runs["strong"].pk, "b": runs["weak"].pk, "format": "json"},
+    )
+    data = resp.json()
+    assert data["result"]["n"] == 4 and 0 < data["result"]["randomization_pvalue"] <= 1
+    assert set(data["per_turn"]) == {"1_1", "1_2", "2_1", "2_2"}
+
+
+def test_history_shows_kendall_tau_between_versions(admin_client, scored):
+    coll, version, runs = scored
+    child = derive(version, "original + new", {"2_1": {"d6": 0, "d7": 0}, "1_1": {"x1": 4}})
+    services.scores_compute_for_version(version=child)
+    data = admin_client.get(
+        reverse("evaluation-history"), {"version": version.pk, "against": child.pk, "format": "json"}
+    ).json()
+    assert data["stability"]["n"] == 2 and data["snapshots"]
+    html = admin_client.get(reverse("evaluation-history"), {"version": version.pk, "against": child.pk}).content
+    assert b"Kendall" in html
+
+
+def test_the_robustness_report_builds_tables_11_13_14(admin_client, scored):
+    coll, version, runs = scored
+    ts = TestSet.objects.create(collection=coll, name="R^m_1", kind="manual", index=1, seed=1)
+    add_run(coll, "paraphrase-m1", {"1_1": ["x1", "z9", "d1"], "2_2": ["x4"]}, test_set=ts)
+    baseline = runs["strong"]
+    child = derive(version, "original + new", {"1_1": {"z9": 4, "x1": 0}, "2_2": {"x4": 2}})
+    services.scores_compute_for_version(version=version)
+    services.scores_compute_for_version(version=child)
+    params = {"collection": coll.pk, "base": version.pk, "extended": child.pk, "baseline_manual": baseline.pk}
+    html = admin_client.get(reverse("evaluation-robustness"), params).content.decode()
+    assert "Table 11" in html and "Table 13" in html and "Table 14" in html and "<svg" in html
+    data = admin_client.get(reverse("evaluation-robustness-export", args=["all", "json"]), params).json()
+    t13 = data["table13"]["runs"]["R^m_1"]
+    assert (t13["top_k"], t13["unjudged"], t13["grades"]["4"], t13["grades"]["0"]) == (4, 3, 1, 1)
+    row = data["table11"]["rows"][0]
+    assert row["label"] == "R^m_1" and row["values"]["nDCG@3"]["baseline"] is not None
+    assert data["table14"]["rows"] and data["threshold"] == 1
+    csv_text = admin_client.get(reverse("evaluation-robustness-export", args=["table13", "csv"]), params).content
+    assert b"unjudged_pct" in csv_text and b"# depth=3" in csv_text
+
+
+def test_the_robustness_pool_button_creates_a_pool_of_unjudged_passages(admin_client, scored):
+    coll, version, runs = scored
+    ts = TestSet.objects.create(collection=coll, name="R^r_1", kind="raw", index=1, seed=1)
+    add_run(coll, "paraphrase-r1", {"1_1": ["n1", "d1"], "1_2": ["n2"]}, test_set=ts)
+    from judging.models import Pool, PoolPair
+
+    resp = admin_client.post(
+        reverse("evaluation-robustness-pool"),
+        {"collection": coll.pk, "base": version.pk, "depth": 3, "baseline_manual": "none", "baseline_raw": "none"},
+    )
+    assert resp.status_code == 302
+    pool = Pool.objects.get()
+    assert set(PoolPair.objects.filter(pool=pool).values_list("passage_id", flat=True)) == {"n1", "n2"}
+
+
+# --- API ------------------------------------------------------------------------------------------------------
+
+
+def test_the_leaderboard_api_is_admin_only(rater_api, assessor_api, anon_api, admin_api, scored):
+    coll, version, runs = scored
+    url = reverse("api-eval-leaderboard", args=[version.pk])
+    assert rater_api.get(url).status_code == 403
+    assert assessor_api.get(url).status_code == 403
+    assert anon_api.get(url).status_code in (401, 403)
+    data = admin_api.get(url, {"measure": "AP"}).json()
+    assert data["measure"] == "AP" and data["rows"][0]["rank"] == 1
+
+
+def test_the_scores_api_returns_per_turn_values_and_rejects_bad_measures(admin_api, rater_api, scored):
+    coll, version, runs = scored
+    url = reverse("api-eval-run-scores", args=[runs["weak"].pk])
+    assert rater_api.get(url, {"version": version.pk}).status_code == 403
+    data = admin_api.get(url, {"version": version.pk, "measure": "nDCG@3"}).json()
+    assert data["turns"]["2_1"] == 0.0 and data["threshold"] == 1
+    assert admin_api.get(url, {"version": version.pk, "measure": "bogus@3"}).status_code == 400
+    assert admin_api.get(url).status_code == 400
+
+
+def test_significance_and_stability_apis(admin_api, rater_api, scored):
+    coll, version, runs = scored
+    q = {"a": runs["strong"].pk, "b": runs["weak"].pk, "version": version.pk, "permutations": 1000}
+    assert rater_api.get(reverse("api-eval-significance"), q).status_code == 403
+    sig = admin_api.get(reverse("api-eval-significance"), q).json()
+    assert sig["n"] == 4 and sig["permutations"] == 1000
+    st = admin_api.get(reverse("api-eval-stability"), {"before": version.pk, "after": version.pk}).json()
+    assert st["tau"] == pytest.approx(1.0) and st["swapped"] == []
+
+
+def test_recompute_and_job_apis(admin_api, rater_api, scored, django_capture_on_commit_callbacks):
+    coll, version, runs = scored
+    url = reverse("api-eval-recompute", args=[coll.pk])
+    assert rater_api.post(url).status_code == 403
+    with django_capture_on_commit_callbacks(execute=True):
+        job = admin_api.post(url).json()
+    status = admin_api.get(reverse("api-eval-job", args=[job["id"]])).json()
+    assert status["status"] == "done" and status["done"] == status["total"] == 2
+
+
+def _fake_importer(monkeypatch):
+    class ImportFailed(Exception):
+        def __init__(self, errors):
+            super().__init__("import failed")
+            self.errors = errors
+
+    def run_import(*, collection, path, name=None, user=None, test_set=None):
+        lines = path.read_text().splitlines()
+        rankings: dict[str, list[str]] = {}
+        for i, line in enumerate(lines, start=1):
+            parts = line.split()
+            if len(parts) != 6:
+                raise ImportFailed([{"file": path.name, "line": i, "reason": "expected 6 columns"}])
+            rankings.setdefault(parts[0], []).append(parts[2])
+        run = Run.objects.create(collection=collection, name=name or "uploaded", test_set=test_set)
+        turns = {t.turn_id: t for t in collection.turns.all()}
+        RunTurn.objects.bulk_create([RunTurn(run=run, turn=turns[q], doc_ids=d) for q, d in rankings.items()])
+        return run
+
+    monkeypatch.setattr(services, "_importer", lambda: (run_import, ImportFailed))
+
+
+def test_uploading_a_run_through_the_api_imports_and_evaluates_it(
+    admin_api, rater_api, scored, monkeypatch, django_capture_on_commit_callbacks
+):
+    coll, version, runs = scored
+    _fake_importer(monkeypatch)
+    body = b"1_1 Q0 d1 1 3.0 up\n1_1 Q0 d3 2 2.0 up\n2_1 Q0 d7 1 1.0 up\n"
+    url = reverse("api-eval-run-upload")
+    f = io.BytesIO(body)
+    f.name = "up.run"
+    assert rater_api.post(url, {"collection": coll.pk, "file": f}, format="multipart").status_code == 403
+    f = io.BytesIO(body)
+    f.name = "up.run"
+    with django_capture_on_commit_callbacks(execute=True):
+        resp = admin_api.post(url, {"collection": coll.pk, "file": f, "name": "up"}, format="multipart")
+    assert resp.status_code == 201, resp.content
+    job = EvaluationJob.objects.get(pk=resp.json()["job"]["id"])
+    assert job.status == "done"
+    scores = admin_api.get(reverse("api-eval-run-scores", args=[resp.json()["run"]]), {"version": version.pk}).json()
+    assert scores["turns"]["1_1"] > 0 and scores["turns"]["2_2"] == 0.0
+
+
+def test_a_bad_run_file_is_rejected_with_file_line_and_reason(admin_api, scored, monkeypatch):
+    coll, version, runs = scored
+    _fake_importer(monkeypatch)
+    f = io.BytesIO(b"1_1 Q0 d1 1 3.0 up\nbroken line\n")
+    f.name = "bad.run"
+    resp = admin_api.post(reverse("api-eval-run-upload"), {"collection": coll.pk, "file": f}, format="multipart")
+    assert resp.status_code == 400
+    assert "bad.run:2: expected 6 columns" in resp.json()["detail"]
+    assert not Run.objects.filter(name="uploaded").exists()
+
+
+def test_run_update_rejects_a_test_set_of_another_collection(scored):
+    coll, version, runs = scored
+    other, _, _ = build(name="Other")
+    ts = TestSet.objects.create(collection=other, name="R^m_1", kind="manual", index=1, seed=1)
+    with pytest.raises(ValidationError, match="another collection"):
+        services.run_update(run=runs["weak"], test_set=ts)

@@ -1,0 +1,180 @@
+"""Stored scores: full compute, per-turn live recompute (debounced), new runs, snapshots, trec_eval -c means."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import pytest
+
+from evaluation import events, metrics, services
+from evaluation.models import DirtyTurn, EvaluationJob, LeaderboardSnapshot, Qrel, Score
+from evaluation.selectors import leaderboard, per_turn_scores, qrels_dict, run_dict, score_means
+from tests.evaluation.eval_helpers import QRELS, RUNS, add_run, build
+
+pytestmark = pytest.mark.django_db
+
+
+def _expected(run_name: str, measure: str, threshold: int = 1) -> dict[str, float]:
+    run = {q: {d: float(len(docs) - i) for i, d in enumerate(docs)} for q, docs in RUNS[run_name].items()}
+    return metrics.evaluate(QRELS, run, [measure], rel_threshold=threshold)[measure]
+
+
+def test_selectors_return_the_contract_dicts():
+    coll, version, runs = build()
+    assert qrels_dict(version=version) == QRELS
+    rd = run_dict(run=runs["strong"])
+    assert rd["1_1"] == {"d1": 4.0, "d3": 3.0, "d2": 2.0, "x1": 1.0}
+    assert set(rd) == set(RUNS["strong"])
+
+
+def test_a_full_compute_stores_trec_eval_c_values_for_every_judged_turn():
+    coll, version, runs = build()
+    services.scores_compute_for_version(version=version)
+    weak = per_turn_scores(run=runs["weak"], version=version, measure="nDCG@3")
+    # Every judged turn has a row, the unranked 2_1 scores 0, unjudged turns (1_3, 2_3) have none.
+    assert set(weak) == set(QRELS)
+    assert weak["2_1"] == 0.0
+    assert weak == pytest.approx(_expected("weak", "nDCG@3"))
+    means = score_means(version=version, measures=["nDCG@3", "AP"])
+    assert means[runs["strong"].pk]["AP"] == pytest.approx(metrics.mean(_expected("strong", "AP")))
+    assert Score.objects.filter(version=version, measure="AP").first().threshold == 1
+    assert LeaderboardSnapshot.objects.filter(version=version).count() == 1
+
+
+def test_it_records_and_applies_the_collection_threshold():
+    coll, version, runs = build(threshold=2)
+    services.scores_compute_for_version(version=version)
+    stored = per_turn_scores(run=runs["strong"], version=version, measure="P@1")
+    assert stored == pytest.approx(_expected("strong", "P@1", threshold=2))
+    assert stored["2_1"] == 1.0 and stored["1_1"] == 1.0  # d7 (2) counts, d1 (2) counts at threshold 2
+    assert set(Score.objects.filter(version=version).values_list("threshold", flat=True)) == {2}
+
+
+def test_a_recompute_is_idempotent_and_replaces_rows():
+    coll, version, runs = build()
+    services.scores_compute_for_version(version=version)
+    n = Score.objects.count()
+    services.scores_compute_for_version(version=version)
+    assert Score.objects.count() == n == 2 * len(QRELS) * len(services.MEASURES)
+
+
+def test_a_new_judgment_recomputes_only_its_turn_for_every_run(django_capture_on_commit_callbacks):
+    coll, version, runs = build()
+    services.scores_compute_for_version(version=version)
+    untouched = Score.objects.get(run=runs["weak"], turn__turn_id="1_1", version=version, measure="nDCG@3")
+    turn = coll.turns.get(turn_id="2_2")
+    with django_capture_on_commit_callbacks(execute=True):
+        Qrel.objects.create(version=version, turn=turn, passage_id="x4", grade=3, source="assessed")
+        events.qrels_changed(version_id=version.pk, turn_ids=[turn.pk])
+    strong = Score.objects.get(run=runs["strong"], turn=turn, version=version, measure="nDCG@3")
+    assert strong.value > 0.9  # x4 at rank 1 is now highly relevant
+    job = EvaluationJob.objects.get(kind="turns")
+    assert job.status == "done" and job.turn_ids == [turn.pk]
+    assert Score.objects.get(pk=untouched.pk).computed_at == untouched.computed_at
+    assert not DirtyTurn.objects.exists()
+    rows = leaderboard(version=version, measures=["nDCG@3"])
+    assert rows[0]["run"] == "strong" and rows[0]["rank"] == 1
+    assert LeaderboardSnapshot.objects.filter(version=version).count() == 2
+
+
+def test_a_burst_of_judgments_schedules_one_drain(django_capture_on_commit_callbacks):
+    coll, version, runs = build()
+    services.scores_compute_for_version(version=version)
+    t1, t2 = coll.turns.get(turn_id="1_1"), coll.turns.get(turn_id="2_2")
+    from django.core.cache import cache
+
+    cache.delete(services._debounce_key(version.pk))
+    with mock.patch("evaluation.score_tasks.dirty_turns_drain_task.apply_async") as sched:
+        with django_capture_on_commit_callbacks(execute=True):
+            for t in (t1, t2, t1, t2, t1):
+                events.qrels_changed(version_id=version.pk, turn_ids=[t.pk])
+    assert sched.call_count == 1
+    assert sched.call_args.kwargs["countdown"] == services.recompute_delay_s()
+    assert set(DirtyTurn.objects.values_list("turn_id", flat=True)) == {t1.pk, t2.pk}
+    job = services.dirty_turns_drain(version_id=version.pk)
+    assert job is not None and sorted(job.turn_ids) == sorted([t1.pk, t2.pk])
+    assert services.dirty_turns_drain(version_id=version.pk) is None  # nothing left: no second job
+    assert EvaluationJob.objects.filter(kind="turns").count() == 1
+
+
+def test_a_turn_that_loses_all_judgments_loses_its_scores(django_capture_on_commit_callbacks):
+    coll, version, runs = build()
+    services.scores_compute_for_version(version=version)
+    turn = coll.turns.get(turn_id="2_2")
+    with django_capture_on_commit_callbacks(execute=True):
+        Qrel.objects.filter(version=version, turn=turn).delete()
+        events.qrels_changed(version_id=version.pk, turn_ids=[turn.pk])
+    assert not Score.objects.filter(turn=turn, version=version).exists()
+
+
+def test_a_created_run_is_evaluated_against_every_version(django_capture_on_commit_callbacks):
+    coll, version, runs = build()
+    from tests.evaluation.eval_helpers import derive
+
+    derive(version, "original + new", {"1_3": {"x3": 4}})
+    with django_capture_on_commit_callbacks(execute=True):
+        run = add_run(coll, "late", {"1_3": ["x3"], "1_1": ["d1"]})
+        events.run_imported(run_id=run.pk)
+    job = EvaluationJob.objects.get(run=run)
+    assert job.status == "done" and job.done == job.total == 2
+    by_version = {v: per_turn_scores(run=run, version=v, measure="nDCG@3") for v in coll.qrels_versions.all()}
+    assert len(by_version) == 2
+    new = coll.qrels_versions.get(name="original + new")
+    assert by_version[new]["1_3"] == 1.0 and "1_3" not in by_version[version]
+
+
+def test_a_derived_version_without_scores_gets_a_full_compute_on_its_first_change(django_capture_on_commit_callbacks):
+    coll, version, runs = build()
+    from tests.evaluation.eval_helpers import derive
+
+    child = derive(version, "original + new", {"2_3": {"y": 1}})
+    turn = coll.turns.get(turn_id="2_3")
+    with django_capture_on_commit_callbacks(execute=True):
+        events.qrels_changed(version_id=child.pk, turn_ids=[turn.pk])
+    assert Score.objects.filter(version=child, run=runs["weak"], measure="AP").count() == len(QRELS) + 1
+
+
+def test_a_full_recompute_job_reports_progress():
+    coll, version, runs = build()
+    job = services.evaluation_job_create(collection=coll, kind="full", start=False)
+    done = services.evaluation_job_execute(job_id=job.pk)
+    assert done.status == "done" and done.done == done.total == 2
+    assert Score.objects.filter(version=version).count() == 2 * len(QRELS) * len(services.MEASURES)
+
+
+def test_it_refuses_a_run_job_for_a_run_of_another_collection():
+    from django.core.exceptions import ValidationError
+
+    coll, version, runs = build()
+    other, _, _ = build(name="Other")
+    with pytest.raises(ValidationError, match="another collection"):
+        services.evaluation_job_create(collection=other, kind="run", run=runs["weak"], start=False)
+
+
+def test_a_new_qrels_version_is_scored_for_every_run_once_committed(django_capture_on_commit_callbacks):
+    from django.db import transaction
+
+    from tests.evaluation.eval_helpers import derive
+
+    coll, version, runs = build()
+    with django_capture_on_commit_callbacks(execute=True):
+        with transaction.atomic():
+            child = derive(version, "original + new", {"1_3": {"x3": 2}})
+    assert Score.objects.filter(version=child, run=runs["strong"], measure="nDCG@3").count() == len(QRELS) + 1
+    assert EvaluationJob.objects.filter(kind="turns", version=child, status="done").count() == 1
+
+
+def test_uploading_reuses_the_job_the_run_created_event_queued(django_capture_on_commit_callbacks, monkeypatch):
+    coll, version, runs = build()
+
+    def run_import(*, collection, path, name=None, user=None, test_set=None):
+        run = add_run(collection, name or "up", {"1_1": ["d1"]})
+        events.run_imported(run_id=run.pk)
+        return run
+
+    monkeypatch.setattr(services, "_importer", lambda: (run_import, ValueError))
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    with django_capture_on_commit_callbacks(execute=True):
+        run, job = services.run_upload(collection=coll, uploaded=SimpleUploadedFile("r.run", b"x"), name="up")
+    assert EvaluationJob.objects.filter(run=run).count() == 1 and job.run == run

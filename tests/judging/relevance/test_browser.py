@@ -1,0 +1,63 @@
+"""In headless Chromium an assessor judges a topic with the keyboard only."""
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support import expected_conditions as ec
+from selenium.webdriver.support.ui import WebDriverWait
+
+from judging.models import AssessorJudgment
+from tests import factories
+from tests.conftest import ARTIFACTS, browser_login
+from tests.judging.relevance import helpers
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_an_assessor_judges_a_topic_with_the_keyboard(browser, live_server, assessor):
+    coll = factories.collection_with_turns(
+        name="Browser", year=2020, conversations={"81": ["How do garage door openers work?", "Why did it stop?"]}
+    )
+    helpers.passages(
+        {
+            "p1": "A garage door opener is a motorized device that opens and closes a garage door.",
+            "p2": "Bees are dying because of pesticides and habitat loss.",
+            "p3": "If the opener stopped working, check the power supply and the safety sensors first.",
+        }
+    )
+    original = helpers.qrels(coll, {"81_1": {"p0": 2}})
+    run = helpers.run(coll, "A", {"81_1": ["p0", "p1", "p2"], "81_2": ["p3"]})
+    from judging import relevance_services as services
+
+    services.pool_create(collection=coll, qrels_version=original, runs=[run], name="Browser pool")
+
+    browser_login(browser, live_server, "assessor1", "pass-assessor1")
+    browser.get(live_server.url + "/judging/relevance/")
+    browser.find_element(By.XPATH, "//button[normalize-space()='Take a topic']").click()
+    wait = WebDriverWait(browser, 10)
+    wait.until(ec.text_to_be_present_in_element((By.ID, "pair-pos"), "1 of 3"))
+    body = browser.find_element(By.TAG_NAME, "body")
+    assert "How do garage door openers work?" in browser.find_element(By.ID, "reference").text
+
+    body.send_keys("3")  # p1 → 3, advance to p2
+    wait.until(ec.text_to_be_present_in_element((By.ID, "pair-pos"), "2 of 3"))
+    body.send_keys("1")  # p2 → 1, advance to p3
+    wait.until(ec.text_to_be_present_in_element((By.ID, "pair-pos"), "3 of 3"))
+    assert "Why did it stop?" in browser.find_element(By.ID, "conversation").text
+    body.send_keys(Keys.BACKSPACE)  # back to p2 to fix its grade
+    wait.until(ec.text_to_be_present_in_element((By.ID, "pair-pos"), "2 of 3"))
+    body.send_keys("0")  # p2 → 0, advance to p3 (the only ungraded)
+    wait.until(ec.text_to_be_present_in_element((By.ID, "pair-pos"), "3 of 3"))
+    body.send_keys("?")
+    assert browser.find_element(By.ID, "help").is_displayed()
+    body.send_keys("?")
+    assert not browser.find_element(By.ID, "help").is_displayed()
+    browser.save_screenshot(str(ARTIFACTS / "assessor.png"))
+    body.send_keys("4")
+    wait.until(ec.text_to_be_present_in_element((By.ID, "progress-text"), "3 / 3"))
+    wait.until(ec.text_to_be_present_in_element((By.ID, "save-state"), "all saved"))
+    assert browser.find_element(By.ID, "done").is_displayed()
+
+    grades = dict(AssessorJudgment.objects.values_list("pair__passage_id", "grade"))
+    assert grades == {"p1": 3, "p2": 0, "p3": 4}
+    assert AssessorJudgment.objects.get(pair__passage_id="p2").history[0]["grade"] == 1
