@@ -7,7 +7,8 @@ machinery) when DATABASE_URL is set, otherwise a fresh SQLite file under /tmp.
 1. Full recompute through the app: ``evaluation.services.scores_compute_for_version`` — RunTurn rows in, 17
    measures × 200 turns × 20 runs of Score rows out (delete + bulk insert) — against the baseline: raw
    ``pytrec_eval.RelevanceEvaluator`` over the same qrels/runs as in-memory dicts (the same 16 trec_eval measures;
-   dicts built outside the timed region), in the same process. Prints both times and the ratio.
+   dicts built outside the timed region, one evaluator for all runs), in the same process. Prints both times
+   and the ratio.
 2. One new judgment → recompute of its turn for all 20 runs (``dirty_turns_drain``: rewrite that turn's rows for
    every run + leaderboard snapshot), in-process: median and p95 over 40 judgments.
 3. End to end with a Celery worker subprocess on REDIS_URL (skipped without it): save a judgment, then poll the
@@ -130,20 +131,21 @@ def main() -> None:
             RunTurn.objects.bulk_create(
                 [RunTurn(run=run, turn_id=pk_of[q], doc_ids=r[q], scores=scores) for q in qids], batch_size=200
             )
-        print(f"database: {connection.vendor} ({connection.settings_dict['NAME']}); data setup {time.perf_counter() - t0:.1f} s")
+        db = f"{connection.vendor} ({connection.settings_dict['NAME']})"
+        print(f"database: {db}; data setup {time.perf_counter() - t0:.1f} s")
         print(
             f"data: {len(qids)} turns × {len(runs)} runs × {args.depth} docs; "
             f"{sum(len(v) for v in qrels.values()):,} judgments; {len(services.MEASURES)} measures stored"
         )
 
         # 1. full recompute vs raw pytrec_eval
-        evaluator_s = 0.0
-        for r in runs:
-            as_dict = {q: dict(zip(docs, scores, strict=True)) for q, docs in r.items()}
-            t = time.perf_counter()
-            ev = pytrec_eval.RelevanceEvaluator(qrels, TREC_MEASURES, relevance_level=1)
+        as_dicts = [{q: dict(zip(docs, scores, strict=True)) for q, docs in r.items()} for r in runs]
+        t = time.perf_counter()
+        ev = pytrec_eval.RelevanceEvaluator(qrels, TREC_MEASURES, relevance_level=1)
+        for as_dict in as_dicts:
             ev.evaluate(as_dict)
-            evaluator_s += time.perf_counter() - t
+        evaluator_s = time.perf_counter() - t
+        del as_dicts
         app_times = []
         for _ in range(2):
             t = time.perf_counter()

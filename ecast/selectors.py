@@ -116,15 +116,25 @@ def paraphrase_history(*, paraphrase: Paraphrase) -> list[Paraphrase]:
 
 
 def provenance_summary(provenance: dict | None) -> str:
-    """A one-line "backend · model · seed" summary of a paraphrase's provenance."""
+    """A one-line summary of what produced a paraphrase: stage, backend, model, seed, job, or source file + line."""
     if not provenance:
         return ""
-    parts = []
     # Who added or edited a row is shown from created_by; this line says what produced the text.
-    for key in ("stage", "backend", "model", "model_id", "revision", "seed", "source_file", "file"):
-        value = provenance.get(key)
-        if value not in (None, "", [], {}):
-            parts.append(f"{key}={value}")
+    p = provenance
+    parts = []
+    if p.get("stage"):
+        parts.append(str(p["stage"]))
+    for key in ("backend", "model", "model_id", "revision", "seed"):
+        if p.get(key) not in (None, "", [], {}):
+            parts.append(f"{key}={p[key]}")
+    if p.get("job") not in (None, ""):
+        parts.append(f"job {p['job']}")
+    source = p.get("source") or p.get("source_file") or p.get("file")
+    if source in ("r", "m"):
+        parts.append(f"from {source}_i")
+    elif source:
+        where = str(source) + (f" line {p['line']}" if p.get("line") else "")
+        parts.append(f"{p['format']}: {where}" if p.get("format") else where)
     return " · ".join(parts)
 
 

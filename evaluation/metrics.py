@@ -155,7 +155,7 @@ def make_evaluator(
         # Only judged queries with at least one ranked document reach pytrec_eval; the rest keep 0 (-c).
         sub = {q: docs for q, docs in run.items() if q in plain_qrels and docs}
         for q, docs in sub.items():
-            if not all(type(s) is float for s in docs.values()):  # pytrec_eval rejects int scores
+            if set(map(type, docs.values())) != {float}:  # pytrec_eval rejects int scores
                 sub[q] = {d: float(s) for d, s in docs.items()}
         if not sub:
             return out

@@ -13,7 +13,6 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Count
 from django.utils import timezone
 
 from ecast.models import Collection, Conversation, Passage, Turn
@@ -256,13 +255,29 @@ def corpus_for(experiment: PermutationExperiment) -> tuple[list[str], list[str]]
     return ids, texts
 
 
+def permutation_index_prepare(*, experiment: PermutationExperiment) -> str:
+    """Build (or find) the experiment's BM25 index once, before the chunks fan out; returns its corpus key."""
+    index = retrieval.index_for_corpus(Path(settings.ECAST_CACHE_DIR), *corpus_for(experiment))
+    experiment.parameters = {**experiment.parameters, "index_key": index.key, "index_passages": len(index.doc_ids)}
+    experiment.save(update_fields=["parameters"])
+    return index.key
+
+
+def _index_for(exp: PermutationExperiment) -> retrieval.Bm25Index:
+    # Chunks reuse the index prepared at start without re-reading the corpus; a worker on another machine (no
+    # shared cache directory) rebuilds it from the passages.
+    key = exp.parameters.get("index_key")
+    index = retrieval.index_by_key(Path(settings.ECAST_CACHE_DIR), key) if key else None
+    return index or retrieval.index_for_corpus(Path(settings.ECAST_CACHE_DIR), *corpus_for(exp))
+
+
 def permutation_chunk_run(*, experiment_id: int, conversation_id: int, queue_scoring: bool = True) -> None:
     """Retrieve for every permutation of one conversation and every built-in system; idempotent per chunk."""
     exp = PermutationExperiment.objects.select_related("collection").get(pk=experiment_id)
-    if exp.status == PermutationExperiment.Status.FAILED:
-        return
+    if exp.status != PermutationExperiment.Status.RUNNING:
+        return  # a redelivered chunk of a finished or failed experiment must not replace scored results
     try:
-        index = retrieval.index_for_corpus(Path(settings.ECAST_CACHE_DIR), *corpus_for(exp))
+        index = _index_for(exp)
         turns = list(Turn.objects.filter(conversation_id=conversation_id).order_by("number"))
         utter = {t.number: t.raw_utterance for t in turns}
         tid = {t.number: t.turn_id for t in turns}
@@ -444,9 +459,8 @@ def permutation_run_import(
 def _import_run(*, experiment: PermutationExperiment, path: Path, shown: str, name: str, user: Any) -> Run:
     """Import through the shared importer (``ecast.imports``); where it is not installed, a strict local reader."""
     try:
-        from ecast.imports.services import run_import
-
         from ecast.imports.errors import ImportFailed
+        from ecast.imports.services import run_import
     except ImportError:
         return _import_run_locally(experiment=experiment, path=path, shown=shown, name=name, user=user)
     try:
@@ -502,4 +516,4 @@ def experiments_for_changed_qrels(*, version_id: int, turn_ids: list[int]) -> li
     if turn_ids:
         convs = Turn.objects.filter(pk__in=turn_ids).values("conversation_id")
         qs = qs.filter(permutations__conversation_id__in=convs)
-    return list(qs.annotate(n=Count("id")).values_list("id", flat=True).distinct())
+    return list(qs.values_list("id", flat=True).distinct())

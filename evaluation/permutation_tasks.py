@@ -17,8 +17,17 @@ RESCORE_DEBOUNCE_S = int(getattr(settings, "ECAST_PERMUTATION_RESCORE_DEBOUNCE_S
 @shared_task
 def permutation_experiment_start(experiment_id: int) -> int:
     """Fan out one retrieval chunk per conversation; the last chunk to finish queues the scoring."""
-    from evaluation.models import Permutation
+    from evaluation.models import Permutation, PermutationExperiment
+    from evaluation.permutation_services import permutation_index_prepare
 
+    exp = PermutationExperiment.objects.select_related("collection").get(pk=experiment_id)
+    try:
+        permutation_index_prepare(experiment=exp)
+    except Exception as exc:
+        PermutationExperiment.objects.filter(pk=exp.pk).update(
+            status=PermutationExperiment.Status.FAILED, error=f"index: {exc}"
+        )
+        raise
     conv_ids = sorted(
         set(Permutation.objects.filter(experiment_id=experiment_id).values_list("conversation_id", flat=True))
     )
@@ -44,7 +53,19 @@ def permutation_experiment_score(experiment_id: int, token: str | None = None) -
     exp = PermutationExperiment.objects.select_related("collection", "qrels_version").filter(pk=experiment_id).first()
     if exp is None:
         return "gone"
-    score(experiment=exp)
+    if exp.status == PermutationExperiment.Status.RUNNING:
+        return "retrieval still running; the last chunk scores against the current version"
+    try:
+        score(experiment=exp)
+    except Exception as exc:
+        # Earlier scores stay visible (and say which version they reflect); the error is shown on the page.
+        PermutationExperiment.objects.filter(pk=exp.pk).update(
+            error=f"scoring failed: {exc}",
+            status=PermutationExperiment.Status.DONE if exp.scored_at else PermutationExperiment.Status.FAILED,
+        )
+        raise
+    if exp.error.startswith("scoring failed"):
+        PermutationExperiment.objects.filter(pk=exp.pk).update(error="")
     return "scored"
 
 

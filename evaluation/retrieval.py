@@ -113,6 +113,7 @@ class Bm25Index:
         self.retriever = retriever
         self.doc_ids = doc_ids
         self.stemmer_name = stemmer_name
+        self.key = ""
         _, self._stem = _stemmer() if stemmer_name != "none" else ("none", None)
 
     @classmethod
@@ -200,5 +201,21 @@ def index_for_corpus(cache_dir: Path, doc_ids: Sequence[str], texts: Sequence[st
             index = Bm25Index.build(doc_ids, texts)
             index.save(path)
         _LOADED.clear()  # keep one index per process: corpora can be large
+        _LOADED[key] = index
+        index.key = key
+        return index
+
+
+def index_by_key(cache_dir: Path, key: str) -> Bm25Index | None:
+    """A previously built index by its corpus key (memory, then disk), or None when this machine lacks it."""
+    with _LOCK:
+        if key in _LOADED:
+            return _LOADED[key]
+        path = Path(cache_dir) / "bm25" / key
+        if not (path / "doc_ids.json").exists():
+            return None
+        index = Bm25Index.load(path)
+        index.key = key
+        _LOADED.clear()
         _LOADED[key] = index
         return index

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ecast.models import Collection, TestSet
-from evaluation import robustness
+from evaluation import metrics, robustness
 from evaluation.models import QrelsVersion, Run
 from evaluation.selectors import qrels_dict, rankings_top, score_means
 
@@ -90,14 +90,15 @@ def table14(p: RobustnessParams) -> dict[str, Any] | None:
         return None
     labelled = _labelled_runs(p)
     ids = [r.pk for _, _, r in labelled]
-    before = score_means(version=p.base, measures=p.measures, run_ids=ids)
-    after = score_means(version=p.extended, measures=p.measures, run_ids=ids)
+    measures = list(dict.fromkeys([*p.measures, *metrics.DEFAULT_MEASURES]))  # Table 14's three, then the rest
+    before = score_means(version=p.base, measures=measures, run_ids=ids)
+    after = score_means(version=p.extended, measures=measures, run_ids=ids)
     rows = robustness.before_after(
         {label: before.get(run.pk, {}) for label, _, run in labelled},
         {label: after.get(run.pk, {}) for label, _, run in labelled},
-        p.measures,
+        measures,
     )
-    return {"rows": rows, "measures": p.measures}
+    return {"rows": rows, "measures": measures}
 
 
 def robustness_report(p: RobustnessParams) -> dict[str, Any]:

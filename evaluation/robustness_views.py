@@ -113,7 +113,7 @@ def robustness(request: HttpRequest) -> HttpResponse:
             "p": p,
             "rows11": [(r, [r["values"][m] for m in p.measures]) for r in t11["rows"]],
             "rows13": rows13,
-            "rows14": [(r, [r["values"][m] for m in p.measures]) for r in t14["rows"]] if t14 else [],
+            "rows14": [(r["label"], m, r["values"][m]) for r in t14["rows"] for m in t14["measures"]] if t14 else [],
             "report": report,
             "t11": t11,
             "t13": t13,

@@ -35,16 +35,12 @@ def qrels_dict(*, version: QrelsVersion, turn_ids: Iterable[int] | None = None) 
 
 def _ranking_scores(doc_ids: list[str], scores: list[Any] | None) -> dict[str, float]:
     # Stored scores are the run's own; when a run lacks them, descending pseudo-scores keep the stored rank order.
-    if scores and len(scores) == len(doc_ids):
-        out: dict[str, float] = {}
-        for d, s in zip(doc_ids, scores, strict=True):
-            out.setdefault(d, float(s))
-        return out
-    n = len(doc_ids)
-    res: dict[str, float] = {}
-    for i, d in enumerate(doc_ids):
-        res.setdefault(d, float(n - i))
-    return res
+    # Building from the reversed lists keeps the first occurrence of a duplicated doc (C-speed, no Python loop).
+    if not scores or len(scores) != len(doc_ids):
+        scores = [float(len(doc_ids) - i) for i in range(len(doc_ids))]
+    elif set(map(type, scores)) != {float}:
+        scores = [float(s) for s in scores]
+    return dict(zip(reversed(doc_ids), reversed(scores), strict=True))
 
 
 def run_dict(*, run: Run, turn_ids: Iterable[int] | None = None) -> dict[str, dict[str, float]]:

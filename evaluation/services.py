@@ -17,7 +17,7 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Avg, Count
 from django.utils import timezone
 
@@ -54,6 +54,33 @@ def _rankings(run_ids: Sequence[int], turn_pks: Iterable[int] | None) -> dict[in
     return out
 
 
+_SCORE_COLUMNS = ("run", "turn", "version", "measure", "value", "threshold", "computed_at")
+
+
+def _insert_scores(rows: list[tuple]) -> None:
+    """Insert Score rows with one executemany per batch: model instances + bulk_create cost ~3x more here."""
+    if not rows:
+        return
+    qn = connection.ops.quote_name
+    cols = ", ".join(qn(str(getattr(Score._meta.get_field(c), "column", c))) for c in _SCORE_COLUMNS)
+    marks = ", ".join(["%s"] * len(_SCORE_COLUMNS))
+    sql = f"INSERT INTO {qn(Score._meta.db_table)} ({cols}) VALUES ({marks})"
+    if connection.vendor == "sqlite":
+        # SQLite stores datetimes as text; adapt once instead of per row.
+        stamp = connection.ops.adapt_datetimefield_value(rows[0][6])
+        rows = [(*r[:6], stamp) for r in rows]
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            # COPY streams all rows in one statement: several times faster than executemany on PostgreSQL.
+            copy_sql = f"COPY {qn(Score._meta.db_table)} ({cols}) FROM STDIN"
+            with cursor.cursor.copy(copy_sql) as copy:
+                for row in rows:
+                    copy.write_row(row)
+            return
+        for i in range(0, len(rows), BATCH):
+            cursor.executemany(sql, rows[i : i + BATCH])
+
+
 def _compute_version(
     *,
     version: QrelsVersion,
@@ -74,29 +101,21 @@ def _compute_version(
     chunks: list[list[int]] = [[r] for r in run_ids] if turn_pks is None else [list(run_ids)]
     for chunk in chunks:
         rankings = _rankings(chunk, judged_pks if turn_pks is not None else None)
-        rows: list[Score] = []
+        rows: list[tuple] = []
+        now = timezone.now()
         for run_id in chunk:
             per_measure = evaluator(rankings.get(run_id, {}))
             for measure, values in per_measure.items():
                 for qid, value in values.items():
                     tpk = pk_of.get(qid)
                     if tpk is not None:
-                        rows.append(
-                            Score(
-                                run_id=run_id,
-                                turn_id=tpk,
-                                version=version,
-                                measure=measure,
-                                value=value,
-                                threshold=threshold,
-                            )
-                        )
+                        rows.append((run_id, tpk, version.pk, measure, value, threshold, now))
         with transaction.atomic():
             stale = Score.objects.filter(version=version, run_id__in=chunk)
             if turn_pks is not None:
                 stale = stale.filter(turn_id__in=list(turn_pks))
-            stale.delete()
-            Score.objects.bulk_create(rows, batch_size=BATCH)
+            stale.delete()  # no signals or cascades hang off Score, so Django issues one DELETE statement
+            _insert_scores(rows)
         written += len(rows)
         if progress:
             progress(len(chunk))
@@ -326,6 +345,16 @@ def _importer() -> tuple[Callable[..., Run], type[Exception]]:
     return run_import, ImportFailed
 
 
+def _error_text(error: Any, default_file: str) -> str:
+    """``file:line: reason`` (line left out when the error is about the whole file)."""
+    if not isinstance(error, dict):
+        return str(error)
+    where = str(error.get("file") or default_file)
+    if error.get("line"):
+        where += f":{error['line']}"
+    return f"{where}: {error.get('reason', error)}"
+
+
 def run_upload(
     *,
     collection: Collection,
@@ -352,10 +381,7 @@ def run_upload(
         try:
             run = run_import(collection=collection, path=path, name=name or None, user=user, test_set=test_set)
         except ImportFailed as exc:
-            messages = [
-                f"{e.get('file', suffix)}:{e.get('line', '?')}: {e.get('reason', e)}" if isinstance(e, dict) else str(e)
-                for e in getattr(exc, "errors", [])
-            ] or [str(exc)]
+            messages = [_error_text(e, suffix) for e in getattr(exc, "errors", [])] or [str(exc)]
             raise ValidationError(messages) from exc
     if link_hook is not None:
         link_hook(run)

@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from judging.models import Campaign, Rating, RaterStatus, RatingAssignment, RatingItem
+from judging.models import Campaign, RaterStatus, Rating, RatingAssignment, RatingItem
 
 
 @admin.register(Campaign)

@@ -17,7 +17,7 @@ Input everywhere: ``ratings: dict[item_key, list[int]]`` — the scores of one m
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -36,7 +36,7 @@ def group_of(score: int) -> int:
     return 1 if score == 3 else 2
 
 
-def complete_items(ratings: Mapping[Hashable, Sequence[int]], n: int) -> dict[Hashable, list[int]]:
+def complete_items(ratings: Mapping[Any, Sequence[int]], n: int) -> dict[Any, list[int]]:
     """Items with at least ``n`` ratings, each cut to its first ``n`` (the documented equal-count choice)."""
     return {key: list(scores[:n]) for key, scores in ratings.items() if len(scores) >= n}
 
@@ -91,9 +91,7 @@ class KappaResult:
     kept: list = field(default_factory=list)
 
 
-def ecast_kappa(
-    ratings: Mapping[Hashable, Sequence[int]], n: int, *, min_agreement: float = MIN_AGREEMENT
-) -> KappaResult:
+def ecast_kappa(ratings: Mapping[Any, Sequence[int]], n: int, *, min_agreement: float = MIN_AGREEMENT) -> KappaResult:
     """Kappa on the raw 5 categories, then on kept items (agreement >= 40%) with ratings grouped into 3."""
     full = complete_items(ratings, n)
     result = KappaResult(n_items=len(full), n_incomplete=sum(1 for s in ratings.values() if 0 < len(s) < n))
@@ -107,7 +105,7 @@ def ecast_kappa(
 
 
 def krippendorff_ordinal(
-    ratings: Mapping[Hashable, Sequence[int]],
+    ratings: Mapping[Any, Sequence[int]],
     *,
     categories: Sequence[int] = SCALE,
     n_boot: int = 200,
@@ -128,9 +126,7 @@ def krippendorff_ordinal(
             return None
         with np.errstate(divide="ignore", invalid="ignore"):
             value = float(
-                krippendorff.alpha(
-                    value_counts=table, value_domain=list(categories), level_of_measurement="ordinal"
-                )
+                krippendorff.alpha(value_counts=table, value_domain=list(categories), level_of_measurement="ordinal")
             )
         return None if np.isnan(value) else value
 
@@ -147,16 +143,16 @@ def krippendorff_ordinal(
     return {"alpha": alpha, "low": low, "high": high, "n_items": len(rows)}
 
 
-def rater_majority_agreement(rows: Iterable[tuple[Hashable, Hashable, int]]) -> dict[Hashable, dict[str, Any]]:
+def rater_majority_agreement(rows: Iterable[tuple[Any, Any, int]]) -> dict[Any, dict[str, Any]]:
     """Per rater: how often their score equals the strict majority of the *other* raters of the same item.
 
     ``rows`` are (item, rater, score). Leave-one-out keeps a rater from agreeing with themselves; items where the
     other raters have no strict majority (e.g. 1–1) are not counted for that rater.
     """
-    by_item: dict[Hashable, list[tuple[Hashable, int]]] = {}
+    by_item: dict[Any, list[tuple[Any, int]]] = {}
     for item, rater, score in rows:
         by_item.setdefault(item, []).append((rater, score))
-    stats: dict[Hashable, dict[str, Any]] = {}
+    stats: dict[Any, dict[str, Any]] = {}
     for entries in by_item.values():
         for i, (rater, score) in enumerate(entries):
             others = [s for j, (_, s) in enumerate(entries) if j != i]
@@ -177,7 +173,7 @@ def rater_majority_agreement(rows: Iterable[tuple[Hashable, Hashable, int]]) -> 
 
 
 def measure_report(
-    ratings: Mapping[Hashable, Sequence[int]],
+    ratings: Mapping[Any, Sequence[int]],
     n: int,
     *,
     min_agreement: float = MIN_AGREEMENT,

@@ -7,6 +7,7 @@ other people's ratings, reports, exports or configuration is admin-only.
 from __future__ import annotations
 
 import csv
+import importlib
 import io
 import json
 from collections.abc import Iterable, Iterator
@@ -60,7 +61,9 @@ class MeApi(APIView):
     permission_classes = [IsAuthenticated]
 
     @extend_schema(
-        responses={200: inline_serializer("MeOutput", {"username": serializers.CharField(), "roles": serializers.ListField()})}
+        responses={
+            200: inline_serializer("MeOutput", {"username": serializers.CharField(), "roles": serializers.ListField()})
+        }
     )
     def get(self, request):
         return Response({"username": request.user.username, "roles": sorted(user_roles(request.user))})
@@ -100,7 +103,7 @@ class AssignmentSerializer(serializers.Serializer):
     item_id = serializers.IntegerField()
     kind = serializers.CharField()
     expires_at = serializers.DateTimeField()
-    context = serializers.DictField()
+    context = serializers.DictField()  # type: ignore[assignment]  # the metaclass pops declared fields
     passage_id = serializers.CharField()
     passage_text = serializers.CharField()
     measures = MeasureSerializer(many=True)
@@ -158,8 +161,14 @@ class RatingSubmitApi(APIView):
             )
         except svc.RatingError as exc:
             return _error(exc)
-        rating.created = created
-        return Response(self.OutputSerializer(rating).data, status=201 if created else 200)
+        out = {
+            "pk": rating.pk,
+            "assignment_id": rating.assignment_id,
+            "values": rating.values,
+            "submitted_at": rating.submitted_at,
+            "created": created,
+        }
+        return Response(self.OutputSerializer(out).data, status=201 if created else 200)
 
 
 class RatingUndoApi(APIView):
@@ -262,7 +271,11 @@ class CampaignDetailApi(APIView):
     permission_classes = [IsAuthenticated, IsAdmin]
 
     @extend_schema(
-        responses={200: inline_serializer("CampaignDetailOutput", {"campaign": CampaignOutputSerializer(), "progress": serializers.DictField()})}
+        responses={
+            200: inline_serializer(
+                "CampaignDetailOutput", {"campaign": CampaignOutputSerializer(), "progress": serializers.DictField()}
+            )
+        }
     )
     def get(self, request, campaign_id: int):
         campaign = get_object_or_404(Campaign, pk=campaign_id)
@@ -297,9 +310,7 @@ class CampaignAgreementApi(APIView):
     def get(self, request, campaign_id: int):
         campaign = get_object_or_404(Campaign, pk=campaign_id)
         report = sel.campaign_agreement(campaign=campaign)
-        measures = [
-            self.MeasureAgreementSerializer({"key": k, **rep}).data for k, rep in report["measures"].items()
-        ]
+        measures = [self.MeasureAgreementSerializer({"key": k, **rep}).data for k, rep in report["measures"].items()]
         users = dict(get_user_model().objects.filter(pk__in=report["per_rater"]).values_list("pk", "username"))
         per_rater = {users.get(pk, str(pk)): st for pk, st in report["per_rater"].items()}
         return Response(
@@ -323,7 +334,11 @@ class RaterPauseApi(APIView):
 
     @extend_schema(
         request=InputSerializer,
-        responses={200: inline_serializer("RaterPauseOutput", {"rater": serializers.CharField(), "paused": serializers.BooleanField()})},
+        responses={
+            200: inline_serializer(
+                "RaterPauseOutput", {"rater": serializers.CharField(), "paused": serializers.BooleanField()}
+            )
+        },
     )
     def post(self, request, campaign_id: int, user_id: int):
         campaign = get_object_or_404(Campaign, pk=campaign_id)
@@ -338,11 +353,9 @@ class RaterPauseApi(APIView):
 
 
 RELEASE_PARAMS = [
-    OpenApiParameter("format", OpenApiTypes.STR, enum=["csv", "jsonl"], description="csv (ECAsT) or jsonl"),
-    *[
-        OpenApiParameter(f"min_{k}", OpenApiTypes.INT, description=f"minimum label for {k} (1–5)")
-        for k in MEASURES
-    ],
+    # Not "format": DRF reserves that query parameter for choosing a renderer.
+    OpenApiParameter("output", OpenApiTypes.STR, enum=["csv", "jsonl"], description="csv (ECAsT) or jsonl"),
+    *[OpenApiParameter(f"min_{k}", OpenApiTypes.INT, description=f"minimum label for {k} (1–5)") for k in MEASURES],
 ]
 
 
@@ -404,15 +417,15 @@ class CampaignReleaseApi(APIView):
     @extend_schema(parameters=RELEASE_PARAMS, responses={(200, "text/csv"): OpenApiTypes.STR})
     def get(self, request, campaign_id: int):
         campaign = get_object_or_404(Campaign, pk=campaign_id)
-        fmt = request.query_params.get("format", "csv")
+        fmt = request.query_params.get("output", "csv")
         if fmt not in ("csv", "jsonl"):
-            return Response({"detail": "format must be csv or jsonl"}, status=400)
+            return Response({"detail": "output must be csv or jsonl"}, status=400)
         try:
             thresholds = release_thresholds(request.query_params, campaign)
         except DjangoValidationError as exc:
             return _validation(exc)
         try:
-            from ecast import releases
+            releases = importlib.import_module("ecast.releases")
         except ImportError:
             return Response({"detail": "the release writer (ecast.releases) is not installed"}, status=503)
         pairs = sel.qualifying_paraphrases(campaign=campaign, thresholds=thresholds)

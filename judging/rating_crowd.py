@@ -25,7 +25,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ecast.models import Collection, Turn
-from judging.models import MEASURES, Campaign, Rating, RaterStatus, RatingAssignment, RatingItem
+from judging.models import MEASURES, Campaign, RaterStatus, Rating, RatingAssignment, RatingItem
 
 CONFIDENCE = {"very_low": 1, "low": 2, "medium": 3, "high": 4, "very_high": 5}
 REQUIRED = ("Input.turn_id", "Input.passage_id", "WorkerId", "Answer.taskAnswers")
@@ -225,9 +225,7 @@ def crowd_campaign_import(
     )
     item_of = {(it.turn_key, it.passage_id): it for it in items}
     users = {w: _worker_user(w) for w in sorted({r.worker for r in rows})}
-    RaterStatus.objects.bulk_create(
-        [RaterStatus(campaign=campaign, rater=u, external_id=w) for w, u in users.items()]
-    )
+    RaterStatus.objects.bulk_create([RaterStatus(campaign=campaign, rater=u, external_id=w) for w, u in users.items()])
     now = timezone.now()
     assignments = RatingAssignment.objects.bulk_create(
         [

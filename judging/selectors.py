@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from ecast.models import Paraphrase
 from judging import agreement
-from judging.models import Campaign, Rating, RaterStatus, RatingAssignment, RatingItem
+from judging.models import Campaign, RaterStatus, Rating, RatingAssignment, RatingItem
 
 
 def campaign_list() -> list[Campaign]:
@@ -53,9 +53,9 @@ def rater_queue(*, rater: Any) -> list[dict[str, Any]]:
     paused = set(RaterStatus.objects.filter(rater=rater, paused=True).values_list("campaign_id", flat=True))
     out = []
     for c in Campaign.objects.filter(status=Campaign.Status.OPEN).order_by("created_at"):
-        remaining = RatingItem.objects.filter(
-            campaign=c, is_gold=False, completed_count__lt=c.raters_per_item
-        ).exclude(pk__in=RatingAssignment.objects.filter(rater=rater, campaign=c).values("item_id"))
+        remaining = RatingItem.objects.filter(campaign=c, is_gold=False, completed_count__lt=c.raters_per_item).exclude(
+            pk__in=RatingAssignment.objects.filter(rater=rater, campaign=c).values("item_id")
+        )
         out.append({"campaign": c, "done": done.get(c.pk, 0), "paused": c.pk in paused, "left": remaining.count()})
     return out
 
@@ -111,9 +111,13 @@ def ratings_by_measure(ratings: list[Rating], keys: list[str]) -> dict[str, dict
 
 
 def _state_key(campaign: Campaign) -> str:
-    agg = Rating.objects.filter(campaign=campaign).aggregate(n=Count("pk"), last=Max("pk"))
+    # created_at keeps keys unique when a database is recreated and primary keys start over (tests, restores).
+    agg = Rating.objects.filter(campaign=campaign).aggregate(n=Count("pk"), last=Max("pk"), at=Max("submitted_at"))
     statuses = list(RaterStatus.objects.filter(campaign=campaign, paused=True).values_list("rater_id", flat=True))
-    return f"rating-agreement:v1:{campaign.pk}:{agg['n']}:{agg['last']}:{sorted(statuses)}"
+    stamp = (
+        f"{campaign.created_at.timestamp() if campaign.created_at else 0}:{agg['at'].timestamp() if agg['at'] else 0}"
+    )
+    return f"rating-agreement:v1:{campaign.pk}:{stamp}:{agg['n']}:{agg['last']}:{sorted(statuses)}"
 
 
 def campaign_agreement(*, campaign: Campaign, n_boot: int = 200) -> dict[str, Any]:
@@ -174,11 +178,11 @@ def qualifying_paraphrases(*, campaign: Campaign, thresholds: dict[str, int]):
             "pk", "paraphrase_id"
         )
     )
-    ok = [
-        items[i]
-        for i, lab in labels.items()
-        if i in items and all(lab.get(k) is not None and lab[k] >= v for k, v in thresholds.items())
-    ]
+
+    def passes(lab: dict[str, int | None]) -> bool:
+        return all((lab.get(k) or 0) >= v for k, v in thresholds.items())
+
+    ok = [items[i] for i, lab in labels.items() if i in items and passes(lab)]
     return Paraphrase.objects.filter(pk__in=ok).select_related("turn", "pair").order_by("turn_id", "pk")
 
 

@@ -22,7 +22,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from ecast.models import Collection, Paraphrase, Passage, Turn
-from judging.models import MEASURES, Campaign, Rating, RaterStatus, RatingAssignment, RatingItem
+from judging.models import MEASURES, Campaign, RaterStatus, Rating, RatingAssignment, RatingItem
 
 SCALE_MIN, SCALE_MAX = 1, 5
 
@@ -122,9 +122,7 @@ def _item_from_paraphrase(campaign: Campaign, p: Paraphrase, *, position: int, g
 def paraphrase_pool(*, collections: Iterable[Collection]) -> list[Paraphrase]:
     """Paraphrases eligible for rating: current, not rejected, manual kind (each carries its raw pair)."""
     return list(
-        Paraphrase.objects.filter(
-            turn__collection__in=list(collections), kind=Paraphrase.Kind.MANUAL, is_current=True
-        )
+        Paraphrase.objects.filter(turn__collection__in=list(collections), kind=Paraphrase.Kind.MANUAL, is_current=True)
         .exclude(status=Paraphrase.Status.REJECTED)
         .select_related("turn", "turn__collection", "turn__conversation", "pair")
         .order_by("pk")
@@ -132,7 +130,7 @@ def paraphrase_pool(*, collections: Iterable[Collection]) -> list[Paraphrase]:
 
 
 def stratified_sample(pool: Sequence[Paraphrase], *, size: int, seed: int) -> tuple[list[Paraphrase], dict[str, int]]:
-    """Equal allocation over strata (year × source, ECAsT "sampled equally"); a short stratum's share goes to the rest."""
+    """Equal allocation over strata (year × source; ECAsT "sampled equally"); a short stratum's share goes elsewhere."""
     strata: dict[str, list[Paraphrase]] = defaultdict(list)
     for p in pool:
         strata[f"{p.turn.collection.year}/{paraphrase_source(p.provenance)}"].append(p)
@@ -319,7 +317,9 @@ def _candidates(campaign: Campaign, rater: Any, now: datetime):
         .exclude(pk__in=taken)
         .annotate(load=F("completed_count") + Coalesce(Subquery(live), Value(0)))
         .filter(load__lt=campaign.raters_per_item)
-        .order_by("-load", "position", "pk")
+        # Most completed ratings first (finished items accumulate); the order matches the (campaign, is_gold,
+        # completed_count, position) index scanned backwards, so PostgreSQL stops at the first item with room.
+        .order_by("-completed_count", "-position")
     )
 
 
@@ -374,14 +374,14 @@ def assignment_next(*, campaign: Campaign, rater: Any, now: datetime | None = No
         qs = _candidates(campaign, rater, now)
         # The last attempt waits for the lock instead of skipping, so a busy queue never reads as empty.
         locked = qs.select_for_update(skip_locked=attempt < 3, of=("self",))[:1]
-        item = next(iter(locked), None)
-        if item is None:
+        candidate = next(iter(locked), None)
+        if candidate is None:
             if attempt < 3 and qs.exists():
                 continue
             return None
         # Re-read the load under the row lock: the candidate query's snapshot may predate a concurrent lease.
-        if _has_room(item, campaign, now):
-            return _lease(item, campaign, rater, now)
+        if _has_room(candidate, campaign, now):
+            return _lease(candidate, campaign, rater, now)
     return None
 
 
@@ -433,8 +433,10 @@ def _apply_pause(status: RaterStatus, paused: bool, reason: str) -> None:
     status.paused = paused
     status.paused_reason = reason if paused else ""
     status.save(update_fields=["paused", "paused_reason", "override", "updated_at"])
-    _recount(Rating.objects.filter(campaign=status.campaign, rater=status.rater).values_list("item_id", flat=True),
-             status.campaign)
+    _recount(
+        Rating.objects.filter(campaign=status.campaign, rater=status.rater).values_list("item_id", flat=True),
+        status.campaign,
+    )
 
 
 @transaction.atomic
@@ -453,9 +455,7 @@ def rating_submit(
     key = (idempotency_key or "").strip()
     if not key or len(key) > 64:
         raise RatingError("an idempotency key (1–64 characters) is required")
-    assignment = (
-        RatingAssignment.objects.select_related("campaign").filter(pk=assignment_id, rater=rater).first()
-    )
+    assignment = RatingAssignment.objects.select_related("campaign").filter(pk=assignment_id, rater=rater).first()
     if assignment is None:
         raise RatingError("no such assignment for you", code="not_found")
     campaign = assignment.campaign
@@ -561,6 +561,10 @@ def rater_resume(*, campaign: Campaign, rater: Any) -> RaterStatus:
 def lease_expire_stale(*, now: datetime | None = None) -> int:
     """Mark leases past their expiry as expired (housekeeping; correctness never depends on it)."""
     now = now or timezone.now()
-    return RatingAssignment.objects.filter(
-        status=RatingAssignment.Status.LEASED, expires_at__lte=now - timedelta(minutes=5)
-    ).filter(~Q(rating__isnull=False)).update(status=RatingAssignment.Status.EXPIRED)
+    return (
+        RatingAssignment.objects.filter(
+            status=RatingAssignment.Status.LEASED, expires_at__lte=now - timedelta(minutes=5)
+        )
+        .filter(~Q(rating__isnull=False))
+        .update(status=RatingAssignment.Status.EXPIRED)
+    )

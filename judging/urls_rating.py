@@ -24,9 +24,7 @@ urlpatterns: list = [
     path("api/rating/campaigns/", apis.CampaignListApi.as_view(), name="api-rating-campaigns"),
     path("api/rating/campaigns/create/", apis.CampaignCreateApi.as_view(), name="api-rating-campaign-create"),
     path("api/rating/campaigns/<int:campaign_id>/", apis.CampaignDetailApi.as_view(), name="api-rating-campaign"),
-    path(
-        "api/rating/campaigns/<int:campaign_id>/next/", apis.AssignmentNextApi.as_view(), name="api-rating-next"
-    ),
+    path("api/rating/campaigns/<int:campaign_id>/next/", apis.AssignmentNextApi.as_view(), name="api-rating-next"),
     path(
         "api/rating/campaigns/<int:campaign_id>/mine/",
         apis.AssignmentListMineApi.as_view(),
@@ -62,7 +60,5 @@ urlpatterns: list = [
         apis.RatingSubmitApi.as_view(),
         name="api-rating-submit",
     ),
-    path(
-        "api/rating/assignments/<int:assignment_id>/undo/", apis.RatingUndoApi.as_view(), name="api-rating-undo"
-    ),
+    path("api/rating/assignments/<int:assignment_id>/undo/", apis.RatingUndoApi.as_view(), name="api-rating-undo"),
 ]

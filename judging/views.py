@@ -77,7 +77,8 @@ def rating_rate(request: HttpRequest, campaign_id: int) -> HttpResponse:
             "judging/rating_done.html",
             {"campaign": campaign, "done": done, "undo": undo, "message": "No more items for you in this campaign."},
         )
-    left = next((r["left"] for r in sel.rater_queue(rater=request.user) if r["campaign"].pk == campaign.pk), 0)
+    # "left" counts items not yet leased to this rater; the one on screen is left too.
+    left = 1 + next((r["left"] for r in sel.rater_queue(rater=request.user) if r["campaign"].pk == campaign.pk), 0)
     item = assignment.item
     measures = []
     for m in campaign.measures:
@@ -170,7 +171,9 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
             errors = exc.messages
         except ValueError:
             errors = ["the gold threshold must be a number between 0 and 1"]
-    measures = [{"key": k, **MEASURES[k]} for k in [*DEFAULT_MEASURES, *[m for m in MEASURES if m not in DEFAULT_MEASURES]]]
+    measures = [
+        {"key": k, **MEASURES[k]} for k in [*DEFAULT_MEASURES, *[m for m in MEASURES if m not in DEFAULT_MEASURES]]
+    ]
     return render(
         request,
         "judging/campaign_list.html",
@@ -208,7 +211,11 @@ def campaign_report(request: HttpRequest, campaign_id: int) -> HttpResponse:
     users = dict(get_user_model().objects.filter(pk__in=report["per_rater"]).values_list("pk", "username"))
     statuses = sel.rater_statuses(campaign=campaign)
     raters = [
-        {"status": st, "agreement": report["per_rater"].get(st.rater_id), "name": users.get(st.rater_id, st.rater.username)}
+        {
+            "status": st,
+            "agreement": report["per_rater"].get(st.rater_id),
+            "name": users.get(st.rater_id, st.rater.username),
+        }
         for st in statuses
     ]
     rows = [{"key": k, **rep} for k, rep in report["measures"].items()]
@@ -254,4 +261,3 @@ def campaign_status(request: HttpRequest, campaign_id: int) -> HttpResponse:
     except ValidationError as exc:
         messages.error(request, "; ".join(exc.messages))
     return redirect("rating-campaign", campaign_id=campaign.pk)
-

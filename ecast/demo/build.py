@@ -2,8 +2,9 @@
 
 Usage: python ecast/demo/build.py /path/to/shared/data
 
-Keeps CAsT 2020 topics 81–83: their topics (raw, manual and automatic rewrites, canonical passage text), ECAsT paraphrases,
-official qrels, the texts of the crowd-annotated passages (Łajewska & Balog), and the top 100 of two DECAF runs.
+Keeps CAsT 2020 topics 81–83: their topics (raw, manual and automatic rewrites, canonical passage text), ECAsT
+paraphrases, official qrels, the texts of the crowd-annotated passages (Łajewska & Balog), the turn-dependency
+annotations (v1.1), and the top 100 of two DECAF runs.
 Rows are copied unchanged apart from the selection; passage texts have tabs/newlines folded to spaces so that
 they fit the `id<TAB>text` format.
 """

@@ -94,7 +94,7 @@ def parse_cast_topics(text: str, *, file: str) -> Parsed:
         p.error(exc.lineno, f"invalid JSON: {exc.msg} (column {exc.colno})")
         return p
     if not isinstance(data, list) or not data:
-        p.error(None, "expected a non-empty JSON list of topics like [{\"number\": 31, \"turn\": [...]}]")
+        p.error(None, 'expected a non-empty JSON list of topics like [{"number": 31, "turn": [...]}]')
         return p
     seen_topics: set[int] = set()
     for i, topic in enumerate(data, start=1):
@@ -112,11 +112,12 @@ def parse_cast_topics(text: str, *, file: str) -> Parsed:
         if not isinstance(turns, list) or not turns:
             p.error(None, f"{where}: 'turn' must be a non-empty list")
             continue
-        record = {
+        turn_records: list[dict[str, Any]] = []
+        record: dict[str, Any] = {
             "number": number,
             "title": _str_field(p, where, topic, "title"),
             "description": _str_field(p, where, topic, "description"),
-            "turns": [],
+            "turns": turn_records,
         }
         seen_turns: set[int] = set()
         for j, turn in enumerate(turns, start=1):
@@ -145,7 +146,7 @@ def parse_cast_topics(text: str, *, file: str) -> Parsed:
             elif auto_id:
                 canonical, canonical_from = auto_id, "automatic"
             passage_text = _str_field(p, twhere, turn, "canonical_passage") or _str_field(p, twhere, turn, "passage")
-            record["turns"].append(
+            turn_records.append(
                 {
                     "number": tnum,
                     "turn_id": f"{number}_{tnum}",
@@ -276,10 +277,11 @@ def parse_ecast_csv(text: str, *, file: str) -> Parsed:
             if len(row) != 3:
                 p.error(n, f"expected 3 columns (turn id, manual, raw), found {len(row)}")
                 continue
-            turn_id, manual, raw = (c.strip() for c in row)
+            # Texts are kept byte for byte (some published rows end in a space) so a release round-trips exactly.
+            turn_id, manual, raw = row[0].strip(), row[1], row[2]
             if not _check_turn_id(p, n, turn_id):
                 continue
-            if not manual or not raw:
+            if not manual.strip() or not raw.strip():
                 p.error(n, f"{turn_id}: empty {'manual' if not manual else 'raw'} paraphrase")
                 continue
             p.records.append((n, turn_id, manual, raw))

@@ -64,6 +64,7 @@ KIND_OPTIONS = {
     "crowd_passages": [],
     "clef_queries": [],
 }
+PATH_OPTIONS = {"resolved_tsv", "queries"}
 MAX_WARNINGS = 500
 PROGRESS_EVERY_S = 0.5
 
@@ -163,10 +164,12 @@ def import_job_start(
     collection: Collection | None = None,
     options: dict | None = None,
     user: Any = None,
+    extra_uploads: dict[str, Any] | None = None,
 ) -> ImportJob:
     """Store an upload under MEDIA_ROOT/imports and import it in the worker; returns the pending job.
 
-    The size limit is checked against the upload's declared size before a byte is stored.
+    ``extra_uploads`` maps a path option (``resolved_tsv``, ``queries``) to a second uploaded file. The size limit
+    is checked against each upload's declared size before a byte is stored.
     """
     name = Path(getattr(uploaded, "name", "upload")).name or "upload"
     job = ImportJob.objects.create(
@@ -176,31 +179,43 @@ def import_job_start(
         options=dict(options or {}),
         created_by=user if getattr(user, "pk", None) else None,
     )
-    size = getattr(uploaded, "size", None)
+    extras = dict(extra_uploads or {})
     limit = settings.ECAST_MAX_UPLOAD_BYTES
     try:
-        _check_kind_and_options(kind, job.options, name)
-        if size is not None and size > limit:
-            raise ImportFailed(
-                [row_error(name, None, f"file is {size:,} bytes; the upload limit (ECAST_MAX_UPLOAD_BYTES) is {limit:,}")]
-            )
+        _check_kind_and_options(kind, {**job.options, **extras}, name)
+        # A path typed into a web form would let a request read any file on the server: upload it instead.
+        given_paths = sorted(PATH_OPTIONS & set(job.options))
+        if given_paths:
+            raise ImportFailed([row_error(name, None, f"upload {', '.join(given_paths)} as a file, not a path")])
+        for upload in (uploaded, *extras.values()):
+            size = getattr(upload, "size", None)
+            if size is not None and size > limit:
+                uname = Path(getattr(upload, "name", name)).name
+                reason = f"file is {size:,} bytes; the upload limit (ECAST_MAX_UPLOAD_BYTES) is {limit:,} bytes"
+                raise ImportFailed([row_error(uname, None, reason)])
     except ImportFailed as exc:
         job.status, job.errors, job.finished_at = ImportJob.Status.FAILED, exc.errors, timezone.now()
         job.save()
         return job
-    folder = Path(settings.MEDIA_ROOT) / "imports"
-    folder.mkdir(parents=True, exist_ok=True)
-    stored = folder / f"{job.pk}-{uuid.uuid4().hex[:8]}-{_SAFE_NAME.sub('_', name)[:100]}"
-    with open(stored, "wb") as out:
-        chunks = uploaded.chunks() if hasattr(uploaded, "chunks") else iter(lambda: uploaded.read(1 << 20), b"")
-        for chunk in chunks:
-            out.write(chunk)
-    job.stored_path = str(stored)
-    job.save(update_fields=["stored_path"])
+    job.stored_path = str(_store(uploaded, job.pk, name))
+    for key, upload in extras.items():
+        job.options[key] = str(_store(upload, job.pk, Path(getattr(upload, "name", key)).name))
+    job.save(update_fields=["stored_path", "options"])
     from ecast.imports.tasks import import_job_run
 
     transaction.on_commit(lambda: import_job_run.delay(job.pk))
     return job
+
+
+def _store(uploaded: Any, job_id: int, name: str) -> Path:
+    folder = Path(settings.MEDIA_ROOT) / "imports"
+    folder.mkdir(parents=True, exist_ok=True)
+    stored = folder / f"{job_id}-{uuid.uuid4().hex[:8]}-{_SAFE_NAME.sub('_', name)[:100]}"
+    with open(stored, "wb") as out:
+        chunks = uploaded.chunks() if hasattr(uploaded, "chunks") else iter(lambda: uploaded.read(1 << 20), b"")
+        for chunk in chunks:
+            out.write(chunk)
+    return stored
 
 
 def import_job_run_by_id(*, job_id: int) -> ImportJob | None:

@@ -11,8 +11,6 @@ from ecast.management.commands.load_demo import DEMO_ACCOUNTS, DEMO_DIR
 from ecast.models import Collection, ImportJob, Paraphrase, Passage, Turn
 from ecast.permissions import user_roles
 
-pytest.importorskip("ecast.imports.services")  # the imports feature provides import_file
-
 
 def _snapshot():
     from evaluation.models import Qrel, Run, RunTurn

@@ -156,12 +156,17 @@ def test_admins_create_and_update_collections_from_the_pages(admin_client):
 
 
 def test_home_is_a_dashboard_per_role(admin_client, small_collection):
+    from ecast.models import ImportJob
+
+    job = ImportJob.objects.create(kind="qrels", file_name="2020qrels.txt", status="failed", errors=[{"line": 3}])
     html = admin_client.get("/").content.decode()
     assert "Mini" in html and "Recent imports" in html
+    assert f'href="{reverse("import-job", args=[job.pk])}"' in html and "2020qrels.txt" in html and "1 error" in html
 
 
 def test_raters_home_has_no_admin_sections(rater_client, small_collection):
     html = rater_client.get("/").content.decode()
+    assert f'href="{reverse("rating-queue")}"' in html
     assert "Recent imports" not in html and "Mini" not in html
     assert 'href="/collections/"' not in html
 

@@ -145,3 +145,11 @@ def test_turn_page_reports_diversity_before_and_after_curation(turn2):
     page = selectors.turn_page(turn=turn2)
     assert page.self_bleu_before == pytest.approx(100.0)
     assert page.self_bleu_now < 20
+
+
+def test_provenance_summaries_name_the_producer():
+    generated = {"stage": "paraphrase", "backend": "t5", "model": "m/x", "seed": 3, "job": 9, "source": "r"}
+    assert selectors.provenance_summary(generated) == "paraphrase · backend=t5 · model=m/x · seed=3 · job 9 · from r_i"
+    imported = {"source": "ECAsT.csv", "line": 18, "format": "ECAsT CSV"}
+    assert selectors.provenance_summary(imported) == "ECAsT CSV: ECAsT.csv line 18"
+    assert selectors.provenance_summary({}) == ""

@@ -40,3 +40,48 @@ def test_the_leaderboard_updates_live_when_a_judgment_arrives(browser, live_serv
     assert float(_cell(browser, weak)) > float(before)
     assert "<svg" in browser.find_element(By.ID, "lb-plot").get_attribute("innerHTML")
     browser.save_screenshot(str(ARTIFACTS / "evaluation-leaderboard.png"))
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_a_run_report_refreshes_itself_when_judgments_arrive(browser, live_server, admin_user):
+    coll, version, runs = build()
+    services.scores_compute_for_version(version=version)
+    browser_login(browser, live_server, "admin1", "pass-admin1")
+    browser.get(f"{live_server.url}/evaluation/runs/{runs['weak'].pk}/?version={version.pk}")
+    before = browser.find_element(By.ID, "run-mean").text
+    browser.execute_script("window.__noReload = 'still here';")
+    turn = coll.turns.get(turn_id="1_1")
+    with transaction.atomic():
+        Qrel.objects.create(version=version, turn=turn, passage_id="x1", grade=4, source="assessed")
+        events.qrels_changed(version_id=version.pk, turn_ids=[turn.pk])
+    WebDriverWait(browser, 15).until(lambda d: d.find_element(By.ID, "run-mean").text != before)
+    assert browser.execute_script("return window.__noReload;") == "still here"
+    assert float(browser.find_element(By.ID, "run-mean").text) > float(before)
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_one_click_on_the_robustness_report_pools_the_unjudged_passages(browser, live_server, admin_user):
+    from ecast.models import TestSet
+    from judging.models import Pool, PoolPair
+    from tests.evaluation.eval_helpers import add_run, derive
+
+    coll, version, runs = build()
+    ts = TestSet.objects.create(collection=coll, name="R^m_1", kind="manual", index=1, seed=1)
+    add_run(coll, "paraphrase-m1", {"1_1": ["x1", "z9", "d1"], "2_2": ["x4"]}, test_set=ts)
+    child = derive(version, "original + new", {"1_1": {"z9": 4}})
+    services.scores_compute_for_version(version=version)
+    services.scores_compute_for_version(version=child)
+    browser_login(browser, live_server, "admin1", "pass-admin1")
+    browser.get(
+        f"{live_server.url}/evaluation/robustness/?collection={coll.pk}&base={version.pk}"
+        f"&extended={child.pk}&baseline_manual={runs['strong'].pk}"
+    )
+    assert "Table 13" in browser.find_element(By.ID, "table13").text
+    browser.save_screenshot(str(ARTIFACTS / "evaluation-robustness.png"))
+    browser.find_element(By.CSS_SELECTOR, "#pool-form button").click()
+    WebDriverWait(browser, 10).until(lambda d: Pool.objects.exists())
+    pool = Pool.objects.get()
+    assert pool.qrels_version == version and pool.depth == 3
+    assert set(PoolPair.objects.filter(pool=pool).values_list("passage_id", flat=True)) >= {"x1", "z9", "x4"}

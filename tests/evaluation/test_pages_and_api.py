@@ -240,3 +240,62 @@ def test_run_update_rejects_a_test_set_of_another_collection(scored):
     ts = TestSet.objects.create(collection=other, name="R^m_1", kind="manual", index=1, seed=1)
     with pytest.raises(ValidationError, match="another collection"):
         services.run_update(run=runs["weak"], test_set=ts)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["evaluation-leaderboard", "evaluation-compare", "evaluation-history", "evaluation-robustness", "evaluation-runs"],
+)
+def test_pages_render_an_empty_state_without_any_collection(admin_client, name):
+    assert admin_client.get(reverse(name)).status_code == 200
+
+
+def test_pages_render_a_version_without_runs_or_scores(admin_client):
+    from tests import factories
+
+    coll = factories.collection_with_turns(name="Empty", year=2019, conversations={"1": ["a"]})
+    version = factories.qrels_version(coll)
+    for name in ("evaluation-leaderboard", "evaluation-compare", "evaluation-history", "evaluation-robustness"):
+        assert admin_client.get(reverse(name), {"version": version.pk}).status_code == 200, name
+
+
+def test_an_unknown_measure_on_a_page_is_a_404_not_a_crash(admin_client, scored):
+    coll, version, runs = scored
+    assert admin_client.get(reverse("evaluation-leaderboard"), {"measure": "nope@3"}).status_code == 404
+
+
+def test_uploading_a_real_run_file_through_the_page_uses_the_importer_and_evaluates_it(
+    admin_client, scored, django_capture_on_commit_callbacks
+):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    coll, version, runs = scored
+    ts = TestSet.objects.create(collection=coll, name="R^r_1", kind="raw", index=1, seed=1)
+    body = b"1_1\tQ0\td3\t0\t2.5\tmine\n1_1\tQ0\td1\t1\t2.5\tmine\n2_1\tQ0\td7\t0\t1.0\tmine\n"
+    upload = SimpleUploadedFile("mine.run", body)
+    with django_capture_on_commit_callbacks(execute=True):
+        resp = admin_client.post(
+            reverse("evaluation-runs"), {"collection": coll.pk, "file": upload, "name": "mine", "test_set": ts.pk}
+        )
+    assert resp.status_code == 302, resp.content.decode()[:2000]
+    run = Run.objects.get(collection=coll, name="mine")
+    assert run.test_set == ts
+    assert EvaluationJob.objects.filter(run=run, status="done").count() == 1
+    from evaluation.selectors import per_turn_scores
+
+    # Tied scores: trec_eval puts d3 (larger docid) first, so d1 (grade 2) sits at rank 2.
+    rr = per_turn_scores(run=run, version=version, measure="RR")
+    assert rr["1_1"] == 1.0  # d3 has grade 1 ≥ threshold 1 at rank 1
+    assert per_turn_scores(run=run, version=version, measure="nDCG@3")["2_2"] == 0.0
+
+
+def test_a_bad_real_run_file_shows_file_line_and_reason_on_the_page(admin_client, scored):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    coll, version, runs = scored
+    upload = SimpleUploadedFile("broken.run", b"1_1 Q0 d1 1 2.0 t\n1_1 Q0 d2 two 1.0 t\n")
+    resp = admin_client.post(reverse("evaluation-runs"), {"collection": coll.pk, "file": upload, "name": "broken"})
+    assert resp.status_code == 200
+    html = resp.content.decode()
+    assert "broken.run:2" in html
+    assert not Run.objects.filter(name="broken").exists()

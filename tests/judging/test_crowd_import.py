@@ -91,7 +91,9 @@ def test_a_bad_row_names_file_and_line_and_writes_nothing(tmp_path, crowd_files)
 
 
 def test_confidence_levels_map_to_one_to_five():
-    cell = "[{'answer_confidence': {'high': False, 'low': False, 'medium': False, 'very_high': True, 'very_low': False}}]"
+    cell = (
+        "[{'answer_confidence': {'high': False, 'low': False, 'medium': False, 'very_high': True, 'very_low': False}}]"
+    )
     assert confidence_of(cell) == 5
     with pytest.raises(ValueError, match="readable"):
         confidence_of("[{not python")

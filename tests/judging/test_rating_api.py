@@ -166,7 +166,9 @@ ADMIN_ENDPOINTS = [
 
 
 @pytest.mark.parametrize("method,name,with_id", ADMIN_ENDPOINTS)
-def test_raters_and_assessors_cannot_reach_admin_endpoints(rater_api, assessor_api, anon_api, camp, method, name, with_id):
+def test_raters_and_assessors_cannot_reach_admin_endpoints(
+    rater_api, assessor_api, anon_api, camp, method, name, with_id
+):
     url = reverse(name, args=[camp.pk] if with_id else [])
     for client in (rater_api, assessor_api, anon_api):
         assert getattr(client, method)(url).status_code in (401, 403), name
@@ -195,3 +197,24 @@ def test_assessors_cannot_submit_or_undo(assessor_api, camp, other_rater):
 def test_me_is_the_cheap_authenticated_baseline(rater_api, anon_api):
     assert rater_api.get(reverse("api-rating-me")).json() == {"username": "rater1", "roles": ["rater"]}
     assert anon_api.get(reverse("api-rating-me")).status_code in (401, 403)
+
+
+def test_the_release_streams_through_the_real_ecast_writer(admin_api, db):
+    coll = paraphrase_collection()
+    c = campaign(coll, size=2, n=3)
+    good_text = None
+    for u in make_raters(3):
+        for _ in range(2):
+            a = services.assignment_next(campaign=c, rater=u)
+            s = 5 if a.item.position == 0 else 2
+            if s == 5:
+                good_text = a.item.context["paraphrase_manual"]
+            services.rating_submit(assignment_id=a.pk, rater=u, values=answer(c, s), idempotency_key=f"{u.pk}-{a.pk}")
+    r = admin_api.get(reverse("api-rating-release", args=[c.pk]), {"min_semantic_similarity": 4, "output": "csv"})
+    assert r.status_code == 200, getattr(r, "data", None)
+    rows = list(csv.reader(io.StringIO(b"".join(r.streaming_content).decode())))
+    assert rows[0] == ["TURN_ID", "MANUAL PARAPHRASE", "RAW PARAPHRASE"]
+    assert [row[1] for row in rows[1:]] == [good_text]
+    j = admin_api.get(reverse("api-rating-release", args=[c.pk]), {"min_passage_relevance": 1, "output": "jsonl"})
+    lines = b"".join(j.streaming_content).decode().splitlines()
+    assert len(lines) == 2 and '"manual_paraphrase"' in lines[0]

@@ -86,7 +86,11 @@ def test_admin_creates_a_campaign_from_the_form_and_sees_the_report(admin_client
          "gold": "", "gold_threshold": "0.6", "gold_every": "5"},
     )  # fmt: skip
     c = Campaign.objects.get(name="form")
-    assert r.status_code == 302 and c.items.count() == 4 and c.measure_keys == ["semantic_similarity", "language_diversity"]
+    assert (
+        r.status_code == 302
+        and c.items.count() == 4
+        and c.measure_keys == ["semantic_similarity", "language_diversity"]
+    )
     for u in make_raters(3):
         for _ in range(4):
             rate_one(c, u, 5)
@@ -112,7 +116,9 @@ def test_raters_and_assessors_cannot_open_admin_pages(rater_client, camp, name):
 
 
 def test_raters_cannot_pause_or_close(rater_client, rater, camp):
-    assert rater_client.post(reverse("rating-rater-pause", args=[camp.pk, rater.pk]), {"paused": "0"}).status_code == 403
+    assert (
+        rater_client.post(reverse("rating-rater-pause", args=[camp.pk, rater.pk]), {"paused": "0"}).status_code == 403
+    )
     assert rater_client.post(reverse("rating-campaign-status", args=[camp.pk]), {"status": "closed"}).status_code == 403
 
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from ecast.models import Paraphrase
 from judging import services
-from judging.models import Rating, RaterStatus, RatingAssignment, RatingItem
+from judging.models import RaterStatus, Rating, RatingAssignment, RatingItem
 from tests.judging.rating_support import answer, campaign, make_raters, paraphrase_collection, rate_one
 
 pytestmark = pytest.mark.django_db
@@ -119,9 +119,7 @@ def test_an_abandoned_lease_returns_the_item_to_the_queue():
     assert other is not None and other.item_id == lease.item_id
     # The late rater cannot push the item above N any more.
     with pytest.raises(services.RatingError) as exc:
-        services.rating_submit(
-            assignment_id=lease.pk, rater=a, values=answer(c), idempotency_key="late", now=later
-        )
+        services.rating_submit(assignment_id=lease.pk, rater=a, values=answer(c), idempotency_key="late", now=later)
     assert exc.value.code == "gone"
     services.rating_submit(assignment_id=other.pk, rater=b, values=answer(c), idempotency_key="k", now=later)
     assert RatingItem.objects.get(pk=lease.item_id).completed_count == 1
@@ -229,3 +227,25 @@ def test_idempotency_keys_are_per_rater():
         a = services.assignment_next(campaign=c, rater=user)
         services.rating_submit(assignment_id=a.pk, rater=user, values=answer(c), idempotency_key=key)
     assert Rating.objects.count() == 2
+
+
+def test_housekeeping_marks_long_dead_leases_expired_and_the_rater_does_not_get_them_back():
+    from judging import rating_tasks
+
+    coll = paraphrase_collection()
+    c = campaign(coll, size=2, n=1, lease_seconds=60)
+    (u,) = make_raters(1)
+    a = services.assignment_next(campaign=c, rater=u)
+    RatingAssignment.objects.filter(pk=a.pk).update(expires_at=timezone.now() - timedelta(minutes=10))
+    assert rating_tasks.leases_expire_task.delay().get() == 1
+    nxt = services.assignment_next(campaign=c, rater=u)
+    assert nxt.item_id != a.item_id
+    assert rating_tasks.agreement_warm_task.delay(c.pk).get() == 0
+
+
+def test_a_closed_campaign_hands_out_nothing_new():
+    coll = paraphrase_collection()
+    c = campaign(coll, size=2, n=1)
+    (u,) = make_raters(1)
+    services.campaign_set_status(campaign=c, status="closed")
+    assert services.assignment_next(campaign=c, rater=u) is None

@@ -27,7 +27,7 @@ DEMO_ACCOUNTS = [
     ("rater1", "demo-rater1", RATER),
     ("rater2", "demo-rater2", RATER),
     ("rater3", "demo-rater3", RATER),
-    ("assessor", "demo-assessor", ASSESSOR),
+    ("assessor1", "demo-assessor1", ASSESSOR),
 ]
 # Feature demo modules, loaded in this order when importable; each exposes an idempotent load(stdout=...).
 DEMO_MODULES = [

@@ -1,0 +1,175 @@
+"""REST API: start an import (multipart upload, runs in the worker), read a job, and stream releases."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.http import StreamingHttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ecast import releases
+from ecast.imports import services
+from ecast.imports.views import EXTRA_FILE_OPTION
+from ecast.models import Collection, ImportJob
+from ecast.permissions import IsAdmin
+
+
+class _AdminApi(APIView):
+    authentication_classes = [TokenAuthentication, SessionAuthentication]
+    permission_classes = [IsAuthenticated, IsAdmin]
+
+
+class ImportErrorOutput(serializers.Serializer):
+    file = serializers.CharField()
+    line = serializers.IntegerField(allow_null=True)
+    reason = serializers.CharField()
+
+
+class ImportJobOutput(serializers.ModelSerializer):
+    collection: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    counts = serializers.JSONField()
+    url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ImportJob
+        fields = [
+            "id",
+            "kind",
+            "file_name",
+            "collection",
+            "options",
+            "status",
+            "progress_done",
+            "progress_total",
+            "errors",
+            "counts",
+            "created_at",
+            "finished_at",
+            "url",
+        ]
+
+    def get_url(self, obj: ImportJob) -> str:
+        return f"/api/imports/{obj.pk}/"
+
+
+# "errors" is also a Serializer attribute, so the field is declared after the class body (DRF reads
+# _declared_fields); the API keeps the field name the brief and the page use.
+ImportJobOutput._declared_fields["errors"] = ImportErrorOutput(many=True)
+
+
+class ImportStartApi(_AdminApi):
+    """Upload a file and import it in the background; poll the returned job for progress and errors."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    class InputSerializer(serializers.Serializer):
+        kind = serializers.ChoiceField(choices=list(services.WRITERS))
+        file = serializers.FileField()
+        collection = serializers.PrimaryKeyRelatedField(queryset=Collection.objects.all(), required=False)
+        options = serializers.JSONField(required=False, help_text='JSON object, e.g. {"name": "bm25", "strict": true}')
+        extra_file = serializers.FileField(required=False, help_text="resolved TSV (topics) or queries (qrels/runs)")
+
+        class Meta:
+            ref_name = "ImportStartInput"
+
+        def validate_options(self, value: Any) -> dict[str, Any]:
+            if isinstance(value, str):
+                try:
+                    value = json.loads(value)
+                except json.JSONDecodeError as exc:
+                    raise serializers.ValidationError(f"options must be a JSON object: {exc.msg}") from exc
+            if not isinstance(value, dict):
+                raise serializers.ValidationError("options must be a JSON object")
+            return value
+
+    @extend_schema(request={"multipart/form-data": InputSerializer}, responses={202: ImportJobOutput})
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        extras = {}
+        if v.get("extra_file") is not None:
+            key = EXTRA_FILE_OPTION.get(v["kind"])
+            if key is None:
+                raise serializers.ValidationError({"extra_file": "this kind takes no second file"})
+            extras[key] = v["extra_file"]
+        job = services.import_job_start(
+            kind=v["kind"],
+            uploaded=v["file"],
+            collection=v.get("collection"),
+            options=v.get("options") or {},
+            user=request.user,
+            extra_uploads=extras,
+        )
+        job.refresh_from_db()
+        code = status.HTTP_400_BAD_REQUEST if job.status == ImportJob.Status.FAILED and not job.stored_path else 202
+        return Response(ImportJobOutput(job).data, status=code)
+
+
+class ImportJobApi(_AdminApi):
+    """Status, progress, counts and the full error report of one import."""
+
+    @extend_schema(responses=ImportJobOutput)
+    def get(self, request: Request, pk: int) -> Response:
+        job = get_object_or_404(ImportJob.objects.select_related("collection"), pk=pk)
+        return Response(ImportJobOutput(job).data)
+
+
+RELEASE_PARAMS = [
+    OpenApiParameter("collection", OpenApiTypes.STR, description="collection id or name (default: all)"),
+    OpenApiParameter("status", OpenApiTypes.STR, enum=list(releases.STATUSES), description="default approved"),
+]
+
+
+def _release_queryset(request: Request):
+    collection = None
+    value = request.query_params.get("collection", "").strip()
+    if value:
+        collection = Collection.objects.filter(pk=int(value)).first() if value.isdigit() else None
+        collection = collection or Collection.objects.filter(name=value).first()
+        if collection is None:
+            raise serializers.ValidationError({"collection": f"no collection {value!r}"})
+    st = request.query_params.get("status", "approved")
+    if st not in releases.STATUSES:
+        raise serializers.ValidationError({"status": f"must be one of {', '.join(releases.STATUSES)}"})
+    name = (collection.name if collection else "all").replace(" ", "_")
+    return releases.release_pairs(collection=collection, status=st), f"ecast-{name}-{st}"
+
+
+class ReleaseCsvApi(_AdminApi):
+    """The ECAsT-format CSV (TURN_ID, MANUAL PARAPHRASE, RAW PARAPHRASE), streamed."""
+
+    @extend_schema(parameters=RELEASE_PARAMS, responses={(200, "text/csv"): OpenApiResponse(OpenApiTypes.BINARY)})
+    def get(self, request: Request) -> StreamingHttpResponse:
+        qs, stem = _release_queryset(request)
+        response = StreamingHttpResponse(
+            releases.csv_lines(releases.release_csv_rows(pairs_queryset=qs)), content_type="text/csv; charset=utf-8"
+        )
+        response["Content-Disposition"] = f'attachment; filename="{stem}.csv"'
+        return response
+
+
+class ReleaseJsonlApi(_AdminApi):
+    """Every released pair with both members' provenance and the original turn texts, as JSON Lines, streamed."""
+
+    @extend_schema(
+        parameters=RELEASE_PARAMS, responses={(200, "application/jsonl"): OpenApiResponse(OpenApiTypes.BINARY)}
+    )
+    def get(self, request: Request) -> StreamingHttpResponse:
+        qs, stem = _release_queryset(request)
+        response = StreamingHttpResponse(
+            releases.jsonl_lines(releases.release_jsonl_rows(pairs_queryset=qs)),
+            content_type="application/jsonl; charset=utf-8",
+        )
+        response["Content-Disposition"] = f'attachment; filename="{stem}.jsonl"'
+        return response

@@ -1,0 +1,160 @@
+"""Admin pages: the import form with recent imports, a job page with live progress, and the release page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+
+from ecast.imports import services
+from ecast.models import Collection, ImportJob, Paraphrase
+from ecast.permissions import admin_required
+
+OPTION_HELP = {kind: ", ".join(opts) if opts else "no options" for kind, opts in services.KIND_OPTIONS.items()}
+EXTRA_FILE_OPTION = {"cast_topics": "resolved_tsv", "qrels": "queries", "run": "queries"}
+
+
+def parse_options(text: str) -> dict[str, str]:
+    """``key=value`` pairs, one per line or separated by commas/semicolons."""
+    options: dict[str, str] = {}
+    for part in text.replace(";", "\n").replace(",", "\n").splitlines():
+        if not part.strip():
+            continue
+        if "=" not in part:
+            raise forms.ValidationError(f"option {part.strip()!r} is not key=value")
+        key, value = part.split("=", 1)
+        options[key.strip()] = value.strip()
+    return options
+
+
+class ImportForm(forms.Form):
+    kind = forms.ChoiceField(choices=list(services.KIND_LABELS.items()))
+    file = forms.FileField(help_text="Plain or .gz; UTF-8.")
+    collection = forms.ModelChoiceField(
+        queryset=Collection.objects.all(),
+        required=False,
+        empty_label="(automatic: CAsT year / collection of the turn ids)",
+    )
+    extra_file = forms.FileField(
+        required=False,
+        label="Second file",
+        help_text="CAsT topics: the resolved rewrites TSV. Qrels/runs with create_turns: a queries file.",
+    )
+    options = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "placeholder": "name=my-run\nstrict=true"}),
+        help_text="key=value per line, e.g. version=original, name=…, strict=true, create_turns=true, "
+        "skip_unknown=true, year=2019.",
+    )
+
+    def clean_options(self) -> dict[str, str]:
+        return parse_options(self.cleaned_data.get("options") or "")
+
+
+@admin_required
+def import_page(request: HttpRequest) -> HttpResponse:
+    """Upload form (kind, file, collection, options) and the list of recent imports."""
+    form = ImportForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        extras = {}
+        if data.get("extra_file"):
+            key = EXTRA_FILE_OPTION.get(data["kind"])
+            if key is None:
+                form.add_error("extra_file", "this kind takes no second file")
+            else:
+                extras[key] = data["extra_file"]
+        if not form.errors:
+            job = services.import_job_start(
+                kind=data["kind"],
+                uploaded=data["file"],
+                collection=data.get("collection"),
+                options=data["options"],
+                user=request.user,
+                extra_uploads=extras,
+            )
+            return redirect("import-job", pk=job.pk)
+    jobs = ImportJob.objects.select_related("collection", "created_by").order_by("-created_at")[:30]
+    return render(
+        request,
+        "ecast/imports/import_page.html",
+        {"form": form, "jobs": jobs, "option_help": OPTION_HELP, "kind_labels": services.KIND_LABELS},
+    )
+
+
+def _job_json(job: ImportJob) -> dict[str, Any]:
+    return {
+        "id": job.pk,
+        "kind": job.kind,
+        "file_name": job.file_name,
+        "collection": job.collection.name if job.collection else None,
+        "status": job.status,
+        "progress_done": job.progress_done,
+        "progress_total": job.progress_total,
+        "errors": job.errors,
+        "counts": job.counts,
+        "created_at": job.created_at.isoformat(),
+        "finished_at": job.finished_at.isoformat() if job.finished_at else None,
+    }
+
+
+@admin_required
+def import_job_page(request: HttpRequest, pk: int) -> HttpResponse:
+    """One import: progress while it runs, then counts and warnings, or the full error table."""
+    job = get_object_or_404(ImportJob.objects.select_related("collection", "created_by"), pk=pk)
+    counts = {k: v for k, v in (job.counts or {}).items() if k != "warnings"}
+    links: dict[str, str] = {}
+    if job.collection_id:
+        links["Collection"] = reverse("collection-detail", args=[job.collection_id])
+    return render(
+        request,
+        "ecast/imports/job.html",
+        {
+            "job": job,
+            "counts": counts,
+            "warnings": (job.counts or {}).get("warnings", []),
+            "links": links,
+            "percent": int(100 * job.progress_done / job.progress_total) if job.progress_total else 0,
+            "finished": job.status in (ImportJob.Status.SUCCEEDED, ImportJob.Status.FAILED),
+        },
+    )
+
+
+@admin_required
+def import_job_progress(request: HttpRequest, pk: int) -> JsonResponse:
+    """Polled by the job page: status and progress (errors only once finished, they can be long)."""
+    job = get_object_or_404(ImportJob.objects.select_related("collection"), pk=pk)
+    data = _job_json(job)
+    data["errors"] = len(job.errors)
+    return JsonResponse(data)
+
+
+@admin_required
+def release_page(request: HttpRequest) -> HttpResponse:
+    """Download links for the ECAsT CSV and the JSONL release, per collection and status."""
+    from django.db.models import Count, Q
+
+    from ecast.releases import STATUSES
+
+    collections = Collection.objects.annotate(
+        approved=Count(
+            "turns__paraphrases",
+            filter=Q(
+                turns__paraphrases__kind=Paraphrase.Kind.MANUAL,
+                turns__paraphrases__status=Paraphrase.Status.APPROVED,
+                turns__paraphrases__is_current=True,
+            ),
+        )
+    ).order_by("year", "name")
+    selected = request.GET.get("collection", "")
+    status = request.GET.get("status", "approved")
+    if status not in STATUSES:
+        status = "approved"
+    return render(
+        request,
+        "ecast/releases/release_page.html",
+        {"collections": collections, "selected": selected, "status": status, "statuses": STATUSES},
+    )

@@ -1,0 +1,125 @@
+"""The import REST API, the admin import pages and the import_data command; permissions for each."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import CommandError, call_command
+
+from ecast.models import ImportJob, Passage, Turn
+
+pytestmark = pytest.mark.django_db
+
+
+def _upload(name: str, content: bytes) -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, content, content_type="application/octet-stream")
+
+
+def test_admin_uploads_a_file_and_polls_the_job(admin_api, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_api.post(
+            "/api/imports/",
+            {"kind": "passages_tsv", "file": _upload("p.tsv", b"MARCO_1\tfirst\nMARCO_2\tsecond\n")},
+            format="multipart",
+        )
+    assert response.status_code == 202, response.content
+    job_id = response.json()["id"]
+    detail = admin_api.get(f"/api/imports/{job_id}/").json()
+    assert detail["status"] == "succeeded" and detail["counts"]["passages_created"] == 2
+    assert detail["progress_done"] == detail["progress_total"] and detail["errors"] == []
+    assert Passage.objects.count() == 2
+    assert ImportJob.objects.get(pk=job_id).stored_path.endswith("p.tsv")
+
+
+def test_the_api_reports_every_bad_row_of_a_failed_import(admin_api, small_collection, django_capture_on_commit_callbacks):
+    content = b"1_1 Q0 a 1 1.0 t\n1_1 Q0 b x 1.0 t\n1_2 Q0 c 3 abc t\n"
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_api.post(
+            "/api/imports/",
+            {
+                "kind": "run",
+                "file": _upload("r.run", content),
+                "collection": small_collection.pk,
+                "options": json.dumps({"name": "bm25"}),
+            },
+            format="multipart",
+        )
+    assert response.status_code == 202
+    detail = admin_api.get(response.json()["url"]).json()
+    assert detail["status"] == "failed"
+    assert [(e["file"], e["line"]) for e in detail["errors"]] == [("r.run", 2), ("r.run", 3)]
+
+
+def test_the_api_refuses_an_upload_over_the_limit_before_storing_it(admin_api, settings):
+    settings.ECAST_MAX_UPLOAD_BYTES = 5
+    response = admin_api.post(
+        "/api/imports/", {"kind": "passages_tsv", "file": _upload("p.tsv", b"MARCO_1\tlong text\n")}, format="multipart"
+    )
+    assert response.status_code == 400
+    assert "upload limit" in response.json()["errors"][0]["reason"]
+    assert ImportJob.objects.get().stored_path == ""
+
+
+def test_the_api_rejects_server_paths_in_options(admin_api):
+    response = admin_api.post(
+        "/api/imports/",
+        {"kind": "cast_topics", "file": _upload("t.json", b"[]"), "options": '{"resolved_tsv": "/etc/passwd"}'},
+        format="multipart",
+    )
+    assert response.status_code == 400 and "as a file" in response.json()["errors"][0]["reason"]
+
+
+def test_only_admins_may_import(rater_api, assessor_api, anon_api, admin_api):
+    for client in (rater_api, assessor_api):
+        r = client.post("/api/imports/", {"kind": "passages_tsv", "file": _upload("p.tsv", b"a\tb\n")}, format="multipart")
+        assert r.status_code == 403
+    assert anon_api.post("/api/imports/", {}, format="multipart").status_code in (401, 403)
+    job = ImportJob.objects.create(kind="qrels", file_name="x")
+    assert rater_api.get(f"/api/imports/{job.pk}/").status_code == 403
+    assert admin_api.get(f"/api/imports/{job.pk}/").status_code == 200
+    assert not Passage.objects.exists()
+
+
+def test_import_pages_are_admin_only(rater_client):
+    job = ImportJob.objects.create(kind="qrels", file_name="x")
+    for url in ("/imports/", f"/imports/{job.pk}/", f"/imports/{job.pk}/progress.json"):
+        assert rater_client.get(url).status_code == 403
+
+
+def test_the_import_page_runs_an_upload_and_shows_the_error_table(admin_client, django_capture_on_commit_callbacks):
+    assert admin_client.get("/imports/").status_code == 200
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(
+            "/imports/",
+            {"kind": "passages_jsonl", "file": _upload("p.jsonl", b'{"id": "a", "text": "x"}\nnope\n{"x": 1}\n')},
+        )
+    assert response.status_code == 302
+    page = admin_client.get(response["Location"])
+    html = page.content.decode()
+    assert "Errors (2)" in html and "invalid JSON" in html and "p.jsonl" in html
+    progress = admin_client.get(response["Location"] + "progress.json").json()
+    assert progress["status"] == "failed" and progress["errors"] == 2
+    assert "p.jsonl" in admin_client.get("/imports/").content.decode()
+
+
+def test_import_data_command_prints_the_report_and_fails_non_zero(tmp_path, small_collection):
+    good = tmp_path / "labels.tsv"
+    good.write_text("1_1\tWhat is throat cancer?\tSE\n1_2\tIs it treatable?\tFT\n", encoding="utf-8")
+    out = io.StringIO()
+    call_command("import_data", "utterance_labels", str(good), "--collection", "Mini", stdout=out)
+    assert "succeeded into Mini" in out.getvalue()
+    assert Turn.objects.get(turn_id="1_2").utterance_class == "FT"
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("1_1\tx\tSE\n5_5\ty\tFT\n6_1\tz\tPT\n", encoding="utf-8")
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="2 error"):
+        call_command("import_data", "utterance_labels", str(bad), "--collection", "Mini", stderr=err)
+    assert "bad.tsv:2: unknown turn 5_5" in err.getvalue() and "bad.tsv:3:" in err.getvalue()
+    out = io.StringIO()
+    call_command(
+        "import_data", "utterance_labels", str(bad), "--collection", "Mini", "--option", "skip_unknown=true", stdout=out
+    )
+    assert "skipped_unknown 2" in out.getvalue()

@@ -1,0 +1,136 @@
+"""Parsers and readers on crafted input: every bad row is reported with its line, and runs are normalised."""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+
+from ecast.imports import parsers
+from ecast.imports.errors import ImportFailed
+from ecast.imports.readers import read_text
+
+
+def test_it_reranks_a_run_by_score_then_docid_descending_like_trec_eval():
+    text = "1_1 Q0 a 0 1.0 t\n1_1 Q0 c 1 2.0 t\n1_1 Q0 b 2 1.0 t\n1_1 Q0 d 3 1.0 t\n"
+    parsed = parsers.parse_run(text, file="r")
+    data = parsed.records[0]
+    assert data.rankings["1_1"] == (["c", "d", "b", "a"], [2.0, 1.0, 1.0, 1.0])
+
+
+def test_it_keeps_the_best_scored_duplicate_and_counts_duplicates():
+    text = "q 0 a 1 1.0 t\nq q0 a 2 5.0 t\nq Q0 a 3 3.0 t\nq Q0 b 4 4.0 t\n"
+    parsed = parsers.parse_run(text, file="r")
+    data = parsed.records[0]
+    assert data.rankings["q"] == (["a", "b"], [5.0, 4.0])
+    assert data.report["duplicate_lines"] == 2
+    assert parsed.counts["duplicate_lines"] == 2
+    assert parsed.warnings and "2 duplicate" in parsed.warnings[0]["reason"]
+
+
+def test_it_reports_every_bad_run_line_not_just_the_first():
+    text = "q Q0 a 1 1.0 t\nq X0 b 2 1.0 t\nq Q0 c x 1.0 t\nq Q0 d 4 nan t\nq Q0 e 5 high t\nq Q0 f 6\n"
+    parsed = parsers.parse_run(text, file="run.txt")
+    assert [e["line"] for e in parsed.errors] == [2, 3, 4, 5, 6]
+    assert all(e["file"] == "run.txt" for e in parsed.errors)
+    assert "column 2" in parsed.errors[0]["reason"]
+
+
+def test_it_rejects_a_bad_qrels_grade_and_contradicting_duplicates():
+    text = "1_1 0 a 1\n1_1 0 b two\n1_1 0 a 2\n1_1 0 c 1\n1_1 0 c 1\n1_1 0 d\n"
+    parsed = parsers.parse_qrels(text, file="q")
+    assert [(e["line"], e["reason"].split()[0]) for e in parsed.errors] == [(2, "grade"), (3, "1_1"), (6, "expected")]
+    assert parsed.counts["duplicate_lines"] == 1
+
+
+def test_it_reads_the_crlf_resolved_tsv_without_carriage_returns():
+    parsed = parsers.parse_resolved_tsv("31_1\tWhat is throat cancer?\r\n31_2\tIs it treatable?\r\n", file="r.tsv")
+    assert parsed.records == [(1, "31_1", "What is throat cancer?"), (2, "31_2", "Is it treatable?")]
+
+
+def test_it_rejects_topics_json_of_the_wrong_shape():
+    parsed = parsers.parse_cast_topics('{"number": 1}', file="t.json")
+    assert parsed.errors and "JSON list of topics" in parsed.errors[0]["reason"]
+    parsed = parsers.parse_cast_topics('[{"number": 1, "turn": [{"number": 1}, {"number": "x", "raw_utterance": 3}]}]', file="t")
+    reasons = [e["reason"] for e in parsed.errors]
+    assert any("missing 'raw_utterance'" in r for r in reasons)
+    assert any("'number' must be an integer" in r for r in reasons)
+    assert any("must be a string" in r for r in reasons)
+    parsed = parsers.parse_cast_topics("[{\n  'number': 1\n}]", file="t")
+    assert parsed.errors[0]["line"] == 2 and "invalid JSON" in parsed.errors[0]["reason"]
+
+
+def test_it_builds_2021_canonical_passage_ids_from_document_and_index():
+    text = '[{"number": 106, "turn": [{"number": 1, "raw_utterance": "u", "canonical_result_id": "MARCO_D5", "passage_id": 3, "passage": "p"}]}]'
+    turn = parsers.parse_cast_topics(text, file="t").records[0]["turns"][0]
+    assert (turn["turn_id"], turn["canonical_response_id"], turn["canonical_response_text"]) == ("106_1", "MARCO_D5-3", "p")
+
+
+def test_it_keeps_identical_ecast_rows_and_reports_bad_ones_with_physical_lines():
+    text = 'TURN_ID,MANUAL PARAPHRASE,RAW PARAPHRASE\n1_1,"A, b",A\n1_1,"A, b",A\n"1_2","multi\nline",x\nbad,a,b\n1_3,,b\n'
+    parsed = parsers.parse_ecast_csv(text, file="e.csv")
+    assert [r[0] for r in parsed.records] == [2, 3, 4]
+    assert parsed.records[0][1:] == ("1_1", "A, b", "A")
+    assert [e["line"] for e in parsed.errors] == [6, 7]
+
+
+def test_it_rejects_an_ecast_csv_with_the_wrong_header():
+    parsed = parsers.parse_ecast_csv("id,manual,raw\n1_1,a,b\n", file="e.csv")
+    assert parsed.errors[0]["line"] == 1 and "header must be" in parsed.errors[0]["reason"]
+
+
+def test_it_validates_utterance_labels_and_castur_rows():
+    labels = parsers.parse_utterance_labels("31_1\tWhat?\tSE\n31_2\tIs it?\tXX\n31_3\tonly two\n", file="l")
+    assert [e["line"] for e in labels.errors] == [2, 3]
+    castur = parsers.parse_castur("current_turn\trelevant_turn\n10_2\t10_1\n10_3\tx\n10_4\t11_1\n10_5\t10_6\n", file="c")
+    assert castur.records == [(2, "10_2", "10_1"), (3, "10_3", None)]
+    assert [e["line"] for e in castur.errors] == [4, 5]
+
+
+def test_it_accepts_passage_jsonl_with_either_key_style():
+    text = '{"id": "a", "text": "x"}\n{"passage_id": "b", "contents": "y"}\n{"foo": 1}\nnot json\n'
+    parsed = parsers.parse_passages_jsonl(text, file="p.jsonl")
+    assert [r[1:] for r in parsed.records] == [("a", "x"), ("b", "y")]
+    assert [e["line"] for e in parsed.errors] == [3, 4]
+
+
+def test_it_parses_clef_queries():
+    text = "<queries>\n<query>\n<id> 151001 </id>\n<en> anemia diet therapy </en>\n<fr> x </fr>\n</query>\n</queries>\n"
+    assert parsers.parse_clef_queries(text, file="q").records == [(2, "151001", "anemia diet therapy")]
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (b"", "empty"),
+        (b"  \n\n", "empty"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00IHDR", "binary"),
+        ("31_1\tcaf\u00e9\n".encode("latin-1"), "not valid UTF-8"),
+    ],
+)
+def test_the_reader_rejects_empty_binary_and_non_utf8_files(tmp_path, content, reason):
+    path = tmp_path / "f.tsv"
+    path.write_bytes(content)
+    with pytest.raises(ImportFailed) as exc:
+        read_text(path)
+    assert reason in exc.value.errors[0]["reason"]
+    assert exc.value.errors[0]["file"] == "f.tsv"
+
+
+def test_the_reader_checks_the_size_limit_before_reading_and_gunzips(tmp_path):
+    path = tmp_path / "big.txt"
+    path.write_bytes(b"x" * 100)
+    with pytest.raises(ImportFailed, match="upload limit"):
+        read_text(path, max_bytes=50)
+    gz = tmp_path / "small.txt.gz"
+    gz.write_bytes(gzip.compress("héllo\n".encode()))
+    assert read_text(gz) == "héllo\n"
+    bomb = tmp_path / "bomb.gz"
+    bomb.write_bytes(gzip.compress(b"a" * 10_000))
+    with pytest.raises(ImportFailed, match="decompressed content exceeds"):
+        read_text(bomb, max_bytes=1000)
+    latin = tmp_path / "l.tsv"
+    latin.write_bytes(b"ok\nline two \xe9t\xe9\n")
+    with pytest.raises(ImportFailed) as exc:
+        read_text(latin)
+    assert exc.value.errors[0]["line"] == 2

@@ -1,0 +1,22 @@
+"""Fixtures for the pipeline tests: a tiny random T5 saved once per session."""
+
+from __future__ import annotations
+
+import pytest
+
+from ecast.pipeline.tiny import make_tiny_t5
+
+
+@pytest.fixture(scope="session")
+def tiny_t5(tmp_path_factory):
+    return make_tiny_t5(tmp_path_factory.mktemp("tiny-t5"), seed=0)
+
+
+def t5_config(model, *, n: int = 3) -> dict:
+    """A job config running every stage on the tiny model (long minimum outputs so random texts are distinct)."""
+    common = {"model": str(model), "max_new_tokens": 20, "min_new_tokens": 12}
+    return {
+        "cqr": {"backend": "t5", "params": common},
+        "paraphrase": {"backend": "t5", "params": {**common, "num_return_sequences": n, "top_k": 50, "top_p": 0.95}},
+        "cr": {"backend": "t5", "params": common},
+    }
