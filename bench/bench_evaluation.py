@@ -132,7 +132,9 @@ def main() -> None:
                 [RunTurn(run=run, turn_id=pk_of[q], doc_ids=r[q], scores=scores) for q in qids], batch_size=200
             )
         db = f"{connection.vendor} ({connection.settings_dict['NAME']})"
-        print(f"database: {db}; data setup {time.perf_counter() - t0:.1f} s")
+        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+        setup_s = time.perf_counter() - t0
+        print(f"database: {db}; data setup {setup_s:.1f} s; load average {load} on {os.cpu_count()} CPUs")
         print(
             f"data: {len(qids)} turns × {len(runs)} runs × {args.depth} docs; "
             f"{sum(len(v) for v in qrels.values()):,} judgments; {len(services.MEASURES)} measures stored"

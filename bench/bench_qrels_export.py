@@ -116,8 +116,9 @@ def main() -> None:
     # no migration files, and syncing unmigrated apps before auth's migrations fails on PostgreSQL.
     settings.MIGRATION_MODULES = _NoMigrations()
     old_name = connection.settings_dict["NAME"]
-    # Its own scratch name, so a bench never clobbers the test suite's database.
-    connection.settings_dict.setdefault("TEST", {})["NAME"] = f"bench_qrels_{old_name}"
+    if connection.vendor != "sqlite":  # SQLite's scratch database is in memory already
+        # Its own scratch name, so a bench never clobbers the test suite's database.
+        connection.settings_dict.setdefault("TEST", {})["NAME"] = f"bench_qrels_{old_name}"
     connection.creation.create_test_db(verbosity=0, autoclobber=True)
     try:
         t0 = time.perf_counter()

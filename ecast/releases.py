@@ -33,16 +33,22 @@ def release_pairs(
     """
     if status not in STATUSES:
         raise ValueError(f"status must be one of {', '.join(STATUSES)}")
-    qs = Paraphrase.objects.all()
-    if paraphrase_ids is not None:
-        qs = qs.filter(pk__in=list(paraphrase_ids))
-    return _manual_members(qs, collection=collection, status=status)
+    qs = None if paraphrase_ids is None else Paraphrase.objects.filter(pk__in=list(paraphrase_ids))
+    pairs = _manual_members(qs, collection=collection, status=status)
+    pairs._ecast_release_pairs = True  # type: ignore[attr-defined]  # already normalised: skip a second wrap
+    return pairs
 
 
-def _manual_members(qs: QuerySet[Paraphrase], *, collection: Collection | None, status: str) -> QuerySet[Paraphrase]:
-    manual = Paraphrase.objects.filter(
-        Q(pk__in=qs.filter(kind=Paraphrase.Kind.MANUAL).values("pk"))
-        | Q(pk__in=qs.filter(kind=Paraphrase.Kind.RAW).values("pair_id")),
+def _manual_members(
+    qs: QuerySet[Paraphrase] | None, *, collection: Collection | None, status: str
+) -> QuerySet[Paraphrase]:
+    manual = Paraphrase.objects.all()
+    if qs is not None:
+        manual = manual.filter(
+            Q(pk__in=qs.filter(kind=Paraphrase.Kind.MANUAL).values("pk"))
+            | Q(pk__in=qs.filter(kind=Paraphrase.Kind.RAW).values("pair_id"))
+        )
+    manual = manual.filter(
         kind=Paraphrase.Kind.MANUAL,
         is_current=True,
         pair__isnull=False,
@@ -57,6 +63,8 @@ def _manual_members(qs: QuerySet[Paraphrase], *, collection: Collection | None, 
 
 def _normalise(pairs_queryset: QuerySet[Paraphrase]) -> QuerySet[Paraphrase]:
     """Accept any paraphrase queryset (manual, raw or both members) and return its current pairs' manual members."""
+    if getattr(pairs_queryset, "_ecast_release_pairs", False):
+        return pairs_queryset
     return _manual_members(pairs_queryset, collection=None, status="all")
 
 

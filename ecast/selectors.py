@@ -206,9 +206,9 @@ def turn_page(*, turn: Turn) -> TurnPage:
         next_turn = (
             siblings.filter(conversation_id__gt=turn.conversation_id).order_by("conversation_id", "number").first()
         )
-    manual = Paraphrase.Kind.MANUAL
-    original = [p.text for p in all_rows if p.kind == manual and p.origin in ("imported", "generated")]
-    now = [p.text for p in current if p.kind == manual and p.status != Paraphrase.Status.REJECTED]
+    kind_m = Paraphrase.Kind.MANUAL
+    original = [p.text for p in all_rows if p.kind == kind_m and p.origin in ("imported", "generated")]
+    now = [p.text for p in current if p.kind == kind_m and p.status != Paraphrase.Status.REJECTED]
     return TurnPage(
         turn,
         history,

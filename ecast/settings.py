@@ -168,6 +168,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Several models have a "kind" choice field; name their enums explicitly so schema components are stable.
+    "ENUM_NAME_OVERRIDES": {
+        "ParaphraseKindEnum": "ecast.models.Paraphrase.Kind",
+        "TestSetKindEnum": "ecast.models.TestSet.Kind",
+    },
 }
 
 # Celery: Redis when REDIS_URL is set; otherwise kombu's SQLAlchemy transport on a local SQLite file, so

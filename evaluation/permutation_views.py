@@ -23,6 +23,7 @@ from evaluation import permutation_services as svc
 from evaluation import permutations as perms
 from evaluation.models import Permutation, PermutationExperiment, PermutationResult, QrelsVersion
 from evaluation.permutation_plots import distribution_svg, win_fractions_svg
+from evaluation.permutation_runs import permutation_run_import
 from evaluation.retrieval import SYSTEMS, available_systems
 
 labeler_required = role_required(ADMIN, RATER)
@@ -201,7 +202,7 @@ def experiment_import_runs(request: HttpRequest, pk: int) -> HttpResponse:
                 for chunk in f.chunks():
                     out.write(chunk)
             try:
-                res = svc.permutation_run_import(experiment=exp, path=path, file_name=name, user=request.user)
+                res = permutation_run_import(experiment=exp, path=path, file_name=name, user=request.user)
             except ValidationError as exc:
                 messages.error(request, "; ".join(exc.messages))
             else:

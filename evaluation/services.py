@@ -170,13 +170,13 @@ def leaderboard_snapshot_create(
         # Competition ranking: equal means share the better rank.
         rank = entries[-1]["rank"] if entries and abs(entries[-1]["mean"] - (r["mean"] or 0.0)) < 1e-12 else i + 1
         entries.append({"run_id": r["run_id"], "run": r["run__name"], "mean": float(r["mean"] or 0.0), "rank": rank})
-    qrels = Qrel.objects.filter(version=version)
+    counts = Qrel.objects.filter(version=version).aggregate(n=Count("id"), turns=Count("turn_id", distinct=True))
     snap = LeaderboardSnapshot(
         version=version,
         measure=measure,
         threshold=threshold,
-        judged_turns=qrels.values("turn_id").distinct().count(),
-        qrels_count=qrels.count(),
+        judged_turns=counts["turns"] or 0,
+        qrels_count=counts["n"] or 0,
         entries=entries,
         trigger=trigger[:200],
     )
@@ -206,11 +206,11 @@ def evaluation_job_create(
             raise ValidationError("run: required for a run evaluation")
         if run.collection_id != collection.pk:
             raise ValidationError(f"run: {run.name!r} belongs to another collection")
-        pending = EvaluationJob.objects.filter(
-            run=run, kind=kind, status__in=[EvaluationJob.Status.PENDING, EvaluationJob.Status.RUNNING]
-        ).first()
+        # Upload + run_created event both ask for it: one queued job is enough. A job already running may have
+        # read the rankings a re-import just replaced, so it does not count.
+        pending = EvaluationJob.objects.filter(run=run, kind=kind, status=EvaluationJob.Status.PENDING).first()
         if pending is not None:
-            return pending  # upload + run_created event both ask for it; one job is enough
+            return pending
     versions = QrelsVersion.objects.filter(collection=collection).count()
     runs = 1 if kind == EvaluationJob.Kind.RUN else Run.objects.filter(collection=collection).count()
     job = EvaluationJob(

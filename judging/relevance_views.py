@@ -69,11 +69,15 @@ def judge(request: HttpRequest, pk: int) -> HttpResponse:
     data["progress"] = sel.assignment_progress(assignment=assignment)
     data["submit_url"] = reverse("api-relevance-judgment-submit", args=[assignment.pk])
     data["queue_url"] = reverse("relevance-queue")
+    conv = assignment.conversation
+    title = conv.title.strip()
     return render(
         request,
         "judging/relevance/judge.html",
         {
             "assignment": assignment,
+            # Importers without titles name topics "Topic <id>"; repeating that next to the id is noise.
+            "topic_title": "" if title.lower() == f"topic {conv.topic_id}".lower() else title,
             "data": data,
             "grades": [(g, *GRADE_LABELS[g]) for g in range(4, -1, -1)],
         },

@@ -1,3 +1,6 @@
 """Celery discovers judging tasks here; each feature module's tasks are imported below."""
-from judging import relevance_tasks  # noqa: F401
-from judging import rating_tasks  # noqa: F401
+
+from judging import (  # noqa: F401
+    rating_tasks,
+    relevance_tasks,
+)

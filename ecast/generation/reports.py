@@ -25,10 +25,14 @@ def diversity_rows(*, collections: list[Collection] | None = None) -> list[dict[
         qs = qs.filter(turn__collection__in=collections)
     generated = list(qs.values("id", "text", "provenance", "turn__collection_id", "turn__collection__name"))
     children = dict(
-        Paraphrase.objects.filter(edited_from__isnull=False, turn__in=qs.values("turn")).values_list("edited_from_id", "id")
+        Paraphrase.objects.filter(edited_from__isnull=False, turn__in=qs.values("turn")).values_list(
+            "edited_from_id", "id"
+        )
     )
     current_ids = {g["id"]: _current_descendant(g["id"], children) for g in generated}
-    current = {p["id"]: p for p in Paraphrase.objects.filter(id__in=set(current_ids.values())).values("id", "text", "status")}
+    current = {
+        p["id"]: p for p in Paraphrase.objects.filter(id__in=set(current_ids.values())).values("id", "text", "status")
+    }
     groups: dict[str, dict[str, list[str]]] = {}
     for g in generated:
         cur = current.get(current_ids[g["id"]])
@@ -46,8 +50,16 @@ def diversity_rows(*, collections: list[Collection] | None = None) -> list[dict[
         b = groups[key]
         auto, diverse = corpus_bleu(b["auto"], b["refs"]), corpus_bleu(b["diverse"], b["refs"])
         change = None if not auto or diverse is None else 100.0 * (diverse - auto) / auto
-        rows.append({"collection": key, "paraphrases": len(b["refs"]), "edited": sum(1 for e in b["edited"] if e),
-                     "para_auto": auto, "para_diverse": diverse, "change_pct": change})
+        rows.append(
+            {
+                "collection": key,
+                "paraphrases": len(b["refs"]),
+                "edited": sum(1 for e in b["edited"] if e),
+                "para_auto": auto,
+                "para_diverse": diverse,
+                "change_pct": change,
+            }
+        )
     return rows
 
 
@@ -55,24 +67,41 @@ def context_removal_rows(*, collection: Collection) -> list[dict[str, Any]]:
     """Table 9 for one collection: BLEU vs the real raw turns u_i (depth ≥ 2) of "Original manual" (m_i),
     "Entity removal" (POS-based, computed here) and the CR output on m_i of every finished job that has one."""
     turns = list(
-        Turn.objects.filter(collection=collection, number__gte=2).exclude(manual_rewrite="").values_list("id", "raw_utterance", "manual_rewrite")
+        Turn.objects.filter(collection=collection, number__gte=2)
+        .exclude(manual_rewrite="")
+        .values_list("id", "raw_utterance", "manual_rewrite")
     )
     refs = [raw for _, raw, _ in turns]
     manual = [m for _, _, m in turns]
     rows: list[dict[str, Any]] = [
         {"system": "Original manual", "turns": len(turns), "bleu": corpus_bleu(manual, refs), "job": None},
-        {"system": "Entity removal", "turns": len(turns), "bleu": corpus_bleu([entity_removal(m) for m in manual], refs), "job": None},
+        {
+            "system": "Entity removal",
+            "turns": len(turns),
+            "bleu": corpus_bleu([entity_removal(m) for m in manual], refs),
+            "job": None,
+        },
     ]
     raw_by_turn = {tid: raw for tid, raw, _ in turns}
     for job in GenerationJob.objects.filter(collection=collection).order_by("id"):
         pairs = [
             (d.get("cr_of_manual"), raw_by_turn[t])
-            for t, d in GenerationTurn.objects.filter(job=job, status=GenerationTurn.Status.DONE, turn_id__in=raw_by_turn).values_list("turn_id", "details")
+            for t, d in GenerationTurn.objects.filter(
+                job=job, status=GenerationTurn.Status.DONE, turn_id__in=raw_by_turn
+            ).values_list("turn_id", "details")
             if d.get("cr_of_manual")
         ]
         if pairs:
             cr = job.config.get("cr", {})
-            label = f"CR {cr.get('backend')}" + (f" ({cr.get('params', {}).get('model')})" if cr.get("params", {}).get("model") else "")
-            rows.append({"system": f"{label} — job {job.pk}", "turns": len(pairs),
-                         "bleu": corpus_bleu([p for p, _ in pairs], [r for _, r in pairs]), "job": job.pk})
+            label = f"CR {cr.get('backend')}" + (
+                f" ({cr.get('params', {}).get('model')})" if cr.get("params", {}).get("model") else ""
+            )
+            rows.append(
+                {
+                    "system": f"{label} — job {job.pk}",
+                    "turns": len(pairs),
+                    "bleu": corpus_bleu([p for p, _ in pairs], [r for _, r in pairs]),
+                    "job": job.pk,
+                }
+            )
     return rows

@@ -31,7 +31,13 @@ def generation_job_progress(*, job: GenerationJob) -> dict[str, Any]:
         eta = round(elapsed / finished * counts["pending"], 1)
     total = job.total_turns or 1
     return {
-        "id": job.pk, "status": job.status, "total": job.total_turns, **counts, "paraphrase_pairs": outputs,
-        "percent": round(100.0 * finished / total, 1), "eta_seconds": eta, "error": job.error,
+        "id": job.pk,
+        "status": job.status,
+        "total": job.total_turns,
+        **counts,
+        "paraphrase_pairs": outputs,
+        "percent": round(100.0 * finished / total, 1),
+        "eta_seconds": eta,
+        "error": job.error,
         "cancel_requested": job.cancel_requested,
     }

@@ -64,7 +64,9 @@ def _selected_turns(collection: Collection, selection: dict[str, Any]) -> list[T
     topics = [str(t) for t in selection.get("conversations") or []]
     turn_ids = [str(t) for t in selection.get("turns") or []]
     if topics:
-        known = set(Conversation.objects.filter(collection=collection, topic_id__in=topics).values_list("topic_id", flat=True))
+        known = set(
+            Conversation.objects.filter(collection=collection, topic_id__in=topics).values_list("topic_id", flat=True)
+        )
         unknown = sorted(set(topics) - known)
         if unknown:
             raise ValidationError({"selection": f"unknown conversations in {collection.name}: {', '.join(unknown)}"})
@@ -105,8 +107,13 @@ def generation_job_create(
     cfg = _normalise_config(config)
     turns = _selected_turns(collection, selection)
     job = GenerationJob(
-        collection=collection, name=name or f"{collection.name}: {cfg['paraphrase']['backend']} paraphrases",
-        selection=selection, config=cfg, seed=int(seed), chunk_size=int(chunk_size), total_turns=len(turns),
+        collection=collection,
+        name=name or f"{collection.name}: {cfg['paraphrase']['backend']} paraphrases",
+        selection=selection,
+        config=cfg,
+        seed=int(seed),
+        chunk_size=int(chunk_size),
+        total_turns=len(turns),
         created_by=user if getattr(user, "is_authenticated", False) else None,
     )
     job.full_clean()
@@ -218,8 +225,10 @@ def generation_turn_process(*, gen_turn_id: int, crash_after_compute: bool = Fal
         result = run_turn(_turn_input(gt.turn), job.config, seed=job.seed, similarity=_similarity(job.config))
     except Exception as exc:  # noqa: BLE001 - any backend failure fails this turn only, with its reason
         GenerationTurn.objects.filter(pk=gt.pk, status=GenerationTurn.Status.PENDING).update(
-            status=GenerationTurn.Status.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000],
-            attempts=gt.attempts + 1, finished_at=timezone.now(),
+            status=GenerationTurn.Status.FAILED,
+            error=f"{type(exc).__name__}: {exc}"[:2000],
+            attempts=gt.attempts + 1,
+            finished_at=timezone.now(),
         )
         return GenerationTurn.Status.FAILED
     if crash_after_compute:  # tests simulate a worker killed between computing and committing
@@ -242,10 +251,18 @@ def _generation_turn_commit(*, gt_id: int, result: dict[str, Any], seconds: floa
     }
     for out in result["outputs"]:
         manual = Paraphrase(
-            turn=turn, kind=Paraphrase.Kind.MANUAL, text=out["manual"], status=Paraphrase.Status.CANDIDATE,
+            turn=turn,
+            kind=Paraphrase.Kind.MANUAL,
+            text=out["manual"],
+            status=Paraphrase.Status.CANDIDATE,
             origin=Paraphrase.Origin.GENERATED,
-            provenance={**common, "stage": "paraphrase", **provenance_base(job.config, "paraphrase"),
-                        "source": out["source"], "source_text": out["source_text"]},
+            provenance={
+                **common,
+                "stage": "paraphrase",
+                **provenance_base(job.config, "paraphrase"),
+                "source": out["source"],
+                "source_text": out["source_text"],
+            },
         )
         manual.save()
         raw_prov = (
@@ -254,8 +271,13 @@ def _generation_turn_commit(*, gt_id: int, result: dict[str, Any], seconds: floa
             else {**common, "stage": "first-turn copy", "source_text": out["manual"]}
         )
         raw = Paraphrase(
-            turn=turn, kind=Paraphrase.Kind.RAW, text=out["raw"], status=Paraphrase.Status.CANDIDATE,
-            origin=Paraphrase.Origin.GENERATED, provenance={**raw_prov, "paraphrase_source": out["source"]}, pair=manual,
+            turn=turn,
+            kind=Paraphrase.Kind.RAW,
+            text=out["raw"],
+            status=Paraphrase.Status.CANDIDATE,
+            origin=Paraphrase.Origin.GENERATED,
+            provenance={**raw_prov, "paraphrase_source": out["source"]},
+            pair=manual,
         )
         raw.save()
         manual.pair = raw
@@ -266,7 +288,19 @@ def _generation_turn_commit(*, gt_id: int, result: dict[str, Any], seconds: floa
     gt.error = ""
     gt.seconds = seconds
     gt.finished_at = timezone.now()
-    gt.details = {k: result[k] for k in ("question", "rewrite", "sources", "generated", "dropped", "rejected_by_similarity", "cr_of_manual", "preprocess")}
+    gt.details = {
+        k: result[k]
+        for k in (
+            "question",
+            "rewrite",
+            "sources",
+            "generated",
+            "dropped",
+            "rejected_by_similarity",
+            "cr_of_manual",
+            "preprocess",
+        )
+    }
     gt.save()
     return gt.status
 
@@ -291,7 +325,8 @@ def generation_job_finish_if_complete(*, job_id: int) -> GenerationJob:
         job.status = GenerationJob.Status.CANCELLED
     elif job.turns.filter(status=GenerationTurn.Status.FAILED).exists():
         job.status = GenerationJob.Status.FAILED
-        job.error = f"{job.turns.filter(status=GenerationTurn.Status.FAILED).count()} turn(s) failed; retry them from the job page."
+        failed = job.turns.filter(status=GenerationTurn.Status.FAILED).count()
+        job.error = f"{failed} turn(s) failed; retry them from the job page."
     else:
         job.status = GenerationJob.Status.SUCCEEDED
         job.error = ""

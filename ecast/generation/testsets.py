@@ -15,7 +15,12 @@ DEFAULT_STATUSES = ("approved",)
 
 @transaction.atomic
 def test_sets_create(
-    *, collection: Collection, kind: str, n_sets: int = 3, seed: int = 0, statuses: tuple[str, ...] = DEFAULT_STATUSES,
+    *,
+    collection: Collection,
+    kind: str,
+    n_sets: int = 3,
+    seed: int = 0,
+    statuses: tuple[str, ...] = DEFAULT_STATUSES,
     prefix: str = "",
 ) -> list[TestSet]:
     """Draw ``n_sets`` random test sets of one kind (raw → R^r, manual → R^m) from current paraphrases."""
@@ -34,7 +39,13 @@ def test_sets_create(
         raise ValidationError(f"no {'/'.join(statuses)} {kind} paraphrases in {collection.name}")
     letter = "r" if kind == TestSet.Kind.RAW else "m"
     prefix = prefix or f"R{letter}"
-    start = 1 + (TestSet.objects.filter(collection=collection, kind=kind).order_by("-index").values_list("index", flat=True).first() or 0)
+    start = 1 + (
+        TestSet.objects.filter(collection=collection, kind=kind)
+        .order_by("-index")
+        .values_list("index", flat=True)
+        .first()
+        or 0
+    )
     turns = {t.turn_id: t for t in Turn.objects.filter(collection=collection, turn_id__in=list(candidates))}
     created = []
     for offset, chosen in enumerate(draw_test_sets(candidates, n_sets=n_sets, seed=seed)):
@@ -43,9 +54,17 @@ def test_sets_create(
         if TestSet.objects.filter(collection=collection, name=name).exists():
             raise ValidationError({"prefix": f"a test set named {name!r} already exists in {collection.name}"})
         ts = TestSet(
-            collection=collection, name=name, kind=kind, index=index, seed=seed,
-            parameters={"statuses": list(statuses), "n_sets": n_sets, "position": offset,
-                        "fallback_turns": sorted(t for t, p in chosen.items() if p is None)},
+            collection=collection,
+            name=name,
+            kind=kind,
+            index=index,
+            seed=seed,
+            parameters={
+                "statuses": list(statuses),
+                "n_sets": n_sets,
+                "position": offset,
+                "fallback_turns": sorted(t for t, p in chosen.items() if p is None),
+            },
         )
         ts.full_clean()
         ts.save()
@@ -62,10 +81,16 @@ def test_set_export(*, test_set: TestSet) -> list[dict[str, Any]]:
     items = {i.turn_id: i.paraphrase for i in test_set.items.select_related("paraphrase")}
     field = "raw_utterance" if test_set.kind == TestSet.Kind.RAW else "manual_rewritten_utterance"
     topics: dict[int, dict[str, Any]] = {}
-    turns = Turn.objects.filter(collection=test_set.collection).select_related("conversation").order_by("conversation_id", "number")
+    turns = (
+        Turn.objects.filter(collection=test_set.collection)
+        .select_related("conversation")
+        .order_by("conversation_id", "number")
+    )
     for turn in turns:
         conv = turn.conversation
-        topic = topics.setdefault(conv.pk, {"number": _num(conv.topic_id), "title": conv.title, "description": conv.description, "turn": []})
+        topic = topics.setdefault(
+            conv.pk, {"number": _num(conv.topic_id), "title": conv.title, "description": conv.description, "turn": []}
+        )
         para = items.get(turn.pk)
         original = turn.raw_utterance if field == "raw_utterance" else (turn.manual_rewrite or turn.raw_utterance)
         entry: dict[str, Any] = {"number": turn.number, field: para.text if para else original}

@@ -5,44 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from ecast.imports import parsers
 from ecast.imports.errors import ImportFailed, row_error
-from ecast.imports.writers import Context, Result, _raise_if, _resolve_qids
+from ecast.imports.writers import Context, Result, _fast_insert, _raise_if, _resolve_qids
 from ecast.models import TestSet
 from evaluation import events
 from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
 
 WARNINGS_KEPT = 200
-
-
-def _fast_insert(model: Any, columns: list[str], rows: list[tuple]) -> None:
-    """Plain executemany INSERT: qrels files have tens of thousands of rows and bulk_create spends most of its time
-    building per-value SQL in Python; the rows are already validated, and the columns are plain values."""
-    if not rows:
-        return
-    qn = connection.ops.quote_name
-    fields = {f.column: f for f in model._meta.concrete_fields}
-    # Values are prepared once per distinct value of each column (here: one timestamp, few grades), not per cell.
-    cache: dict[tuple[str, Any], Any] = {}
-
-    def prep(column: str, value: Any) -> Any:
-        key = (column, value)
-        if key not in cache:
-            cache[key] = fields[column].get_db_prep_save(value, connection)
-        return cache[key]
-
-    simple = {"turn_id", "version_id", "passage_id"}
-    values = [[v if c in simple else prep(c, v) for c, v in zip(columns, row, strict=True)] for row in rows]
-    sql = (
-        f"INSERT INTO {qn(model._meta.db_table)} ({', '.join(qn(c) for c in columns)}) "
-        f"VALUES ({', '.join(['%s'] * len(columns))})"
-    )
-    with connection.cursor() as cursor:
-        for i in range(0, len(values), 5000):
-            cursor.executemany(sql, values[i : i + 5000])
 
 
 def write_qrels(ctx: Context) -> Result:
@@ -94,6 +67,7 @@ def write_qrels(ctx: Context) -> Result:
                 Qrel,
                 ["version_id", "turn_id", "passage_id", "grade", "source", "created_at"],
                 [(version.pk, t, p, g, Qrel.Source.IMPORTED, now) for (t, p), g in wanted.items()],
+                plain={"version_id", "turn_id", "passage_id"},
             )
             version.source_file = ctx.name
             version.save(update_fields=["source_file", "updated_at"])

@@ -35,8 +35,11 @@ class RuleBackend:
     """Deterministic baselines; no model."""
 
     name: str = "rule"
-    stages: tuple[str, ...] = ("cqr", "cr")
-    description: str = "Pronoun → last noun phrase of the history (CQR); remove nouns/proper nouns by POS tag (CR)."
+    stages: tuple[str, ...] = STAGES
+    description: str = (
+        "Pronoun → last noun phrase of the history (CQR); question templates (paraphrase baseline); "
+        "remove nouns/proper nouns by POS tag (CR, ECAsT Entity Removal)."
+    )
 
     def status(self) -> tuple[bool, str]:
         try:
@@ -50,6 +53,10 @@ class RuleBackend:
 
     def cr(self, texts: list[str], histories: list[list[str]], params: dict[str, Any]) -> list[str]:
         return [rules.entity_removal(t) for t in texts]
+
+    def paraphrase(self, sources: list[str], params: dict[str, Any]) -> list[list[str]]:
+        n = int(params.get("num_return_sequences", 5))
+        return [rules.template_paraphrases(s)[:n] for s in sources]
 
 
 @dataclass
@@ -99,13 +106,19 @@ def _prefixed(texts: list[str], params: dict[str, Any]) -> list[str]:
 
 _PARA_SHOTS = [
     ("What is throat cancer?", "Can you explain what cancer of the throat is?"),
-    ("How do you know when your garage door opener is going bad?", "What are the signs that a garage door opener is failing?"),
+    (
+        "How do you know when your garage door opener is going bad?",
+        "What are the signs that a garage door opener is failing?",
+    ),
     ("Why are so many bees dying?", "What is causing the large number of bee deaths?"),
 ]
 _CQR_SHOTS = [
     (["What is throat cancer?"], "Is it treatable?", "Is throat cancer treatable?"),
-    (["Tell me about the Bronze Age collapse.", "What is the evidence for it?"], "What are the potential causes?",
-     "What are the potential causes of the Bronze Age collapse?"),
+    (
+        ["Tell me about the Bronze Age collapse.", "What is the evidence for it?"],
+        "What are the potential causes?",
+        "What are the potential causes of the Bronze Age collapse?",
+    ),
 ]
 _CR_SHOTS = [
     ("Is throat cancer treatable?", "Is it treatable?"),
@@ -133,20 +146,35 @@ class SmolLMBackend:
         return True, f"{Path(folder) / hf.SMOLLM_GGUF}; device {hf.device()}"
 
     def paraphrase(self, sources: list[str], params: dict[str, Any]) -> list[list[str]]:
-        system = "You rewrite search questions using different words and sentence structure but the same meaning. Reply with one question only."
+        system = (
+            "You rewrite search questions using different words and sentence structure but the same meaning. "
+            "Reply with one question only."
+        )
         prompts = [_chat(system, [(f"Rewrite: {a}", b) for a, b in _PARA_SHOTS], f"Rewrite: {s}") for s in sources]
         return hf.causal_chat_generate(prompts, params, sample=True)
 
     def cqr(self, histories: list[list[str]], utterances: list[str], params: dict[str, Any]) -> list[str]:
-        system = "Rewrite the last question of a conversation so that it can be understood without the conversation. Reply with the question only."
+        system = (
+            "Rewrite the last question of a conversation so that it can be understood without the conversation. "
+            "Reply with the question only."
+        )
         shots = [(_conv(h, u), r) for h, u, r in _CQR_SHOTS]
         prompts = [_chat(system, shots, _conv(h, u)) for h, u in zip(histories, utterances, strict=True)]
-        return [o[0] if o and o[0] else u for o, u in zip(hf.causal_chat_generate(prompts, params, sample=False), utterances, strict=True)]
+        return [
+            o[0] if o and o[0] else u
+            for o, u in zip(hf.causal_chat_generate(prompts, params, sample=False), utterances, strict=True)
+        ]
 
     def cr(self, texts: list[str], histories: list[list[str]], params: dict[str, Any]) -> list[str]:
-        system = "Shorten the question the way a person would ask it in the middle of a conversation: replace the topic with a pronoun or leave it out. Reply with the question only."
+        system = (
+            "Shorten the question the way a person would ask it in the middle of a conversation: "
+            "replace the topic with a pronoun or leave it out. Reply with the question only."
+        )
         prompts = [_chat(system, [(f"Question: {a}", b) for a, b in _CR_SHOTS], f"Question: {t}") for t in texts]
-        return [o[0] if o and o[0] else t for o, t in zip(hf.causal_chat_generate(prompts, params, sample=False), texts, strict=True)]
+        return [
+            o[0] if o and o[0] else t
+            for o, t in zip(hf.causal_chat_generate(prompts, params, sample=False), texts, strict=True)
+        ]
 
 
 def _conv(history: list[str], utterance: str) -> str:
@@ -162,7 +190,9 @@ def _chat(system: str, shots: list[tuple[str, str]], query: str) -> list[dict[st
 
 
 BACKENDS: dict[str, Any] = {b.name: b for b in (RuleBackend(), T5Backend(), SmolLMBackend())}
-REGISTRY: dict[str, dict[str, Any]] = {stage: {n: b for n, b in BACKENDS.items() if stage in b.stages} for stage in STAGES}
+REGISTRY: dict[str, dict[str, Any]] = {
+    stage: {n: b for n, b in BACKENDS.items() if stage in b.stages} for stage in STAGES
+}
 
 
 def get(stage: str, name: str) -> Any:
@@ -179,5 +209,13 @@ def status_table() -> list[dict[str, Any]]:
     rows = []
     for backend in BACKENDS.values():
         usable, reason = backend.status()
-        rows.append({"name": backend.name, "stages": list(backend.stages), "usable": usable, "reason": reason, "description": backend.description})
+        rows.append(
+            {
+                "name": backend.name,
+                "stages": list(backend.stages),
+                "usable": usable,
+                "reason": reason,
+                "description": backend.description,
+            }
+        )
     return rows

@@ -23,7 +23,9 @@ class ModelUnavailable(RuntimeError):
 
 def offline() -> bool:
     """True when the environment forbids hub downloads (HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE)."""
-    return any(os.environ.get(v, "").lower() in ("1", "true", "yes") for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    return any(
+        os.environ.get(v, "").lower() in ("1", "true", "yes") for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+    )
 
 
 def cache_size() -> int:
@@ -42,6 +44,10 @@ def _torch() -> Any:
         import torch
     except ImportError as exc:  # pragma: no cover
         raise ModelUnavailable("torch is not installed") from exc
+    threads = os.environ.get("ECAST_TORCH_THREADS")
+    # Several workers on few cores thrash when each uses every core; one intra-op thread each is much faster.
+    if threads and torch.get_num_threads() != int(threads):
+        torch.set_num_threads(int(threads))
     return torch
 
 
@@ -66,7 +72,11 @@ def load_seq2seq(model: str, revision: str | None = None) -> tuple[Any, Any]:
             tok = AutoTokenizer.from_pretrained(model, **kwargs)
             net = AutoModelForSeq2SeqLM.from_pretrained(model, **kwargs)
         except (OSError, ValueError) as exc:
-            where = "local folder" if local else ("hub id (offline: must already be in the HF cache)" if offline() else "hub id")
+            where = (
+                "local folder"
+                if local
+                else ("hub id (offline: must already be in the HF cache)" if offline() else "hub id")
+            )
             raise ModelUnavailable(f"cannot load seq2seq model {model!r} ({where}): {exc}") from exc
         net.to(device()).eval()
         _CACHE[key] = (net, tok)
@@ -100,7 +110,7 @@ def load_smollm() -> tuple[Any, Any]:
         hf_logging.disable_progress_bar()
         tok = AutoTokenizer.from_pretrained(str(folder), gguf_file=SMOLLM_GGUF, local_files_only=True)
         tok.padding_side = "left"  # decoder-only batched generation pads on the left
-        net = AutoModelForCausalLM.from_pretrained(str(folder), gguf_file=SMOLLM_GGUF, local_files_only=True)
+        net: Any = AutoModelForCausalLM.from_pretrained(str(folder), gguf_file=SMOLLM_GGUF, local_files_only=True)
         net.to(device()).eval()
         _CACHE[key] = (net, tok)
         return net, tok
@@ -148,7 +158,13 @@ def seq2seq_generate(
     outputs: list[list[str]] = []
     for start in range(0, len(inputs), batch_size):
         batch = inputs[start : start + batch_size]
-        enc = tok(batch, return_tensors="pt", padding=True, truncation=True, max_length=int(params.get("max_input_tokens", 512)))
+        enc = tok(
+            batch,
+            return_tensors="pt",
+            padding=True,
+            truncation=True,
+            max_length=int(params.get("max_input_tokens", 512)),
+        )
         enc = {k: v.to(net.device) for k, v in enc.items()}
         with torch.no_grad():
             out = net.generate(**enc, **kwargs)
@@ -157,7 +173,9 @@ def seq2seq_generate(
     return outputs
 
 
-def causal_chat_generate(prompts: list[list[dict[str, str]]], params: dict[str, Any], *, sample: bool) -> list[list[str]]:
+def causal_chat_generate(
+    prompts: list[list[dict[str, str]]], params: dict[str, Any], *, sample: bool
+) -> list[list[str]]:
     """Batched chat generation with SmolLM2: one list of replies per message list (first line of each reply)."""
     if not prompts:
         return []
@@ -170,7 +188,10 @@ def causal_chat_generate(prompts: list[list[dict[str, str]]], params: dict[str, 
         seed_all(int(params["seed"]))
     outputs: list[list[str]] = []
     for start in range(0, len(prompts), batch_size):
-        batch = [tok.apply_chat_template(m, tokenize=False, add_generation_prompt=True) for m in prompts[start : start + batch_size]]
+        batch = [
+            tok.apply_chat_template(m, tokenize=False, add_generation_prompt=True)
+            for m in prompts[start : start + batch_size]
+        ]
         enc = tok(batch, return_tensors="pt", padding=True)
         enc = {k: v.to(net.device) for k, v in enc.items()}
         with torch.no_grad():

@@ -152,9 +152,7 @@ def preprocess(text: str) -> Preprocessed:
     if lead and final_index == len(sentences) - 1 and len(final) > lead.end():
         result.final_question = final[lead.end() :].strip()
         result.final_question = result.final_question[:1].upper() + result.final_question[1:]
-    result.negative_feedback = any(is_negative_feedback(s) for s in result.feedback) or bool(
-        _NEGATIVE.match(final)
-    )
+    result.negative_feedback = any(is_negative_feedback(s) for s in result.feedback) or bool(_NEGATIVE.match(final))
     return result
 
 

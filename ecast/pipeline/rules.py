@@ -122,3 +122,21 @@ def rule_cqr(history: list[str], utterance: str) -> str:
             out.append(token)
     text = _detokenize(out)
     return text[:1].upper() + text[1:] if text else text
+
+
+_TEMPLATES = (
+    "Can you tell me {q}?",
+    "I would like to know {q}.",
+    "Please explain {q}.",
+    "Do you know {q}?",
+    "I'm curious: {q}?",
+)
+
+
+def template_paraphrases(question: str) -> list[str]:
+    """Deterministic template rewordings of a question (a lexical baseline, not a model)."""
+    core = question.strip().rstrip("?.! ")
+    if not core:
+        return []
+    core = core[0].lower() + core[1:] if not core[:2].isupper() else core
+    return [t.format(q=core) for t in _TEMPLATES]

@@ -11,7 +11,11 @@ from ecast.pipeline import backends, clean, preprocess
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "cqr": {"backend": "rule", "params": {}},
-    "paraphrase": {"backend": "smollm", "params": {"num_return_sequences": 5, "top_k": 50, "top_p": 0.95}, "sources": ["r", "m"]},
+    "paraphrase": {
+        "backend": "smollm",
+        "params": {"num_return_sequences": 5, "top_k": 50, "top_p": 0.95},
+        "sources": ["r", "m"],
+    },
     "cr": {"backend": "rule", "params": {}},
     "clean": {"min_similarity": None},
 }

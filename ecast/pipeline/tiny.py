@@ -11,9 +11,17 @@ def make_tiny_t5(path: Path, *, seed: int = 0) -> Path:
     from transformers import ByT5Tokenizer, T5Config, T5ForConditionalGeneration
 
     torch.manual_seed(seed)
-    config = T5Config(
-        d_model=64, d_ff=128, d_kv=32, num_layers=2, num_decoder_layers=2, num_heads=2, vocab_size=384,
-        decoder_start_token_id=0, pad_token_id=0, eos_token_id=1,
+    config = T5Config(  # type: ignore[call-arg]  # extra kwargs are PretrainedConfig's
+        d_model=64,
+        d_ff=128,
+        d_kv=32,
+        num_layers=2,
+        num_decoder_layers=2,
+        num_heads=2,
+        vocab_size=384,
+        decoder_start_token_id=0,
+        pad_token_id=0,
+        eos_token_id=1,
     )
     T5ForConditionalGeneration(config).save_pretrained(path)
     ByT5Tokenizer().save_pretrained(path)

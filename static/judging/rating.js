@@ -19,10 +19,12 @@
   function secondsOnTask() { return (visibleMs + (since === null ? 0 : performance.now() - since)) / 1000; }
 
   function value(fs) { var c = fs.querySelector("input:checked"); return c ? parseInt(c.value, 10) : null; }
-  function focusMeasure(i) {
+  function focusMeasure(i, initial) {
     current = Math.max(0, Math.min(measures.length - 1, i));
     measures.forEach(function (fs, j) { fs.classList.toggle("focused", j === current); });
-    measures[current].focus({ preventScroll: false });
+    // The first focus must not scroll the conversation and paraphrases out of view; later moves follow the focus.
+    measures[current].focus({ preventScroll: true });
+    if (!initial) measures[current].scrollIntoView({ block: "nearest" });
   }
   function setValue(fs, v) {
     var input = fs.querySelector('input[value="' + v + '"]');
@@ -82,5 +84,5 @@
     }
     if (k === "Enter") { e.preventDefault(); trySubmit(); }
   });
-  focusMeasure(firstUnanswered() >= 0 ? firstUnanswered() : 0);
+  focusMeasure(firstUnanswered() >= 0 ? firstUnanswered() : 0, true);
 })();

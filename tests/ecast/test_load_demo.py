@@ -25,6 +25,7 @@ def test_the_demo_files_are_small():
     assert sum(p.stat().st_size for p in Path(DEMO_DIR).iterdir()) < 1_000_000
 
 
+@pytest.mark.slow  # ~20 s: runs every feature's demo module too
 @pytest.mark.django_db(transaction=True)
 def test_load_demo_builds_the_collection_and_accounts_and_is_idempotent():
     from evaluation.models import QrelsVersion, Run

@@ -37,11 +37,7 @@ def build(threshold: int = 1, name: str = "EvalMini") -> tuple[Collection, Qrels
         conversations={"1": ["a", "b", "c"], "2": ["d", "e", "f"]},
         threshold=threshold,
     )
-    turns = {t.turn_id: t for t in coll.turns.all()} if hasattr(coll, "turns") else {}
-    if not turns:
-        from ecast.models import Turn
-
-        turns = {t.turn_id: t for t in Turn.objects.filter(collection=coll)}
+    turns = {t.turn_id: t for t in coll.turns.all()}
     version = QrelsVersion.objects.create(collection=coll, name="original")
     Qrel.objects.bulk_create(
         [

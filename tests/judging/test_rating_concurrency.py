@@ -60,3 +60,37 @@ def test_concurrent_raters_never_overfill_items_or_duplicate_ratings():
         assert item.completed_count == item.ratings.count() == 3
     pairs = list(RatingAssignment.objects.filter(campaign=c).values_list("item_id", "rater_id"))
     assert len(pairs) == len(set(pairs))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_simultaneous_retries_of_one_submission_store_one_rating():
+    if connection.vendor != "postgresql":
+        if os.environ.get("CI"):
+            pytest.fail("CI must run this test on PostgreSQL")
+        pytest.skip("row-lock concurrency is exercised on PostgreSQL (SQLite serialises every writer)")
+    c = campaign(paraphrase_collection(), size=2, n=2)
+    (user,) = make_raters(1)
+    a = services.assignment_next(campaign=c, rater=user)
+    barrier = threading.Barrier(8)
+    results: list = []
+    errors: list[BaseException] = []
+
+    def submit():
+        try:
+            barrier.wait()
+            results.append(
+                services.rating_submit(assignment_id=a.pk, rater=user, values=answer(c), idempotency_key="same")
+            )
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=submit) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not errors, errors
+    assert len({r.pk for r, _ in results}) == 1 and sum(created for _, created in results) == 1
+    assert Rating.objects.count() == 1 and c.items.get(pk=a.item_id).completed_count == 1

@@ -18,6 +18,8 @@ pytestmark = pytest.mark.django_db
 
 
 def test_paraphrase_source_reads_provenance_and_defaults_to_unknown():
+    assert services.paraphrase_source({"source": "r", "stage": "paraphrase"}) == "r"  # the generation pipeline
+    assert services.paraphrase_source({"paraphrase_source": "m"}) == "m"
     assert services.paraphrase_source({"source": "automatic"}) == "r"
     assert services.paraphrase_source({"source": {"kind": "m_i"}}) == "m"
     assert services.paraphrase_source({}) == "unknown"

@@ -47,7 +47,10 @@ def test_it_reproduces_outputs_with_the_same_seed_and_differs_with_another(small
     texts = []
     for seed in (3, 3, 4):
         Paraphrase.objects.all().delete()
-        job = _run(services.generation_job_create(collection=small_collection, config=t5_config(tiny_t5), seed=seed))
+        job = services.generation_job_create(
+            collection=small_collection, config=t5_config(tiny_t5), seed=seed, selection={"turns": ["1_1", "1_2"]}
+        )
+        job = _run(job)
         texts.append(sorted(Paraphrase.objects.filter(provenance__job=job.pk).values_list("text", flat=True)))
     assert texts[0] == texts[1]
     assert texts[0] != texts[2]
@@ -103,7 +106,7 @@ def test_a_failing_backend_fails_the_turn_with_its_reason_and_retry_is_offered(s
     [
         ({"config": {"cqr": {"backend": "nope"}}}, "cqr"),
         ({"config": {"paraphrase": {"backend": "t5", "params": {}}}}, "paraphrase"),
-        ({"config": {"paraphrase": {"backend": "rule"}}}, "paraphrase"),
+        ({"config": {"paraphrase": {"backend": "rule", "sources": ["x"]}}}, "paraphrase"),
         ({"selection": {"turns": ["9_9"]}}, "selection"),
         ({"config": {"clean": {"min_similarity": 3}}}, "clean"),
         ({"chunk_size": 0}, "chunk_size"),
@@ -117,5 +120,7 @@ def test_it_rejects_bad_job_input_and_writes_nothing(small_collection, kwargs, f
 
 
 def test_selection_by_conversation_and_turn_ids(small_collection):
-    job = services.generation_job_create(collection=small_collection, selection={"conversations": ["2"], "turns": ["1_1"]})
+    job = services.generation_job_create(
+        collection=small_collection, selection={"conversations": ["2"], "turns": ["1_1"]}
+    )
     assert sorted(job.turns.values_list("turn__turn_id", flat=True)) == ["1_1", "2_1", "2_2", "2_3"]

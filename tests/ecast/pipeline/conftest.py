@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from ecast.pipeline.tiny import make_tiny_t5
@@ -9,6 +11,8 @@ from ecast.pipeline.tiny import make_tiny_t5
 
 @pytest.fixture(scope="session")
 def tiny_t5(tmp_path_factory):
+    # The CI machine has 2 shared cores: torch's default thread pool makes tiny models 5x slower there.
+    os.environ.setdefault("ECAST_TORCH_THREADS", "1")
     return make_tiny_t5(tmp_path_factory.mktemp("tiny-t5"), seed=0)
 
 

@@ -9,6 +9,7 @@ from evaluation import permutation_selectors as sel
 from evaluation import permutation_services as svc
 from evaluation.events import qrels_changed
 from evaluation.models import Permutation, PermutationExperiment, PermutationQuery, PermutationResult, Qrel
+from evaluation.permutation_runs import permutation_run_import
 
 from .helpers import labelled_collection
 
@@ -171,7 +172,7 @@ def test_a_run_computed_elsewhere_on_a_permutation_is_linked_and_scored(
         [("2_1", "Q0", "P6", 1, 9.0, tag), ("2_2", "Q0", "P9", 1, 5.0, tag), ("2_2", "Q0", "P7", 2, 4.0, tag)],
     )
     with django_capture_on_commit_callbacks(execute=True):
-        result = svc.permutation_run_import(experiment=exp, path=path, user=None)
+        result = permutation_run_import(experiment=exp, path=path, user=None)
     result.refresh_from_db()
     assert result.system == "mysys" and result.permutation == perm and result.run is not None
     # 2_1: P6 (grade 4) at rank 1 → 1.0; 2_2: P7 relevant at rank 2; 2_3 and 2_4 unranked → 0 (trec_eval -c)
@@ -185,11 +186,11 @@ def test_a_run_without_a_permutation_id_or_for_another_topic_is_refused(tmp_path
     exp = svc.permutation_experiment_create(collection=coll, name="ext", qrels_version=version, systems=[], k=3)
     path = write_run(tmp_path / "plain.run", [("2_1", "Q0", "P6", 1, 9.0, "mysys")])
     with pytest.raises(ValidationError, match="perm<id>"):
-        svc.permutation_run_import(experiment=exp, path=path)
+        permutation_run_import(experiment=exp, path=path)
     perm = Permutation.objects.filter(experiment=exp, conversation__topic_id="2").first()
     path = write_run(tmp_path / "x.run", [("1_1", "Q0", "P1", 1, 9.0, f"other.perm{perm.pk}")])
     with pytest.raises(ValidationError, match="not in topic 2"):
-        svc.permutation_run_import(experiment=exp, path=path)
+        permutation_run_import(experiment=exp, path=path)
     assert not PermutationResult.objects.filter(permutation__experiment=exp).exists()
 
 

@@ -127,3 +127,15 @@ def test_an_assessor_cannot_submit_a_pair_of_another_topic_through_their_own_ass
     )
     assert resp.status_code == 400
     assert AssessorJudgment.objects.filter(pair=setup["their_pair"]).count() == 1
+
+
+@pytest.mark.django_db
+def test_a_pool_restricted_to_other_assessors_is_neither_listed_nor_takeable(
+    small_collection, assessor_client, assessor_api
+):
+    pool, _ = helpers.standard_pool(small_collection)
+    pool.assessors.add(helpers.assessor_user("assessor2"))
+    assert pool not in assessor_client.get(reverse("relevance-queue")).context["pools"]
+    assert assessor_api.post(reverse("api-relevance-pool-take", args=[pool.pk])).status_code == 404
+    assert assessor_client.post(reverse("relevance-take", args=[pool.pk])).status_code == 302
+    assert not pool.assignments.exists()

@@ -1,0 +1,145 @@
+"""Benchmark: importing the real CAsT data through ``import_file`` against a plain csv/json parse of the same files.
+
+Imports, in order: CAsT 2019 train + eval topics (with the resolved TSVs), 2020 automatic + manual (_extended)
+topics, 2021 manual topics, the full ECAsT CSV (9,214 rows → 18,428 paraphrases), the 2019 and 2020 qrels, and
+the 16 DECAF 2019 runs. Baseline: reading and parsing the same files with ``json.load`` / ``csv.reader`` /
+``str.split`` into Python lists, nothing else (the floor any importer pays).
+
+Uses a scratch database created with Django's test-database machinery (PostgreSQL "test_<name>" when DATABASE_URL
+is set, in-memory SQLite otherwise) and destroys it at the end. Evaluation's receivers (score recompute on new
+runs/qrels) are disconnected: that work runs in the worker and has its own benchmark.
+Prints figures and the ratio; asserts nothing about time.
+
+Usage: DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench python bench/bench_import.py [--data ../shared/data]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import io
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.conf import settings  # noqa: E402
+from django.db import connection  # noqa: E402
+from django.db.models.signals import post_save  # noqa: E402
+
+from ecast.imports.services import import_file  # noqa: E402
+from ecast.models import ImportJob  # noqa: E402
+
+
+class _NoMigrations(dict):
+    """Build tables straight from the models (the project ships no migrations in this tree)."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+    def __getitem__(self, item: str) -> None:
+        return None
+
+
+def steps(data: Path) -> list[tuple[str, Path, dict]]:
+    """The import sequence: (kind, path, options)."""
+    c = data / "cast"
+    out: list[tuple[str, Path, dict]] = [
+        (
+            "cast_topics",
+            c / "2019/train_topics_v1.0.json",
+            {"resolved_tsv": str(c / "2019/train_topic_sample_annotated_resolved_v1.0.tsv")},
+        ),
+        (
+            "cast_topics",
+            c / "2019/evaluation_topics_v1.0.json",
+            {"resolved_tsv": str(c / "2019/evaluation_topics_annotated_resolved_v1.0.tsv")},
+        ),
+        ("cast_topics", c / "2020/2020_automatic_evaluation_topics_v1.0.json", {}),
+        ("cast_topics", c / "2020/2020_manual_evaluation_topics_v1.0_extended.json", {}),
+        ("cast_topics", c / "2021/2021_manual_evaluation_topics_v1.0.json", {}),
+        ("ecast_csv", data / "ecast/ECAsT.csv", {}),
+        ("qrels", c / "2019/2019qrels.txt", {}),
+        ("qrels", c / "2020/2020qrels.txt", {}),
+    ]
+    out += [("run", data / f"runs/cast2019_decaf/exp{n}.run.gz", {}) for n in range(1, 17)]
+    return out
+
+
+def baseline(plan: list[tuple[str, Path, dict]]) -> float:
+    """Plain parse of every file into Python lists (json / csv / split), no validation, no database."""
+    t0 = time.perf_counter()
+    sink = 0
+    for kind, path, options in plan:
+        if kind == "cast_topics":
+            sink += len(json.loads(path.read_text(encoding="utf-8")))
+            if options.get("resolved_tsv"):
+                sink += len([line.split("\t") for line in Path(options["resolved_tsv"]).read_text().splitlines()])
+        elif kind == "ecast_csv":
+            sink += len(list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"), newline=""))))
+        else:
+            opener = gzip.open if path.suffix == ".gz" else open
+            with opener(path, "rt", encoding="utf-8") as fh:
+                sink += len([line.split() for line in fh])
+    assert sink > 0
+    return time.perf_counter() - t0
+
+
+def run_imports(plan: list[tuple[str, Path, dict]]) -> tuple[float, list[tuple[str, str, float, dict]]]:
+    """Import every file through import_file; returns the total and per-file seconds."""
+    rows = []
+    t0 = time.perf_counter()
+    for kind, path, options in plan:
+        t = time.perf_counter()
+        job = import_file(kind=kind, path=path, options=options)
+        if job.status != ImportJob.Status.SUCCEEDED:
+            raise SystemExit(f"{path.name} failed: {job.errors[:5]}")
+        rows.append((kind, path.name, time.perf_counter() - t, job.counts))
+    return time.perf_counter() - t0, rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    args = parser.parse_args()
+    plan = steps(args.data)
+
+    from evaluation.events import qrels_version_changed, run_created
+    from evaluation.models import QrelsVersion
+
+    post_save.disconnect(sender=QrelsVersion, dispatch_uid="evaluation.scores.version_saved")
+    qrels_version_changed.disconnect(dispatch_uid="evaluation.scores.qrels_changed")
+    run_created.disconnect(dispatch_uid="evaluation.scores.run_created")
+
+    settings.MIGRATION_MODULES = _NoMigrations()
+    old_name = connection.settings_dict["NAME"]
+    connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    try:
+        print(f"database: {connection.vendor} ({connection.settings_dict['NAME']})")
+        base = min(baseline(plan) for _ in range(3))
+        total, rows = run_imports(plan)
+        for kind, name, seconds, counts in rows:
+            shown = {k: v for k, v in counts.items() if k not in ("warnings",) and not k.endswith("_id")}
+            print(f"  {kind:<12} {name:<58} {seconds:7.3f} s  {shown}")
+        runs = sum(s for k, _n, s, _c in rows if k == "run")
+        print(f"16 DECAF runs (19,400 lines each): {runs:.2f} s, {runs / 16:.3f} s per run")
+        again, _ = run_imports(plan)
+        print(f"import total: {total:.2f} s; re-import of everything (idempotent, nothing written): {again:.2f} s")
+        print(f"baseline (plain json/csv/split parse of the same files, best of 3): {base:.3f} s")
+        print(f"ratio import / baseline: {total / base:.1f}x")
+    finally:
+        connection.creation.destroy_test_db(old_name, verbosity=0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+"""Forms for the generation pages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from ecast.models import Collection, TestSet
+from ecast.pipeline.backends import REGISTRY
+
+
+def _choices(stage: str) -> list[tuple[str, str]]:
+    return [(name, name) for name in sorted(REGISTRY[stage])]
+
+
+def _ids(text: str) -> list[str]:
+    return [t for t in text.replace(",", " ").split() if t]
+
+
+class GenerationJobForm(forms.Form):
+    collection = forms.ModelChoiceField(queryset=Collection.objects.all())
+    name = forms.CharField(required=False, max_length=200)
+    conversations = forms.CharField(required=False, help_text="Topic ids, comma or space separated; empty = all.")
+    turns = forms.CharField(required=False, help_text="Turn ids like 81_2; added to the conversations above.")
+    cqr_backend = forms.ChoiceField(choices=_choices("cqr"), initial="rule")
+    cqr_model = forms.CharField(required=False, help_text="t5 only: local folder or hub id")
+    cqr_revision = forms.CharField(required=False)
+    paraphrase_backend = forms.ChoiceField(choices=_choices("paraphrase"), initial="smollm")
+    paraphrase_model = forms.CharField(required=False)
+    paraphrase_revision = forms.CharField(required=False)
+    paraphrase_prefix = forms.CharField(required=False, help_text='t5 task prefix, e.g. "paraphrase: "', strip=False)
+    cr_backend = forms.ChoiceField(choices=_choices("cr"), initial="rule")
+    cr_model = forms.CharField(required=False)
+    cr_revision = forms.CharField(required=False)
+    source_r = forms.BooleanField(required=False, initial=True, label="Paraphrase r_i (CQR output)")
+    source_m = forms.BooleanField(required=False, initial=True, label="Paraphrase m_i (manual rewrite)")
+    num_return_sequences = forms.IntegerField(min_value=1, max_value=50, initial=5)
+    top_k = forms.IntegerField(min_value=0, max_value=1000, initial=50)
+    top_p = forms.FloatField(min_value=0.01, max_value=1.0, initial=0.95)
+    temperature = forms.FloatField(min_value=0.01, max_value=5.0, initial=1.0)
+    max_new_tokens = forms.IntegerField(min_value=4, max_value=256, initial=40)
+    min_similarity = forms.FloatField(
+        required=False,
+        min_value=0.0,
+        max_value=1.0,
+        initial=0.6,
+        help_text="MiniLM cosine floor to the source; empty = no floor",
+    )
+    seed = forms.IntegerField(initial=0)
+    chunk_size = forms.IntegerField(min_value=1, max_value=500, initial=10)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if not (data.get("source_r") or data.get("source_m")):
+            raise forms.ValidationError("Pick at least one paraphrase source (r_i or m_i).")
+        return data
+
+    def job_kwargs(self) -> dict[str, Any]:
+        """Arguments for ``generation_job_create``."""
+        d = self.cleaned_data
+
+        def stage(name: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+            params: dict[str, Any] = {"max_new_tokens": d["max_new_tokens"], **(extra or {})}
+            if d.get(f"{name}_model"):
+                params["model"] = d[f"{name}_model"].strip()
+            if d.get(f"{name}_revision"):
+                params["revision"] = d[f"{name}_revision"].strip()
+            return {"backend": d[f"{name}_backend"], "params": params}
+
+        para_extra = {k: d[k] for k in ("num_return_sequences", "top_k", "top_p", "temperature")}
+        if d.get("paraphrase_prefix"):
+            para_extra["prefix"] = d["paraphrase_prefix"]
+        paraphrase = stage("paraphrase", para_extra)
+        paraphrase["sources"] = [s for s in ("r", "m") if d.get(f"source_{s}")]
+        return {
+            "collection": d["collection"],
+            "name": d.get("name") or "",
+            "selection": {"conversations": _ids(d.get("conversations") or ""), "turns": _ids(d.get("turns") or "")},
+            "config": {
+                "cqr": stage("cqr"),
+                "paraphrase": paraphrase,
+                "cr": stage("cr"),
+                "clean": {"min_similarity": d.get("min_similarity")},
+            },
+            "seed": d["seed"],
+            "chunk_size": d["chunk_size"],
+        }
+
+
+class TestSetForm(forms.Form):
+    __test__ = False
+    collection = forms.ModelChoiceField(queryset=Collection.objects.all())
+    kind = forms.ChoiceField(choices=TestSet.Kind.choices)
+    n_sets = forms.IntegerField(min_value=1, max_value=20, initial=3)
+    seed = forms.IntegerField(initial=0)
+    include_candidates = forms.BooleanField(
+        required=False, help_text="Also draw from candidate (not yet approved) paraphrases."
+    )

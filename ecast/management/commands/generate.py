@@ -1,0 +1,93 @@
+"""Create a generation job from the command line; run it in the worker (default) or synchronously (--sync)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from ecast.generation import selectors, services
+from ecast.models import Collection
+
+
+class Command(BaseCommand):
+    help = "Generate paraphrases for a collection (or some conversations/turns) with chosen backends."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("collection", help="collection name")
+        parser.add_argument("--conversations", nargs="*", default=[], help="topic ids")
+        parser.add_argument("--turns", nargs="*", default=[], help="turn ids such as 81_2")
+        parser.add_argument("--cqr", default="rule")
+        parser.add_argument("--paraphrase", default="smollm")
+        parser.add_argument("--cr", default="rule")
+        parser.add_argument("--cqr-model", default="")
+        parser.add_argument("--paraphrase-model", default="")
+        parser.add_argument("--cr-model", default="")
+        parser.add_argument("--revision", default="", help="hub revision for every t5 stage")
+        parser.add_argument("-n", "--num-return-sequences", type=int, default=5)
+        parser.add_argument("--top-k", type=int, default=50)
+        parser.add_argument("--top-p", type=float, default=0.95)
+        parser.add_argument("--max-new-tokens", type=int, default=40)
+        parser.add_argument("--min-similarity", type=float, default=None)
+        parser.add_argument("--sources", nargs="+", default=["r", "m"], choices=["r", "m"])
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--chunk-size", type=int, default=10)
+        parser.add_argument("--sync", action="store_true", help="run here instead of queueing for the worker")
+        parser.add_argument("--config", default="", help="full JSON config (overrides the stage options)")
+
+    def handle(self, *args: Any, **o: Any) -> None:
+        try:
+            collection = Collection.objects.get(name=o["collection"])
+        except Collection.DoesNotExist as exc:
+            raise CommandError(f"no collection named {o['collection']!r}") from exc
+
+        def stage(name: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+            params: dict[str, Any] = {"max_new_tokens": o["max_new_tokens"], **(extra or {})}
+            if o[f"{name}_model"]:
+                params["model"] = o[f"{name}_model"]
+                if o["revision"]:
+                    params["revision"] = o["revision"]
+            return {"backend": o[name], "params": params}
+
+        config = (
+            json.loads(o["config"])
+            if o["config"]
+            else {
+                "cqr": stage("cqr"),
+                "paraphrase": {
+                    **stage(
+                        "paraphrase",
+                        {"num_return_sequences": o["num_return_sequences"], "top_k": o["top_k"], "top_p": o["top_p"]},
+                    ),
+                    "sources": o["sources"],
+                },
+                "cr": stage("cr"),
+                "clean": {"min_similarity": o["min_similarity"]},
+            }
+        )
+        try:
+            job = services.generation_job_create(
+                collection=collection,
+                config=config,
+                selection={"conversations": o["conversations"], "turns": o["turns"]},
+                seed=o["seed"],
+                chunk_size=o["chunk_size"],
+            )
+        except ValidationError as exc:
+            raise CommandError("; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())) from exc
+        if not o["sync"]:
+            from ecast.generation.tasks import generation_job_dispatch_task
+
+            generation_job_dispatch_task.delay(job.pk)
+            self.stdout.write(f"Queued job {job.pk} ({job.total_turns} turns); follow it at /generation/jobs/{job.pk}/")
+            return
+        services.generation_job_begin(job_id=job.pk)
+        for chunk in services.generation_job_chunks(job=job):
+            services.generation_chunk_process(job_id=job.pk, gen_turn_ids=chunk)
+            p = selectors.generation_job_progress(job=job)
+            self.stdout.write(f"{p['done'] + p['failed']}/{p['total']} turns, {p['paraphrase_pairs']} pairs")
+        services.generation_job_finish_if_complete(job_id=job.pk)
+        job.refresh_from_db()
+        self.stdout.write(self.style.SUCCESS(f"Job {job.pk}: {job.get_status_display()}"))

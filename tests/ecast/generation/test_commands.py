@@ -1,0 +1,56 @@
+"""Management commands (generate, make_test_sets) and the demo job."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from ecast.generation import demo
+from ecast.models import GenerationJob, Paraphrase, TestSet
+
+pytestmark = pytest.mark.django_db
+
+
+def test_generate_sync_with_rule_backends_is_deterministic(small_collection):
+    out = io.StringIO()
+    call_command("generate", "Mini", "--paraphrase", "rule", "-n", "2", "--sync", "--chunk-size", "4", stdout=out)
+    job = GenerationJob.objects.get()
+    assert job.status == "succeeded" and "succeeded" in out.getvalue().lower()
+    p = Paraphrase.objects.get(turn__turn_id="1_2", kind="manual", provenance__source="r", text__startswith="Can you")
+    assert p.text == "Can you tell me is throat cancer treatable?"
+    from ecast.pipeline.rules import entity_removal
+
+    assert p.pair.text == entity_removal(p.text) and "cancer" not in p.pair.text
+    assert p.provenance["cqr"]["output"] == "Is throat cancer treatable?"
+
+
+def test_generate_names_a_bad_backend(small_collection):
+    with pytest.raises(CommandError, match="no cr backend 'nope'"):
+        call_command("generate", "Mini", "--cr", "nope", "--sync")
+    with pytest.raises(CommandError, match="no collection"):
+        call_command("generate", "Nope")
+
+
+def test_make_test_sets_exports_cast_json(small_collection, tmp_path):
+    call_command("generate", "Mini", "--paraphrase", "rule", "-n", "3", "--sync", stdout=io.StringIO())
+    out = io.StringIO()
+    call_command(
+        "make_test_sets", "Mini", "--statuses", "candidate", "--seed", "2", "--export-dir", str(tmp_path), stdout=out
+    )
+    assert TestSet.objects.filter(kind="raw").count() == 3 and TestSet.objects.filter(kind="manual").count() == 3
+    topics = json.loads((tmp_path / "manual_1.json").read_text())
+    assert len(topics) == 2 and all("manual_rewritten_utterance" in t for topic in topics for t in topic["turn"])
+    with pytest.raises(CommandError, match="no approved"):
+        call_command("make_test_sets", "Mini", "--kinds", "raw")
+
+
+def test_demo_job_is_created_once(small_collection):
+    small_collection.name = demo.DEMO_COLLECTION
+    small_collection.save()
+    job = demo.load(stdout=io.StringIO())
+    assert job.status == "succeeded" and job.total_turns == 6
+    assert demo.load(stdout=io.StringIO()).pk == job.pk
+    assert GenerationJob.objects.count() == 1

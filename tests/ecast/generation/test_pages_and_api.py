@@ -1,0 +1,237 @@
+"""Generation pages and API: admin-only access, job creation through the form and the API, reports, test sets."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.urls import reverse
+
+from ecast.generation import services, testsets
+from ecast.models import GenerationJob, Paraphrase, TestSet
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+RULE_ONLY = {"cqr": {"backend": "rule"}, "paraphrase": {"backend": "t5", "params": {}}, "cr": {"backend": "rule"}}
+
+PAGES = [
+    ("generation-jobs", {}),
+    ("generation-backends", {}),
+    ("generation-diversity", {}),
+    ("generation-cr-report", {}),
+    ("generation-test-sets", {}),
+]
+APIS = ["api-generation-jobs", "api-generation-backends", "api-generation-diversity", "api-generation-test-sets"]
+
+
+def _client(user=None):
+    from django.test import Client
+
+    c = Client()
+    if user is not None:
+        c.force_login(user)
+    return c
+
+
+@pytest.mark.parametrize(("name", "kwargs"), PAGES)
+def test_pages_are_admin_only(rater, assessor, admin_user, small_collection, name, kwargs):
+    url = reverse(name, kwargs=kwargs)
+    assert _client().get(url).status_code == 302  # to login
+    assert _client(rater).get(url).status_code == 403
+    assert _client(assessor).get(url).status_code == 403
+    assert _client(admin_user).get(url).status_code == 200
+
+
+@pytest.mark.parametrize("name", APIS)
+def test_apis_are_admin_only(anon_api, rater_api, assessor_api, admin_api, name):
+    url = reverse(name)
+    assert anon_api.get(url).status_code == 401
+    assert rater_api.get(url).status_code == 403
+    assert assessor_api.get(url).status_code == 403
+    assert admin_api.get(url).status_code == 200
+
+
+def test_job_actions_are_admin_only(rater_api, rater_client, small_collection):
+    job = services.generation_job_create(collection=small_collection)
+    for name in ("api-generation-job-detail", "api-generation-job-cancel", "api-generation-job-retry"):
+        assert rater_api.post(reverse(name, args=[job.pk])).status_code == 403
+    assert rater_client.post(reverse("generation-job-cancel", args=[job.pk])).status_code == 403
+    job.refresh_from_db()
+    assert job.status == "pending"
+
+
+def test_the_form_starts_a_job_that_runs_and_lists_its_pairs(
+    admin_client, small_collection, tiny_t5, django_capture_on_commit_callbacks
+):
+    data = {
+        "collection": small_collection.pk,
+        "conversations": "1",
+        "turns": "",
+        "cqr_backend": "rule",
+        "paraphrase_backend": "t5",
+        "paraphrase_model": str(tiny_t5),
+        "cr_backend": "rule",
+        "source_r": "on",
+        "source_m": "on",
+        "num_return_sequences": 2,
+        "top_k": 50,
+        "top_p": 0.95,
+        "temperature": 1.0,
+        "max_new_tokens": 16,
+        "min_similarity": "",
+        "seed": 5,
+        "chunk_size": 2,
+    }
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(reverse("generation-jobs"), data)
+    job = GenerationJob.objects.get()
+    assert response.status_code == 302 and response.url == reverse("generation-job-detail", args=[job.pk])
+    assert job.total_turns == 3 and job.status == "succeeded"  # tasks run eagerly in tests
+    page = admin_client.get(response.url).content.decode()
+    assert "3 / 3 turns done" in page
+    assert reverse("turn-detail", args=[job.turns.first().turn_id]) in page
+    progress = admin_client.get(reverse("generation-job-progress", args=[job.pk])).json()
+    assert progress["done"] == 3 and progress["pending"] == 0 and progress["percent"] == 100.0
+
+
+def test_the_form_reports_a_missing_t5_model_and_creates_nothing(admin_client, small_collection):
+    data = {
+        "collection": small_collection.pk,
+        "cqr_backend": "rule",
+        "paraphrase_backend": "t5",
+        "cr_backend": "rule",
+        "source_m": "on",
+        "num_return_sequences": 2,
+        "top_k": 50,
+        "top_p": 0.9,
+        "temperature": 1,
+        "max_new_tokens": 16,
+        "seed": 0,
+        "chunk_size": 5,
+    }
+    response = admin_client.post(reverse("generation-jobs"), data)
+    assert response.status_code == 200
+    assert "needs params.model" in response.content.decode()
+    assert not GenerationJob.objects.exists()
+
+
+def test_the_api_creates_a_job_and_reports_progress(
+    admin_api, small_collection, tiny_t5, django_capture_on_commit_callbacks
+):
+    body = {
+        "collection": small_collection.pk,
+        "selection": {"turns": ["2_2"]},
+        "seed": 1,
+        "config": {"paraphrase": {"backend": "t5", "params": {"model": str(tiny_t5), "num_return_sequences": 2}}},
+    }
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_api.post(reverse("api-generation-job-create"), body, format="json")
+    assert response.status_code == 201, response.content
+    job_id = response.json()["id"]
+    detail = admin_api.get(reverse("api-generation-job-detail", args=[job_id])).json()
+    assert detail["progress"]["total"] == 1 and detail["status"] == "succeeded"
+    bad = admin_api.post(
+        reverse("api-generation-job-create"), {**body, "config": {"cqr": {"backend": "x"}}}, format="json"
+    )
+    assert bad.status_code == 400 and "cqr" in bad.json()
+
+
+def test_backends_page_says_which_backends_are_usable(admin_client, admin_api):
+    rows = {r["name"]: r for r in admin_api.get(reverse("api-generation-backends")).json()}
+    assert set(rows) == {"rule", "t5", "smollm"}
+    assert rows["rule"]["usable"] is True and rows["rule"]["stages"] == ["cqr", "paraphrase", "cr"]
+    assert rows["smollm"]["usable"] is True and "SmolLM2" in rows["smollm"]["reason"]
+    assert "usable here" in admin_client.get(reverse("generation-backends")).content.decode().lower()
+
+
+def _generated(turn, text, source, status="candidate"):
+    return Paraphrase.objects.create(
+        turn=turn,
+        kind="manual",
+        text=text,
+        status=status,
+        origin="generated",
+        provenance={"source_text": source, "source": "m", "job": 0},
+    )
+
+
+def test_diversity_report_compares_generated_and_edited_versions(admin_client, small_collection):
+    from ecast.pipeline.bleu import corpus_bleu
+
+    t1, t2 = small_collection.turns.order_by("id")[:2]
+    a = _generated(t1, "What is cancer of the throat?", "What is throat cancer?")
+    _generated(t2, "Can throat cancer be treated?", "Is throat cancer treatable?")
+    _generated(t2, "Junk", "Is throat cancer treatable?", status="rejected")
+    edited = Paraphrase.objects.create(
+        turn=t1,
+        kind="manual",
+        text="Explain laryngeal malignancy",
+        origin="edited",
+        edited_from=a,
+        provenance=a.provenance,
+    )
+    a.is_current = False
+    a.save()
+    csv_text = admin_client.get(reverse("generation-diversity") + "?format=csv").content.decode()
+    lines = csv_text.strip().splitlines()
+    assert lines[0] == "collection,paraphrases,edited,para_auto,para_diverse,change_pct"
+    refs = ["What is throat cancer?", "Is throat cancer treatable?"]
+    auto = corpus_bleu(["What is cancer of the throat?", "Can throat cancer be treated?"], refs)
+    diverse = corpus_bleu([edited.text, "Can throat cancer be treated?"], refs)
+    assert lines[1].startswith(f"Mini,2,1,{auto:.2f},{diverse:.2f},")
+    assert lines[2].startswith("All,2,1,")
+
+
+def test_cr_report_has_the_table9_baselines(admin_client, small_collection):
+    from ecast.pipeline.bleu import corpus_bleu
+
+    turns = list(small_collection.turns.filter(number__gte=2).order_by("id"))
+    for t in turns:
+        t.manual_rewrite = t.raw_utterance.replace("it", "throat cancer").replace("they", "bees")
+        t.save()
+    response = admin_client.get(reverse("generation-cr-report") + f"?collection={small_collection.pk}&format=csv")
+    rows = response.content.decode().strip().splitlines()
+    expected = corpus_bleu([t.manual_rewrite for t in turns], [t.raw_utterance for t in turns])
+    assert rows[1] == f"Mini,Original manual,4,{expected:.2f},"
+    assert rows[2].startswith("Mini,Entity removal,4,")
+
+
+def test_test_sets_use_each_paraphrase_once_and_export_cast_json(admin_client, admin_api, small_collection):
+    for t in small_collection.turns.all():
+        for i in range(4):
+            factories.paraphrase(t, f"{t.turn_id} raw paraphrase {i}", kind="raw", status="approved")
+    response = admin_api.post(
+        reverse("api-generation-test-set-create"),
+        {"collection": small_collection.pk, "kind": "raw", "n_sets": 3, "seed": 11},
+        format="json",
+    )
+    assert response.status_code == 201, response.content
+    sets = TestSet.objects.order_by("index")
+    assert [s.name for s in sets] == ["Rr_1 (seed 11)", "Rr_2 (seed 11)", "Rr_3 (seed 11)"]
+    used = [i.paraphrase_id for s in sets for i in s.items.all()]
+    assert len(used) == 18 and len(set(used)) == 18
+    exported = admin_client.get(reverse("generation-test-set-export", args=[sets[0].pk])).json()
+    assert [t["number"] for t in exported] == [1, 2]
+    first = exported[0]["turn"][0]
+    assert first["raw_utterance"].startswith("1_1 raw paraphrase") and "manual_rewritten_utterance" not in first
+    again = testsets.test_sets_create(collection=small_collection, kind="raw", n_sets=1, seed=11)
+    assert again[0].index == 4
+    assert admin_client.get(reverse("generation-test-set-detail", args=[sets[0].pk])).status_code == 200
+
+
+def test_manual_test_sets_fill_the_manual_field_and_fall_back_to_the_original(small_collection):
+    t = small_collection.turns.get(turn_id="1_2")
+    p = factories.paraphrase(t, "Can throat cancer be cured?", kind="manual", status="approved")
+    (ts,) = testsets.test_sets_create(collection=small_collection, kind="manual", n_sets=1)
+    exported = testsets.test_set_export(test_set=ts)
+    turn2 = exported[0]["turn"][1]
+    assert turn2 == {"number": 2, "manual_rewritten_utterance": "Can throat cancer be cured?", "paraphrase_id": p.pk}
+    assert exported[0]["turn"][0]["manual_rewritten_utterance"] == "What is throat cancer?"
+    assert ts.parameters["fallback_turns"] == []
+
+
+def test_job_list_shows_jobs(admin_client, small_collection):
+    services.generation_job_create(collection=small_collection, name="my job")
+    assert "my job" in admin_client.get(reverse("generation-jobs")).content.decode()
+    assert json.loads(json.dumps(True))
