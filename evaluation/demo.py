@@ -12,7 +12,7 @@ def load(stdout: TextIO | Any = None) -> None:
     """Idempotent: (re)compute stored scores and take a leaderboard snapshot when none exists yet."""
     from ecast.models import Collection
     from evaluation import services
-    from evaluation.models import LeaderboardSnapshot, QrelsVersion, Run, Score
+    from evaluation.models import DirtyTurn, EvaluationJob, LeaderboardSnapshot, QrelsVersion, Run, Score
 
     out = stdout or sys.stdout
     collection = Collection.objects.filter(name=DEMO_COLLECTION).first()
@@ -26,5 +26,12 @@ def load(stdout: TextIO | Any = None) -> None:
         if have == expected and LeaderboardSnapshot.objects.filter(version=version).exists():
             out.write(f"evaluation demo: scores for {version.name!r} already present\n")
             continue
+        # Turns queued before this full compute are covered by it.
+        stale_dirty = list(DirtyTurn.objects.filter(version=version).values_list("pk", flat=True))
         written = services.scores_compute_for_version(version=version)
+        DirtyTurn.objects.filter(pk__in=stale_dirty).delete()
         out.write(f"evaluation demo: {written} scores for {runs} run(s) under {version.name!r}\n")
+    # Without a running worker (the demo may load before one starts) the import's queued run evaluations would
+    # show as pending; they are small, so run them here. A worker picking them up later finds them done.
+    for job in EvaluationJob.objects.filter(collection=collection, status=EvaluationJob.Status.PENDING):
+        services.evaluation_job_execute(job_id=job.pk)

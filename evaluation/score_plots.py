@@ -10,6 +10,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 
 def _svg(fig: Any) -> str:
@@ -56,7 +57,7 @@ def deltas_svg(turn_ids: Sequence[str], deltas: Sequence[float], *, ylabel: str)
     if not turn_ids:
         return ""
     pairs = sorted(zip(turn_ids, deltas, strict=True), key=lambda p: p[1])
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.06 * len(pairs) + 3), 3.2))
+    fig, ax = plt.subplots(figsize=(max(7.5, 0.06 * len(pairs) + 3), 3.2))
     colors = ["#e45756" if d < 0 else "#54a24b" for _, d in pairs]
     ax.bar(range(len(pairs)), [d for _, d in pairs], color=colors, width=0.9)
     ax.axhline(0, color="#333", lw=0.8)
@@ -78,7 +79,9 @@ def history_svg(series: Mapping[str, Sequence[tuple[int, float]]], *, ylabel: st
     for name, points in series.items():
         if points:
             ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", ms=3, lw=1.2, label=name)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     if invert:
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.invert_yaxis()
     ax.set_xlabel("snapshot (each recompute after judgments or runs changed)")
     ax.set_ylabel(ylabel)

@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 
 from ecast import releases
 from ecast.imports import services
-from ecast.imports.views import EXTRA_FILE_OPTION
+from ecast.imports.views import EXTRA_FILE_OPTION, body_too_large
 from ecast.models import Collection, ImportJob
 from ecast.permissions import IsAdmin
 
@@ -92,8 +92,14 @@ class ImportStartApi(_AdminApi):
                 raise serializers.ValidationError("options must be a JSON object")
             return value
 
-    @extend_schema(request={"multipart/form-data": InputSerializer}, responses={202: ImportJobOutput})
+    @extend_schema(
+        request={"multipart/form-data": InputSerializer},
+        responses={202: ImportJobOutput, 400: ImportJobOutput, 413: OpenApiResponse(description="upload too large")},
+    )
     def post(self, request: Request) -> Response:
+        too_large = body_too_large(request._request)
+        if too_large:
+            return Response({"detail": too_large}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.conf import settings
+from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -54,9 +56,26 @@ class ImportForm(forms.Form):
         return parse_options(self.cleaned_data.get("options") or "")
 
 
+def body_too_large(request: HttpRequest) -> str | None:
+    """The refusal message when the declared request size exceeds the upload limit (checked before reading it)."""
+    limit = settings.ECAST_MAX_UPLOAD_BYTES
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return None
+    # A little slack for the multipart envelope and the other form fields.
+    if declared > limit + 64 * 1024:
+        return f"upload is {declared:,} bytes; the upload limit (ECAST_MAX_UPLOAD_BYTES) is {limit:,} bytes"
+    return None
+
+
 @admin_required
 def import_page(request: HttpRequest) -> HttpResponse:
     """Upload form (kind, file, collection, options) and the list of recent imports."""
+    too_large = body_too_large(request) if request.method == "POST" else None
+    if too_large:
+        messages.error(request, too_large)
+        return redirect("imports")
     form = ImportForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data

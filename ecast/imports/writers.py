@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,9 +102,14 @@ def _target_collection(ctx: Context, turn_ids: Iterable[str]) -> Collection:
 
 
 def _fast_insert(
-    model: Any, columns: list[str], rows: list[tuple], *, plain: set[str], per_cell: frozenset[str] = frozenset()
+    model: Any,
+    columns: list[str],
+    rows: list[tuple],
+    *,
+    plain: AbstractSet[str],
+    per_cell: AbstractSet[str] = frozenset(),
 ) -> None:
-    """Multi-row INSERT of validated rows: bulk_create spends most of its time preparing each value in Python.
+    """Bulk INSERT of validated rows (COPY on PostgreSQL): bulk_create spends most of its time in Python per value.
 
     ``plain`` columns are passed through as they are (ints, strings); the others are prepared by their field,
     once per distinct value (timestamps, grades), or per cell for the ``per_cell`` columns (JSON).
@@ -346,7 +352,7 @@ def _bulk_create_pairs(manual: list[Paraphrase], raw: list[Paraphrase]) -> None:
         return
     now = timezone.now()
     cols = ["turn_id", "kind", "text", "status", "origin", "provenance", "is_current", "created_at", "updated_at"]
-    opts = {"plain": {"turn_id", "text"}, "per_cell": frozenset({"provenance"})}
+    opts: dict[str, AbstractSet[str]] = {"plain": {"turn_id", "text"}, "per_cell": {"provenance"}}
 
     def row(p: Paraphrase) -> tuple:
         return (p.turn_id, p.kind, p.text, p.status, p.origin, p.provenance, True, now, now)

@@ -4,10 +4,16 @@ and an optional semantic-similarity floor (ECAsT "Stage 4", automatic part)."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 NEAR_DUPLICATE_CHARS = 3  # "a few characters apart"
+
+
+def strip_control(text: str) -> str:
+    """Drop control characters (NUL and friends: PostgreSQL text cannot hold NUL) and collapse whitespace."""
+    return " ".join("".join(ch for ch in text if unicodedata.category(ch) not in ("Cc", "Cs") or ch.isspace()).split())
 
 
 def normalise(text: str) -> str:
@@ -68,7 +74,7 @@ def clean(
     survivors: list[str] = []
     seen = list(existing)
     for text in candidates:
-        text = " ".join(text.split())
+        text = strip_control(text)
         if not normalise(text):
             result.dropped.append((text, "empty"))
         elif any(normalise(text) == normalise(s) for s in sources):

@@ -64,7 +64,7 @@ def run_turn(turn: TurnInput, config: dict[str, Any], *, seed: int, similarity: 
 
     cqr_backend, cqr_params, _ = _stage(config, "cqr")
     rewrite = question if not history else cqr_backend.cqr([history], [question], {**cqr_params, "seed": s})[0]
-    rewrite = rewrite.strip() or question
+    rewrite = clean.strip_control(rewrite) or question
 
     para_backend, para_params, _ = _stage(config, "paraphrase")
     wanted = (config.get("paraphrase") or {}).get("sources") or ["r", "m"]
@@ -96,8 +96,8 @@ def run_turn(turn: TurnInput, config: dict[str, Any], *, seed: int, similarity: 
         inputs = list(cleaned.kept) + ([turn.manual] if turn.manual else [])
         raws = cr_backend.cr(inputs, [history] * len(inputs), {**cr_params, "seed": s})
         if turn.manual:
-            cr_of_manual, raws = raws[-1].strip() or turn.manual, raws[:-1]
-        raws = [r.strip() or m for r, m in zip(raws, cleaned.kept, strict=True)]  # never an empty raw paraphrase
+            cr_of_manual, raws = clean.strip_control(raws[-1]) or turn.manual, raws[:-1]
+        raws = [clean.strip_control(r) or m for r, m in zip(raws, cleaned.kept, strict=True)]  # never empty
     else:
         raws = list(cleaned.kept)  # first turns carry full context: p^r = p^m
     outputs = []

@@ -34,7 +34,9 @@ def test_admin_uploads_a_file_and_polls_the_job(admin_api, django_capture_on_com
     assert ImportJob.objects.get(pk=job_id).stored_path.endswith("p.tsv")
 
 
-def test_the_api_reports_every_bad_row_of_a_failed_import(admin_api, small_collection, django_capture_on_commit_callbacks):
+def test_the_api_reports_every_bad_row_of_a_failed_import(
+    admin_api, small_collection, django_capture_on_commit_callbacks
+):
     content = b"1_1 Q0 a 1 1.0 t\n1_1 Q0 b x 1.0 t\n1_2 Q0 c 3 abc t\n"
     with django_capture_on_commit_callbacks(execute=True):
         response = admin_api.post(
@@ -74,7 +76,9 @@ def test_the_api_rejects_server_paths_in_options(admin_api):
 
 def test_only_admins_may_import(rater_api, assessor_api, anon_api, admin_api):
     for client in (rater_api, assessor_api):
-        r = client.post("/api/imports/", {"kind": "passages_tsv", "file": _upload("p.tsv", b"a\tb\n")}, format="multipart")
+        r = client.post(
+            "/api/imports/", {"kind": "passages_tsv", "file": _upload("p.tsv", b"a\tb\n")}, format="multipart"
+        )
         assert r.status_code == 403
     assert anon_api.post("/api/imports/", {}, format="multipart").status_code in (401, 403)
     job = ImportJob.objects.create(kind="qrels", file_name="x")
@@ -123,3 +127,14 @@ def test_import_data_command_prints_the_report_and_fails_non_zero(tmp_path, smal
         "import_data", "utterance_labels", str(bad), "--collection", "Mini", "--option", "skip_unknown=true", stdout=out
     )
     assert "skipped_unknown 2" in out.getvalue()
+
+
+def test_a_request_declaring_more_than_the_limit_is_refused_before_its_body_is_read(admin_api, admin_client, settings):
+    settings.ECAST_MAX_UPLOAD_BYTES = 1000
+    big = _upload("p.tsv", b"MARCO_1\t" + b"x" * 200_000 + b"\n")
+    response = admin_api.post("/api/imports/", {"kind": "passages_tsv", "file": big}, format="multipart")
+    assert response.status_code == 413 and "upload limit" in response.json()["detail"]
+    big.seek(0)
+    page = admin_client.post("/imports/", {"kind": "passages_tsv", "file": big}, follow=True)
+    assert "upload limit" in page.content.decode()
+    assert not ImportJob.objects.exists() and not Passage.objects.exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 
 import pytest
 
@@ -51,7 +52,9 @@ def test_it_reads_the_crlf_resolved_tsv_without_carriage_returns():
 def test_it_rejects_topics_json_of_the_wrong_shape():
     parsed = parsers.parse_cast_topics('{"number": 1}', file="t.json")
     assert parsed.errors and "JSON list of topics" in parsed.errors[0]["reason"]
-    parsed = parsers.parse_cast_topics('[{"number": 1, "turn": [{"number": 1}, {"number": "x", "raw_utterance": 3}]}]', file="t")
+    parsed = parsers.parse_cast_topics(
+        '[{"number": 1, "turn": [{"number": 1}, {"number": "x", "raw_utterance": 3}]}]', file="t"
+    )
     reasons = [e["reason"] for e in parsed.errors]
     assert any("missing 'raw_utterance'" in r for r in reasons)
     assert any("'number' must be an integer" in r for r in reasons)
@@ -61,13 +64,20 @@ def test_it_rejects_topics_json_of_the_wrong_shape():
 
 
 def test_it_builds_2021_canonical_passage_ids_from_document_and_index():
-    text = '[{"number": 106, "turn": [{"number": 1, "raw_utterance": "u", "canonical_result_id": "MARCO_D5", "passage_id": 3, "passage": "p"}]}]'
+    turn = {"number": 1, "raw_utterance": "u", "canonical_result_id": "MARCO_D5", "passage_id": 3, "passage": "p"}
+    text = json.dumps([{"number": 106, "turn": [turn]}])
     turn = parsers.parse_cast_topics(text, file="t").records[0]["turns"][0]
-    assert (turn["turn_id"], turn["canonical_response_id"], turn["canonical_response_text"]) == ("106_1", "MARCO_D5-3", "p")
+    assert (turn["turn_id"], turn["canonical_response_id"], turn["canonical_response_text"]) == (
+        "106_1",
+        "MARCO_D5-3",
+        "p",
+    )
 
 
 def test_it_keeps_identical_ecast_rows_and_reports_bad_ones_with_physical_lines():
-    text = 'TURN_ID,MANUAL PARAPHRASE,RAW PARAPHRASE\n1_1,"A, b",A\n1_1,"A, b",A\n"1_2","multi\nline",x\nbad,a,b\n1_3,,b\n'
+    text = (
+        'TURN_ID,MANUAL PARAPHRASE,RAW PARAPHRASE\n1_1,"A, b",A\n1_1,"A, b",A\n"1_2","multi\nline",x\nbad,a,b\n1_3,,b\n'
+    )
     parsed = parsers.parse_ecast_csv(text, file="e.csv")
     assert [r[0] for r in parsed.records] == [2, 3, 4]
     assert parsed.records[0][1:] == ("1_1", "A, b", "A")
@@ -82,7 +92,9 @@ def test_it_rejects_an_ecast_csv_with_the_wrong_header():
 def test_it_validates_utterance_labels_and_castur_rows():
     labels = parsers.parse_utterance_labels("31_1\tWhat?\tSE\n31_2\tIs it?\tXX\n31_3\tonly two\n", file="l")
     assert [e["line"] for e in labels.errors] == [2, 3]
-    castur = parsers.parse_castur("current_turn\trelevant_turn\n10_2\t10_1\n10_3\tx\n10_4\t11_1\n10_5\t10_6\n", file="c")
+    castur = parsers.parse_castur(
+        "current_turn\trelevant_turn\n10_2\t10_1\n10_3\tx\n10_4\t11_1\n10_5\t10_6\n", file="c"
+    )
     assert castur.records == [(2, "10_2", "10_1"), (3, "10_3", None)]
     assert [e["line"] for e in castur.errors] == [4, 5]
 

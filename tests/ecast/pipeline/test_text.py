@@ -42,6 +42,10 @@ def test_clean_drops_copies_duplicates_and_low_similarity():
     assert result.rejected_by_similarity == 1
 
 
+def test_clean_strips_control_characters_that_postgres_rejects():
+    assert clean(["Why\x00 are\x1a bees\n dying?"], sources=["x"]).kept == ["Why are bees dying?"]
+
+
 def test_bleu_is_sacrebleu_13a_without_smoothing():
     # Identical → 100; no 4-gram match and no smoothing → 0 (smoothing would give > 0).
     assert corpus_bleu(["Is throat cancer treatable ?"], ["Is throat cancer treatable?"]) == pytest.approx(100.0)
