@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 from typing import Any
 
 from django import forms
@@ -9,7 +10,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 
 from ecast.imports import services
 from ecast.models import Collection, ImportJob, Paraphrase
@@ -125,9 +126,19 @@ def import_job_page(request: HttpRequest, pk: int) -> HttpResponse:
     """One import: progress while it runs, then counts and warnings, or the full error table."""
     job = get_object_or_404(ImportJob.objects.select_related("collection", "created_by"), pk=pk)
     counts = {k: v for k, v in (job.counts or {}).items() if k != "warnings"}
-    links: dict[str, str] = {}
+    links: dict[str, str | None] = {}
     if job.collection_id:
         links["Collection"] = reverse("collection-detail", args=[job.collection_id])
+    run_id = (job.counts or {}).get("run_id")
+    if run_id:
+        links["Run"] = _reverse_or_none("evaluation-run", run_id)
+    if job.kind in ("qrels", "run"):
+        links["Leaderboard"] = _reverse_or_none("evaluation-leaderboard")
+    if job.kind == "ecast_csv":
+        links["Release"] = reverse("releases")
+    if job.errors:
+        links["Error report (CSV)"] = reverse("import-job-errors", args=[job.pk])
+    links = {k: v for k, v in links.items() if v}
     return render(
         request,
         "ecast/imports/job.html",
@@ -140,6 +151,26 @@ def import_job_page(request: HttpRequest, pk: int) -> HttpResponse:
             "finished": job.status in (ImportJob.Status.SUCCEEDED, ImportJob.Status.FAILED),
         },
     )
+
+
+def _reverse_or_none(name: str, *args: Any) -> str | None:
+    try:
+        return reverse(name, args=args)
+    except NoReverseMatch:  # the evaluation pages may not be installed in every deployment
+        return None
+
+
+@admin_required
+def import_job_errors_csv(request: HttpRequest, pk: int) -> HttpResponse:
+    """The full error report as CSV (file, line, reason), for fixing a big file offline."""
+    job = get_object_or_404(ImportJob, pk=pk)
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="import-{job.pk}-errors.csv"'
+    writer = csv.writer(response, lineterminator="\n")
+    writer.writerow(["file", "line", "reason"])
+    for e in job.errors:
+        writer.writerow([e.get("file", ""), e.get("line") or "", e.get("reason", "")])
+    return response
 
 
 @admin_required

@@ -80,7 +80,7 @@ def run_turn(turn: TurnInput, config: dict[str, Any], *, seed: int, similarity: 
     for (key, text), outs in zip(sources, generated, strict=True):
         for out in outs:
             candidates.append(out)
-            origin.setdefault(" ".join(out.split()), (key, text))
+            origin.setdefault(clean.strip_control(out), (key, text))
     floor = (config.get("clean") or {}).get("min_similarity")
     cleaned = clean.clean(
         candidates,

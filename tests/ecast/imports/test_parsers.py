@@ -59,6 +59,14 @@ def test_it_rejects_topics_json_of_the_wrong_shape():
     assert any("missing 'raw_utterance'" in r for r in reasons)
     assert any("'number' must be an integer" in r for r in reasons)
     assert any("must be a string" in r for r in reasons)
+    turns = '[{"number": 1, "raw_utterance": "a"},\n {"number": 1, "raw_utterance": ""}]'
+    parsed = parsers.parse_cast_topics(f'[\n{{"number": 5,\n "turn": {turns}}},\n{{"number": 5, "turn": 3}}]', file="t")
+    assert [(e["line"], e["reason"]) for e in parsed.errors] == [
+        (4, "topic 5, turn 1: turn number appears twice"),
+        (4, "topic 5, turn 1: 'raw_utterance' is empty"),
+        (5, "topic 5: topic number appears twice"),
+        (5, "topic 5: 'turn' must be a non-empty list"),
+    ]
     parsed = parsers.parse_cast_topics("[{\n  'number': 1\n}]", file="t")
     assert parsed.errors[0]["line"] == 2 and "invalid JSON" in parsed.errors[0]["reason"]
 
