@@ -54,7 +54,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         turns = turns.filter(status=status)
     page = Paginator(turns, 50).get_page(request.GET.get("page"))
     paras = Paraphrase.objects.filter(
-        provenance__job=job.pk, kind="manual", turn__in=[gt.turn for gt in page]
+        provenance__job=job.pk, kind="manual", origin="generated", turn__in=[gt.turn for gt in page]
     ).select_related("pair")
     by_turn: dict[int, list[Paraphrase]] = {}
     for p in paras:

@@ -131,6 +131,16 @@ _TEMPLATES = (
     "Do you know {q}?",
     "I'm curious: {q}?",
 )
+_TOPIC_TEMPLATES = (
+    "What can you tell me about {t}?",
+    "I would like to learn about {t}.",
+    "Give me some information about {t}.",
+    "What should I know about {t}?",
+    "Could you describe {t}?",
+)
+_TELL_ME = re.compile(
+    r"^(?:can you |could you )?(?:please )?(?:tell me|describe|explain)(?: more)?(?: about)?\s+(.+)$", re.I
+)
 
 
 def template_paraphrases(question: str) -> list[str]:
@@ -138,5 +148,8 @@ def template_paraphrases(question: str) -> list[str]:
     core = question.strip().rstrip("?.! ")
     if not core:
         return []
+    topic = _TELL_ME.match(core)
+    if topic:
+        return [t.format(t=topic.group(1)) for t in _TOPIC_TEMPLATES]
     core = core[0].lower() + core[1:] if not core[:2].isupper() else core
     return [t.format(q=core) for t in _TEMPLATES]

@@ -165,7 +165,7 @@ class LeaderboardSnapshot(models.Model):
     judged_turns = models.PositiveIntegerField(default=0)
     qrels_count = models.PositiveIntegerField(default=0)
     # [{"run_id": .., "run": name, "mean": .., "rank": 1..}] best first
-    entries = models.JSONField(default=list)
+    entries = models.JSONField(default=list, blank=True)
     trigger = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -28,7 +28,7 @@ def test_admin_starts_a_job_and_follows_a_result_to_the_turn_page(browser, live_
     browser.save_screenshot(str(ARTIFACTS / "generation_job_detail.png"))
     assert "Succeeded" in browser.find_element(By.ID, "job-status").text
     pairs = browser.find_elements(By.CSS_SELECTOR, "#turns ul.gen-pairs li")
-    assert len(pairs) == 6 and "Can you tell me" in pairs[0].text
+    assert len(pairs) == 6 and "What can you tell me about bees?" in pairs[0].text
     browser.find_element(By.LINK_TEXT, "2_2").click()
     WebDriverWait(browser, 10).until(ec.presence_of_element_located((By.ID, "raw-utterance")))
     assert "Why are they dying?" in browser.find_element(By.ID, "raw-utterance").text

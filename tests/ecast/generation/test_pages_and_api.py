@@ -235,3 +235,32 @@ def test_job_list_shows_jobs(admin_client, small_collection):
     services.generation_job_create(collection=small_collection, name="my job")
     assert "my job" in admin_client.get(reverse("generation-jobs")).content.decode()
     assert json.loads(json.dumps(True))
+
+
+def test_every_write_and_export_endpoint_is_admin_only(
+    rater, assessor, rater_api, assessor_api, anon_api, small_collection
+):
+    factories.paraphrase(small_collection.turns.first(), "p", kind="raw", status="approved")
+    (ts,) = testsets.test_sets_create(collection=small_collection, kind="raw", n_sets=1)
+    posts = [
+        (reverse("api-generation-job-create"), {"collection": small_collection.pk}),
+        (reverse("api-generation-test-set-create"), {"collection": small_collection.pk, "kind": "raw"}),
+    ]
+    gets = [
+        reverse("api-generation-test-set-export", args=[ts.pk]),
+        reverse("api-generation-cr-report", args=[small_collection.pk]),
+    ]
+    for api, code in ((anon_api, 401), (rater_api, 403), (assessor_api, 403)):
+        for url, body in posts:
+            assert api.post(url, body, format="json").status_code == code
+        for url in gets:
+            assert api.get(url).status_code == code
+    for user in (rater, assessor):
+        c = _client(user)
+        assert c.get(reverse("generation-test-set-export", args=[ts.pk])).status_code == 403
+        assert c.get(reverse("generation-test-set-detail", args=[ts.pk])).status_code == 403
+        assert (
+            c.post(reverse("generation-test-sets"), {"collection": small_collection.pk, "kind": "raw"}).status_code
+            == 403
+        )
+    assert not GenerationJob.objects.exists() and TestSet.objects.count() == 1

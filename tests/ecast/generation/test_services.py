@@ -124,3 +124,22 @@ def test_selection_by_conversation_and_turn_ids(small_collection):
         collection=small_collection, selection={"conversations": ["2"], "turns": ["1_1"]}
     )
     assert sorted(job.turns.values_list("turn__turn_id", flat=True)) == ["1_1", "2_1", "2_2", "2_3"]
+
+
+def test_negative_feedback_marks_the_previous_response_unreliable_and_picks_a_qrels_replacement(small_collection):
+    from evaluation.models import Qrel
+    from tests import factories
+
+    t1, t2 = small_collection.turns.get(turn_id="1_1"), small_collection.turns.get(turn_id="1_2")
+    t2.raw_utterance = "No, that's not what I meant. I live in Seattle. Is it treatable?"
+    t2.save()
+    version = factories.qrels_version(small_collection)
+    for pid, grade in (("MARCO_3", 3), ("MARCO_9", 4), ("MARCO_1", 4), ("MARCO_0", 2)):
+        Qrel.objects.create(version=version, turn=t1, passage_id=pid, grade=grade)
+    services.turn_preprocess_conversation(conversation=t1.conversation)
+    t1.refresh_from_db()
+    t2.refresh_from_db()
+    assert t1.canonical_response_unreliable and t1.replacement_response_id == "MARCO_1"
+    assert not t2.canonical_response_unreliable
+    assert t2.feedback_sentences == ["No, that's not what I meant."]
+    assert t2.revealment_sentences == ["I live in Seattle."]

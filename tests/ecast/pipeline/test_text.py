@@ -7,7 +7,7 @@ import pytest
 from ecast.pipeline import cqr_rewrite
 from ecast.pipeline.bleu import corpus_bleu
 from ecast.pipeline.clean import clean, near_duplicate
-from ecast.pipeline.rules import entity_removal, pos_tag, rule_cqr, tokenize
+from ecast.pipeline.rules import entity_removal, pos_tag, rule_cqr, template_paraphrases, tokenize
 from ecast.pipeline.testsets import draw_test_sets
 
 
@@ -65,6 +65,15 @@ def test_entity_removal_drops_nouns_and_proper_nouns():
 def test_rule_cqr_replaces_a_pronoun_with_the_last_noun_phrase():
     assert rule_cqr(["What is throat cancer?"], "Is it treatable?") == "Is throat cancer treatable?"
     assert rule_cqr([], "Is it treatable?") == "Is it treatable?"
+
+
+def test_template_paraphrases_handle_questions_and_requests():
+    assert template_paraphrases("What is throat cancer?")[0] == "Can you tell me what is throat cancer?"
+    assert template_paraphrases("Tell me about bees.")[:2] == [
+        "What can you tell me about bees?",
+        "I would like to learn about bees.",
+    ]
+    assert template_paraphrases("  ") == []
 
 
 def test_the_cqr_contract_is_batched_and_ordered():
