@@ -144,6 +144,10 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 ECAST_MODEL_DIR = Path(os.environ.get("ECAST_MODEL_DIR", VAR_DIR / "models"))
 ECAST_CACHE_DIR = Path(os.environ.get("ECAST_CACHE_DIR", VAR_DIR / "cache"))
 ECAST_LOGIN_ATTEMPTS = _env_int("ECAST_LOGIN_ATTEMPTS", 10)
+# Debounce windows: a burst of judgments triggers one background recompute per area.
+ECAST_RECOMPUTE_DELAY_S = _env_int("ECAST_RECOMPUTE_DELAY_S", 2)
+ECAST_PERMUTATION_RESCORE_DEBOUNCE_S = _env_int("ECAST_PERMUTATION_RESCORE_DEBOUNCE_S", 10)
+ECAST_ANALYSIS_DEBOUNCE_SECONDS = _env_int("ECAST_ANALYSIS_DEBOUNCE_SECONDS", 30)
 # Failed log-ins are counted per (username, IP) within this window; reaching the limit blocks that pair for it.
 ECAST_LOGIN_LOCKOUT_SECONDS = _env_int("ECAST_LOGIN_LOCKOUT_SECONDS", 15 * 60)
 

@@ -1,5 +1,6 @@
 """Demo analyses on the "CAsT 2020 demo" collection: a calibration report, a pivot analysis when the collection
-has at least 3 runs, a stochastic-system illustration, and a meta-evaluation of the shared TREC DD 2016 table.
+has at least 3 runs, a stochastic-system illustration, and a meta-evaluation of the TREC DD 2016 table
+shipped in ecast/demo/.
 
 ``load(stdout=...)`` is idempotent (each analysis is skipped when one of its name exists) and computes everything
 synchronously in a few seconds.
@@ -9,15 +10,17 @@ from __future__ import annotations
 
 import io
 import sys
+from pathlib import Path
 from typing import TextIO
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 
 from ecast.models import Collection
 from evaluation import analysis_services as services
 from evaluation import metaeval
 from evaluation.models import CalibrationReport, MetaEvaluation, PivotAnalysis, QrelsVersion, Run, StochasticSystem
-from evaluation.permutations_demo import DEMO_COLLECTION, shared_data_dir
+from evaluation.permutations_demo import DEMO_COLLECTION
 
 PIVOT_NAME = "Demo: pivots over topic splits"
 CALIBRATION_NAME = "Demo: calibration of decaf-exp2 (min-max per turn)"
@@ -83,7 +86,8 @@ def _stochastic(collection, version, runs, out: TextIO) -> None:
 def _metaeval(collection, out: TextIO) -> None:
     if MetaEvaluation.objects.filter(collection=collection, name=METAEVAL_NAME).exists():
         return
-    path = shared_data_dir() / "trec_dd_meta" / "trec-all-2016-evals.csv.gz"
+    # Shipped with the demo (ecast/demo/, see DATA_LICENSES.md) so the demo never reads ../shared at run time.
+    path = Path(settings.BASE_DIR) / "ecast" / "demo" / "trec-all-2016-evals.csv.gz"
     if not path.is_file():
         out.write(f"analyses demo: {path} not found; meta-evaluation skipped\n")
         return

@@ -51,7 +51,7 @@ def main(shared: Path) -> None:
     lines = (shared / "cast" / "2020" / "2020qrels.txt").read_text(encoding="utf-8").splitlines(keepends=True)
     (HERE / "2020qrels_81-83.txt").write_text("".join(x for x in lines if _topic(x.split()[0]) in TOPICS))
 
-    for exp in ("exp1", "exp2"):
+    for exp in ("exp1", "exp2", "exp3", "exp4"):
         with gzip.open(shared / "runs" / "cast2020_decaf" / f"{exp}.run.gz", "rt", encoding="utf-8") as fh:
             kept = [x for x in fh if _topic(x.split()[0]) in TOPICS and int(x.split()[3]) < 100]
         (HERE / f"decaf_{exp}_81-83.run").write_text("".join(kept), encoding="utf-8")

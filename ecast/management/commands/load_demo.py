@@ -41,6 +41,8 @@ DEMO_MODULES = [
 RUNS = [
     ("decaf_exp1_81-83.run", "decaf-exp1", "DECAF exp1: T5 rewriter + BM25 (automatic topics), top 100"),
     ("decaf_exp2_81-83.run", "decaf-exp2", "DECAF exp2: T5 rewriter + BM25 + dense re-ranker, top 100"),
+    ("decaf_exp3_81-83.run", "decaf-exp3", "DECAF exp3: T5 rewriter + dense retrieval, top 100"),
+    ("decaf_exp4_81-83.run", "decaf-exp4", "DECAF exp4: T5 rewriter + SPLADE, top 100"),
 ]
 
 
