@@ -158,3 +158,24 @@ def browser_login(driver, live_server, username: str, password: str) -> None:
     driver.find_element(By.ID, "id_password").send_keys(password)
     driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
     WebDriverWait(driver, 10).until(ec.url_changes(live_server.url + "/accounts/login/"))
+
+
+@pytest.fixture
+def redis_url() -> str:
+    """The Redis broker URL for real-worker tests: in CI its absence or unreachability fails the test."""
+    import redis
+
+    url = os.environ.get("REDIS_URL", "")
+    problem = None
+    if not url:
+        problem = "REDIS_URL is not set"
+    else:
+        try:
+            redis.Redis.from_url(url, socket_connect_timeout=2).ping()
+        except Exception as exc:  # noqa: BLE001 - any failure means the worker test cannot run
+            problem = f"Redis at {url} unreachable: {exc}"
+    if problem:
+        if os.environ.get("CI"):
+            pytest.fail(problem)
+        pytest.skip(problem)
+    return url

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 
 import pytest
@@ -14,29 +13,9 @@ from evaluation.models import EvaluationJob, Qrel
 from tests.evaluation.eval_helpers import build
 
 
-def _require_redis() -> str:
-    url = os.environ.get("REDIS_URL", "")
-    problem = None
-    if not url:
-        problem = "REDIS_URL is not set"
-    else:
-        import redis
-
-        try:
-            redis.Redis.from_url(url, socket_connect_timeout=2).ping()
-        except Exception as exc:  # noqa: BLE001
-            problem = f"Redis at {url} unreachable: {exc}"
-    if problem:
-        if os.environ.get("CI"):
-            pytest.fail(problem)
-        pytest.skip(problem)
-    return url
-
-
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
-def test_a_burst_of_judgments_is_recomputed_once_by_the_worker_and_shown_by_the_api(admin_api, settings):
-    _require_redis()
+def test_a_burst_of_judgments_is_recomputed_once_by_the_worker_and_shown_by_the_api(admin_api, settings, redis_url):
     from celery.contrib.testing.worker import start_worker
     from django.core.cache import cache
 

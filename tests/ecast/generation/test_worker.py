@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 
 import pytest
@@ -10,25 +9,6 @@ import pytest
 from ecast.generation import services
 from ecast.models import GenerationJob, Paraphrase
 from tests.ecast.pipeline.conftest import t5_config
-
-
-def _require_redis() -> str:
-    url = os.environ.get("REDIS_URL", "")
-    problem = None
-    if not url:
-        problem = "REDIS_URL is not set"
-    else:
-        import redis
-
-        try:
-            redis.Redis.from_url(url, socket_connect_timeout=2).ping()
-        except Exception as exc:  # noqa: BLE001
-            problem = f"Redis at {url} unreachable: {exc}"
-    if problem:
-        if os.environ.get("CI"):
-            pytest.fail(problem)
-        pytest.skip(problem)
-    return url
 
 
 def _wait(job, until, timeout=120):
@@ -43,8 +23,7 @@ def _wait(job, until, timeout=120):
 
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
-def test_a_worker_runs_chunked_jobs_end_to_end_and_honours_cancel_and_resume(small_collection, tiny_t5):
-    _require_redis()
+def test_a_worker_runs_chunked_jobs_end_to_end_and_honours_cancel_and_resume(small_collection, tiny_t5, redis_url):
     from celery.contrib.testing.worker import start_worker
 
     from ecast.celery import app
