@@ -87,7 +87,7 @@ def _metaeval(collection, out: TextIO) -> None:
     if MetaEvaluation.objects.filter(collection=collection, name=METAEVAL_NAME).exists():
         return
     # Shipped with the demo (ecast/demo/, see DATA_LICENSES.md) so the demo never reads ../shared at run time.
-    path = Path(settings.BASE_DIR) / "ecast" / "demo" / "trec-all-2016-evals.csv.gz"
+    path = Path(settings.BASE_DIR) / "ecast" / "demo" / "trec-dd-2016-evals-iter1-3.csv.gz"
     if not path.is_file():
         out.write(f"analyses demo: {path} not found; meta-evaluation skipped\n")
         return

@@ -191,7 +191,7 @@ def robustness_export(request: HttpRequest, table: str, fmt: str) -> HttpRespons
 @require_POST
 def robustness_pool(request: HttpRequest) -> HttpResponse:
     """Create an assessor pool of the unjudged top-k passages of the test-set runs and baselines (Table 13)."""
-    from judging.relevance_services import pool_create
+    from judging.relevance_services import pool_create_start
 
     p = _params(request)
     if p is None:
@@ -199,7 +199,7 @@ def robustness_pool(request: HttpRequest) -> HttpResponse:
     runs = [run for _, _, run in rsel._labelled_runs(p)]
     judged_turns = sorted(set(p.base.qrels.values_list("turn_id", flat=True)))
     try:
-        pool = pool_create(
+        pool = pool_create_start(
             collection=p.collection,
             qrels_version=p.base,
             runs=runs,
@@ -211,7 +211,7 @@ def robustness_pool(request: HttpRequest) -> HttpResponse:
     except ValidationError as exc:
         messages.error(request, "; ".join(exc.messages))
         return redirect(f"{reverse('evaluation-robustness')}?collection={p.collection.pk}")
-    messages.success(request, f"Pool “{pool.name}” created for the assessors.")
+    messages.success(request, f"Pool “{pool.name}” is being built for the assessors ({pool.status}).")
     try:
         return redirect("relevance-pool", pk=pool.pk)
     except Exception:  # noqa: BLE001 - the judging pages may be missing in a partial install

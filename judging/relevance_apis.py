@@ -38,6 +38,7 @@ class PoolOutputSerializer(serializers.Serializer):
     assessors_per_pair = serializers.IntegerField()
     aggregation = serializers.CharField()
     status = serializers.CharField()
+    error = serializers.CharField()
     stats = serializers.DictField()
 
     def get_runs(self, pool: Pool) -> list[str]:
@@ -71,7 +72,7 @@ class PoolCreateApi(APIView):
         assessors_per_pair = serializers.IntegerField(default=1, min_value=1, max_value=10)
         aggregation = serializers.ChoiceField(choices=list(AGGREGATIONS), default="majority")
 
-    @extend_schema(request=InputSerializer, responses={201: PoolOutputSerializer})
+    @extend_schema(request=InputSerializer, responses={202: PoolOutputSerializer})
     def post(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -82,7 +83,7 @@ class PoolCreateApi(APIView):
         if len(runs) != len(set(v["runs"])):
             return Response({"detail": "runs: unknown run id"}, status=status.HTTP_400_BAD_REQUEST)
         try:
-            pool = svc.pool_create(
+            pool = svc.pool_create_start(
                 collection=collection,
                 qrels_version=version,
                 runs=runs,
@@ -97,7 +98,8 @@ class PoolCreateApi(APIView):
             )
         except DjangoValidationError as exc:
             return _errors(exc)
-        return Response(PoolOutputSerializer(sel.pool_get(pk=pool.pk)).data, status=status.HTTP_201_CREATED)
+        # 202: the worker computes the pairs; poll the pool until its status is "open" (or "failed").
+        return Response(PoolOutputSerializer(sel.pool_get(pk=pool.pk)).data, status=status.HTTP_202_ACCEPTED)
 
 
 class PoolDetailApi(APIView):

@@ -57,22 +57,19 @@ def _passage_texts(passage_ids: Iterable[str]) -> dict[str, str]:
     return texts
 
 
-@transaction.atomic
-def pool_create(
+def _pool_validate(
     *,
     collection: Collection,
     qrels_version: QrelsVersion,
     runs: Sequence[Run],
-    depth: int = 3,
-    turn_ids: Iterable[Any] | None = None,
-    name: str = "",
-    cluster_near_duplicates: bool = False,
-    created_by: Any = None,
-    cluster_threshold: float = 0.9,
-    assessors_per_pair: int = 1,
-    aggregation: str = "majority",
-) -> Pool:
-    """Pool the top-``depth`` passages per turn of ``runs`` that ``qrels_version`` has not judged."""
+    depth: int,
+    turn_ids: Iterable[Any] | None,
+    cluster_near_duplicates: bool,
+    cluster_threshold: float,
+    assessors_per_pair: int,
+    aggregation: str,
+) -> tuple[list[Run], int, list[Turn] | None]:
+    """Check a pool request; return the runs, the depth and the turns it is restricted to (None = all)."""
     runs = list(runs)
     if not runs:
         raise ValidationError("runs: select at least one run")
@@ -91,7 +88,52 @@ def pool_create(
         raise ValidationError("cluster_threshold: must be in (0, 1]")
     depth = int(depth)
     turns = _resolve_turns(collection, turn_ids)
+    if turns is not None and not turns:
+        raise ValidationError("turn_ids: the list of turns is empty")
+    return runs, depth, turns
 
+
+def _pool_row(
+    *,
+    collection: Collection,
+    qrels_version: QrelsVersion,
+    runs: list[Run],
+    depth: int,
+    turns: list[Turn] | None,
+    name: str,
+    cluster_near_duplicates: bool,
+    cluster_threshold: float,
+    assessors_per_pair: int,
+    aggregation: str,
+    created_by: Any,
+    status: str,
+) -> Pool:
+    """Store the pool row with its settings and runs (its pairs come from ``_pool_fill``)."""
+    pool = Pool(
+        collection=collection,
+        name=name.strip() or f"{collection.name} depth-{depth} pool of {len(runs)} run(s)",
+        qrels_version=qrels_version,
+        depth=depth,
+        turn_filter=sorted(t.turn_id for t in turns) if turns is not None else [],
+        cluster_near_duplicates=cluster_near_duplicates,
+        cluster_threshold=float(cluster_threshold),
+        assessors_per_pair=int(assessors_per_pair),
+        aggregation=aggregation,
+        created_by=created_by,
+        status=status,
+    )
+    pool.full_clean()
+    pool.save()
+    pool.runs.set(runs)
+    return pool
+
+
+def _pool_fill(*, pool: Pool, runs: list[Run], turns: list[Turn] | None) -> None:
+    """Compute the pool's pairs from the runs' rankings, cluster near duplicates, and store the statistics."""
+    depth = pool.depth
+    qrels_version = pool.qrels_version
+    cluster_near_duplicates = pool.cluster_near_duplicates
+    cluster_threshold = pool.cluster_threshold
     ranking_qs = RunTurn.objects.filter(run__in=runs)
     judged_qs = Qrel.objects.filter(version=qrels_version)
     if turns is not None:
@@ -113,21 +155,6 @@ def pool_create(
             entry["rank"] = min(entry["rank"], rank)
 
     run_names = {r.pk: r.name for r in runs}
-    pool = Pool(
-        collection=collection,
-        name=name.strip() or f"{collection.name} depth-{depth} pool of {len(runs)} run(s)",
-        qrels_version=qrels_version,
-        depth=depth,
-        turn_filter=sorted(t.turn_id for t in turns) if turns is not None else [],
-        cluster_near_duplicates=cluster_near_duplicates,
-        cluster_threshold=float(cluster_threshold),
-        assessors_per_pair=int(assessors_per_pair),
-        aggregation=aggregation,
-        created_by=created_by,
-    )
-    pool.full_clean()
-    pool.save()
-    pool.runs.set(runs)
 
     texts = _passage_texts(doc for _, doc in pairs)
     ordered = sorted(pairs.items(), key=lambda kv: (kv[0][0], kv[1]["rank"], kv[0][1]))
@@ -170,7 +197,104 @@ def pool_create(
 
     pool.stats = _pool_stats(objs, run_names, skipped_judged=skipped_judged)
     pool.save(update_fields=["stats"])
+
+
+@transaction.atomic
+def pool_create(
+    *,
+    collection: Collection,
+    qrels_version: QrelsVersion,
+    runs: Sequence[Run],
+    depth: int = 3,
+    turn_ids: Iterable[Any] | None = None,
+    name: str = "",
+    cluster_near_duplicates: bool = False,
+    created_by: Any = None,
+    cluster_threshold: float = 0.9,
+    assessors_per_pair: int = 1,
+    aggregation: str = "majority",
+) -> Pool:
+    """Pool the top-``depth`` passages per turn of ``runs`` that ``qrels_version`` has not judged (synchronously)."""
+    options: dict[str, Any] = dict(
+        cluster_near_duplicates=cluster_near_duplicates,
+        cluster_threshold=cluster_threshold,
+        assessors_per_pair=assessors_per_pair,
+        aggregation=aggregation,
+    )
+    run_list, depth, turns = _pool_validate(
+        collection=collection, qrels_version=qrels_version, runs=runs, depth=depth, turn_ids=turn_ids, **options
+    )
+    pool = _pool_row(
+        collection=collection, qrels_version=qrels_version, runs=run_list, depth=depth, turns=turns, name=name,
+        created_by=created_by, status=Pool.Status.OPEN, **options,
+    )  # fmt: skip
+    _pool_fill(pool=pool, runs=run_list, turns=turns)
     return pool
+
+
+def pool_create_start(
+    *,
+    collection: Collection,
+    qrels_version: QrelsVersion,
+    runs: Sequence[Run],
+    depth: int = 3,
+    turn_ids: Iterable[Any] | None = None,
+    name: str = "",
+    cluster_near_duplicates: bool = False,
+    created_by: Any = None,
+    cluster_threshold: float = 0.9,
+    assessors_per_pair: int = 1,
+    aggregation: str = "majority",
+) -> Pool:
+    """Validate a pool request, store the pool as "building" and let the worker compute its pairs.
+
+    Deep pools over many runs (and near-duplicate clustering) take long, so pages and the API never build them
+    inside the request. Invalid requests fail here, before anything is stored.
+    """
+    options: dict[str, Any] = dict(
+        cluster_near_duplicates=cluster_near_duplicates,
+        cluster_threshold=cluster_threshold,
+        assessors_per_pair=assessors_per_pair,
+        aggregation=aggregation,
+    )
+    with transaction.atomic():
+        run_list, depth, turns = _pool_validate(
+            collection=collection, qrels_version=qrels_version, runs=runs, depth=depth, turn_ids=turn_ids, **options
+        )
+        pool = _pool_row(
+            collection=collection, qrels_version=qrels_version, runs=run_list, depth=depth, turns=turns, name=name,
+            created_by=created_by, status=Pool.Status.BUILDING, **options,
+        )  # fmt: skip
+    from judging.relevance_tasks import pool_build_task  # the tasks module imports this one
+
+    # Queued after the commit above, so the worker always finds the row.
+    pool_build_task.delay(pool.pk)
+    pool.refresh_from_db()
+    return pool
+
+
+@transaction.atomic
+def pool_build(*, pool_id: int) -> Pool:
+    """Compute the pairs of a "building" pool and open it; a redelivered task finds it built and does nothing."""
+    pool = Pool.objects.select_for_update().select_related("qrels_version").get(pk=pool_id)
+    if pool.status != Pool.Status.BUILDING:
+        return pool
+    # turn_filter holds "<topic>_<n>" ids (ad hoc collections may use bare numbers), so resolve them by id.
+    turns = (
+        list(Turn.objects.filter(collection=pool.collection, turn_id__in=pool.turn_filter))
+        if pool.turn_filter
+        else None
+    )
+    _pool_fill(pool=pool, runs=list(pool.runs.all()), turns=turns)
+    pool.status = Pool.Status.OPEN
+    pool.error = ""
+    pool.save(update_fields=["status", "error"])
+    return pool
+
+
+def pool_build_failed(*, pool_id: int, error: str) -> None:
+    """Record why the worker could not build a pool (shown on its page)."""
+    Pool.objects.filter(pk=pool_id, status=Pool.Status.BUILDING).update(status=Pool.Status.FAILED, error=error[:2000])
 
 
 def _pool_stats(pairs: list[PoolPair], run_names: dict[int, str], *, skipped_judged: int) -> dict[str, Any]:
@@ -362,8 +486,11 @@ def judgment_submit(
 @transaction.atomic
 def pool_set_status(*, pool: Pool, status: str) -> Pool:
     """Open or close a pool; a closed pool accepts no new topics or judgments."""
-    if status not in Pool.Status.values:
-        raise ValidationError(f"status: must be one of {', '.join(Pool.Status.values)}")
+    allowed = (Pool.Status.OPEN, Pool.Status.CLOSED)
+    if status not in allowed:
+        raise ValidationError(f"status: must be one of {', '.join(allowed)}")
+    if pool.status not in allowed:
+        raise ValidationError(f"the pool is {pool.status}; only a built pool can be opened or closed")
     pool.status = status
     pool.save(update_fields=["status"])
     return pool

@@ -106,6 +106,12 @@ class PoolCreateForm(forms.Form):
         self.fields["runs"].queryset = Run.objects.filter(collection=collection)  # type: ignore[attr-defined]
 
 
+def _pool_created_message(pool: Pool) -> str:
+    if pool.status == Pool.Status.BUILDING:
+        return f"Pool {pool.name!r} is being built in the background; this page refreshes until it is ready."
+    return f"Pool {pool.name!r} created with {pool.stats.get('pairs', 0)} pairs."
+
+
 @admin_required
 def admin_index(request: HttpRequest) -> HttpResponse:
     """Pools & qrels: every pool, every qrels version with exports, and the pool-creation form."""
@@ -119,7 +125,7 @@ def admin_index(request: HttpRequest) -> HttpResponse:
             d = form.cleaned_data
             turn_ids = [t for t in d["turn_ids"].replace(",", " ").split() if t] or None
             try:
-                pool = svc.pool_create(
+                pool = svc.pool_create_start(
                     collection=collection,
                     qrels_version=d["qrels_version"],
                     runs=list(d["runs"]),
@@ -135,7 +141,7 @@ def admin_index(request: HttpRequest) -> HttpResponse:
             except ValidationError as exc:
                 form.add_error(None, "; ".join(exc.messages))
             else:
-                messages.success(request, f"Pool {pool.name!r} created with {pool.stats['pairs']} pairs.")
+                messages.success(request, _pool_created_message(pool))
                 return redirect("relevance-pool", pk=pool.pk)
     return render(
         request,

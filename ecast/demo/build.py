@@ -4,7 +4,8 @@ Usage: python ecast/demo/build.py /path/to/shared/data
 
 Keeps CAsT 2020 topics 81–83: their topics (raw, manual and automatic rewrites, canonical passage text), ECAsT
 paraphrases, official qrels, the texts of the crowd-annotated passages (Łajewska & Balog), the turn-dependency
-annotations (v1.1), and the top 100 of two DECAF runs.
+annotations (v1.1), the top 100 of four DECAF runs, and iterations 1–3 of the TREC DD 2016 per-topic score table
+(for the meta-evaluation demo).
 Rows are copied unchanged apart from the selection; passage texts have tabs/newlines folded to spaces so that
 they fit the `id<TAB>text` format.
 """
@@ -66,6 +67,13 @@ def main(shared: Path) -> None:
     with open(HERE / "passages_81-83.tsv", "w", encoding="utf-8") as fh:
         for pid in sorted(passages):
             fh.write(f"{pid}\t{passages[pid]}\n")
+
+    dd = gzip.open(shared / "trec_dd_meta" / "trec-all-2016-evals.csv.gz", "rt", encoding="utf-8").read()
+    dd_lines = dd.splitlines(keepends=True)
+    iteration = next(csv.reader([dd_lines[0]])).index("iteration")
+    kept_dd = [dd_lines[0]] + [x for x in dd_lines[1:] if next(csv.reader([x]))[iteration] in {"1", "2", "3"}]
+    with gzip.GzipFile(HERE / "trec-dd-2016-evals-iter1-3.csv.gz", "wb", mtime=0) as gz:
+        gz.write("".join(kept_dd).encode("utf-8"))
 
 
 if __name__ == "__main__":

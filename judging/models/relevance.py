@@ -25,8 +25,10 @@ class Pool(models.Model):
     """A depth-k pool of (turn, passage) pairs from selected runs that a qrels version has not judged yet."""
 
     class Status(models.TextChoices):
+        BUILDING = "building", "Building (in the worker)"
         OPEN = "open", "Open"
         CLOSED = "closed", "Closed"
+        FAILED = "failed", "Failed to build"
 
     class Aggregation(models.TextChoices):
         MAJORITY = "majority", "Majority"
@@ -52,6 +54,7 @@ class Pool(models.Model):
     assessors = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="relevance_pools")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
     stats = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True, help_text="Why the worker could not build the pool.")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )

@@ -22,7 +22,8 @@ def _snapshot():
 
 
 def test_the_demo_files_are_small():
-    assert sum(p.stat().st_size for p in Path(DEMO_DIR).iterdir()) < 1_000_000
+    # Four run slices, qrels, passages and a TREC DD score table: the whole demo stays under 1.5 MB.
+    assert sum(p.stat().st_size for p in Path(DEMO_DIR).iterdir()) < 1_500_000
 
 
 @pytest.mark.slow  # ~20 s: runs every feature's demo module too
