@@ -2,24 +2,11 @@
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 import numpy as np
-from matplotlib.figure import Figure
 
-
-def _subplots(figsize: tuple[float, float], *args: Any, **kwargs: Any) -> tuple[Figure, Any]:
-    # Figure objects, not pyplot: no global state, so concurrent requests in a threaded server cannot mix figures.
-    fig = Figure(figsize=figsize)
-    return fig, fig.subplots(*args, **kwargs)
-
-
-def _svg(fig: Any) -> str:
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
-    text = buf.getvalue()
-    return text[text.index("<svg") :]  # inline: no XML prolog/doctype
+from ecast.plots import figure_svg, subplots
 
 
 def pivot_heatmap_svg(res: dict, which: str) -> str:
@@ -31,7 +18,7 @@ def pivot_heatmap_svg(res: dict, which: str) -> str:
     order = res.get("pivot_order") or list(range(len(systems)))
     mean = np.array([[_num(res[f"{which}_mean"][m][i]) for i in order] for m in metrics])
     std = np.array([[_num(res[f"{which}_std"][m][i]) for i in order] for m in metrics])
-    fig, ax = _subplots((max(5, 1.05 * len(order) + 2), 0.62 * len(metrics) + 1.6))
+    fig, ax = subplots(figsize=(max(5, 1.05 * len(order) + 2), 0.62 * len(metrics) + 1.6))
     vmin = -1 if which == "consistency" else -1
     image = ax.imshow(np.nan_to_num(mean, nan=vmin), vmin=vmin, vmax=1, cmap="RdYlGn", aspect="auto")
     for r in range(len(metrics)):
@@ -43,12 +30,12 @@ def pivot_heatmap_svg(res: dict, which: str) -> str:
     ax.set_xlabel("pivot system (decreasing full-set score on " + metrics[0] + ")")
     label = "Pearson r of result deltas (EE1 vs EE2)" if which == "consistency" else "Kendall τ vs full-set ranking"
     fig.colorbar(image, ax=ax, label=label, fraction=0.03)
-    return _svg(fig)
+    return figure_svg(fig)
 
 
 def split_distribution_svg(consistency: list, correctness: list, title: str) -> str:
     """Histograms of one pivot × metric's per-split values (the paper's Fig. 4b and 7b)."""
-    fig, axes = _subplots((8.4, 2.8), 1, 2)
+    fig, axes = subplots(1, 2, figsize=(8.4, 2.8))
     for ax, values, label in [(axes[0], consistency, "Pearson r of deltas"), (axes[1], correctness, "Kendall τ")]:
         vals = [v for v in values if v is not None]
         ax.hist(vals, bins=20, range=(-1, 1), color="#2457c5")
@@ -58,12 +45,12 @@ def split_distribution_svg(consistency: list, correctness: list, title: str) -> 
         ax.set_xlabel(label)
         ax.set_ylabel("splits")
     fig.suptitle(title, fontsize=10)
-    return _svg(fig)
+    return figure_svg(fig)
 
 
 def reliability_svg(conditions: list[dict]) -> str:
     """Reliability diagram, one curve per candidate-set condition (the paper's Fig. 2)."""
-    fig, ax = _subplots((5.2, 4.4))
+    fig, ax = subplots(figsize=(5.2, 4.4))
     ax.plot([0, 1], [0, 1], linestyle=":", color="grey", label="perfectly calibrated")
     for cond in conditions:
         pts = [(b["confidence"], b["accuracy"]) for b in cond["buckets"] if b["count"]]
@@ -80,20 +67,20 @@ def reliability_svg(conditions: list[dict]) -> str:
     ax.set_ylabel("fraction relevant (bucket)")
     ax.legend(fontsize=7, loc="upper left")
     ax.grid(alpha=0.3)
-    return _svg(fig)
+    return figure_svg(fig)
 
 
 def gain_curve_svg(curve: list[dict], measure: str) -> str:
     """Gain of the headline measure of the risk-aware ranking vs risk aversion b (the paper's Fig. 3)."""
     if not curve:
         return ""
-    fig, ax = _subplots((5.6, 3.4))
+    fig, ax = subplots(figsize=(5.6, 3.4))
     ax.axhline(0, color="grey", lw=0.8)
     ax.plot([c["b"] for c in curve], [c["gain"] for c in curve], marker="o")
     ax.set_xlabel("risk aversion b")
     ax.set_ylabel(f"{measure} gain over b = 0 (mean run)")
     ax.grid(alpha=0.3)
-    return _svg(fig)
+    return figure_svg(fig)
 
 
 def rank_table_svg(settings: list[dict], key: str, metrics: list[str]) -> str:
@@ -102,7 +89,7 @@ def rank_table_svg(settings: list[dict], key: str, metrics: list[str]) -> str:
         return ""
     cols = [f"{s['dimension']}\nit {s['iterations']}" for s in settings]
     mat = np.array([[s[key].get(m, np.nan) for s in settings] for m in metrics], dtype=float)
-    fig, ax = _subplots((max(6, 0.62 * len(cols) + 2.2), 0.42 * len(metrics) + 1.4))
+    fig, ax = subplots(figsize=(max(6, 0.62 * len(cols) + 2.2), 0.42 * len(metrics) + 1.4))
     ax.imshow(mat, cmap="viridis_r", aspect="auto", vmin=1, vmax=max(2, np.nanmax(mat)))
     for r in range(len(metrics)):
         for c in range(len(cols)):
@@ -110,7 +97,7 @@ def rank_table_svg(settings: list[dict], key: str, metrics: list[str]) -> str:
                 ax.text(c, r, f"{int(mat[r, c])}", ha="center", va="center", fontsize=8, color="white")
     ax.set_xticks(range(len(cols)), cols, fontsize=7, rotation=60, ha="right")
     ax.set_yticks(range(len(metrics)), metrics, fontsize=8)
-    return _svg(fig)
+    return figure_svg(fig)
 
 
 def stability_svg(rows: list[dict]) -> str:
@@ -118,7 +105,7 @@ def stability_svg(rows: list[dict]) -> str:
     rows = [r for r in rows if r.get("mean_tau") is not None]
     if not rows:
         return ""
-    fig, ax = _subplots((5.6, 0.4 * len(rows) + 1.2))
+    fig, ax = subplots(figsize=(5.6, 0.4 * len(rows) + 1.2))
     ys = range(len(rows))
     ax.barh(list(ys), [r["mean_tau"] for r in rows], xerr=[r["std_tau"] or 0 for r in rows], color="#2457c5")
     ax.set_yticks(list(ys), [r["measure"] for r in rows], fontsize=8)
@@ -126,7 +113,7 @@ def stability_svg(rows: list[dict]) -> str:
     ax.set_xlim(-1, 1)
     ax.set_xlabel("mean Kendall τ between test sets")
     ax.grid(axis="x", alpha=0.3)
-    return _svg(fig)
+    return figure_svg(fig)
 
 
 def _num(v: Any) -> float:

@@ -2,21 +2,7 @@
 
 from __future__ import annotations
 
-import io
-from typing import Any
-
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-
-def _svg(fig: Any) -> str:
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
-    plt.close(fig)
-    text = buf.getvalue()
-    return text[text.index("<svg") :]  # drop the XML prolog and doctype so it can be inlined
+from ecast.plots import figure_svg, subplots
 
 
 def distribution_svg(records: list[dict], measure: str) -> str:
@@ -24,7 +10,7 @@ def distribution_svg(records: list[dict], measure: str) -> str:
     topics = sorted({r["topic"] for r in records}, key=lambda t: (len(str(t)), str(t)))
     data = [[r["score"] for r in records if r["topic"] == t] for t in topics]
     orig = [next((r["score"] for r in records if r["topic"] == t and r["is_original"]), None) for t in topics]
-    fig, ax = plt.subplots(figsize=(max(6, 0.45 * len(topics) + 2), 3.6))
+    fig, ax = subplots(figsize=(max(6, 0.45 * len(topics) + 2), 3.6))
     ax.boxplot(data, showfliers=True, widths=0.6)
     xs = [i + 1 for i, v in enumerate(orig) if v is not None]
     ax.scatter(xs, [v for v in orig if v is not None], marker="D", s=40, color="#f2c200", edgecolor="black",
@@ -34,7 +20,7 @@ def distribution_svg(records: list[dict], measure: str) -> str:
     ax.set_ylabel(f"mean {measure} over systems")
     ax.legend(loc="upper right", fontsize=8)
     ax.grid(axis="y", alpha=0.3)
-    return _svg(fig)
+    return figure_svg(fig)
 
 
 def win_fractions_svg(wins: dict[str, dict[str, dict[str, float]]], topics: list[str]) -> str:
@@ -44,7 +30,7 @@ def win_fractions_svg(wins: dict[str, dict[str, dict[str, float]]], topics: list
         return ""
     cols = min(4, len(topics))
     rows = (len(topics) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(3.1 * cols, 3.0 * rows), squeeze=False)
+    fig, axes = subplots(rows, cols, figsize=(3.1 * cols, 3.0 * rows), squeeze=False)
     image = None
     for ax, t in zip(axes.flat, topics, strict=False):
         systems = list(wins[t].keys())
@@ -62,4 +48,4 @@ def win_fractions_svg(wins: dict[str, dict[str, dict[str, float]]], topics: list
         ax.axis("off")
     if image is not None:
         fig.colorbar(image, ax=axes, shrink=0.6, label="fraction of permutations row > column")
-    return _svg(fig)
+    return figure_svg(fig)

@@ -2,37 +2,25 @@
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping, Sequence
-from typing import Any
 
-import matplotlib
+from matplotlib.ticker import MaxNLocator
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
-
-
-def _svg(fig: Any) -> str:
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
-    plt.close(fig)
-    text = buf.getvalue()
-    return text[text.index("<svg") :]  # drop prolog/doctype so the figure can be inlined
+from ecast.plots import figure_svg, subplots
 
 
 def bars_svg(labels: Sequence[str], values: Sequence[float], errors: Sequence[float], *, ylabel: str) -> str:
     """Per-run bars with ±1 standard-error whiskers, best first as given."""
     if not labels:
         return ""
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.42 * len(labels) + 2), 3.4))
+    fig, ax = subplots(figsize=(max(5.0, 0.42 * len(labels) + 2), 3.4))
     xs = range(len(labels))
     ax.bar(xs, values, yerr=errors, capsize=3, color="#4c78a8", ecolor="#333")
     ax.set_xticks(list(xs), list(labels), rotation=60, ha="right", fontsize=8)
     ax.set_ylabel(ylabel)
     ax.set_ylim(0, max(1e-9, max(v + e for v, e in zip(values, errors, strict=True))) * 1.15)
     ax.grid(axis="y", alpha=0.3)
-    return _svg(fig)
+    return figure_svg(fig)
 
 
 def grouped_bars_svg(groups: Sequence[str], series: Mapping[str, Sequence[float | None]], *, ylabel: str) -> str:
@@ -41,7 +29,7 @@ def grouped_bars_svg(groups: Sequence[str], series: Mapping[str, Sequence[float 
         return ""
     n = len(series)
     width = 0.8 / n
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.7 * len(groups) * max(1, n / 2) + 2), 3.4))
+    fig, ax = subplots(figsize=(max(5.0, 0.7 * len(groups) * max(1, n / 2) + 2), 3.4))
     for i, (name, vals) in enumerate(series.items()):
         xs = [g + (i - (n - 1) / 2) * width for g in range(len(groups))]
         ax.bar(xs, [v if v is not None else 0.0 for v in vals], width=width, label=name)
@@ -49,7 +37,7 @@ def grouped_bars_svg(groups: Sequence[str], series: Mapping[str, Sequence[float 
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=7, ncol=min(4, n))
     ax.grid(axis="y", alpha=0.3)
-    return _svg(fig)
+    return figure_svg(fig)
 
 
 def deltas_svg(turn_ids: Sequence[str], deltas: Sequence[float], *, ylabel: str) -> str:
@@ -57,7 +45,7 @@ def deltas_svg(turn_ids: Sequence[str], deltas: Sequence[float], *, ylabel: str)
     if not turn_ids:
         return ""
     pairs = sorted(zip(turn_ids, deltas, strict=True), key=lambda p: p[1])
-    fig, ax = plt.subplots(figsize=(max(7.5, 0.06 * len(pairs) + 3), 3.2))
+    fig, ax = subplots(figsize=(max(7.5, 0.06 * len(pairs) + 3), 3.2))
     colors = ["#e45756" if d < 0 else "#54a24b" for _, d in pairs]
     ax.bar(range(len(pairs)), [d for _, d in pairs], color=colors, width=0.9)
     ax.axhline(0, color="#333", lw=0.8)
@@ -68,14 +56,14 @@ def deltas_svg(turn_ids: Sequence[str], deltas: Sequence[float], *, ylabel: str)
         ax.set_xlabel(f"{len(pairs)} turns, sorted by difference")
     ax.set_ylabel(ylabel)
     ax.grid(axis="y", alpha=0.3)
-    return _svg(fig)
+    return figure_svg(fig)
 
 
 def history_svg(series: Mapping[str, Sequence[tuple[int, float]]], *, ylabel: str, invert: bool = False) -> str:
     """Lines over snapshots (x = snapshot index): nDCG@3 or rank of each run as judgments grew."""
     if not series:
         return ""
-    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    fig, ax = subplots(figsize=(7.5, 3.6))
     for name, points in series.items():
         if points:
             ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", ms=3, lw=1.2, label=name)
@@ -88,14 +76,14 @@ def history_svg(series: Mapping[str, Sequence[tuple[int, float]]], *, ylabel: st
     ax.grid(alpha=0.3)
     if len(series) <= 20:
         ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    return _svg(fig)
+    return figure_svg(fig)
 
 
 def stacked_share_svg(labels: Sequence[str], parts: Mapping[str, Sequence[float]], *, ylabel: str) -> str:
     """Stacked percentage bars (Table 13: judged/unjudged, or grade distribution of the formerly unjudged)."""
     if not labels or not parts:
         return ""
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.6 * len(labels) + 2.5), 3.4))
+    fig, ax = subplots(figsize=(max(5.0, 0.6 * len(labels) + 2.5), 3.4))
     bottom = [0.0] * len(labels)
     for name, vals in parts.items():
         ax.bar(range(len(labels)), vals, bottom=bottom, label=name)
@@ -103,4 +91,4 @@ def stacked_share_svg(labels: Sequence[str], parts: Mapping[str, Sequence[float]
     ax.set_xticks(range(len(labels)), list(labels), rotation=30, ha="right", fontsize=8)
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    return _svg(fig)
+    return figure_svg(fig)

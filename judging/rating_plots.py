@@ -2,25 +2,12 @@
 
 from __future__ import annotations
 
-import io
-from typing import Any
+import numpy as np
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+from ecast.plots import figure_svg, subplots
 
 SOURCE_NAMES = {"r": "from reformulated r_i", "m": "from manual m_i", "unknown": "source unknown"}
 GROUP_COLORS = {"poor": "#d9534f", "undecided": "#f0ad4e", "good": "#5cb85c"}
-
-
-def _svg(fig: Any) -> str:
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
-    plt.close(fig)
-    text = buf.getvalue()
-    return text[text.index("<svg") :]
 
 
 def label_boxplot_svg(labels: dict[str, list[int]], names: dict[str, str]) -> str:
@@ -28,7 +15,7 @@ def label_boxplot_svg(labels: dict[str, list[int]], names: dict[str, str]) -> st
     keys = [k for k in labels if labels[k]]
     if not keys:
         return ""
-    fig, ax = plt.subplots(figsize=(1.5 * len(keys) + 2, 3.4))
+    fig, ax = subplots(figsize=(1.5 * len(keys) + 2, 3.4))
     ax.boxplot([labels[k] for k in keys], showmeans=True, widths=0.5)
     ax.set_xticks(range(1, len(keys) + 1), [f"{names[k]}\n(n={len(labels[k])})" for k in keys], fontsize=8)
     ax.set_ylim(0.5, 5.5)
@@ -37,7 +24,7 @@ def label_boxplot_svg(labels: dict[str, list[int]], names: dict[str, str]) -> st
     for i, k in enumerate(keys, start=1):
         ax.text(i + 0.28, float(np.mean(labels[k])), f"{np.mean(labels[k]):.1f}", fontsize=7, va="center")
     ax.grid(axis="y", alpha=0.3)
-    return _svg(fig)
+    return figure_svg(fig)
 
 
 def source_bars_svg(groups: dict[str, dict[str, dict[str, int]]], names: dict[str, str]) -> str:
@@ -46,7 +33,7 @@ def source_bars_svg(groups: dict[str, dict[str, dict[str, int]]], names: dict[st
     if not keys:
         return ""
     sources = sorted({s for k in keys for s in groups[k]})
-    fig, ax = plt.subplots(figsize=(1.7 * len(keys) * max(1, len(sources) / 2) + 2, 3.6))
+    fig, ax = subplots(figsize=(1.7 * len(keys) * max(1, len(sources) / 2) + 2, 3.6))
     width = 0.8 / len(sources)
     for j, src in enumerate(sources):
         xs = np.arange(len(keys)) + j * width
@@ -63,4 +50,4 @@ def source_bars_svg(groups: dict[str, dict[str, dict[str, int]]], names: dict[st
     ax.set_ylabel("share of labelled items")
     ax.legend(fontsize=7, loc="lower right")
     ax.set_title(", ".join(f"{s} = {SOURCE_NAMES.get(s, s)}" for s in sources), fontsize=8)
-    return _svg(fig)
+    return figure_svg(fig)

@@ -83,14 +83,15 @@ def context_removal_rows(*, collection: Collection) -> list[dict[str, Any]]:
         },
     ]
     raw_by_turn = {tid: raw for tid, raw, _ in turns}
+    # One query for every job's CR outputs instead of one per job.
+    outputs: dict[int, list[tuple[str, str]]] = {}
+    for job_id, turn_id, details in GenerationTurn.objects.filter(
+        job__collection=collection, status=GenerationTurn.Status.DONE, turn_id__in=raw_by_turn
+    ).values_list("job_id", "turn_id", "details"):
+        if details.get("cr_of_manual"):
+            outputs.setdefault(job_id, []).append((details["cr_of_manual"], raw_by_turn[turn_id]))
     for job in GenerationJob.objects.filter(collection=collection).order_by("id"):
-        pairs = [
-            (d.get("cr_of_manual"), raw_by_turn[t])
-            for t, d in GenerationTurn.objects.filter(
-                job=job, status=GenerationTurn.Status.DONE, turn_id__in=raw_by_turn
-            ).values_list("turn_id", "details")
-            if d.get("cr_of_manual")
-        ]
+        pairs = outputs.get(job.pk, [])
         if pairs:
             cr = job.config.get("cr", {})
             label = f"CR {cr.get('backend')}" + (
