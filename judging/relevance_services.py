@@ -199,6 +199,38 @@ def _pool_fill(*, pool: Pool, runs: list[Run], turns: list[Turn] | None) -> None
     pool.save(update_fields=["stats"])
 
 
+def _pool_prepare(
+    *,
+    status: str,
+    collection: Collection,
+    qrels_version: QrelsVersion,
+    runs: Sequence[Run],
+    depth: int = 3,
+    turn_ids: Iterable[Any] | None = None,
+    name: str = "",
+    cluster_near_duplicates: bool = False,
+    created_by: Any = None,
+    cluster_threshold: float = 0.9,
+    assessors_per_pair: int = 1,
+    aggregation: str = "majority",
+) -> tuple[Pool, list[Run], list[Turn] | None]:
+    """Validate a pool request and store its row (no pairs yet); return the pool, its runs and its turns."""
+    options: dict[str, Any] = dict(
+        cluster_near_duplicates=cluster_near_duplicates,
+        cluster_threshold=cluster_threshold,
+        assessors_per_pair=assessors_per_pair,
+        aggregation=aggregation,
+    )
+    run_list, depth, turns = _pool_validate(
+        collection=collection, qrels_version=qrels_version, runs=runs, depth=depth, turn_ids=turn_ids, **options
+    )
+    pool = _pool_row(
+        collection=collection, qrels_version=qrels_version, runs=run_list, depth=depth, turns=turns, name=name,
+        created_by=created_by, status=status, **options,
+    )  # fmt: skip
+    return pool, run_list, turns
+
+
 @transaction.atomic
 def pool_create(
     *,
@@ -215,56 +247,23 @@ def pool_create(
     aggregation: str = "majority",
 ) -> Pool:
     """Pool the top-``depth`` passages per turn of ``runs`` that ``qrels_version`` has not judged (synchronously)."""
-    options: dict[str, Any] = dict(
-        cluster_near_duplicates=cluster_near_duplicates,
-        cluster_threshold=cluster_threshold,
-        assessors_per_pair=assessors_per_pair,
-        aggregation=aggregation,
-    )
-    run_list, depth, turns = _pool_validate(
-        collection=collection, qrels_version=qrels_version, runs=runs, depth=depth, turn_ids=turn_ids, **options
-    )
-    pool = _pool_row(
-        collection=collection, qrels_version=qrels_version, runs=run_list, depth=depth, turns=turns, name=name,
-        created_by=created_by, status=Pool.Status.OPEN, **options,
+    pool, run_list, turns = _pool_prepare(
+        status=Pool.Status.OPEN, collection=collection, qrels_version=qrels_version, runs=runs, depth=depth,
+        turn_ids=turn_ids, name=name, cluster_near_duplicates=cluster_near_duplicates, created_by=created_by,
+        cluster_threshold=cluster_threshold, assessors_per_pair=assessors_per_pair, aggregation=aggregation,
     )  # fmt: skip
     _pool_fill(pool=pool, runs=run_list, turns=turns)
     return pool
 
 
-def pool_create_start(
-    *,
-    collection: Collection,
-    qrels_version: QrelsVersion,
-    runs: Sequence[Run],
-    depth: int = 3,
-    turn_ids: Iterable[Any] | None = None,
-    name: str = "",
-    cluster_near_duplicates: bool = False,
-    created_by: Any = None,
-    cluster_threshold: float = 0.9,
-    assessors_per_pair: int = 1,
-    aggregation: str = "majority",
-) -> Pool:
-    """Validate a pool request, store the pool as "building" and let the worker compute its pairs.
+def pool_create_start(**request: Any) -> Pool:
+    """Like ``pool_create`` (same arguments), but store the pool as "building" and let the worker fill it.
 
     Deep pools over many runs (and near-duplicate clustering) take long, so pages and the API never build them
-    inside the request. Invalid requests fail here, before anything is stored.
+    inside the request. Invalid requests fail here, before anything is stored or queued.
     """
-    options: dict[str, Any] = dict(
-        cluster_near_duplicates=cluster_near_duplicates,
-        cluster_threshold=cluster_threshold,
-        assessors_per_pair=assessors_per_pair,
-        aggregation=aggregation,
-    )
     with transaction.atomic():
-        run_list, depth, turns = _pool_validate(
-            collection=collection, qrels_version=qrels_version, runs=runs, depth=depth, turn_ids=turn_ids, **options
-        )
-        pool = _pool_row(
-            collection=collection, qrels_version=qrels_version, runs=run_list, depth=depth, turns=turns, name=name,
-            created_by=created_by, status=Pool.Status.BUILDING, **options,
-        )  # fmt: skip
+        pool, _, _ = _pool_prepare(status=Pool.Status.BUILDING, **request)
     from judging.relevance_tasks import pool_build_task  # the tasks module imports this one
 
     # Queued after the commit above, so the worker always finds the row.

@@ -484,7 +484,7 @@ def parse_passages_tsv(text: str, *, file: str, progress: Progress = None) -> Pa
             continue
         pid, body = line.split("\t", 1)
         _add_passage(p, seen, n, pid.strip(), body.strip())
-    p.counts = {"passages": len(p.records)}
+    p.counts["passages"] = len(p.records)
     return p
 
 

@@ -154,3 +154,9 @@ def test_the_reader_checks_the_size_limit_before_reading_and_gunzips(tmp_path):
     with pytest.raises(ImportFailed) as exc:
         read_text(latin)
     assert exc.value.errors[0]["line"] == 2
+
+
+def test_a_passage_tsv_counts_repeated_ids_in_its_report():
+    parsed = parsers.parse_passages_tsv("P1\tfirst\nP2\tsecond\nP1\tagain\n", file="p.tsv")
+    assert [r[1] for r in parsed.records] == ["P1", "P2"]
+    assert parsed.counts == {"passages": 2, "duplicates": 1}
