@@ -2,7 +2,7 @@
 
 1. Intuitiveness Test for all 21 pairs of the 7 complex metrics + Metric Unanimity of each, simple metrics
    p + strec + ttime, all 10 iterations pooled (21 runs → 210 run pairs × 530 topic-iterations): vectorised
-   (evaluation.metaeval) against a straightforward nested-loop version written here (loops over run pairs and
+   (evaluation.analyses.metaeval) against a straightforward nested-loop version written here (loops over run pairs and
    topics, like the authors' reference code) in the same run; the two must give identical counts.
 2. The full default analysis (5 dimension sets × iteration groups 1, 3, 10, All) — vectorised only.
 3. A synthetic 30 runs × 200 topics × 10 metrics table (5 complex, 5 simple) — vectorised only.
@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 SHARED = Path(os.environ.get("ECAST_SHARED_DATA", REPO.parent / "shared" / "data"))
 
-from evaluation import metaeval as me  # noqa: E402
+from evaluation.analyses import metaeval as me  # noqa: E402
 
 SIMPLE = ["p", "strec", "ttime"]
 

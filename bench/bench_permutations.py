@@ -1,6 +1,6 @@
 """Benchmark of the permutation analyses. Prints figures and ratios; asserts nothing about time.
 
-1. ANOVA MD1 from group means (evaluation.anova) on 10k rows (20 topics × 100 perms × 5 systems) against
+1. ANOVA MD1 from group means (evaluation.permutations.anova) on 10k rows (20 topics × 100 perms × 5 systems) against
    statsmodels' nested OLS fits in the same run (ratio), and on 400k rows (200 × 100 × 20) alone (+ Tukey HSD).
 2. Exact counts + 100 sampled orders for the 20 judged CAsT 2019 conversations (Mele et al. labels).
 3. A full experiment on the CAsT 2020 demo collection (or an equivalent built from ../shared/data): every available
@@ -43,7 +43,7 @@ def part_anova() -> None:
     import statsmodels.formula.api as smf
     from statsmodels.stats.anova import anova_lm
 
-    from evaluation import anova
+    from evaluation.permutations import anova
 
     small = synthetic(20, 100, 5)
     anova.md1(small)  # warm-up (imports, first-call overheads)
@@ -80,7 +80,7 @@ def part_anova() -> None:
 
 
 def part_sampling() -> None:
-    from evaluation import permutations as P
+    from evaluation.permutations import orders as P
 
     path = SHARED / "utterance_labels" / "mele2021_test_set.tsv"
     t0 = time.perf_counter()
@@ -118,10 +118,10 @@ def part_experiment() -> None:
     dj_settings.MIGRATION_MODULES = {a.label: None for a in apps.get_app_configs()}
     call_command("migrate", run_syncdb=True, verbosity=0)
     from ecast.models import Collection
-    from evaluation import permutation_services as svc
-    from evaluation import permutations_demo as demo
     from evaluation.models import PermutationExperiment
-    from evaluation.retrieval import available_systems
+    from evaluation.permutations import demo
+    from evaluation.permutations import services as svc
+    from evaluation.permutations.retrieval import available_systems
 
     coll = Collection.objects.filter(name=demo.DEMO_COLLECTION).first()
     if coll is None or not coll.conversations.exists():

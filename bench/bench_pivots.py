@@ -1,7 +1,7 @@
 """Benchmark of the pivot analysis (González Sáez et al. 2021) on the CLEF eHealth 2018 runs.
 
 50 random 50/50 topic splits × 9 pivots × 6 metrics (AP, Rprec, Bpref, RR, nDCG@10, P@10): consistency and
-correctness, vectorised (evaluation.pivots) against a straightforward nested-loop version written here
+correctness, vectorised (evaluation.analyses.pivots) against a straightforward nested-loop version written here
 (per metric, split, pivot: Python means, scipy.stats.pearsonr and kendalltau) in the same run. Both must agree.
 Prints figures and the ratio; asserts nothing about time.
 
@@ -23,7 +23,7 @@ sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ecast.settings")
 SHARED = Path(os.environ.get("ECAST_SHARED_DATA", REPO.parent / "shared" / "data"))
 
-from evaluation import pivots  # noqa: E402
+from evaluation.analyses import pivots  # noqa: E402
 from tests.evaluation.analyses.clef_data import clef_matrices  # noqa: E402
 
 

@@ -4,8 +4,8 @@ Creates a scratch database (Django's test-database machinery: PostgreSQL "test_<
 in-memory SQLite otherwise), fills it with synthetic data — 1,000 turns, a pool of N pairs, one assessor judgment
 per pair, a derived qrels version holding the N assessed rows — and measures:
 
-- export: ``judging.relevance_selectors.qrels_export_rows`` (server-side iterators, turn-by-turn merge with the
-  judgments, re-aggregation) written by ``judging.qrels_export.write_qrels`` to a file;
+- export: ``judging.relevance.selectors.qrels_export_rows`` (server-side iterators, turn-by-turn merge with the
+  judgments, re-aggregation) written by ``judging.relevance.qrels_export.write_qrels`` to a file;
 - baseline: the same N rows, already in an in-memory Python list, written with ``csv.writer`` (space delimited).
 
 Seconds are the best of 3 runs without tracing; peak memory is measured in a separate run under tracemalloc
@@ -44,8 +44,8 @@ from django.test.utils import setup_test_environment  # noqa: E402
 from ecast.models import Collection, Conversation, Turn  # noqa: E402
 from evaluation.models import Qrel, QrelsVersion, Run  # noqa: E402
 from judging.models import AssessorAssignment, AssessorJudgment, Pool, PoolPair  # noqa: E402
-from judging.qrels_export import write_qrels  # noqa: E402
-from judging.relevance_selectors import qrels_export_rows  # noqa: E402
+from judging.relevance.qrels_export import write_qrels  # noqa: E402
+from judging.relevance.selectors import qrels_export_rows  # noqa: E402
 
 TOPICS, TURNS_PER_TOPIC = 100, 10
 

@@ -94,7 +94,7 @@ def seed_data(n_items: int, n_raters: int, n: int) -> tuple[int, list[str]]:
 
     from ecast.models import Collection, Conversation, Paraphrase, Turn
     from ecast.permissions import RATER
-    from judging import services
+    from judging.rating import services
 
     coll = Collection.objects.create(name="Bench", year=2020)
     turns_per_topic = 10

@@ -1,3 +1,5 @@
-from ecast.celery import app as celery_app
+"""ecast: the project package and the dataset domain.
 
-__all__ = ("celery_app",)
+Importing it loads neither Django nor Celery, so the plain-Python pipeline modules (``ecast.pipeline``) stay light;
+the Celery application lives in ``ecast.celery`` and is loaded by ``EcastConfig.ready()``.
+"""

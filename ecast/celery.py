@@ -1,4 +1,7 @@
-"""Celery application: Redis when REDIS_URL is set, otherwise a broker in a local SQLite file."""
+"""Celery application: Redis when REDIS_URL is set, otherwise a broker in a local SQLite file.
+
+Start a worker with ``celery -A ecast.celery worker``. Tasks live in each feature package's ``tasks`` module.
+"""
 
 import os
 
@@ -6,6 +9,17 @@ from celery import Celery
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ecast.settings")
 
+# Every package with a ``tasks`` module; the worker imports them at start, the web process in EcastConfig.ready().
+TASK_PACKAGES = [
+    "ecast.imports",
+    "ecast.generation",
+    "judging.rating",
+    "judging.relevance",
+    "evaluation",
+    "evaluation.permutations",
+    "evaluation.analyses",
+]
+
 app = Celery("ecast")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks()
+app.conf.imports = [f"{package}.tasks" for package in TASK_PACKAGES]

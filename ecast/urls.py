@@ -16,8 +16,8 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("ecast.urls_dataset")),
-    path("", include("ecast.urls_imports")),
-    path("", include("ecast.urls_generation")),
+    path("", include("ecast.imports.urls")),
+    path("", include("ecast.generation.urls")),
     path("", include("judging.urls")),
     path("", include("evaluation.urls")),
 ]

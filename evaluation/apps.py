@@ -6,9 +6,9 @@ class EvaluationConfig(AppConfig):
     name = "evaluation"
 
     def ready(self) -> None:
-        import evaluation.analysis_tasks  # noqa: F401 - connects the analyses' debounced recompute
-        import evaluation.score_tasks  # noqa: F401 - stored scores: registers the recompute tasks
-        from evaluation import permutation_tasks  # noqa: F401 - connects the permutation rescore receiver
-        from evaluation.receivers import connect as connect_score_receivers
+        import evaluation.analyses.tasks  # noqa: F401 - connects the analyses' debounced recompute
+        import evaluation.tasks  # noqa: F401 - stored scores: registers the recompute tasks
+        from evaluation.permutations import tasks as permutation_tasks  # noqa: F401 - connects the permutation rescore receiver
+        from evaluation.recompute import connect as connect_score_receivers
 
         connect_score_receivers()  # stored scores: live recompute on judgments, evaluation of new runs

@@ -189,7 +189,7 @@ def leaderboard_snapshot_create(
 
 
 def _enqueue(job: EvaluationJob) -> None:
-    from evaluation.score_tasks import evaluation_job_run_task
+    from evaluation.tasks import evaluation_job_run_task
 
     transaction.on_commit(lambda: evaluation_job_run_task.delay(job.pk))
 
@@ -274,7 +274,7 @@ def _debounce_key(version_id: int) -> str:
 
 def dirty_turns_mark(*, version_id: int, turn_ids: Iterable[int]) -> bool:
     """Remember changed turns and schedule one drain after the debounce window; True if a task was scheduled."""
-    from evaluation.score_tasks import dirty_turns_drain_task
+    from evaluation.tasks import dirty_turns_drain_task
 
     pks = sorted(set(int(t) for t in turn_ids))
     if not QrelsVersion.objects.filter(pk=version_id).exists():

@@ -3,11 +3,11 @@
 from django.urls import include, path
 
 from evaluation import apis, views
-from evaluation import robustness_views as rviews
+from evaluation.robustness import views as rviews
 
 urlpatterns: list = [
-    path("", include("evaluation.urls_permutations")),
-    path("", include("evaluation.urls_analyses")),
+    path("", include("evaluation.permutations.urls")),
+    path("", include("evaluation.analyses.urls")),
     # Stored scores: leaderboard (live), runs, comparison, history, robustness (ECAsT Tables 11/13/14).
     path("evaluation/", views.leaderboard, name="evaluation-leaderboard"),
     path("evaluation/recompute/", views.recompute, name="evaluation-recompute"),
@@ -24,7 +24,6 @@ urlpatterns: list = [
     path("evaluation/history/", views.history, name="evaluation-history"),
     path("evaluation/jobs/<int:pk>/", views.job_status, name="evaluation-job"),
     path("evaluation/robustness/", rviews.robustness, name="evaluation-robustness"),
-    path("evaluation/robustness/pool/", rviews.robustness_pool, name="evaluation-robustness-pool"),
     path(
         "evaluation/robustness/<str:table>.<str:fmt>",
         rviews.robustness_export,

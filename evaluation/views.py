@@ -21,7 +21,7 @@ from evaluation import metrics, stats
 from evaluation import selectors as sel
 from evaluation import services as svc
 from evaluation.models import EvaluationJob, QrelsVersion, Run
-from evaluation.score_plots import bars_svg, deltas_svg, history_svg
+from evaluation.plots import bars_svg, deltas_svg, history_svg
 
 SHOWN = ["nDCG@3", "nDCG@10", "AP", "R@1000", "Bpref", "infAP", "RR", "P@3", "Judged@3"]
 

@@ -1,6 +1,6 @@
 from django.urls import include, path
 
 urlpatterns: list = [
-    path("", include("judging.urls_rating")),
-    path("", include("judging.urls_relevance")),
+    path("", include("judging.rating.urls")),
+    path("", include("judging.relevance.urls")),
 ]

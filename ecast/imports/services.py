@@ -18,9 +18,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from ecast.imports import writers, writers_eval
+from ecast.imports import writers
 from ecast.imports.errors import ImportFailed, row_error
 from ecast.models import Collection, ImportJob, TestSet
+from evaluation import importers as writers_eval
 
 log = logging.getLogger(__name__)
 

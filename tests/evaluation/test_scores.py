@@ -84,7 +84,7 @@ def test_a_burst_of_judgments_schedules_one_drain(django_capture_on_commit_callb
     from django.core.cache import cache
 
     cache.delete(services._debounce_key(version.pk))
-    with mock.patch("evaluation.score_tasks.dirty_turns_drain_task.apply_async") as sched:
+    with mock.patch("evaluation.tasks.dirty_turns_drain_task.apply_async") as sched:
         with django_capture_on_commit_callbacks(execute=True):
             for t in (t1, t2, t1, t2, t1):
                 events.qrels_changed(version_id=version.pk, turn_ids=[t.pk])

@@ -32,11 +32,11 @@ DEMO_ACCOUNTS = [
 # Feature demo modules, loaded in this order when importable; each exposes an idempotent load(stdout=...).
 DEMO_MODULES = [
     "ecast.generation.demo",
-    "judging.demo",
-    "judging.relevance_demo",
+    "judging.rating.demo",
+    "judging.relevance.demo",
     "evaluation.demo",
-    "evaluation.permutations_demo",
-    "evaluation.analyses_demo",
+    "evaluation.permutations.demo",
+    "evaluation.analyses.demo",
 ]
 RUNS = [
     ("decaf_exp1_81-83.run", "decaf-exp1", "DECAF exp1: T5 rewriter + BM25 (automatic topics), top 100"),

@@ -7,8 +7,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from ecast.models import Collection
-from judging import selectors
-from judging.rating_crowd import CrowdImportError, crowd_campaign_import
+from judging.rating import selectors
+from judging.rating.crowd import CrowdImportError, crowd_campaign_import
 
 
 class Command(BaseCommand):

@@ -9,7 +9,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from evaluation import analysis_services as services
+from evaluation.analyses.services import common as services
 from evaluation.models import MetaEvaluation, PivotAnalysis
 from tests.evaluation.analyses.helpers import collection_with_qrels, make_run
 

@@ -8,8 +8,8 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from ecast.models import Turn
-from evaluation import analysis_services as services
 from evaluation import events
+from evaluation.analyses.services import common as services
 from evaluation.models import (
     CalibrationReport,
     MetaEvaluation,
@@ -254,7 +254,7 @@ def test_stochastic_system_gain_curve(django_capture_on_commit_callbacks):
 
 
 def test_the_demo_loader_builds_and_computes_analyses_idempotently(shared_data):
-    from evaluation import analyses_demo
+    from evaluation.analyses import demo as analyses_demo
 
     coll, version = collection_with_qrels(n_topics=2, name=analyses_demo.DEMO_COLLECTION)
     for i, q in enumerate([1.2, 0.8, 0.3]):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evaluation import calibration as cal
+from evaluation.analyses import calibration as cal
 
 
 def test_ece_weights_each_bucket_gap_by_its_size():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ecast.models import Collection
-from evaluation import analysis_services as services
+from evaluation.analyses.services import common as services
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from evaluation import metaeval as me
+from evaluation.analyses import metaeval as me
 
 # 3 runs × 3 topics; complex c1, c2; simple s. Hand-worked pairs (r1 − r2):
 # t1 AB: c1 +.1 c2 −.1 s +.8 → disagree, c1 correct | t1 AC, t1 BC agree

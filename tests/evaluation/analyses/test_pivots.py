@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evaluation import pivots
+from evaluation.analyses import pivots
 
 # 4 systems × 4 topics; EE1 = topics {0, 1}, EE2 = topics {2, 3}.
 SCORES = np.array(

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from evaluation import session_metrics as sm
+from evaluation.analyses import session_metrics as sm
 
 # Subtopics s1..s3 (weights 1/3), grades /4. Session: iteration 1 = [a, x], iteration 2 = [b, c]; d unretrieved.
 QRELS = {"a": {"s1": 4}, "b": {"s1": 2, "s2": 2}, "c": {"s2": 2}, "d": {"s2": 4, "s3": 2}}
@@ -73,7 +73,7 @@ def test_alpha_ndcg_via_ir_measures_pyndeval():
 def test_session_metric_table_feeds_the_meta_evaluation():
     import pandas as pd
 
-    from evaluation import metaeval
+    from evaluation.analyses import metaeval
 
     sessions = {
         "good": {"t1": [["a", "b"], ["d", "c"]], "t2": [["d", "a"]]},

@@ -9,7 +9,7 @@ import statsmodels.formula.api as smf
 from scipy.stats import f as f_dist
 from statsmodels.stats.anova import anova_lm
 
-from evaluation import anova
+from evaluation.permutations import anova
 
 
 def make_frame(perms_per_topic, systems=("A", "B", "C"), seed=0):

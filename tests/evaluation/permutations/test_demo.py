@@ -5,8 +5,8 @@ import io
 import pytest
 
 from ecast.models import Passage
-from evaluation import permutations_demo
 from evaluation.models import PermutationExperiment, PermutationResult
+from evaluation.permutations import demo as permutations_demo
 
 pytestmark = pytest.mark.django_db
 

@@ -5,11 +5,11 @@ import json
 import pytest
 from django.core.exceptions import ValidationError
 
-from evaluation import permutation_selectors as sel
-from evaluation import permutation_services as svc
 from evaluation.events import qrels_changed
 from evaluation.models import Permutation, PermutationExperiment, PermutationQuery, PermutationResult, Qrel
-from evaluation.permutation_runs import permutation_run_import
+from evaluation.permutations import selectors as sel
+from evaluation.permutations import services as svc
+from evaluation.permutations.runs import permutation_run_import
 
 from .helpers import labelled_collection
 
@@ -195,7 +195,7 @@ def test_a_run_without_a_permutation_id_or_for_another_topic_is_refused(tmp_path
 
 
 def test_the_rewrite_system_gets_the_history_in_the_permuted_order(monkeypatch):
-    from evaluation import retrieval
+    from evaluation.permutations import retrieval
 
     seen = []
 
@@ -210,7 +210,7 @@ def test_the_rewrite_system_gets_the_history_in_the_permuted_order(monkeypatch):
 
 
 def test_an_unavailable_rewrite_backend_is_refused_clearly(monkeypatch):
-    from evaluation import retrieval
+    from evaluation.permutations import retrieval
 
     monkeypatch.setattr(retrieval, "rewrite_backend", lambda: None)
     coll, version = labelled_collection()

@@ -43,7 +43,7 @@ def test_keys_label_turns_save_them_and_draw_the_forest(browser, live_server, ad
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
 def test_the_report_page_draws_figures_and_filters_systems(browser, live_server, admin_user, settings, tmp_path):
-    from evaluation import permutation_services as svc
+    from evaluation.permutations import services as svc
 
     settings.ECAST_CACHE_DIR = tmp_path
     coll, version = labelled_collection()

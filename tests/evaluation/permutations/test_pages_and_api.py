@@ -6,8 +6,8 @@ import io
 import pytest
 from django.urls import reverse
 
-from evaluation import permutation_services as svc
 from evaluation.models import Permutation, UtteranceLabel
+from evaluation.permutations import services as svc
 from tests import factories
 
 from .helpers import labelled_collection

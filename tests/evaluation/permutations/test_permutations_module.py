@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluation import permutations as P
+from evaluation.permutations import orders as P
 
 
 def brute_force(labels):

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from evaluation import permutation_services as svc
 from evaluation.models import PermutationExperiment, PermutationResult
+from evaluation.permutations import services as svc
 
 from .helpers import labelled_collection
 

@@ -6,8 +6,8 @@ from django.contrib.auth.models import Group, User
 
 from ecast.models import Collection, Passage, Turn
 from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
-from judging import relevance_services as services
 from judging.models import Pool
+from judging.relevance import services
 
 
 def turn(coll: Collection, turn_id: str) -> Turn:

@@ -134,7 +134,7 @@ def test_the_openapi_schema_covers_the_relevance_api_without_warnings(capsys):
 def test_the_pairs_page_and_api_show_every_assessors_grade_and_filter_disagreements(
     small_collection, admin_client, admin_api, assessor
 ):
-    from judging import relevance_services as services
+    from judging.relevance import services
 
     pool, _ = helpers.standard_pool(small_collection, assessors_per_pair=2)
     other = helpers.assessor_user("assessor2")

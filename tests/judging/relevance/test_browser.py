@@ -27,7 +27,7 @@ def test_an_assessor_judges_a_topic_with_the_keyboard(browser, live_server, asse
     )
     original = helpers.qrels(coll, {"81_1": {"p0": 2}})
     run = helpers.run(coll, "A", {"81_1": ["p0", "p1", "p2"], "81_2": ["p3"]})
-    from judging import relevance_services as services
+    from judging.relevance import services
 
     services.pool_create(collection=coll, qrels_version=original, runs=[run], name="Browser pool")
 

@@ -8,8 +8,8 @@ import threading
 import pytest
 from django.db import connection, connections
 
-from judging import relevance_services as services
 from judging.models import AssessorAssignment, AssessorJudgment, PoolPair
+from judging.relevance import services
 from tests.judging.relevance import helpers
 
 

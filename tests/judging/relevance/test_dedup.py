@@ -2,7 +2,7 @@
 
 import pytest
 
-from judging import dedup
+from judging.relevance import dedup
 
 
 def test_normalise_folds_case_accents_and_punctuation():

@@ -8,8 +8,8 @@ import pytest
 
 from ecast.models import Collection, Conversation, Passage, Turn
 from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
-from judging import relevance_demo
 from judging.models import AssessorAssignment, Pool, PoolPair
+from judging.relevance import demo as relevance_demo
 
 DEMO = Path(__file__).resolve().parents[3] / "ecast" / "demo"
 

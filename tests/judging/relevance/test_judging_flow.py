@@ -5,8 +5,8 @@ from django.core.exceptions import ValidationError
 
 from evaluation.events import qrels_version_changed
 from evaluation.models import Qrel
-from judging import relevance_services as services
 from judging.models import AssessorJudgment, PoolPair
+from judging.relevance import services
 from tests.judging.relevance import helpers
 
 

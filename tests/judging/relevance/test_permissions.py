@@ -3,8 +3,8 @@
 import pytest
 from django.urls import reverse
 
-from judging import relevance_services as services
 from judging.models import AssessorJudgment, PoolPair
+from judging.relevance import services
 from tests.judging.relevance import helpers
 
 

@@ -3,8 +3,8 @@
 import pytest
 from django.core.exceptions import ValidationError
 
-from judging import relevance_services as services
 from judging.models import PoolPair
+from judging.relevance import services
 from tests import factories
 from tests.judging.relevance import helpers
 

@@ -6,10 +6,9 @@ import json
 import ir_measures
 import pytest
 
-from judging import relevance_selectors as selectors
-from judging import relevance_services as services
 from judging.models import PoolPair
-from judging.qrels_export import aggregate, write_qrels
+from judging.relevance import selectors, services
+from judging.relevance.qrels_export import aggregate, write_qrels
 from tests.judging.relevance import helpers
 
 

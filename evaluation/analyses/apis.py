@@ -1,0 +1,268 @@
+"""REST API of the analyses (admin token): create pivot / meta-evaluation / calibration / stochastic analyses,
+read status and results, and the cross-EE comparison tool."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ecast.models import Collection
+from ecast.permissions import IsAdmin
+from evaluation.analyses import calibration as cal
+from evaluation.analyses import pivots
+from evaluation.analyses.selectors import ANALYSIS_MODELS
+from evaluation.analyses.services import common as services
+from evaluation.models import QrelsVersion, Run
+
+
+class AnalysisOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    collection = serializers.IntegerField(source="collection_id")
+    qrels_version = serializers.CharField(source="qrels_version.name", allow_null=True, default=None)
+    parameters = serializers.JSONField()
+    status = serializers.CharField()
+    progress_done = serializers.IntegerField()
+    progress_total = serializers.IntegerField()
+    error = serializers.CharField()
+    computed_at = serializers.DateTimeField(allow_null=True)
+    results = serializers.JSONField()
+
+
+def _error_response(exc: ValidationError) -> Response:
+    detail = exc.message_dict if hasattr(exc, "message_dict") else {"non_field_errors": exc.messages}
+    return Response(detail, status=status.HTTP_400_BAD_REQUEST)
+
+
+def _collection(pk: int) -> Collection:
+    return get_object_or_404(Collection, pk=pk)
+
+
+def _runs(collection: Collection, ids: list[int]) -> list[Run]:
+    runs = list(Run.objects.filter(pk__in=ids))
+    missing = set(ids) - {r.pk for r in runs}
+    if missing:
+        raise ValidationError({"runs": f"unknown run id(s): {', '.join(map(str, sorted(missing)))}"})
+    return runs
+
+
+def _version(pk: int | None) -> QrelsVersion | None:
+    if pk is None:
+        return None
+    try:
+        return QrelsVersion.objects.get(pk=pk)
+    except QrelsVersion.DoesNotExist as exc:
+        raise ValidationError({"qrels_version": f"unknown qrels version id {pk}"}) from exc
+
+
+class _AdminApi(APIView):
+    permission_classes = [IsAuthenticated, IsAdmin]
+
+
+class PivotAnalysisCreateApi(_AdminApi):
+    class InputSerializer(serializers.Serializer):
+        collection = serializers.IntegerField()
+        runs = serializers.ListField(child=serializers.IntegerField(), min_length=3)
+        qrels_version = serializers.IntegerField(required=False, allow_null=True)
+        metrics = serializers.ListField(child=serializers.CharField(), default=list(pivots.DEFAULT_METRICS))
+        n_splits = serializers.IntegerField(default=pivots.DEFAULT_SPLITS, min_value=1, max_value=1000)
+        seed = serializers.IntegerField(default=0)
+        ee_kind = serializers.ChoiceField(choices=list(services.EE_KINDS), default="splits")
+        qrels_versions = serializers.ListField(child=serializers.IntegerField(), default=list)
+        name = serializers.CharField(required=False, allow_blank=True, default="")
+        auto_recompute = serializers.BooleanField(default=True)
+
+    @extend_schema(request=InputSerializer, responses={201: AnalysisOutputSerializer}, summary="Start a pivot analysis")
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        d: dict[str, Any] = data.validated_data
+        collection = _collection(d["collection"])
+        try:
+            obj = services.pivot_analysis_create(
+                collection=collection,
+                runs=_runs(collection, d["runs"]),
+                qrels_version=_version(d.get("qrels_version")),
+                metrics=d["metrics"],
+                n_splits=d["n_splits"],
+                seed=d["seed"],
+                ee_kind=d["ee_kind"],
+                qrels_versions=[v for v in (_version(i) for i in d["qrels_versions"]) if v is not None],
+                name=d["name"],
+                auto_recompute=d["auto_recompute"],
+                created_by=request.user,
+            )
+        except ValidationError as exc:
+            return _error_response(exc)
+        obj.refresh_from_db()
+        return Response(AnalysisOutputSerializer(obj).data, status=status.HTTP_201_CREATED)
+
+
+class MetaEvaluationCreateApi(_AdminApi):
+    parser_classes = [MultiPartParser, FormParser, JSONParser]
+
+    class InputSerializer(serializers.Serializer):
+        collection = serializers.IntegerField()
+        complex_metrics = serializers.ListField(child=serializers.CharField(), min_length=2)
+        dimensions = serializers.JSONField(help_text='{"Rel": ["p"], "Rel+Div": ["p", "strec"]}')
+        upload = serializers.FileField(required=False)
+        runs = serializers.ListField(child=serializers.IntegerField(), default=list)
+        qrels_version = serializers.IntegerField(required=False, allow_null=True)
+        depth = serializers.IntegerField(default=10, min_value=1)
+        lengths = serializers.FileField(required=False, help_text="TSV passage_id<TAB>length in words")
+        name = serializers.CharField(required=False, allow_blank=True, default="")
+
+    @extend_schema(
+        request={"multipart/form-data": InputSerializer, "application/json": InputSerializer},
+        responses={201: AnalysisOutputSerializer},
+        summary="Start a meta-evaluation (upload a per-topic table, or use the app's scores of runs)",
+    )
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        d: dict[str, Any] = data.validated_data
+        collection = _collection(d["collection"])
+        dims = d["dimensions"]
+        if not isinstance(dims, dict):
+            return Response({"dimensions": ["a JSON object {name: [simple metrics]}"]}, status=400)
+        upload = d.get("upload")
+        try:
+            obj = services.meta_evaluation_create(
+                collection=collection,
+                complex_metrics=d["complex_metrics"],
+                dimensions=dims,
+                upload=upload,
+                upload_name=upload.name if upload is not None else "table.csv",
+                runs=_runs(collection, d["runs"]) if upload is None else [],
+                qrels_version=_version(d.get("qrels_version")),
+                depth=d["depth"],
+                lengths_upload=d.get("lengths"),
+                lengths_name=d["lengths"].name if d.get("lengths") else "lengths.tsv",
+                name=d["name"],
+                created_by=request.user,
+            )
+        except ValidationError as exc:
+            return _error_response(exc)
+        obj.refresh_from_db()
+        return Response(AnalysisOutputSerializer(obj).data, status=status.HTTP_201_CREATED)
+
+
+class CalibrationReportCreateApi(_AdminApi):
+    class InputSerializer(serializers.Serializer):
+        run = serializers.IntegerField()
+        qrels_version = serializers.IntegerField()
+        normalisation = serializers.ChoiceField(choices=list(cal.NORMALISATIONS), default="none")
+        depth = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+        n_buckets = serializers.IntegerField(default=10, min_value=2, max_value=100)
+
+    @extend_schema(
+        request=InputSerializer, responses={201: AnalysisOutputSerializer}, summary="Start a calibration report"
+    )
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        d: dict[str, Any] = data.validated_data
+        run = get_object_or_404(Run, pk=d["run"])
+        try:
+            obj = services.calibration_report_create(
+                run=run,
+                qrels_version=_version(d["qrels_version"]),
+                normalisation=d["normalisation"],
+                depth=d.get("depth"),
+                n_buckets=d["n_buckets"],
+                created_by=request.user,
+            )
+        except ValidationError as exc:
+            return _error_response(exc)
+        obj.refresh_from_db()
+        return Response(AnalysisOutputSerializer(obj).data, status=status.HTTP_201_CREATED)
+
+
+class StochasticSystemCreateApi(_AdminApi):
+    class InputSerializer(serializers.Serializer):
+        collection = serializers.IntegerField()
+        runs = serializers.ListField(child=serializers.IntegerField(), min_length=2)
+        qrels_version = serializers.IntegerField()
+        b_values = serializers.ListField(child=serializers.FloatField(), default=list(services.DEFAULT_B_VALUES))
+        measure = serializers.CharField(default="nDCG@3")
+        depth = serializers.IntegerField(default=100, min_value=1)
+        name = serializers.CharField(required=False, allow_blank=True, default="")
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={201: AnalysisOutputSerializer},
+        summary="Group sample runs as a stochastic system",
+    )
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        d: dict[str, Any] = data.validated_data
+        collection = _collection(d["collection"])
+        try:
+            obj = services.stochastic_system_create(
+                collection=collection,
+                runs=_runs(collection, d["runs"]),
+                qrels_version=_version(d["qrels_version"]),
+                b_values=d["b_values"],
+                measure=d["measure"],
+                depth=d["depth"],
+                name=d["name"],
+                created_by=request.user,
+            )
+        except ValidationError as exc:
+            return _error_response(exc)
+        obj.refresh_from_db()
+        return Response(AnalysisOutputSerializer(obj).data, status=status.HTTP_201_CREATED)
+
+
+class AnalysisDetailApi(_AdminApi):
+    @extend_schema(
+        responses={200: AnalysisOutputSerializer},
+        parameters=[OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(ANALYSIS_MODELS))],
+        summary="Status, parameters, qrels version, computed_at and results of an analysis",
+    )
+    def get(self, request: Request, kind: str, pk: int) -> Response:
+        if kind not in ANALYSIS_MODELS:
+            raise Http404("unknown analysis kind")
+        obj = get_object_or_404(ANALYSIS_MODELS[kind].objects.select_related("qrels_version"), pk=pk)
+        return Response(AnalysisOutputSerializer(obj).data)
+
+
+class PivotCompareApi(_AdminApi):
+    class InputSerializer(serializers.Serializer):
+        metric = serializers.CharField()
+        pivot = serializers.CharField()
+        choices = serializers.DictField(child=serializers.CharField(), help_text="{system: evaluation environment}")
+
+    class OutputSerializer(serializers.Serializer):
+        metric = serializers.CharField()
+        pivot = serializers.CharField()
+        ranking = serializers.ListField(child=serializers.DictField())
+        consistency = serializers.DictField()
+        correctness = serializers.DictField()
+
+    @extend_schema(
+        request=InputSerializer, responses={200: OutputSerializer}, summary="Cross-EE ranking through a pivot"
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        d: dict[str, Any] = data.validated_data
+        obj = get_object_or_404(ANALYSIS_MODELS["pivots"], pk=pk)
+        if not obj.results:
+            return Response({"detail": "This analysis has no results yet."}, status=status.HTTP_409_CONFLICT)
+        try:
+            out = services.pivot_cross_ee(analysis=obj, metric=d["metric"], pivot=d["pivot"], choices=d["choices"])
+        except ValidationError as exc:
+            return _error_response(exc)
+        return Response(self.OutputSerializer(out).data)

@@ -1,0 +1,140 @@
+"""CSV/JSON downloads of the analyses: one table per CSV, everything (with parameters and qrels version) in JSON."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from django.http import Http404, HttpRequest, HttpResponse
+
+from ecast.permissions import admin_required
+from evaluation.analyses.views_common import get_analysis
+
+
+def _meta(obj) -> dict:
+    return {
+        "id": obj.pk,
+        "kind": obj.__class__.__name__,
+        "name": obj.name,
+        "collection": obj.collection.name,
+        "qrels_version": obj.qrels_version.name if obj.qrels_version else None,
+        "qrels_count": obj.qrels_count,
+        "computed_at": obj.computed_at.isoformat() if obj.computed_at else None,
+        "status": obj.status,
+        "parameters": obj.parameters,
+    }
+
+
+def csv_rows(kind: str, res: dict, table: str = "") -> tuple[list[str], list[list[Any]]]:
+    """Header and rows of an analysis' CSV download (``table`` picks a secondary table)."""
+    if kind == "pivots":
+        if table == "splits":
+            head = ["metric", "pivot", "split", "consistency", "correctness"]
+            rows = [
+                [m, s, k, res["consistency_splits"][m][k][i], res["correctness_splits"][m][k][i]]
+                for m in res.get("metrics", [])
+                for i, s in enumerate(res["systems"])
+                for k in range(len(res.get("consistency_splits", {}).get(m, [])))
+            ]
+            return head, rows
+        head = [
+            "metric",
+            "pivot",
+            "full_set_mean",
+            "consistency_mean",
+            "consistency_std",
+            "correctness_mean",
+            "correctness_std",
+        ]
+        rows = [
+            [
+                m,
+                s,
+                res["reference_means"][m][i],
+                res["consistency_mean"][m][i],
+                res["consistency_std"][m][i],
+                res["correctness_mean"][m][i],
+                res["correctness_std"][m][i],
+            ]
+            for m in res.get("metrics", [])
+            for i, s in enumerate(res["systems"])
+        ]
+        return head, rows
+    if kind == "metaeval":
+        if table == "ranks":
+            head = [
+                "dimension",
+                "iterations",
+                "metric",
+                "intuitiveness_wins",
+                "intuitiveness_rank",
+                "unanimity",
+                "unanimity_rank",
+            ]
+            rows = [
+                [
+                    s["dimension"],
+                    s["iterations"],
+                    m,
+                    s["intuitiveness_wins"][m],
+                    s["intuitiveness_rank"][m],
+                    s["unanimity"][m],
+                    s["unanimity_rank"][m],
+                ]  # fmt: skip
+                for s in res.get("settings", [])
+                for m in res["complex_metrics"]
+            ]
+            return head, rows
+        keys = ["cases", "disagreements", "disagreement_fraction", "correct1", "correct2", "simple_ties",
+                "intuitiveness1", "intuitiveness2", "p_value", "significant_winner"]  # fmt: skip
+        head = ["dimension", "simple_metrics", "iterations", "metric1", "metric2", *keys]
+        rows = [
+            [
+                s["dimension"],
+                "+".join(s["simple_metrics"]),
+                s["iterations"],
+                p["metric1"],
+                p["metric2"],
+                *[p[k] for k in keys],
+            ]
+            for s in res.get("settings", [])
+            for p in s["pairs"]
+        ]
+        return head, rows
+    if kind == "calibration":
+        head = ["condition", "ece", "bucket_lower", "bucket_upper", "count", "mean_confidence", "fraction_relevant"]
+        rows = [
+            [c["label"], c["ece"], b["lower"], b["upper"], b["count"], b["confidence"], b["accuracy"]]
+            for c in res.get("conditions", [])
+            for b in c["buckets"]
+        ]
+        return head, rows
+    head = ["b", "value", "gain", "relative_gain"]
+    return head, [[c["b"], c["value"], c["gain"], c["relative_gain"]] for c in res.get("curve", [])]
+
+
+@admin_required
+def analysis_download(request: HttpRequest, kind: str, pk: int, fmt: str) -> HttpResponse:
+    """CSV (one table) or JSON (parameters, qrels version, computed_at and all results) of an analysis."""
+    if fmt not in ("csv", "json"):
+        raise Http404("downloads are csv or json")
+    obj = get_analysis(kind, pk)
+    if not obj.results:
+        return HttpResponse("This analysis has no results yet.", status=409, content_type="text/plain")
+    base = f"{kind}-{obj.pk}"
+    if fmt == "json":
+        body = json.dumps({"meta": _meta(obj), "results": obj.results}, indent=1)
+        resp = HttpResponse(body, content_type="application/json")
+        resp["Content-Disposition"] = f'attachment; filename="{base}.json"'
+        return resp
+    table = request.GET.get("table", "")
+    head, rows = csv_rows(kind, obj.results, table)
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(head)
+    writer.writerows(rows)
+    resp = HttpResponse(buf.getvalue(), content_type="text/csv")
+    resp["Content-Disposition"] = f'attachment; filename="{base}{"-" + table if table else ""}.csv"'
+    return resp

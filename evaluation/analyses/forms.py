@@ -1,0 +1,119 @@
+"""Forms of the analysis pages (runs and qrels versions limited to the chosen collection)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from ecast.models import Collection
+from evaluation.analyses import metaeval, pivots
+from evaluation.analyses.selectors import (
+    qrels_versions_for_collection,
+    runs_for_collection,
+)
+from evaluation.analyses.services import common as services
+from evaluation.models import MetaEvaluation
+
+
+def split_list(text: str) -> list[str]:
+    """Comma- or newline-separated values, stripped, empties dropped."""
+    return [t.strip() for t in text.replace("\n", ",").split(",") if t.strip()]
+
+
+class _RunsMixin(forms.Form):
+    def __init__(self, *args: Any, collection: Collection | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if "runs" in self.fields:
+            self.fields["runs"].queryset = runs_for_collection(collection=collection) if collection else None  # type: ignore[attr-defined]
+        if "qrels_version" in self.fields:
+            self.fields["qrels_version"].queryset = (  # type: ignore[attr-defined]
+                qrels_versions_for_collection(collection=collection) if collection else None
+            )
+        if "qrels_versions" in self.fields:
+            self.fields["qrels_versions"].queryset = (  # type: ignore[attr-defined]
+                qrels_versions_for_collection(collection=collection) if collection else None
+            )
+
+
+class PivotForm(_RunsMixin):
+    name = forms.CharField(required=False)
+    runs: Any = forms.ModelMultipleChoiceField(queryset=None, widget=forms.SelectMultiple(attrs={"size": 10}))
+    qrels_version: Any = forms.ModelChoiceField(queryset=None, required=False)
+    ee_kind = forms.ChoiceField(
+        choices=[
+            ("splits", "Random 50/50 topic splits"),
+            ("qrels_versions", "Qrels versions"),
+            ("test_sets", "Paraphrase test sets (Run.test_set)"),
+        ]
+    )
+    qrels_versions: Any = forms.ModelMultipleChoiceField(queryset=None, required=False)
+    metrics = forms.CharField(initial=", ".join(pivots.DEFAULT_METRICS))
+    n_splits = forms.IntegerField(initial=pivots.DEFAULT_SPLITS, min_value=1, max_value=1000)
+    seed = forms.IntegerField(initial=0)
+    auto_recompute = forms.BooleanField(required=False, initial=True)
+
+
+class MetaEvalForm(_RunsMixin):
+    name = forms.CharField(required=False)
+    source = forms.ChoiceField(choices=MetaEvaluation.Source.choices)
+    upload = forms.FileField(required=False, help_text="CSV (optionally .gz): run, [iteration,] topic, metrics…")
+    runs: Any = forms.ModelMultipleChoiceField(
+        queryset=None, required=False, widget=forms.SelectMultiple(attrs={"size": 8})
+    )
+    qrels_version: Any = forms.ModelChoiceField(queryset=None, required=False)
+    complex_metrics = forms.CharField(initial=", ".join(metaeval.DD_COMPLEX))
+    dimensions = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 5}),
+        initial="\n".join(f"{k}: {', '.join(v)}" for k, v in metaeval.DEFAULT_DIMENSIONS.items()),
+        help_text="One dimension per line: name: simple metric, simple metric",
+    )
+    depth = forms.IntegerField(
+        initial=10, min_value=1, max_value=1000, help_text="App scores: precision/tot-time depth"
+    )
+    lengths = forms.FileField(
+        required=False, help_text="App scores, optional: TSV passage_id<TAB>length in words (else the passage store)"
+    )
+
+
+class CalibrationForm(_RunsMixin):
+    run: Any = forms.ModelChoiceField(queryset=None)
+    qrels_version: Any = forms.ModelChoiceField(queryset=None)
+    normalisation = forms.ChoiceField(
+        choices=[
+            ("none", "none (scores are probabilities)"),
+            ("minmax", "min-max per turn"),
+            ("softmax", "softmax per turn"),
+        ]
+    )
+    depth = forms.IntegerField(required=False, min_value=1, help_text="Only the top k of each turn (blank: all)")
+    n_buckets = forms.IntegerField(initial=10, min_value=2, max_value=100)
+
+    def __init__(self, *args: Any, collection: Collection | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, collection=collection, **kwargs)
+        self.fields["run"].queryset = runs_for_collection(collection=collection) if collection else None  # type: ignore[attr-defined]
+
+
+class StochasticForm(_RunsMixin):
+    name = forms.CharField(required=False)
+    runs: Any = forms.ModelMultipleChoiceField(
+        queryset=None, widget=forms.SelectMultiple(attrs={"size": 8}), help_text="Sample runs of one system"
+    )
+    qrels_version: Any = forms.ModelChoiceField(queryset=None)
+    measure = forms.CharField(initial="nDCG@3")
+    b_values = forms.CharField(initial=", ".join(str(b) for b in services.DEFAULT_B_VALUES))
+    depth = forms.IntegerField(initial=100, min_value=1)
+
+
+def parse_dimensions_text(text: str) -> dict[str, list[str]]:
+    """Lines 'name: metric, metric' → {name: [metrics]}; a line without ':' is a ValidationError naming it."""
+    dims: dict[str, list[str]] = {}
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        if ":" not in line:
+            raise ValidationError({"dimensions": f"line {n}: expected 'name: metric, metric'"})
+        name, rest = line.split(":", 1)
+        dims[name.strip()] = split_list(rest)
+    return dims

@@ -1,0 +1,378 @@
+"""Pages of the pivot, meta-evaluation and calibration analyses (admin only): lists, create forms, reports,
+CSV/JSON downloads, progress polling and recompute."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from ecast.models import Collection
+from ecast.permissions import admin_required
+from evaluation.analyses import plots
+from evaluation.analyses.forms import (
+    CalibrationForm,
+    MetaEvalForm,
+    PivotForm,
+    StochasticForm,
+    parse_dimensions_text,
+    split_list,
+)
+from evaluation.analyses.selectors import (
+    analysis_list,
+    qrels_count,
+)
+from evaluation.analyses.services import common as services
+from evaluation.analyses.views_common import get_analysis as _get
+from evaluation.models import AnalysisStatus, MetaEvaluation
+
+KIND_TITLES = {
+    "pivots": "Pivot analysis",
+    "metaeval": "Meta-evaluation",
+    "calibration": "Calibration report",
+    "stochastic": "Stochastic system",
+}
+LIST_URL = {"pivots": "analyses-pivots", "metaeval": "analyses-metaeval", "calibration": "analyses-calibration"}
+LIST_URL["stochastic"] = "analyses-calibration"
+
+
+def _collection(request: HttpRequest) -> Collection | None:
+    cid = request.GET.get("collection") or request.POST.get("collection")
+    qs = Collection.objects.all()
+    if cid:
+        try:
+            return qs.get(pk=int(cid))
+        except (ValueError, Collection.DoesNotExist) as exc:
+            raise Http404("unknown collection") from exc
+    return qs.first()
+
+
+def _errors(exc: ValidationError) -> list[str]:
+    if hasattr(exc, "message_dict"):
+        return [f"{k}: {m}" for k, ms in exc.message_dict.items() for m in ms]
+    return list(exc.messages)
+
+
+# ---- pivots --------------------------------------------------------------------------------------------------------
+
+
+@admin_required
+@require_http_methods(["GET", "POST"])
+def pivots_page(request: HttpRequest) -> HttpResponse:
+    """List of pivot analyses and the form to start one."""
+    collection = _collection(request)
+    form = PivotForm(request.POST or None, collection=collection)
+    if request.method == "POST" and form.is_valid() and collection is not None:
+        d = form.cleaned_data
+        try:
+            obj = services.pivot_analysis_create(
+                collection=collection,
+                runs=list(d["runs"]),
+                qrels_version=d["qrels_version"],
+                metrics=split_list(d["metrics"]),
+                n_splits=d["n_splits"],
+                seed=d["seed"],
+                ee_kind=d["ee_kind"],
+                qrels_versions=list(d["qrels_versions"] or []),
+                name=d["name"],
+                auto_recompute=d["auto_recompute"],
+                created_by=request.user,
+            )
+        except ValidationError as exc:
+            for e in _errors(exc):
+                form.add_error(None, e)
+        else:
+            messages.success(request, "Pivot analysis queued.")
+            return redirect("analyses-detail", kind="pivots", pk=obj.pk)
+    return _list_page(request, "pivots", collection, form)
+
+
+def _list_page(request: HttpRequest, kind: str, collection: Collection | None, form: forms.Form, **extra: Any):
+    items: Any = analysis_list(kind=kind, collection=collection) if collection else []
+    ctx = {
+        "kind": kind,
+        "title": {"pivots": "Pivots", "metaeval": "Meta-evaluation", "calibration": "Calibration"}[kind],
+        "collections": Collection.objects.all(),
+        "collection": collection,
+        "form": form,
+        "items": list(items[:200]),
+        **extra,
+    }
+    return render(request, f"evaluation/analyses/{kind}_list.html", ctx, status=400 if form.errors else 200)
+
+
+# ---- meta-evaluation -----------------------------------------------------------------------------------------------
+
+
+@admin_required
+@require_http_methods(["GET", "POST"])
+def metaeval_page(request: HttpRequest) -> HttpResponse:
+    """List of meta-evaluations and the form (upload a per-topic table, or use the app's scores)."""
+    collection = _collection(request)
+    form = MetaEvalForm(request.POST or None, request.FILES or None, collection=collection)
+    if request.method == "POST" and form.is_valid() and collection is not None:
+        d = form.cleaned_data
+        try:
+            upload = d.get("upload")
+            if d["source"] == MetaEvaluation.Source.UPLOAD and upload is None:
+                raise ValidationError({"upload": "choose a per-topic CSV table to upload"})
+            obj = services.meta_evaluation_create(
+                collection=collection,
+                complex_metrics=split_list(d["complex_metrics"]),
+                dimensions=parse_dimensions_text(d["dimensions"]),
+                upload=upload if d["source"] == MetaEvaluation.Source.UPLOAD else None,
+                upload_name=upload.name if upload is not None else "table.csv",
+                runs=list(d["runs"] or []),
+                qrels_version=d["qrels_version"],
+                depth=d["depth"] or 10,
+                lengths_upload=d.get("lengths") if d["source"] == MetaEvaluation.Source.APP else None,
+                lengths_name=d["lengths"].name if d.get("lengths") else "lengths.tsv",
+                name=d["name"],
+                created_by=request.user,
+            )
+        except ValidationError as exc:
+            for e in _errors(exc):
+                form.add_error(None, e)
+        else:
+            messages.success(request, "Meta-evaluation queued.")
+            return redirect("analyses-detail", kind="metaeval", pk=obj.pk)
+    return _list_page(request, "metaeval", collection, form)
+
+
+# ---- calibration + stochastic systems ------------------------------------------------------------------------------
+
+
+@admin_required
+@require_http_methods(["GET", "POST"])
+def calibration_page(request: HttpRequest) -> HttpResponse:
+    """Calibration reports and stochastic systems: lists and both create forms."""
+    collection = _collection(request)
+    which = request.POST.get("form") if request.method == "POST" else None
+    cform = CalibrationForm(request.POST if which == "calibration" else None, collection=collection)
+    sform = StochasticForm(request.POST if which == "stochastic" else None, collection=collection)
+    if which == "calibration" and cform.is_valid():
+        d = cform.cleaned_data
+        try:
+            obj = services.calibration_report_create(
+                run=d["run"],
+                qrels_version=d["qrels_version"],
+                normalisation=d["normalisation"],
+                depth=d["depth"],
+                n_buckets=d["n_buckets"],
+                created_by=request.user,
+            )
+        except ValidationError as exc:
+            for e in _errors(exc):
+                cform.add_error(None, e)
+        else:
+            messages.success(request, "Calibration report queued.")
+            return redirect("analyses-detail", kind="calibration", pk=obj.pk)
+    if which == "stochastic" and sform.is_valid() and collection is not None:
+        d = sform.cleaned_data
+        try:
+            try:
+                b_values = [float(b) for b in split_list(d["b_values"])]
+            except ValueError as exc:
+                raise ValidationError({"b_values": "comma-separated numbers"}) from exc
+            sto = services.stochastic_system_create(
+                collection=collection,
+                runs=list(d["runs"]),
+                qrels_version=d["qrels_version"],
+                b_values=b_values,
+                measure=d["measure"],
+                depth=d["depth"],
+                name=d["name"],
+                created_by=request.user,
+            )
+        except ValidationError as exc:
+            for e in _errors(exc):
+                sform.add_error(None, e)
+        else:
+            messages.success(request, "Stochastic system analysis queued.")
+            return redirect("analyses-detail", kind="stochastic", pk=sto.pk)
+    stochastic = analysis_list(kind="stochastic", collection=collection) if collection else []
+    return _list_page(request, "calibration", collection, cform, sform=sform, stochastic=stochastic)
+
+
+# ---- shared: detail, downloads, status, recompute --------------------------------------------------------------
+
+
+@admin_required
+def analysis_detail(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
+    """Report page of one analysis: parameters, qrels version, computed at, figures, tables, downloads."""
+    obj = _get(kind, pk)
+    res = obj.results or {}
+    ctx: dict[str, Any] = {
+        "kind": kind,
+        "title": KIND_TITLES[kind],
+        "obj": obj,
+        "res": res,
+        "list_url": LIST_URL[kind],
+        "stale": obj.computed_at is not None and qrels_count(version=obj.qrels_version) != obj.qrels_count,
+        "running": obj.status in (AnalysisStatus.PENDING, AnalysisStatus.RUNNING),
+    }
+    if res:
+        ctx.update(DETAIL_CONTEXT[kind](request, obj, res))
+    return render(request, f"evaluation/analyses/{kind}_detail.html", ctx)
+
+
+def _pivot_context(request: HttpRequest, obj, res: dict) -> dict:
+    if not res.get("metrics"):
+        return {}
+    systems = res["systems"]
+    order = res.get("pivot_order") or list(range(len(systems)))
+    rows = []
+    for m in res["metrics"]:
+        for i in order:
+            rows.append(
+                {
+                    "metric": m,
+                    "pivot": systems[i],
+                    "reference": res["reference_means"][m][i],
+                    "cons_mean": res["consistency_mean"][m][i],
+                    "cons_std": res["consistency_std"][m][i],
+                    "corr_mean": res["correctness_mean"][m][i],
+                    "corr_std": res["correctness_std"][m][i],
+                }
+            )
+    environments = res.get("environments") or ["EE1", "EE2"]
+    tool: dict[str, Any] = {"environments": environments, "systems": systems}
+    metric = request.GET.get("metric")
+    pivot = request.GET.get("pivot")
+    if metric and pivot:
+        choices = {s: str(request.GET.get(f"ee_{s}")) for s in systems if request.GET.get(f"ee_{s}")}
+        tool["chosen"] = {"metric": metric, "pivot": pivot, "choices": choices}
+        try:
+            tool["result"] = services.pivot_cross_ee(analysis=obj, metric=metric, pivot=pivot, choices=choices)
+        except ValidationError as exc:
+            tool["errors"] = _errors(exc)
+    dist: dict[str, Any] = {}
+    if res.get("kind") == "splits" and res.get("consistency_splits"):
+        d_metric = request.GET.get("dist_metric") or res["metrics"][0]
+        d_pivot = request.GET.get("dist_pivot") or systems[order[0]]
+        if d_metric in res["metrics"] and d_pivot in systems:
+            i = systems.index(d_pivot)
+            cons = [row[i] for row in res["consistency_splits"][d_metric]]
+            corr = [row[i] for row in res["correctness_splits"][d_metric]]
+            dist = {
+                "metric": d_metric,
+                "pivot": d_pivot,
+                "svg": plots.split_distribution_svg(cons, corr, f"pivot {d_pivot}, {d_metric}"),
+            }
+    return {
+        "rows": rows,
+        "dist": dist,
+        "consistency_svg": plots.pivot_heatmap_svg(res, "consistency"),
+        "correctness_svg": plots.pivot_heatmap_svg(res, "correctness"),
+        "tool": tool,
+    }
+
+
+def _metaeval_context(request: HttpRequest, obj, res: dict) -> dict:
+    if not res.get("settings"):
+        return {}
+    metrics = res["complex_metrics"]
+    ranks = []
+    for s in res["settings"]:
+        for m in metrics:
+            ranks.append(
+                {
+                    "dimension": s["dimension"],
+                    "iterations": s["iterations"],
+                    "metric": m,
+                    "wins": s["intuitiveness_wins"][m],
+                    "it_rank": s["intuitiveness_rank"][m],
+                    "mu": s["unanimity"][m],
+                    "mu_rank": s["unanimity_rank"][m],
+                }
+            )
+    chosen = request.GET.get("setting")
+    index = int(chosen) if chosen and chosen.isdigit() and int(chosen) < len(res["settings"]) else 0
+    setting = dict(res["settings"][index])
+    # Sign-test p-values reach 1e-200 on big tables: scientific notation below 1e-4 keeps the column readable.
+    setting["pairs"] = [
+        {**pr, "p_display": f"{pr['p_value']:.4f}" if pr["p_value"] >= 1e-4 else f"{pr['p_value']:.1e}"}
+        for pr in setting["pairs"]
+    ]
+    setting_rows = [
+        {
+            "metric": m,
+            "mu": setting["unanimity"][m],
+            "mu_rank": setting["unanimity_rank"][m],
+            "wins": setting["intuitiveness_wins"][m],
+            "it_rank": setting["intuitiveness_rank"][m],
+        }
+        for m in metrics
+    ]
+    return {
+        "setting_rows": setting_rows,
+        "ranks": ranks,
+        "it_svg": plots.rank_table_svg(res["settings"], "intuitiveness_rank", metrics),
+        "mu_svg": plots.rank_table_svg(res["settings"], "unanimity_rank", metrics),
+        "setting": res["settings"][index],
+        "setting_index": index,
+        "stability_svg": plots.stability_svg(res.get("stability") or []),
+    }
+
+
+def _calibration_context(request: HttpRequest, obj, res: dict) -> dict:
+    if not res.get("conditions"):
+        return {}
+    return {"reliability_svg": plots.reliability_svg(res["conditions"])}
+
+
+def _stochastic_context(request: HttpRequest, obj, res: dict) -> dict:
+    if not res.get("curve"):
+        return {}
+    return {"gain_svg": plots.gain_curve_svg(res["curve"], res.get("measure", ""))}
+
+
+DETAIL_CONTEXT = {
+    "pivots": _pivot_context,
+    "metaeval": _metaeval_context,
+    "calibration": _calibration_context,
+    "stochastic": _stochastic_context,
+}
+
+
+@admin_required
+def analysis_status(request: HttpRequest, kind: str, pk: int) -> JsonResponse:
+    """Status/progress for the page's polling script."""
+    obj = _get(kind, pk)
+    return JsonResponse(
+        {
+            "status": obj.status,
+            "progress_done": obj.progress_done,
+            "progress_total": obj.progress_total,
+            "computed_at": obj.computed_at.isoformat() if obj.computed_at else None,
+            "error": obj.error,
+        }
+    )
+
+
+@admin_required
+@require_POST
+def analysis_recompute(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
+    """Queue a recomputation now (no debounce)."""
+    obj = _get(kind, pk)
+    services.analysis_schedule(kind=kind, analysis_id=obj.pk)
+    messages.info(request, "Recomputation queued.")
+    return redirect("analyses-detail", kind=kind, pk=obj.pk)
+
+
+@admin_required
+@require_POST
+def analysis_delete(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
+    """Delete an analysis."""
+    obj = _get(kind, pk)
+    collection_id = obj.collection_id
+    services.analysis_delete(kind=kind, analysis_id=obj.pk)
+    messages.info(request, "Analysis deleted.")
+    from django.urls import reverse
+
+    return redirect(f"{reverse(LIST_URL[kind])}?collection={collection_id}")

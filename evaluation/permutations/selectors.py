@@ -1,0 +1,238 @@
+"""Reads for permutation experiments and utterance labels: frames for the analyses, exports, agreement."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from django.db.models import Count, QuerySet
+
+from ecast.models import Collection, Conversation, Turn
+from ecast.permissions import is_admin
+from evaluation.models import Permutation, PermutationExperiment, PermutationResult, UtteranceLabel
+from evaluation.permutations import anova
+from evaluation.permutations import orders as permutations
+from evaluation.permutations.retrieval import SYSTEMS
+
+
+def experiment_list(*, collection: Collection | None = None) -> QuerySet[PermutationExperiment]:
+    qs = PermutationExperiment.objects.select_related("collection", "qrels_version", "scored_version")
+    return qs.filter(collection=collection) if collection else qs
+
+
+def system_label(system: str) -> str:
+    """Display name of a system id (built-in ids map to the paper's names; imported runs keep their tag)."""
+    spec = SYSTEMS.get(system)
+    return spec.label if spec else system
+
+
+def experiment_frame(*, experiment: PermutationExperiment, systems: list[str] | None = None) -> pd.DataFrame:
+    """One row per scored (permutation, system): topic, perm, is_original, system, score, permutation_id."""
+    qs = PermutationResult.objects.filter(permutation__experiment=experiment, mean__isnull=False)
+    if systems:
+        qs = qs.filter(system__in=systems)
+    rows = list(
+        qs.values_list(
+            "permutation__conversation__topic_id",
+            "permutation__index",
+            "permutation__is_original",
+            "system",
+            "mean",
+            "permutation_id",
+        )
+    )
+    frame = pd.DataFrame(rows, columns=["topic", "perm", "is_original", "system", "score", "permutation_id"])
+    frame["system"] = frame["system"].map(system_label)
+    return frame
+
+
+def complete_cells(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """Keep only permutations scored for every system (what ANOVA and Tables 2–3 need); returns dropped count."""
+    if frame.empty:
+        return frame, 0
+    n_sys = frame["system"].nunique()
+    size = frame.groupby(["topic", "perm"])["system"].transform("nunique")
+    kept = frame[size == n_sys]
+    dropped = frame[size != n_sys][["topic", "perm"]].drop_duplicates().shape[0]
+    return kept, int(dropped)
+
+
+def experiment_analysis(*, experiment: PermutationExperiment, systems: list[str] | None = None) -> dict[str, Any]:
+    """Every report of the experiment page as plain data (also the JSON download)."""
+    frame, dropped = complete_cells(experiment_frame(experiment=experiment, systems=systems))
+    out: dict[str, Any] = {
+        "experiment": experiment.pk,
+        "measure": experiment.measure,
+        "qrels_version": experiment.scored_version.name if experiment.scored_version else None,
+        "qrels_judgments": experiment.scored_qrels_count,
+        "scored_at": experiment.scored_at.isoformat() if experiment.scored_at else None,
+        "dropped_permutations": dropped,
+        "rows": int(len(frame)),
+    }
+    if frame.empty or frame["system"].nunique() < 1:
+        return out
+    t2 = anova.min_mean_max(frame)
+    out["table2"] = [{"system": s, **{k: float(v) for k, v in r.items()}} for s, r in t2.iterrows()]
+    mat, margin = anova.max_distance(frame)
+    out["table3"] = {
+        "systems": list(mat.index),
+        "matrix": [[None if pd.isna(v) else float(v) for v in row] for row in mat.to_numpy()],
+        "best_margin": {s: (None if pd.isna(v) else float(v)) for s, v in margin.items()},
+    }
+    out["win_fractions"] = {t: w.round(6).to_dict(orient="index") for t, w in anova.win_fractions(frame).items()}
+    pm = anova.permutation_means(frame)
+    out["permutation_means"] = pm.to_dict(orient="records")
+    systems_n = frame["system"].nunique()
+    topics_n = frame["topic"].nunique()
+    if systems_n >= 2 and topics_n >= 2:
+        orig = frame[frame["is_original"]]
+        for name, data, fit in (("md0", orig, anova.md0), ("md1", frame, anova.md1)):
+            try:
+                res = fit(data)
+            except ValueError as exc:
+                out[name] = {"error": str(exc)}
+                continue
+            pairs = anova.tukey_hsd(res)
+            out[name] = {**res.to_dict(), "tukey": [p.__dict__ for p in pairs], "tiers": anova.tiers(res, pairs)}
+    return out
+
+
+def experiment_progress(*, experiment: PermutationExperiment) -> dict[str, Any]:
+    return {
+        "id": experiment.pk,
+        "status": experiment.status,
+        "chunks_done": experiment.chunks_done,
+        "chunks_total": experiment.chunks_total,
+        "error": experiment.error,
+        "scored_at": experiment.scored_at.isoformat() if experiment.scored_at else None,
+        "scored_version": experiment.scored_version.name if experiment.scored_version else None,
+        "qrels_judgments": experiment.scored_qrels_count,
+    }
+
+
+def experiment_conversation_summary(*, experiment: PermutationExperiment) -> list[dict[str, Any]]:
+    """Per conversation: how many orders exist (exact), how many were sampled, whether the original is valid."""
+    out = []
+    counts = dict(
+        Permutation.objects.filter(experiment=experiment)
+        .values("conversation_id")
+        .annotate(n=Count("id"))
+        .values_list("conversation_id", "n")
+    )
+    for conv in Conversation.objects.filter(pk__in=counts).order_by("id"):
+        from evaluation.permutations.services import labels_for
+
+        s = permutations.structure_from_labels(labels_for(conv))
+        out.append(
+            {
+                "conversation": conv,
+                "sampled": counts[conv.pk],
+                "valid_orders": permutations.count_orders(s),
+                "original_valid": permutations.original_is_valid(s),
+            }
+        )
+    return out
+
+
+def permutation_topics(*, experiment: PermutationExperiment, conversation: Conversation | None = None) -> list[dict]:
+    """CAsT-format topics, one per permutation: turn numbers keep their original values, the order changes."""
+    qs = Permutation.objects.filter(experiment=experiment).select_related("conversation")
+    if conversation is not None:
+        qs = qs.filter(conversation=conversation)
+    turns: dict[int, dict[int, Turn]] = {}
+    out = []
+    for p in qs.order_by("conversation_id", "index"):
+        conv = p.conversation
+        if conv.pk not in turns:
+            turns[conv.pk] = {t.number: t for t in conv.turns.all()}
+        tmap = turns[conv.pk]
+        topic_turns = []
+        for n in p.order:
+            t = tmap[n]
+            item: dict[str, Any] = {"number": n, "raw_utterance": t.raw_utterance}
+            if t.manual_rewrite:
+                item["manual_rewritten_utterance"] = t.manual_rewrite
+            if t.automatic_rewrite:
+                item["automatic_rewritten_utterance"] = t.automatic_rewrite
+            if t.utterance_class:
+                item["utterance_class"] = t.utterance_class
+            topic_turns.append(item)
+        out.append(
+            {
+                "number": conv.topic_id,
+                "title": conv.title,
+                "description": conv.description,
+                "permutation_id": f"perm{p.pk}",
+                "permutation_index": p.index,
+                "is_original": p.is_original,
+                "turn": topic_turns,
+            }
+        )
+    return out
+
+
+# ---------------------------------------------------------------- labels
+
+
+def labels_visible_to(*, user: Any, conversation: Conversation) -> dict[int, str]:
+    """Turn pk → class as this user sees it: admins see the turn's class, labelers only their own labels."""
+    if is_admin(user):
+        return {t.pk: t.utterance_class for t in conversation.turns.all()}
+    return dict(
+        UtteranceLabel.objects.filter(turn__conversation=conversation, labeler=user).values_list(
+            "turn_id", "utterance_class"
+        )
+    )
+
+
+def label_agreement(*, collection: Collection) -> dict[str, Any]:
+    """Fleiss' kappa over labelers of SE/FT/PT (statsmodels), on the turns labelled by the most common number of
+    labelers (Fleiss' kappa needs the same number of ratings per item)."""
+    from statsmodels.stats.inter_rater import fleiss_kappa
+
+    per_turn: dict[int, Counter] = {}
+    for turn_id, cls in UtteranceLabel.objects.filter(turn__collection=collection).values_list(
+        "turn_id", "utterance_class"
+    ):
+        per_turn.setdefault(turn_id, Counter())[cls] += 1
+    labelers = UtteranceLabel.objects.filter(turn__collection=collection).values("labeler").distinct().count()
+    sizes = Counter(sum(c.values()) for c in per_turn.values() if sum(c.values()) >= 2)
+    out: dict[str, Any] = {"labelers": labelers, "turns_labelled": len(per_turn), "kappa": None, "items": 0}
+    if not sizes:
+        return out
+    n_raters = max(sizes, key=lambda n: (sizes[n], n))
+    table = np.array(
+        [[c.get(k, 0) for k in permutations.CLASSES] for c in per_turn.values() if sum(c.values()) == n_raters]
+    )
+    out.update(
+        {
+            "raters_per_item": n_raters,
+            "items": int(table.shape[0]),
+            "kappa": float(fleiss_kappa(table, method="fleiss")) if table.shape[0] >= 2 else None,
+            "observed_agreement": float(((table * (table - 1)).sum(axis=1) / (n_raters * (n_raters - 1))).mean()),
+        }
+    )
+    return out
+
+
+def conversations_with_label_status(*, collection: Collection, user: Any) -> list[dict[str, Any]]:
+    """Conversations with how many of their turns carry a class (the turn's for admins, own labels otherwise)."""
+    convs = list(collection.conversations.annotate(n=Count("turns")).order_by("id"))
+    if is_admin(user):
+        done = dict(
+            Turn.objects.filter(collection=collection)
+            .exclude(utterance_class="")
+            .values("conversation_id")
+            .annotate(n=Count("id"))
+            .values_list("conversation_id", "n")
+        )
+    else:
+        done = dict(
+            UtteranceLabel.objects.filter(turn__collection=collection, labeler=user)
+            .values("turn__conversation_id")
+            .annotate(n=Count("id"))
+            .values_list("turn__conversation_id", "n")
+        )
+    return [{"conversation": c, "turns": c.n, "labelled": done.get(c.pk, 0)} for c in convs]

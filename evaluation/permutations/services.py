@@ -1,0 +1,411 @@
+"""Writes for utterance labels and permutation experiments (sampling, retrieval chunks, scoring, run imports)."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from ecast.models import Collection, Conversation, Passage, Turn
+from evaluation.models import (
+    Permutation,
+    PermutationExperiment,
+    PermutationQuery,
+    PermutationResult,
+    Qrel,
+    QrelsVersion,
+    UtteranceLabel,
+)
+from evaluation.permutations import orders as perms
+from evaluation.permutations import retrieval
+
+CLASSES = set(perms.CLASSES)
+
+
+# ---------------------------------------------------------------- utterance labels
+
+
+def _turn_dependencies(turns: list[Turn]) -> dict[int, int | None]:
+    """Turn number → number it depends on, tolerating unlabelled turns (they depend on nothing yet)."""
+    deps: dict[int, int | None] = {}
+    head: int | None = None
+    first = turns[0].number if turns else None
+    for i, t in enumerate(turns):
+        cls = t.utterance_class
+        if i == 0:
+            deps[t.number] = None
+            head = t.number
+        elif cls == perms.SE:
+            deps[t.number] = None
+            head = t.number
+        elif cls == perms.FT:
+            deps[t.number] = first
+        elif cls == perms.PT:
+            deps[t.number] = head
+        else:
+            deps[t.number] = None
+    return deps
+
+
+def conversation_dependencies_refresh(*, conversation: Conversation) -> None:
+    """Set ``Turn.depends_on`` from the classes: PT → nearest preceding SE (or turn 1), FT → turn 1."""
+    turns = list(conversation.turns.order_by("number"))
+    by_number = {t.number: t for t in turns}
+    deps = _turn_dependencies(turns)
+    for t in turns:
+        dep = deps[t.number]
+        target = by_number[dep].pk if dep is not None else None
+        if t.depends_on_id != target:
+            t.depends_on_id = target
+            t.save(update_fields=["depends_on"])
+
+
+@transaction.atomic
+def utterance_label_set(*, turn: Turn, labeler: Any, utterance_class: str, apply: bool = False) -> UtteranceLabel:
+    """Record a labeler's class for a turn; with ``apply`` (admins) it also becomes the turn's class."""
+    if utterance_class not in CLASSES:
+        raise ValidationError(f"class must be one of SE, FT, PT (got {utterance_class!r})")
+    label, _ = UtteranceLabel.objects.update_or_create(
+        turn=turn, labeler=labeler, defaults={"utterance_class": utterance_class}
+    )
+    if apply and turn.utterance_class != utterance_class:
+        turn.utterance_class = utterance_class
+        turn.save(update_fields=["utterance_class"])
+        conversation_dependencies_refresh(conversation=turn.conversation)
+    return label
+
+
+@transaction.atomic
+def utterance_labels_adopt_majority(*, collection: Collection) -> dict[str, int]:
+    """Set each turn's class to its labelers' strict majority; ties and unlabelled turns are left alone."""
+    counts: dict[int, Counter] = {}
+    for turn_id, cls in UtteranceLabel.objects.filter(turn__collection=collection).values_list(
+        "turn_id", "utterance_class"
+    ):
+        counts.setdefault(turn_id, Counter())[cls] += 1
+    changed = ties = 0
+    touched: set[int] = set()
+    for turn in Turn.objects.filter(pk__in=counts):
+        (top, n), *rest = counts[turn.pk].most_common()
+        if rest and rest[0][1] == n:
+            ties += 1
+            continue
+        if turn.utterance_class != top:
+            turn.utterance_class = top
+            turn.save(update_fields=["utterance_class"])
+            touched.add(turn.conversation_id)
+            changed += 1
+    for conv in Conversation.objects.filter(pk__in=touched):
+        conversation_dependencies_refresh(conversation=conv)
+    return {"changed": changed, "ties": ties, "turns": len(counts)}
+
+
+@transaction.atomic
+def utterance_classes_derive(*, collection: Collection, overwrite: bool = False) -> dict[str, Any]:
+    """Derive classes from the turns' dependency annotations (``relevant_turn_numbers``), see
+    ``permutations.classes_from_dependencies``; returns counts and the dependencies the rules cannot guarantee."""
+    set_count = 0
+    unguaranteed: list[str] = []
+    for conv in collection.conversations.all():
+        turns = list(conv.turns.order_by("number"))
+        if not turns or (not overwrite and any(t.utterance_class for t in turns)):
+            continue
+        numbers = [t.number for t in turns]
+        deps = {t.number: [int(x) for x in (t.relevant_turn_numbers or [])] for t in turns}
+        labels, missing = perms.classes_from_dependencies(numbers, deps)
+        for t in turns:
+            if t.utterance_class != labels[t.number]:
+                t.utterance_class = labels[t.number]
+                t.save(update_fields=["utterance_class"])
+                set_count += 1
+        conversation_dependencies_refresh(conversation=conv)
+        unguaranteed += [f"{conv.topic_id}_{a} needs {conv.topic_id}_{b}" for a, b in missing]
+    return {"turns_set": set_count, "unguaranteed": unguaranteed}
+
+
+# ---------------------------------------------------------------- experiments
+
+
+def labels_for(conversation: Conversation) -> list[tuple[int, str]]:
+    """(number, class) in original order; turn 1's class is irrelevant (it is fixed) and defaults to SE."""
+    turns = list(conversation.turns.order_by("number").values_list("number", "utterance_class"))
+    return [(n, c or (perms.SE if i == 0 else "")) for i, (n, c) in enumerate(turns)]
+
+
+def _conversation_seed(seed: int, topic_id: str) -> int:
+    digest = hashlib.sha1(f"{seed}:{topic_id}".encode(), usedforsecurity=False).hexdigest()
+    return int(digest[:12], 16)
+
+
+def _validate_measure(measure: str) -> None:
+    from evaluation.metrics import parse_measure
+
+    try:
+        parse_measure(measure)
+    except ValueError as exc:
+        raise ValidationError(f"unknown measure {measure!r}: {exc}") from exc
+
+
+@transaction.atomic
+def permutation_experiment_create(
+    *,
+    collection: Collection,
+    name: str,
+    qrels_version: QrelsVersion,
+    systems: list[str],
+    k: int = 100,
+    seed: int = 0,
+    measure: str = "nDCG@3",
+    corpus: str = "qrels",
+    depth: int = 100,
+    conversations: list[Conversation] | None = None,
+    created_by: Any = None,
+    start: bool = True,
+) -> PermutationExperiment:
+    """Sample the orders of each labelled conversation and queue retrieval; conversations with unlabelled turns
+    are skipped and listed in ``warnings``."""
+    if qrels_version.collection_id != collection.pk:
+        raise ValidationError("the qrels version belongs to another collection")
+    available = retrieval.available_systems()
+    for s in systems:
+        if s not in available:
+            raise ValidationError(f"unknown system {s!r}; choose from {', '.join(retrieval.SYSTEMS)}")
+        if not available[s]:
+            raise ValidationError(f"system {s!r} is unavailable here (its rewrite backend is not installed)")
+    if corpus not in ("qrels", "all"):
+        raise ValidationError("corpus must be 'qrels' or 'all'")
+    if not 0 <= k <= 10_000:
+        raise ValidationError("k must be between 0 and 10000")
+    if not 1 <= depth <= 1000:
+        raise ValidationError("depth must be between 1 and 1000")
+    _validate_measure(measure)
+    exp = PermutationExperiment(
+        collection=collection,
+        name=name,
+        qrels_version=qrels_version,
+        systems=list(dict.fromkeys(systems)),
+        k=k,
+        seed=seed,
+        measure=measure,
+        corpus=corpus,
+        depth=depth,
+        created_by=created_by,
+        parameters={"lp_lambda": retrieval.LP_LAMBDA, "k1": retrieval.K1, "b": retrieval.B},
+    )
+    exp.full_clean()
+    exp.save()
+    convs = conversations if conversations is not None else list(collection.conversations.all())
+    rows: list[Permutation] = []
+    warnings: list[str] = []
+    for conv in convs:
+        if conv.collection_id != collection.pk:
+            raise ValidationError(f"conversation {conv.topic_id} belongs to another collection")
+        labels = labels_for(conv)
+        if not labels:
+            continue
+        missing = [n for n, c in labels[1:] if c not in CLASSES]
+        if missing:
+            warnings.append(f"topic {conv.topic_id} skipped: turns {missing} have no SE/FT/PT class")
+            continue
+        structure = perms.structure_from_labels(labels)
+        # Each conversation gets its own stream, so adding a conversation never changes another's sample.
+        orders = perms.sample_orders(structure, k, seed=_conversation_seed(seed, conv.topic_id))
+        rows += [
+            Permutation(experiment=exp, conversation=conv, index=i, order=list(o), is_original=(i == 0))
+            for i, o in enumerate(orders)
+        ]
+    if not rows:
+        raise ValidationError("no conversation has SE/FT/PT classes on every turn; label them first")
+    Permutation.objects.bulk_create(rows, batch_size=2000)
+    exp.warnings = warnings
+    exp.chunks_total = len({p.conversation_id for p in rows}) if exp.systems else 0
+    exp.status = PermutationExperiment.Status.RUNNING if exp.systems else PermutationExperiment.Status.DONE
+    exp.save(update_fields=["warnings", "chunks_total", "status"])
+    if start and exp.systems:
+        from evaluation.permutations.tasks import permutation_experiment_start
+
+        transaction.on_commit(lambda: permutation_experiment_start.delay(exp.pk))
+    return exp
+
+
+def corpus_for(experiment: PermutationExperiment) -> tuple[list[str], list[str]]:
+    """Passage ids and texts to index: the collection's judged passages that have text, or every passage."""
+    qs = Passage.objects.order_by("passage_id")
+    if experiment.corpus == "qrels":
+        judged = Qrel.objects.filter(version__collection=experiment.collection).values("passage_id")
+        canonical = Turn.objects.filter(collection=experiment.collection).values("canonical_response_id")
+        qs = qs.filter(passage_id__in=judged) | qs.filter(passage_id__in=canonical)
+    ids, texts = [], []
+    for pid, text in qs.values_list("passage_id", "text").iterator(chunk_size=5000):
+        ids.append(pid)
+        texts.append(text)
+    if not ids:
+        raise ValidationError(f"collection {experiment.collection.name!r} has no passage texts to index")
+    return ids, texts
+
+
+def permutation_index_prepare(*, experiment: PermutationExperiment) -> str:
+    """Build (or find) the experiment's BM25 index once, before the chunks fan out; returns its corpus key."""
+    index = retrieval.index_for_corpus(Path(settings.ECAST_CACHE_DIR), *corpus_for(experiment))
+    experiment.parameters = {**experiment.parameters, "index_key": index.key, "index_passages": len(index.doc_ids)}
+    experiment.save(update_fields=["parameters"])
+    return index.key
+
+
+def _index_for(exp: PermutationExperiment) -> retrieval.Bm25Index:
+    # Chunks reuse the index prepared at start without re-reading the corpus; a worker on another machine (no
+    # shared cache directory) rebuilds it from the passages.
+    key = exp.parameters.get("index_key")
+    index = retrieval.index_by_key(Path(settings.ECAST_CACHE_DIR), key) if key else None
+    return index or retrieval.index_for_corpus(Path(settings.ECAST_CACHE_DIR), *corpus_for(exp))
+
+
+def permutation_chunk_run(*, experiment_id: int, conversation_id: int, queue_scoring: bool = True) -> None:
+    """Retrieve for every permutation of one conversation and every built-in system; idempotent per chunk."""
+    exp = PermutationExperiment.objects.select_related("collection").get(pk=experiment_id)
+    if exp.status != PermutationExperiment.Status.RUNNING:
+        return  # a redelivered chunk of a finished or failed experiment must not replace scored results
+    try:
+        index = _index_for(exp)
+        turns = list(Turn.objects.filter(conversation_id=conversation_id).order_by("number"))
+        utter = {t.number: t.raw_utterance for t in turns}
+        tid = {t.number: t.turn_id for t in turns}
+        plist = list(Permutation.objects.filter(experiment=exp, conversation_id=conversation_id))
+        wanted: dict[str, list] = {}
+        mapping: dict[tuple[int, str], dict[str, str]] = {}
+        for p in plist:
+            for system in exp.systems:
+                qs = retrieval.queries_for_order(system, p.order, utter)
+                m = {}
+                for n, q in qs.items():
+                    key = retrieval.query_key(q)
+                    wanted.setdefault(key, q)
+                    m[tid[n]] = key
+                mapping[(p.pk, system)] = m
+        have = dict(PermutationQuery.objects.filter(experiment=exp, key__in=wanted).values_list("key", "pk"))
+        new = []
+        for key, q in wanted.items():
+            if key not in have:
+                docs, scores = index.search(q, exp.depth)
+                new.append(PermutationQuery(experiment=exp, key=key, query=q, doc_ids=docs, scores=scores))
+        with transaction.atomic():
+            PermutationQuery.objects.bulk_create(new, ignore_conflicts=True, batch_size=1000)
+            have = dict(PermutationQuery.objects.filter(experiment=exp, key__in=wanted).values_list("key", "pk"))
+            PermutationResult.objects.filter(permutation__in=plist, run__isnull=True).delete()
+            PermutationResult.objects.bulk_create(
+                [
+                    PermutationResult(permutation_id=pk, system=system, queries={t: have[k] for t, k in m.items()})
+                    for (pk, system), m in mapping.items()
+                ],
+                batch_size=2000,
+            )
+        _chunk_finished(exp.pk, queue_scoring=queue_scoring)
+    except Exception as exc:
+        PermutationExperiment.objects.filter(pk=exp.pk).update(
+            status=PermutationExperiment.Status.FAILED, error=f"topic chunk {conversation_id}: {exc}"
+        )
+        raise
+
+
+def _chunk_finished(experiment_id: int, *, queue_scoring: bool = True) -> None:
+    with transaction.atomic():
+        exp = PermutationExperiment.objects.select_for_update().get(pk=experiment_id)
+        done = (
+            PermutationResult.objects.filter(permutation__experiment=exp, run__isnull=True)
+            .values("permutation__conversation")
+            .distinct()
+            .count()
+        )
+        exp.chunks_done = done
+        fire = done >= exp.chunks_total and exp.status == PermutationExperiment.Status.RUNNING
+        if fire:
+            exp.status = PermutationExperiment.Status.SCORING
+        exp.save(update_fields=["chunks_done", "status"])
+        if fire and queue_scoring:
+            from evaluation.permutations.tasks import permutation_experiment_score
+
+            transaction.on_commit(lambda: permutation_experiment_score.delay(experiment_id))
+
+
+def permutation_experiment_score(*, experiment: PermutationExperiment) -> int:
+    """(Re)score every stored ranking against the experiment's qrels version; no retrieval is re-run."""
+    from evaluation.metrics import evaluate
+    from evaluation.selectors import qrels_dict, run_dict
+
+    version = experiment.qrels_version
+    qrels = qrels_dict(version=version)
+    measure = experiment.measure
+    threshold = experiment.collection.relevance_threshold
+    results = list(
+        PermutationResult.objects.filter(permutation__experiment=experiment).select_related("run", "permutation")
+    )
+    pairs = {(qpk, t) for r in results for t, qpk in r.queries.items()}
+    qdocs = {
+        pk: dict(zip(d, s, strict=True))
+        for pk, d, s in PermutationQuery.objects.filter(pk__in={p for p, _ in pairs}).values_list(
+            "pk", "doc_ids", "scores"
+        )
+    }
+    run = {f"{t}@@{pk}": qdocs[pk] for pk, t in pairs if t in qrels and qdocs.get(pk)}
+    sub_qrels = {f"{t}@@{pk}": qrels[t] for pk, t in pairs if t in qrels}
+    values = (
+        evaluate(sub_qrels, run, [measure], rel_threshold=threshold, judged_qids=sub_qrels)[measure]
+        if sub_qrels
+        else {}
+    )
+    conv_turns: dict[int, set[str]] = {}
+    for r in results:
+        if r.run is not None:
+            pconv = r.permutation.conversation_id
+            if pconv not in conv_turns:
+                conv_turns[pconv] = set(Turn.objects.filter(conversation_id=pconv).values_list("turn_id", flat=True))
+            judged = {t: qrels[t] for t in conv_turns[pconv] if t in qrels}
+            rd = {q: docs for q, docs in run_dict(run=r.run).items() if q in judged}
+            per = (
+                evaluate(judged, rd, [measure], rel_threshold=threshold, judged_qids=judged)[measure] if judged else {}
+            )
+            r.per_turn = {t: float(v) for t, v in per.items()}
+        else:
+            r.per_turn = {t: float(values[f"{t}@@{pk}"]) for t, pk in r.queries.items() if f"{t}@@{pk}" in values}
+        # fsum is exactly rounded, so the mean does not depend on the (permuted) order of the turns
+        r.mean = math.fsum(r.per_turn.values()) / len(r.per_turn) if r.per_turn else None
+    with transaction.atomic():
+        PermutationResult.objects.bulk_update(results, ["per_turn", "mean"], batch_size=2000)
+        PermutationExperiment.objects.filter(pk=experiment.pk).update(
+            status=PermutationExperiment.Status.DONE,
+            scored_version=version,
+            scored_qrels_count=Qrel.objects.filter(version=version).count(),
+            scored_at=timezone.now(),
+            finished_at=experiment.finished_at or timezone.now(),
+        )
+    return len(results)
+
+
+@transaction.atomic
+def permutation_experiment_set_version(*, experiment: PermutationExperiment, version: QrelsVersion) -> None:
+    """Point the experiment at another qrels version of its collection; rescoring follows in the background."""
+    if version.collection_id != experiment.collection_id:
+        raise ValidationError("the qrels version belongs to another collection")
+    experiment.qrels_version = version
+    experiment.save(update_fields=["qrels_version"])
+    from evaluation.permutations.tasks import schedule_rescore
+
+    transaction.on_commit(lambda: schedule_rescore(experiment.pk))
+
+
+def experiments_for_changed_qrels(*, version_id: int, turn_ids: list[int]) -> list[int]:
+    """Experiments scored against this version whose conversations contain any of the changed turns."""
+    qs = PermutationExperiment.objects.filter(qrels_version_id=version_id).exclude(
+        status__in=[PermutationExperiment.Status.FAILED, PermutationExperiment.Status.RUNNING]
+    )
+    if turn_ids:
+        convs = Turn.objects.filter(pk__in=turn_ids).values("conversation_id")
+        qs = qs.filter(permutations__conversation_id__in=convs)
+    return list(qs.values_list("id", flat=True).distinct())

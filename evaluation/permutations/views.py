@@ -1,0 +1,277 @@
+"""Pages: permutation experiments (create, progress, reports, downloads, run import) and SE/FT/PT labelling."""
+
+from __future__ import annotations
+
+import csv
+import json
+import tempfile
+from pathlib import Path
+
+from django import forms
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from ecast.models import Collection, Conversation
+from ecast.permissions import ADMIN, RATER, admin_required, is_admin, role_required
+from evaluation.models import Permutation, PermutationExperiment, PermutationResult, QrelsVersion
+from evaluation.permutations import orders as perms
+from evaluation.permutations import selectors as sel
+from evaluation.permutations import services as svc
+from evaluation.permutations.plots import distribution_svg, win_fractions_svg
+from evaluation.permutations.retrieval import SYSTEMS, available_systems
+from evaluation.permutations.runs import permutation_run_import
+
+labeler_required = role_required(ADMIN, RATER)
+
+
+class ExperimentForm(forms.Form):
+    collection = forms.ModelChoiceField(queryset=Collection.objects.all())
+    name = forms.CharField(max_length=200)
+    qrels_version = forms.ModelChoiceField(queryset=QrelsVersion.objects.select_related("collection"))
+    systems = forms.MultipleChoiceField(
+        choices=[(s.id, f"{s.label} — {s.description}") for s in SYSTEMS.values()],
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+    )
+    k = forms.IntegerField(min_value=0, max_value=10_000, initial=100, label="Permutations per conversation (K)")
+    seed = forms.IntegerField(initial=0)
+    measure = forms.CharField(initial="nDCG@3")
+    corpus = forms.ChoiceField(choices=[("qrels", "Judged passages with text"), ("all", "Every passage with text")])
+    depth = forms.IntegerField(min_value=1, max_value=1000, initial=100)
+
+
+@admin_required
+def experiment_list(request: HttpRequest) -> HttpResponse:
+    avail = available_systems()
+    form = ExperimentForm(request.POST or None, initial={"systems": [s for s in SYSTEMS if avail[s]]})
+    if request.method == "POST" and form.is_valid():
+        d = form.cleaned_data
+        try:
+            exp = svc.permutation_experiment_create(
+                collection=d["collection"],
+                name=d["name"],
+                qrels_version=d["qrels_version"],
+                systems=d["systems"],
+                k=d["k"],
+                seed=d["seed"],
+                measure=d["measure"],
+                corpus=d["corpus"],
+                depth=d["depth"],
+                created_by=request.user,
+            )
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            messages.success(request, f"Experiment “{exp.name}” created; retrieval runs in the background.")
+            return redirect("permutation-experiment", pk=exp.pk)
+    page = Paginator(sel.experiment_list(), 25).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "evaluation/permutations/list.html",
+        {"form": form, "page": page, "unavailable": [SYSTEMS[s].label for s, ok in avail.items() if not ok]},
+    )
+
+
+def _systems_param(request: HttpRequest) -> list[str]:
+    return [s for s in request.GET.getlist("systems") if s]
+
+
+@admin_required
+def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    exp = get_object_or_404(sel.experiment_list(), pk=pk)
+    chosen = _systems_param(request)
+    analysis = sel.experiment_analysis(experiment=exp, systems=chosen or None) if exp.scored_at else {}
+    all_systems = sorted(
+        set(PermutationResult.objects.filter(permutation__experiment=exp).values_list("system", flat=True))
+    )
+    fig1 = distribution_svg(analysis["permutation_means"], exp.measure) if analysis.get("permutation_means") else ""
+    wins = analysis.get("win_fractions", {})
+    topic_choice = request.GET.getlist("topic") or list(wins)[:12]
+    fig2 = win_fractions_svg(wins, topic_choice) if wins else ""
+    t3 = analysis.get("table3")
+    table3 = [(s, t3["matrix"][i], t3["best_margin"].get(s)) for i, s in enumerate(t3["systems"])] if t3 else []
+    return render(
+        request,
+        "evaluation/permutations/detail.html",
+        {
+            "exp": exp,
+            "analysis": analysis,
+            "fig1": fig1,
+            "fig2": fig2,
+            "table3": table3,
+            "all_systems": [(s, sel.system_label(s), not chosen or s in chosen) for s in all_systems],
+            "topics": list(wins),
+            "topic_choice": topic_choice,
+            "summary": sel.experiment_conversation_summary(experiment=exp),
+            "versions": QrelsVersion.objects.filter(collection=exp.collection),
+            "progress": sel.experiment_progress(experiment=exp),
+        },
+    )
+
+
+@admin_required
+def experiment_permutations(request: HttpRequest, pk: int) -> HttpResponse:
+    exp = get_object_or_404(PermutationExperiment, pk=pk)
+    qs = Permutation.objects.filter(experiment=exp).select_related("conversation").prefetch_related("results")
+    if request.GET.get("topic"):
+        qs = qs.filter(conversation__topic_id=request.GET["topic"])
+    page = Paginator(qs, 50).get_page(request.GET.get("page"))
+    systems = sorted({r.system for p in page for r in p.results.all()})
+    rows = [
+        {"p": p, "scores": [next((r.mean for r in p.results.all() if r.system == s), None) for s in systems]}
+        for p in page
+    ]
+    return render(
+        request,
+        "evaluation/permutations/permutations.html",
+        {"exp": exp, "page": page, "rows": rows, "systems": [sel.system_label(s) for s in systems]},
+    )
+
+
+@admin_required
+def experiment_export(request: HttpRequest, pk: int) -> HttpResponse:
+    exp = get_object_or_404(PermutationExperiment, pk=pk)
+    conv = None
+    if request.GET.get("topic"):
+        conv = get_object_or_404(Conversation, collection=exp.collection, topic_id=request.GET["topic"])
+    topics = sel.permutation_topics(experiment=exp, conversation=conv)
+    resp = HttpResponse(json.dumps(topics, indent=1, ensure_ascii=False), content_type="application/json")
+    resp["Content-Disposition"] = f'attachment; filename="permutations-{exp.pk}.json"'
+    return resp
+
+
+@admin_required
+def experiment_scores_csv(request: HttpRequest, pk: int) -> HttpResponse:
+    exp = get_object_or_404(PermutationExperiment, pk=pk)
+    resp = HttpResponse(content_type="text/csv")
+    resp["Content-Disposition"] = f'attachment; filename="permutation-scores-{exp.pk}.csv"'
+    w = csv.writer(resp)
+    w.writerow(["topic", "permutation_id", "index", "is_original", "order", "system", "turn_id", exp.measure,
+                "qrels_version"])  # fmt: skip
+    version = exp.scored_version.name if exp.scored_version else ""
+    qs = PermutationResult.objects.filter(permutation__experiment=exp).select_related("permutation__conversation")
+    for r in qs.order_by("permutation__conversation_id", "permutation__index", "system").iterator(chunk_size=2000):
+        p = r.permutation
+        base = [p.conversation.topic_id, f"perm{p.pk}", p.index, p.is_original, " ".join(map(str, p.order))]
+        w.writerow([*base, sel.system_label(r.system), "mean", "" if r.mean is None else f"{r.mean:.6f}", version])
+        for tid, v in sorted(r.per_turn.items()):
+            w.writerow([*base, sel.system_label(r.system), tid, f"{v:.6f}", version])
+    return resp
+
+
+@admin_required
+def experiment_analysis_json(request: HttpRequest, pk: int) -> HttpResponse:
+    exp = get_object_or_404(sel.experiment_list(), pk=pk)
+    data = sel.experiment_analysis(experiment=exp, systems=_systems_param(request) or None)
+    resp = JsonResponse(data, json_dumps_params={"indent": 1})
+    resp["Content-Disposition"] = f'attachment; filename="permutation-analysis-{exp.pk}.json"'
+    return resp
+
+
+@admin_required
+@require_POST
+def experiment_set_version(request: HttpRequest, pk: int) -> HttpResponse:
+    exp = get_object_or_404(PermutationExperiment, pk=pk)
+    version = get_object_or_404(QrelsVersion, pk=request.POST.get("version"))
+    try:
+        svc.permutation_experiment_set_version(experiment=exp, version=version)
+    except ValidationError as exc:
+        messages.error(request, "; ".join(exc.messages))
+    else:
+        messages.success(request, f"Rescoring against “{version.name}” in the background.")
+    return redirect("permutation-experiment", pk=pk)
+
+
+@admin_required
+@require_POST
+def experiment_import_runs(request: HttpRequest, pk: int) -> HttpResponse:
+    exp = get_object_or_404(PermutationExperiment, pk=pk)
+    files = request.FILES.getlist("runs")
+    if not files:
+        messages.error(request, "Choose one or more run files.")
+    for f in files:
+        name = f.name or "run.txt"
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / Path(name).name
+            with path.open("wb") as out:
+                for chunk in f.chunks():
+                    out.write(chunk)
+            try:
+                res = permutation_run_import(experiment=exp, path=path, file_name=name, user=request.user)
+            except ValidationError as exc:
+                messages.error(request, "; ".join(exc.messages))
+            else:
+                messages.success(request, f"{name}: linked to perm{res.permutation_id} as system “{res.system}”.")
+    return redirect("permutation-experiment", pk=pk)
+
+
+# ---------------------------------------------------------------- labelling
+
+
+@labeler_required
+def labels_index(request: HttpRequest) -> HttpResponse:
+    collections = Collection.objects.all()
+    coll = None
+    if request.GET.get("collection"):
+        coll = get_object_or_404(Collection, pk=request.GET["collection"])
+    elif collections:
+        coll = collections.first()
+    ctx: dict = {"collections": collections, "coll": coll, "admin": is_admin(request.user)}
+    if coll is not None:
+        ctx["rows"] = sel.conversations_with_label_status(collection=coll, user=request.user)
+        if ctx["admin"]:
+            ctx["agreement"] = sel.label_agreement(collection=coll)
+    return render(request, "evaluation/permutations/labels_index.html", ctx)
+
+
+@admin_required
+@require_POST
+def labels_adopt_majority(request: HttpRequest, pk: int) -> HttpResponse:
+    coll = get_object_or_404(Collection, pk=pk)
+    r = svc.utterance_labels_adopt_majority(collection=coll)
+    messages.success(request, f"Majority adopted: {r['changed']} turns changed, {r['ties']} ties left alone.")
+    return redirect(f"{reverse('utterance-labels')}?collection={coll.pk}")
+
+
+@admin_required
+@require_POST
+def labels_derive(request: HttpRequest, pk: int) -> HttpResponse:
+    coll = get_object_or_404(Collection, pk=pk)
+    r = svc.utterance_classes_derive(collection=coll, overwrite=bool(request.POST.get("overwrite")))
+    messages.success(
+        request,
+        f"Derived classes for {r['turns_set']} turns; {len(r['unguaranteed'])} annotated dependencies are chains "
+        "the SE/FT/PT rules cannot guarantee"
+        + (f" (e.g. {', '.join(r['unguaranteed'][:5])})." if r["unguaranteed"] else "."),
+    )
+    return redirect(f"{reverse('utterance-labels')}?collection={coll.pk}")
+
+
+@labeler_required
+def labels_conversation(request: HttpRequest, pk: int) -> HttpResponse:
+    conv = get_object_or_404(Conversation.objects.select_related("collection"), pk=pk)
+    turns = list(conv.turns.order_by("number"))
+    visible = sel.labels_visible_to(user=request.user, conversation=conv)
+    siblings = list(conv.collection.conversations.order_by("id").values_list("pk", flat=True))
+    i = siblings.index(conv.pk)
+    data = [
+        {"id": t.pk, "number": t.number, "turn_id": t.turn_id, "text": t.raw_utterance, "cls": visible.get(t.pk, "")}
+        for t in turns
+    ]
+    return render(
+        request,
+        "evaluation/permutations/label.html",
+        {
+            "conv": conv,
+            "turns": data,
+            "admin": is_admin(request.user),
+            "prev_pk": siblings[i - 1] if i > 0 else None,
+            "next_pk": siblings[i + 1] if i + 1 < len(siblings) else None,
+            "classes": perms.CLASSES,
+        },
+    )

@@ -1,0 +1,183 @@
+"""Pages and downloads of the ECAsT robustness reports (Tables 11, 13, 14); the unjudged pool is judging's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+
+from ecast.models import Collection
+from ecast.permissions import admin_required
+from evaluation.models import QrelsVersion, Run
+from evaluation.plots import grouped_bars_svg, stacked_share_svg
+from evaluation.robustness import selectors as rsel
+from evaluation.views import _csv_response, pick_version
+
+
+def robustness_params(request: HttpRequest) -> rsel.RobustnessParams | None:
+    data = request.POST if request.method == "POST" else request.GET
+    collection, base = pick_version(request)
+    if collection is None or base is None:
+        return None
+    versions = {str(v.pk): v for v in QrelsVersion.objects.filter(collection=collection)}
+    base = versions.get(data.get("base", ""), base)
+    extended = versions.get(data.get("extended", ""))
+    if extended is None:
+        # Default "after": the newest version derived from the base one, if any.
+        extended = QrelsVersion.objects.filter(collection=collection, parent=base).order_by("-created_at").first()
+    try:
+        depth = max(1, min(1000, int(data.get("depth") or 3)))
+    except ValueError as exc:
+        raise Http404("depth must be an integer") from exc
+    runs = {str(r.pk): r for r in Run.objects.filter(collection=collection)}
+    baselines: dict[str, Run] = {}
+    for kind in rsel.KINDS:
+        chosen = data.get(f"baseline_{kind}")
+        if chosen == "none":
+            continue
+        run = runs.get(chosen or "") or rsel.default_baseline(collection=collection, kind=kind)
+        if run is not None:
+            baselines[kind] = run
+    return rsel.RobustnessParams(collection=collection, base=base, extended=extended, depth=depth, baselines=baselines)
+
+
+def _fmt(v: Any, pct: bool = False) -> str:
+    if v is None:
+        return "–"
+    return f"{v:+.1f}%" if pct else f"{v:.4f}"
+
+
+@admin_required
+def robustness(request: HttpRequest) -> HttpResponse:
+    p = robustness_params(request)
+    if p is None:
+        return render(request, "evaluation/robustness.html", {"empty": True, "collections": Collection.objects.all()})
+    report = rsel.robustness_report(p)
+    t11, t13, t14 = report["table11"], report["table13"], report["table14"]
+    plain = [r for r in t11["rows"] if not r["average"]]
+    fig11 = grouped_bars_svg(
+        [r["label"] for r in plain] + [f"baseline {k}" for k in t11["baselines"]],
+        {
+            m: [r["values"][m]["value"] for r in plain] + [b["means"].get(m) for b in t11["baselines"].values()]
+            for m in p.measures
+        },
+        ylabel=f"mean ({p.base.name})",
+    )
+    labels13 = t13["labels"]
+    fig13a = stacked_share_svg(
+        labels13,
+        {
+            "judged": [t13["runs"][x]["judged_pct"] or 0.0 for x in labels13],
+            "unjudged": [t13["runs"][x]["unjudged_pct"] or 0.0 for x in labels13],
+        },
+        ylabel=f"% of top-{p.depth}",
+    )
+    fig13b = ""
+    if p.extended is not None and any(t13["runs"][x]["assessed"] for x in labels13):
+        fig13b = stacked_share_svg(
+            labels13,
+            {f"grade {g}": [t13["runs"][x]["grades_pct"][g] or 0.0 for x in labels13] for g in range(5)},
+            ylabel="% of formerly unjudged (assessed)",
+        )
+    fig14 = ""
+    if t14:
+        fig14 = grouped_bars_svg(
+            [r["label"] for r in t14["rows"]],
+            {
+                f"{p.measures[0]} {p.base.name}": [r["values"][p.measures[0]]["before"] for r in t14["rows"]],
+                f"{p.measures[0]} {p.extended.name if p.extended else ''}": [
+                    r["values"][p.measures[0]]["after"] for r in t14["rows"]
+                ],
+            },
+            ylabel=p.measures[0],
+        )
+    r13 = t13["runs"]
+    rows13 = [
+        ("Top-k passages", [r13[x]["top_k"] for x in labels13], False),
+        ("Judged", [r13[x]["judged_pct"] for x in labels13], True),
+        ("Unjudged", [r13[x]["unjudged_pct"] for x in labels13], True),
+        ("Unjudged (count)", [r13[x]["unjudged"] for x in labels13], False),
+        ("Unique within its group", [r13[x]["unique_pct"] for x in labels13], True),
+        ("Assessed since", [r13[x]["assessed"] for x in labels13], False),
+        ("Still pending", [r13[x]["pending"] for x in labels13], False),
+    ] + [(f"grade {g}", [r13[x]["grades_pct"][g] for x in labels13], True) for g in range(5)]
+    return render(
+        request,
+        "evaluation/robustness.html",
+        {
+            "p": p,
+            "rows11": [(r, [r["values"][m] for m in p.measures]) for r in t11["rows"]],
+            "rows13": rows13,
+            "rows14": [(r["label"], m, r["values"][m]) for r in t14["rows"] for m in t14["measures"]] if t14 else [],
+            "report": report,
+            "t11": t11,
+            "t13": t13,
+            "t14": t14,
+            "labels13": labels13,
+            "fig11": fig11,
+            "fig13a": fig13a,
+            "fig13b": fig13b,
+            "fig14": fig14,
+            "collections": Collection.objects.order_by("name"),
+            "versions": QrelsVersion.objects.filter(collection=p.collection).order_by("created_at", "id"),
+            "runs": Run.objects.filter(collection=p.collection).order_by("name"),
+            "query": request.GET.urlencode(),
+            "unjudged_count": len(t13["unjudged_pairs"]),
+        },
+    )
+
+
+@admin_required
+def robustness_export(request: HttpRequest, table: str, fmt: str) -> HttpResponse:
+    p = robustness_params(request)
+    if p is None:
+        raise Http404("no collection with qrels")
+    report = rsel.robustness_report(p)
+    if table not in ("table11", "table13", "table14", "all"):
+        raise Http404("unknown table")
+    if fmt == "json":
+        payload = {k: v for k, v in report.items() if not k.startswith("table")}
+        for name in ("table11", "table13", "table14") if table == "all" else (table,):
+            payload[name] = report[name]
+        if payload.get("table13"):
+            payload["table13"] = {k: v for k, v in payload["table13"].items() if k != "unjudged_pairs"}
+        return JsonResponse(payload, json_dumps_params={"indent": 1})
+    preamble = [
+        f"collection={report['collection']}",
+        f"base_qrels_version={report['base_version']}",
+        f"extended_qrels_version={report['extended_version']}",
+        f"relevance_threshold={report['threshold']}",
+        f"depth={report['depth']}",
+        report["missing_turns"],
+    ]
+    if table == "table11":
+        rows = [
+            [r["label"], r["kind"], m, v["value"], v["baseline"], v["change_pct"]]
+            for r in report["table11"]["rows"]
+            for m, v in r["values"].items()
+        ]
+        return _csv_response(
+            "ecast-table11.csv", ["label", "kind", "measure", "value", "baseline", "change_pct"], rows, preamble
+        )
+    if table == "table13":
+        rows = []
+        for label, r in report["table13"]["runs"].items():
+            rows.append(
+                [label, r["group"], r["top_k"], r["judged"], r["unjudged"], r["judged_pct"], r["unjudged_pct"]]
+                + [r["grades"][g] for g in range(5)]
+                + [r["pending"], r["unique"], r["unique_pct"]]
+            )
+        header = ["label", "group", "top_k", "judged", "unjudged", "judged_pct", "unjudged_pct"]
+        header += [f"grade_{g}" for g in range(5)] + ["pending", "unique", "unique_pct"]
+        return _csv_response("ecast-table13.csv", header, rows, preamble)
+    if table == "table14" and report["table14"]:
+        rows = [
+            [r["label"], m, v["before"], v["after"], v["delta"], v["change_pct"]]
+            for r in report["table14"]["rows"]
+            for m, v in r["values"].items()
+        ]
+        return _csv_response(
+            "ecast-table14.csv", ["label", "measure", "before", "after", "delta", "change_pct"], rows, preamble
+        )
+    raise Http404("table not available as CSV (choose an extended qrels version for Table 14)")

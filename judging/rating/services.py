@@ -1,0 +1,428 @@
+"""Rating campaigns: creation with stratified sampling, lease-based assignment, submission, undo, gold checks.
+
+Concurrency: ``assignment_next`` takes the next item with ``SELECT … FOR UPDATE SKIP LOCKED`` (PostgreSQL) and
+re-checks the item's load under the row lock, so "completed + live leases <= N" holds however many raters ask at
+once. Each rater's requests are serialised on their ``RaterStatus`` row, so a double click can never create two
+leases or two ratings. On SQLite, ``transaction_mode=IMMEDIATE`` serialises writers, which gives the same result.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import Count, F, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from ecast.models import Collection, Paraphrase
+from judging.models import Campaign, RaterStatus, Rating, RatingAssignment, RatingItem
+from judging.rating.sampling import (  # noqa: F401 - re-exported: the public service API
+    item_from_paraphrase,
+    measures_for,
+    paraphrase_pool,
+    paraphrase_source,
+    parse_gold_spec,
+    stratified_sample,
+)
+
+SCALE_MIN, SCALE_MAX = 1, 5
+
+
+class RatingError(Exception):
+    """A refused rating operation; ``code`` maps to an HTTP status in the API."""
+
+    code = "invalid"
+
+    def __init__(self, message: str, code: str | None = None):
+        super().__init__(message)
+        if code:
+            self.code = code
+
+
+# ---------------------------------------------------------------------------------------------- campaigns
+
+
+@transaction.atomic
+def campaign_create(
+    *,
+    name: str,
+    collections: Sequence[Collection],
+    sample_size: int,
+    seed: int = 0,
+    measure_keys: Sequence[str] | None = None,
+    raters_per_item: int = 5,
+    lease_seconds: int = 600,
+    undo_seconds: int = 30,
+    gold: Sequence[tuple[int, dict[str, int]]] = (),
+    gold_threshold: float = 0.6,
+    gold_min_answers: int = 3,
+    gold_every: int = 5,
+    gold_tolerance: int = 1,
+    description: str = "",
+    guidelines: str = "",
+    created_by: Any = None,
+) -> Campaign:
+    """Create a paraphrase rating campaign from a seeded stratified sample of the collections' paraphrases."""
+    from judging.models import DEFAULT_MEASURES
+
+    measures = measures_for(list(measure_keys or DEFAULT_MEASURES))
+    if not collections:
+        raise ValidationError("choose at least one collection")
+    if sample_size < 1:
+        raise ValidationError("the sample size must be at least 1")
+    if raters_per_item < 1:
+        raise ValidationError("raters per item must be at least 1")
+    if not 0 <= gold_threshold <= 1:
+        raise ValidationError("the gold threshold is a fraction between 0 and 1")
+    if Campaign.objects.filter(name=name).exists():
+        raise ValidationError(f"a campaign named {name!r} already exists")
+    pool = paraphrase_pool(collections=collections)
+    if not pool:
+        raise ValidationError("the chosen collections have no manual paraphrases to rate")
+    gold_ids = {pid for pid, _ in gold}
+    sample, strata = stratified_sample([p for p in pool if p.pk not in gold_ids], size=sample_size, seed=seed)
+    campaign = Campaign(
+        name=name,
+        kind=Campaign.Kind.PARAPHRASE,
+        description=description,
+        guidelines=guidelines,
+        measures=measures,
+        raters_per_item=raters_per_item,
+        lease_seconds=lease_seconds,
+        undo_seconds=undo_seconds,
+        gold_threshold=gold_threshold,
+        gold_min_answers=gold_min_answers,
+        gold_every=max(gold_every, 1),
+        gold_tolerance=gold_tolerance,
+        sample_size=sample_size,
+        seed=seed,
+        strata=strata,
+        created_by=created_by,
+    )
+    campaign.full_clean()
+    campaign.save()
+    campaign.collections.set(collections)
+    order = list(range(len(sample)))
+    random.Random(seed + 1).shuffle(order)
+    items = [item_from_paraphrase(campaign, p, position=pos) for p, pos in zip(sample, order, strict=True)]
+    gold_paraphrases = Paraphrase.objects.select_related("turn", "turn__collection", "pair").in_bulk(gold_ids)
+    for i, (pid, expected) in enumerate(gold):
+        if pid not in gold_paraphrases:
+            raise ValidationError(f"gold item: paraphrase {pid} does not exist")
+        if not expected:
+            raise ValidationError(f"gold item: paraphrase {pid} has no expected answer")
+        items.append(item_from_paraphrase(campaign, gold_paraphrases[pid], position=i, gold=expected))
+    RatingItem.objects.bulk_create(items)
+    return campaign
+
+
+@transaction.atomic
+def campaign_set_status(*, campaign: Campaign, status: str) -> Campaign:
+    """Open or close a campaign; a closed campaign hands out no new items (leases in flight may still submit)."""
+    if status not in Campaign.Status.values:
+        raise ValidationError(f"unknown status {status!r}")
+    campaign.status = status
+    campaign.save(update_fields=["status"])
+    return campaign
+
+
+# ---------------------------------------------------------------------------------------------- assignment
+
+
+def _rater_status_locked(campaign: Campaign, rater: Any) -> RaterStatus:
+    """The rater's status row, locked: serialises one rater's concurrent requests (double clicks, retries)."""
+    try:
+        with transaction.atomic():
+            RaterStatus.objects.get_or_create(campaign=campaign, rater=rater)
+    except IntegrityError:  # a concurrent first request created it
+        pass
+    return RaterStatus.objects.select_for_update().get(campaign=campaign, rater=rater)
+
+
+def _live_leases(item_ids: Iterable[int], now: datetime, exclude_pk: int | None = None) -> dict[int, int]:
+    qs = RatingAssignment.objects.filter(
+        item_id__in=list(item_ids), status=RatingAssignment.Status.LEASED, expires_at__gt=now
+    )
+    if exclude_pk:
+        qs = qs.exclude(pk=exclude_pk)
+    return dict(qs.values_list("item_id").annotate(c=Count("pk")).values_list("item_id", "c"))
+
+
+def _has_room(item: RatingItem, campaign: Campaign, now: datetime, exclude_pk: int | None = None) -> bool:
+    if item.is_gold:
+        return True
+    live = _live_leases([item.pk], now, exclude_pk).get(item.pk, 0)
+    return item.completed_count + live < campaign.raters_per_item
+
+
+def _candidates(campaign: Campaign, rater: Any, now: datetime):
+    """Open regular items the rater has never had, with room, nearest to completion first (then seeded order)."""
+    taken = RatingAssignment.objects.filter(campaign=campaign, rater=rater).values("item_id")
+    live = (
+        RatingAssignment.objects.filter(item=OuterRef("pk"), status=RatingAssignment.Status.LEASED, expires_at__gt=now)
+        .order_by()
+        .values("item")
+        .annotate(c=Count("pk"))
+        .values("c")
+    )
+    return (
+        RatingItem.objects.filter(campaign=campaign, is_gold=False, completed_count__lt=campaign.raters_per_item)
+        .exclude(pk__in=taken)
+        .annotate(load=F("completed_count") + Coalesce(Subquery(live), Value(0)))
+        .filter(load__lt=campaign.raters_per_item)
+        # Most completed ratings first (finished items accumulate); the order matches the (campaign, is_gold,
+        # completed_count, position) index scanned backwards, so PostgreSQL stops at the first item with room.
+        .order_by("-completed_count", "-position")
+    )
+
+
+def _lease(item: RatingItem, campaign: Campaign, rater: Any, now: datetime) -> RatingAssignment:
+    return RatingAssignment.objects.create(
+        item=item,
+        campaign=campaign,
+        rater=rater,
+        leased_at=now,
+        expires_at=now + timedelta(seconds=campaign.lease_seconds),
+    )
+
+
+def _next_gold(campaign: Campaign, rater: Any, now: datetime) -> RatingAssignment | None:
+    done = RatingAssignment.objects.filter(
+        campaign=campaign, rater=rater, status=RatingAssignment.Status.COMPLETED
+    ).count()
+    if (done + 1) % campaign.gold_every:
+        return None
+    taken = RatingAssignment.objects.filter(campaign=campaign, rater=rater).values("item_id")
+    gold = RatingItem.objects.filter(campaign=campaign, is_gold=True).exclude(pk__in=taken).order_by("position").first()
+    return _lease(gold, campaign, rater, now) if gold else None
+
+
+@transaction.atomic
+def assignment_next(*, campaign: Campaign, rater: Any, now: datetime | None = None) -> RatingAssignment | None:
+    """The rater's live lease (renewed), else a new lease on the best open item; None when nothing is left."""
+    now = now or timezone.now()
+    status = _rater_status_locked(campaign, rater)
+    if status.paused:
+        raise RatingError("You are paused in this campaign; please contact the organisers.", code="paused")
+    lease = timedelta(seconds=campaign.lease_seconds)
+    mine = RatingAssignment.objects.filter(campaign=campaign, rater=rater, status=RatingAssignment.Status.LEASED)
+    for current in mine.order_by("-leased_at"):
+        if current.expires_at > now:
+            current.expires_at = now + lease
+            current.save(update_fields=["expires_at"])
+            return current
+        item = RatingItem.objects.select_for_update().get(pk=current.item_id)
+        if campaign.status == Campaign.Status.OPEN and _has_room(item, campaign, now, exclude_pk=current.pk):
+            current.leased_at, current.expires_at = now, now + lease
+            current.save(update_fields=["leased_at", "expires_at"])
+            return current
+        current.status = RatingAssignment.Status.EXPIRED
+        current.save(update_fields=["status"])
+    if campaign.status != Campaign.Status.OPEN:
+        return None
+    gold = _next_gold(campaign, rater, now)
+    if gold:
+        return gold
+    for attempt in range(4):
+        qs = _candidates(campaign, rater, now)
+        # The last attempt waits for the lock instead of skipping, so a busy queue never reads as empty.
+        locked = qs.select_for_update(skip_locked=attempt < 3, of=("self",))[:1]
+        candidate = next(iter(locked), None)
+        if candidate is None:
+            if attempt < 3 and qs.exists():
+                continue
+            return None
+        # Re-read the load under the row lock: the candidate query's snapshot may predate a concurrent lease.
+        if _has_room(candidate, campaign, now):
+            return _lease(candidate, campaign, rater, now)
+    return None
+
+
+# ---------------------------------------------------------------------------------------------- submission
+
+
+def _validate_values(campaign: Campaign, values: Any) -> dict[str, int]:
+    if not isinstance(values, dict):
+        raise RatingError("values must be an object {measure: score}")
+    keys = campaign.measure_keys
+    missing = [k for k in keys if k not in values]
+    extra = [k for k in values if k not in keys]
+    if missing or extra:
+        raise RatingError(f"answer every measure exactly once (missing: {missing or '-'}, unknown: {extra or '-'})")
+    clean = {}
+    for k in keys:
+        v = values[k]
+        if isinstance(v, str) and v.strip().isdigit():
+            v = int(v)
+        if isinstance(v, bool) or not isinstance(v, int) or not SCALE_MIN <= v <= SCALE_MAX:
+            raise RatingError(f"{k}: score must be an integer {SCALE_MIN}..{SCALE_MAX}")
+        clean[k] = v
+    return clean
+
+
+def _gold_correct(campaign: Campaign, item: RatingItem, values: dict[str, int]) -> bool:
+    return all(abs(values.get(k, 0) - v) <= campaign.gold_tolerance for k, v in item.gold_expected.items())
+
+
+def _recount(item_ids: Iterable[int], campaign: Campaign) -> None:
+    """completed_count = ratings of non-paused raters, for the given items (rows locked first)."""
+    ids = sorted(set(item_ids))
+    if not ids:
+        return
+    list(RatingItem.objects.select_for_update().filter(pk__in=ids).order_by("pk").values_list("pk", flat=True))
+    paused = RaterStatus.objects.filter(campaign=campaign, paused=True).values("rater_id")
+    counts = dict(
+        Rating.objects.filter(item_id__in=ids)
+        .exclude(rater_id__in=paused)
+        .values_list("item_id")
+        .annotate(c=Count("pk"))
+        .values_list("item_id", "c")
+    )
+    for pk in ids:
+        RatingItem.objects.filter(pk=pk).update(completed_count=counts.get(pk, 0))
+
+
+def _apply_pause(status: RaterStatus, paused: bool, reason: str) -> None:
+    status.paused = paused
+    status.paused_reason = reason if paused else ""
+    status.save(update_fields=["paused", "paused_reason", "override", "updated_at"])
+    _recount(
+        Rating.objects.filter(campaign=status.campaign, rater=status.rater).values_list("item_id", flat=True),
+        status.campaign,
+    )
+
+
+@transaction.atomic
+def rating_submit(
+    *,
+    assignment_id: int,
+    rater: Any,
+    values: Any,
+    idempotency_key: str,
+    seconds_on_task: float | None = None,
+    now: datetime | None = None,
+) -> tuple[Rating, bool]:
+    """Store the rater's answer for their assignment once; returns (rating, created). A replayed key returns the
+    stored rating unchanged."""
+    now = now or timezone.now()
+    key = (idempotency_key or "").strip()
+    if not key or len(key) > 64:
+        raise RatingError("an idempotency key (1–64 characters) is required")
+    assignment = RatingAssignment.objects.select_related("campaign").filter(pk=assignment_id, rater=rater).first()
+    if assignment is None:
+        raise RatingError("no such assignment for you", code="not_found")
+    campaign = assignment.campaign
+    status = _rater_status_locked(campaign, rater)
+    replay = Rating.objects.filter(rater=rater, idempotency_key=key).first()
+    if replay is not None:
+        if replay.assignment_id != assignment.pk:
+            raise RatingError("this idempotency key was already used for another item", code="conflict")
+        return replay, False
+    assignment = RatingAssignment.objects.select_for_update().get(pk=assignment.pk)
+    if assignment.status == RatingAssignment.Status.COMPLETED:
+        raise RatingError("this item was already submitted", code="conflict")
+    clean = _validate_values(campaign, values)
+    item = RatingItem.objects.select_for_update().get(pk=assignment.item_id)
+    lease_valid = assignment.status == RatingAssignment.Status.LEASED and assignment.expires_at > now
+    if not lease_valid and not _has_room(item, campaign, now, exclude_pk=assignment.pk):
+        raise RatingError("your lease on this item ran out and other raters completed it", code="gone")
+    if seconds_on_task is not None and not 0 <= float(seconds_on_task) < 86400:
+        raise RatingError("seconds_on_task must be between 0 and 86400")
+    rating = Rating.objects.create(
+        assignment=assignment,
+        item=item,
+        campaign=campaign,
+        rater=rater,
+        values=clean,
+        idempotency_key=key,
+        seconds_on_task=seconds_on_task,
+        server_seconds=(now - assignment.leased_at).total_seconds(),
+    )
+    assignment.status = RatingAssignment.Status.COMPLETED
+    assignment.completed_at = now
+    assignment.save(update_fields=["status", "completed_at"])
+    if not status.paused:
+        RatingItem.objects.filter(pk=item.pk).update(completed_count=F("completed_count") + 1)
+    if item.is_gold:
+        status.gold_answers += 1
+        status.gold_correct += int(_gold_correct(campaign, item, clean))
+        status.save(update_fields=["gold_answers", "gold_correct", "updated_at"])
+        _auto_pause(status)
+    return rating, True
+
+
+def _auto_pause(status: RaterStatus) -> None:
+    campaign = status.campaign
+    acc = status.gold_accuracy
+    if status.override or status.paused or acc is None or status.gold_answers < campaign.gold_min_answers:
+        return
+    if acc < campaign.gold_threshold:
+        _apply_pause(status, True, f"gold accuracy {acc:.0%} below {campaign.gold_threshold:.0%}")
+
+
+@transaction.atomic
+def rating_undo(*, assignment_id: int, rater: Any, now: datetime | None = None) -> RatingAssignment:
+    """Withdraw the rater's last submission within the undo window; the item is leased to them again."""
+    now = now or timezone.now()
+    assignment = RatingAssignment.objects.select_related("campaign").filter(pk=assignment_id, rater=rater).first()
+    if assignment is None:
+        raise RatingError("no such assignment for you", code="not_found")
+    campaign = assignment.campaign
+    status = _rater_status_locked(campaign, rater)
+    assignment = RatingAssignment.objects.select_for_update().get(pk=assignment.pk)
+    rating = Rating.objects.filter(assignment=assignment).first()
+    if rating is None:
+        raise RatingError("nothing to undo: this item has no stored rating", code="conflict")
+    if (now - rating.submitted_at).total_seconds() > campaign.undo_seconds:
+        raise RatingError(f"undo is possible for {campaign.undo_seconds} s after submitting", code="conflict")
+    item = RatingItem.objects.select_for_update().get(pk=assignment.item_id)
+    assignment.history = [
+        *assignment.history,
+        {"values": rating.values, "submitted_at": rating.submitted_at.isoformat(), "undone_at": now.isoformat()},
+    ]
+    rating.delete()
+    assignment.status = RatingAssignment.Status.LEASED
+    assignment.leased_at, assignment.expires_at = now, now + timedelta(seconds=campaign.lease_seconds)
+    assignment.completed_at = None
+    assignment.save(update_fields=["history", "status", "leased_at", "expires_at", "completed_at"])
+    if not status.paused:
+        RatingItem.objects.filter(pk=item.pk).update(completed_count=F("completed_count") - 1)
+    if item.is_gold and status.gold_answers:
+        status.gold_answers -= 1
+        status.gold_correct -= int(_gold_correct(campaign, item, rating.values))
+        status.save(update_fields=["gold_answers", "gold_correct", "updated_at"])
+    return assignment
+
+
+@transaction.atomic
+def rater_pause(*, campaign: Campaign, rater: Any, reason: str = "paused by an admin") -> RaterStatus:
+    """Pause a rater: no new items, and their ratings are excluded (items return to the queue)."""
+    status = _rater_status_locked(campaign, rater)
+    _apply_pause(status, True, reason)
+    return status
+
+
+@transaction.atomic
+def rater_resume(*, campaign: Campaign, rater: Any) -> RaterStatus:
+    """Reinstate a paused rater: their ratings count again and automatic gold pausing stops for them."""
+    status = _rater_status_locked(campaign, rater)
+    status.override = True
+    _apply_pause(status, False, "")
+    return status
+
+
+def lease_expire_stale(*, now: datetime | None = None) -> int:
+    """Mark leases past their expiry as expired (housekeeping; correctness never depends on it)."""
+    now = now or timezone.now()
+    return (
+        RatingAssignment.objects.filter(
+            status=RatingAssignment.Status.LEASED, expires_at__lte=now - timedelta(minutes=5)
+        )
+        .filter(~Q(rating__isnull=False))
+        .update(status=RatingAssignment.Status.EXPIRED)
+    )

@@ -1,0 +1,264 @@
+"""Pages of rating campaigns: the rater's queue and keyboard-first rating page; the admin's campaigns and report."""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from ecast.models import Collection
+from ecast.permissions import RATER, admin_required, role_required
+from judging.models import DEFAULT_MEASURES, MEASURES, Campaign
+from judging.rating import agreement
+from judging.rating import plots as rating_plots
+from judging.rating import selectors as sel
+from judging.rating import services as svc
+
+rater_required = role_required(RATER)
+
+
+# ---------------------------------------------------------------------------------------------- rater pages
+
+
+@rater_required
+def rating_queue(request: HttpRequest) -> HttpResponse:
+    """The rater's open campaigns with their own progress."""
+    return render(request, "judging/rating_queue.html", {"rows": sel.rater_queue(rater=request.user)})
+
+
+def _values_from_post(request: HttpRequest, campaign: Campaign) -> dict[str, Any]:
+    # Unanswered measures are left out so the error names them as missing.
+    return {k: request.POST[f"m_{k}"] for k in campaign.measure_keys if request.POST.get(f"m_{k}")}
+
+
+@rater_required
+def rating_rate(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """One item per page. GET leases (or re-shows) the rater's item; POST stores the answer, then shows the next."""
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    error = ""
+    posted: dict[str, Any] = {}
+    if request.method == "POST":
+        posted = _values_from_post(request, campaign)
+        try:
+            seconds = request.POST.get("seconds_on_task") or None
+            svc.rating_submit(
+                assignment_id=int(request.POST.get("assignment_id", "0") or 0),
+                rater=request.user,
+                values=posted,
+                idempotency_key=request.POST.get("idempotency_key", ""),
+                seconds_on_task=float(seconds) if seconds else None,
+            )
+            messages.success(request, "Saved.")
+            return redirect("rating-rate", campaign_id=campaign.pk)
+        except (svc.RatingError, ValueError) as exc:
+            if getattr(exc, "code", "") == "conflict" and "already submitted" in str(exc):
+                return redirect("rating-rate", campaign_id=campaign.pk)
+            error = str(exc)
+    try:
+        assignment = svc.assignment_next(campaign=campaign, rater=request.user)
+    except svc.RatingError as exc:
+        return render(request, "judging/rating_done.html", {"campaign": campaign, "message": str(exc)}, status=403)
+    last = sel.last_rating(campaign=campaign, rater=request.user)
+    undo = None
+    if last and (timezone.now() - last.submitted_at).total_seconds() <= campaign.undo_seconds:
+        undo = {"assignment_id": last.assignment_id, "seconds": campaign.undo_seconds}
+    done = sel.rater_done_count(campaign=campaign, rater=request.user)
+    if assignment is None:
+        return render(
+            request,
+            "judging/rating_done.html",
+            {"campaign": campaign, "done": done, "undo": undo, "message": "No more items for you in this campaign."},
+        )
+    # "left" counts items not yet leased to this rater; the one on screen is left too.
+    left = 1 + next((r["left"] for r in sel.rater_queue(rater=request.user) if r["campaign"].pk == campaign.pk), 0)
+    item = assignment.item
+    measures = []
+    for m in campaign.measures:
+        chosen = str(posted.get(m["key"], ""))
+        measures.append({**m, "options": list(enumerate(m["anchors"], start=1)), "chosen": chosen})
+    return render(
+        request,
+        "judging/rating_rate.html",
+        {
+            "campaign": campaign,
+            "assignment": assignment,
+            "item": item,
+            "ctx": item.context,
+            "measures": measures,
+            "idempotency_key": uuid.uuid4().hex,
+            "done": done,
+            "left": left,
+            "total": done + left,
+            "undo": undo,
+            "error": error,
+        },
+    )
+
+
+@rater_required
+@require_POST
+def rating_undo(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Withdraw the rater's last submission (within the undo window) and show that item again."""
+    try:
+        svc.rating_undo(assignment_id=int(request.POST.get("assignment_id", "0") or 0), rater=request.user)
+        messages.info(request, "Last answer withdrawn; rate the item again.")
+    except (svc.RatingError, ValueError) as exc:
+        messages.error(request, str(exc))
+    return redirect("rating-rate", campaign_id=campaign_id)
+
+
+# ---------------------------------------------------------------------------------------------- admin pages
+
+
+def _int(request: HttpRequest, name: str, default: int) -> int:
+    raw = request.POST.get(name, "")
+    if raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError as exc:
+        raise ValidationError(f"{name.replace('_', ' ')} must be a whole number") from exc
+
+
+@admin_required
+def campaign_list(request: HttpRequest) -> HttpResponse:
+    """All campaigns and the creation form (measures with their questions and anchors shown)."""
+    form: dict[str, Any] = {
+        "raters_per_item": 5,
+        "lease_seconds": 600,
+        "undo_seconds": 30,
+        "gold_threshold": 0.6,
+        "gold_every": 5,
+        "seed": 0,
+        "sample_size": 50,
+        "measures": DEFAULT_MEASURES,
+        "collections": [],
+    }
+    errors: list[str] = []
+    if request.method == "POST":
+        form.update({k: request.POST.get(k, "") for k in request.POST if k not in ("measures", "collections")})
+        form["measures"] = request.POST.getlist("measures")
+        form["collections"] = [int(x) for x in request.POST.getlist("collections") if x.isdigit()]
+        try:
+            keys = form["measures"]
+            gold = svc.parse_gold_spec(request.POST.get("gold", ""), measure_keys=keys)
+            campaign = svc.campaign_create(
+                name=request.POST.get("name", "").strip(),
+                collections=list(Collection.objects.filter(pk__in=form["collections"])),
+                sample_size=_int(request, "sample_size", 0),
+                seed=_int(request, "seed", 0),
+                measure_keys=keys,
+                raters_per_item=_int(request, "raters_per_item", 5),
+                lease_seconds=max(_int(request, "lease_seconds", 600), 30),
+                undo_seconds=_int(request, "undo_seconds", 30),
+                gold=gold,
+                gold_threshold=float(request.POST.get("gold_threshold") or 0.6),
+                gold_every=_int(request, "gold_every", 5),
+                guidelines=request.POST.get("guidelines", ""),
+                created_by=request.user,
+            )
+            messages.success(request, f"Campaign {campaign.name} created with {campaign.items.count()} items.")
+            return redirect("rating-campaign", campaign_id=campaign.pk)
+        except ValidationError as exc:
+            errors = exc.messages
+        except ValueError:
+            errors = ["the gold threshold must be a number between 0 and 1"]
+    measures = [
+        {"key": k, **MEASURES[k]} for k in [*DEFAULT_MEASURES, *[m for m in MEASURES if m not in DEFAULT_MEASURES]]
+    ]
+    return render(
+        request,
+        "judging/campaign_list.html",
+        {
+            "campaigns": sel.campaign_list(),
+            "collections": Collection.objects.order_by("year", "name"),
+            "measures": measures,
+            "form": form,
+            "errors": errors,
+        },
+    )
+
+
+def _figures(campaign: Campaign, report: dict[str, Any]) -> tuple[str, str]:
+    names = {m["key"]: m["name"] for m in campaign.measures}
+    sources = dict(campaign.items.filter(is_gold=False).values_list("pk", "source"))
+    labels: dict[str, list[int]] = {}
+    groups: dict[str, dict[str, dict[str, int]]] = {}
+    for key, rep in report["measures"].items():
+        labels[key] = [v for v in rep["labels"].values() if v is not None]
+        by_src: dict[str, dict[str, int]] = defaultdict(lambda: {g: 0 for g in agreement.GROUPS})
+        for item_id, v in rep["labels"].items():
+            if v is not None:
+                by_src[sources.get(item_id, "unknown") or "unknown"][agreement.GROUPS[agreement.group_of(v)]] += 1
+        groups[key] = dict(by_src)
+    return rating_plots.label_boxplot_svg(labels, names), rating_plots.source_bars_svg(groups, names)
+
+
+@admin_required
+def campaign_report(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Progress, kappa before/after filtering, alpha with CI, Fig. 7A/7B, raters (gold, pause), downloads, release."""
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    report = sel.campaign_agreement(campaign=campaign)
+    box_svg, source_svg = _figures(campaign, report)
+    users = dict(get_user_model().objects.filter(pk__in=report["per_rater"]).values_list("pk", "username"))
+    statuses = sel.rater_statuses(campaign=campaign)
+    raters = [
+        {
+            "status": st,
+            "agreement": report["per_rater"].get(st.rater_id),
+            "name": users.get(st.rater_id, st.rater.username),
+        }
+        for st in statuses
+    ]
+    rows = [{"key": k, **rep} for k, rep in report["measures"].items()]
+    return render(
+        request,
+        "judging/campaign_report.html",
+        {
+            "campaign": campaign,
+            "progress": sel.campaign_progress(campaign=campaign),
+            "rows": rows,
+            "report": report,
+            "box_svg": box_svg,
+            "source_svg": source_svg,
+            "raters": raters,
+            "gold_items": campaign.items.filter(is_gold=True).count(),
+            "agreement_url": reverse("api-rating-agreement", args=[campaign.pk]),
+        },
+    )
+
+
+@admin_required
+@require_POST
+def campaign_rater_pause(request: HttpRequest, campaign_id: int, user_id: int) -> HttpResponse:
+    """Pause (exclude) or reinstate a rater from the report page."""
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    user = get_object_or_404(get_user_model(), pk=user_id)
+    if request.POST.get("paused") == "1":
+        svc.rater_pause(campaign=campaign, rater=user, reason="paused by an admin")
+        messages.info(request, f"{user.username} paused; their ratings are excluded.")
+    else:
+        svc.rater_resume(campaign=campaign, rater=user)
+        messages.info(request, f"{user.username} reinstated; their ratings count again.")
+    return redirect("rating-campaign", campaign_id=campaign.pk)
+
+
+@admin_required
+@require_POST
+def campaign_status(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Open or close a campaign."""
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    try:
+        svc.campaign_set_status(campaign=campaign, status=request.POST.get("status", ""))
+    except ValidationError as exc:
+        messages.error(request, "; ".join(exc.messages))
+    return redirect("rating-campaign", campaign_id=campaign.pk)

@@ -1,0 +1,346 @@
+"""REST API for relevance judging (token or session auth; one APIView per operation)."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import StreamingHttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ecast.models import Collection
+from ecast.permissions import IsAdmin, IsAssessor
+from evaluation.models import QrelsVersion, Run
+from judging.models import Pool, PoolPair
+from judging.relevance import selectors as sel
+from judging.relevance import services as svc
+from judging.relevance.qrels_export import AGGREGATIONS, iter_qrels_chunks
+
+
+def _errors(exc: DjangoValidationError) -> Response:
+    return Response({"detail": "; ".join(exc.messages)}, status=status.HTTP_400_BAD_REQUEST)
+
+
+class PoolOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    collection = serializers.CharField(source="collection.name")
+    qrels_version = serializers.CharField(source="qrels_version.name")
+    target_version = serializers.CharField(source="target_version.name", allow_null=True, default=None)
+    runs = serializers.SerializerMethodField()
+    depth = serializers.IntegerField()
+    cluster_near_duplicates = serializers.BooleanField()
+    assessors_per_pair = serializers.IntegerField()
+    aggregation = serializers.CharField()
+    status = serializers.CharField()
+    error = serializers.CharField()
+    stats = serializers.DictField()
+
+    def get_runs(self, pool: Pool) -> list[str]:
+        return sorted(r.name for r in pool.runs.all())
+
+
+class PoolListApi(APIView):
+    """All relevance pools (admins)."""
+
+    permission_classes = [IsAuthenticated, IsAdmin]
+
+    @extend_schema(responses={200: PoolOutputSerializer(many=True)})
+    def get(self, request):
+        return Response(PoolOutputSerializer(sel.pool_list(), many=True).data)
+
+
+class PoolCreateApi(APIView):
+    """Create a depth-k pool of unjudged (turn, passage) pairs from runs (admins)."""
+
+    permission_classes = [IsAuthenticated, IsAdmin]
+
+    class InputSerializer(serializers.Serializer):
+        collection = serializers.IntegerField()
+        qrels_version = serializers.IntegerField()
+        runs = serializers.ListField(child=serializers.IntegerField(), allow_empty=False)
+        depth = serializers.IntegerField(default=3, min_value=1, max_value=svc.MAX_DEPTH)
+        turn_ids = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True, default=None)
+        name = serializers.CharField(required=False, allow_blank=True, default="")
+        cluster_near_duplicates = serializers.BooleanField(default=False)
+        cluster_threshold = serializers.FloatField(default=0.9, min_value=0.01, max_value=1.0)
+        assessors_per_pair = serializers.IntegerField(default=1, min_value=1, max_value=10)
+        aggregation = serializers.ChoiceField(choices=list(AGGREGATIONS), default="majority")
+
+    @extend_schema(request=InputSerializer, responses={202: PoolOutputSerializer})
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        collection = get_object_or_404(Collection, pk=v["collection"])
+        version = get_object_or_404(QrelsVersion, pk=v["qrels_version"])
+        runs = list(Run.objects.filter(pk__in=v["runs"]))
+        if len(runs) != len(set(v["runs"])):
+            return Response({"detail": "runs: unknown run id"}, status=status.HTTP_400_BAD_REQUEST)
+        try:
+            pool = svc.pool_create_start(
+                collection=collection,
+                qrels_version=version,
+                runs=runs,
+                depth=v["depth"],
+                turn_ids=v["turn_ids"],
+                name=v["name"],
+                cluster_near_duplicates=v["cluster_near_duplicates"],
+                cluster_threshold=v["cluster_threshold"],
+                assessors_per_pair=v["assessors_per_pair"],
+                aggregation=v["aggregation"],
+                created_by=request.user,
+            )
+        except DjangoValidationError as exc:
+            return _errors(exc)
+        # 202: the worker computes the pairs; poll the pool until its status is "open" (or "failed").
+        return Response(PoolOutputSerializer(sel.pool_get(pk=pool.pk)).data, status=status.HTTP_202_ACCEPTED)
+
+
+class PoolDetailApi(APIView):
+    """One pool with statistics, per-topic progress and the grade distribution of its judgments (admins)."""
+
+    permission_classes = [IsAuthenticated, IsAdmin]
+
+    class OutputSerializer(PoolOutputSerializer):
+        topics = serializers.ListField(child=serializers.DictField())
+        judgments = serializers.DictField()
+
+    @extend_schema(responses={200: OutputSerializer})
+    def get(self, request, pk: int):
+        pool = sel.pool_get(pk=pk)
+        pool.topics = sel.pool_topic_progress(pool=pool)  # type: ignore[attr-defined]
+        pool.judgments = sel.pool_judgment_summary(pool=pool)  # type: ignore[attr-defined]
+        return Response(self.OutputSerializer(pool).data)
+
+
+class PoolPairsApi(APIView):
+    """A pool's pairs with runs, cluster head and every assessor's grade (admins); paginated, 100 per page."""
+
+    permission_classes = [IsAuthenticated, IsAdmin]
+
+    class PairSerializer(serializers.Serializer):
+        turn_id = serializers.CharField()
+        passage_id = serializers.CharField()
+        best_rank = serializers.IntegerField()
+        runs = serializers.ListField(child=serializers.CharField())
+        has_text = serializers.BooleanField()
+        cluster_head = serializers.CharField(allow_null=True)
+        judgments = serializers.ListField(child=serializers.DictField())
+        aggregated = serializers.IntegerField(allow_null=True)
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("turn", str, description="Only this turn id, e.g. 81_2"),
+            OpenApiParameter("only", str, enum=["judged", "unjudged", "disagreements"]),
+            OpenApiParameter("page", int),
+        ],
+        responses={200: PairSerializer(many=True)},
+    )
+    def get(self, request, pk: int):
+        pool = sel.pool_get(pk=pk)
+        only = request.query_params.get("only", "")
+        if only not in ("", "judged", "unjudged", "disagreements"):
+            return Response({"detail": "only must be judged, unjudged or disagreements"}, status=400)
+        rows = sel.pool_pairs(pool=pool, turn_id=request.query_params.get("turn", ""), only=only)
+        paginator = PageNumberPagination()
+        paginator.page_size = 100
+        page = paginator.paginate_queryset(rows, request, view=self)  # type: ignore[arg-type]
+        return paginator.get_paginated_response(self.PairSerializer(page, many=True).data)
+
+
+class AssignmentOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    pool = serializers.IntegerField(source="pool_id")
+    pool_name = serializers.CharField(source="pool.name")
+    topic_id = serializers.CharField(source="conversation.topic_id")
+    slot = serializers.IntegerField()
+    completed = serializers.SerializerMethodField()
+    progress = serializers.SerializerMethodField()
+
+    def get_completed(self, a) -> bool:
+        return a.completed_at is not None
+
+    def get_progress(self, a) -> dict[str, int]:
+        return sel.assignment_progress(assignment=a)
+
+
+class PoolTakeApi(APIView):
+    """Take (lease) the next topic of a pool that still needs an assessor, or get back one's unfinished topic."""
+
+    permission_classes = [IsAuthenticated, IsAssessor]
+
+    @extend_schema(request=None, responses={200: AssignmentOutputSerializer})
+    def post(self, request, pk: int):
+        pools = {p.pk: p for p in sel.pools_open_for(user=request.user)}
+        if pk not in pools:
+            return Response({"detail": "No such open pool for you."}, status=status.HTTP_404_NOT_FOUND)
+        try:
+            assignment = svc.assignment_take(pool=pools[pk], assessor=request.user)
+        except DjangoValidationError as exc:
+            return _errors(exc)
+        return Response(AssignmentOutputSerializer(assignment).data)
+
+
+class AssignmentListApi(APIView):
+    """The caller's own topic leases with progress."""
+
+    permission_classes = [IsAuthenticated, IsAssessor]
+
+    @extend_schema(responses={200: AssignmentOutputSerializer(many=True)})
+    def get(self, request):
+        return Response(AssignmentOutputSerializer(sel.assignments_for(user=request.user), many=True).data)
+
+
+class AssignmentItemsApi(APIView):
+    """The conversation and the pairs of one of the caller's topics, with the caller's own grades."""
+
+    permission_classes = [IsAuthenticated, IsAssessor]
+
+    class OutputSerializer(serializers.Serializer):
+        turns = serializers.ListField(child=serializers.DictField())
+        pairs = serializers.ListField(child=serializers.DictField())
+        progress = serializers.DictField(child=serializers.IntegerField())
+
+    @extend_schema(responses={200: OutputSerializer})
+    def get(self, request, pk: int):
+        assignment = sel.assignment_for(user=request.user, pk=pk)
+        data = sel.assignment_items(assignment=assignment)
+        data["progress"] = sel.assignment_progress(assignment=assignment)
+        return Response(self.OutputSerializer(data).data)
+
+
+class JudgmentSubmitApi(APIView):
+    """Grade one pair of the caller's topic (0–4); repeating the same submit stores nothing new."""
+
+    permission_classes = [IsAuthenticated, IsAssessor]
+
+    class InputSerializer(serializers.Serializer):
+        pair = serializers.IntegerField()
+        grade = serializers.IntegerField(min_value=0, max_value=4)
+
+    class OutputSerializer(serializers.Serializer):
+        pair = serializers.IntegerField()
+        grade = serializers.IntegerField()
+        changed = serializers.BooleanField()
+        progress = serializers.DictField(child=serializers.IntegerField())
+        completed = serializers.BooleanField()
+
+    @extend_schema(request=InputSerializer, responses={200: OutputSerializer})
+    def post(self, request, pk: int):
+        assignment = sel.assignment_for(user=request.user, pk=pk)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        pair = get_object_or_404(
+            PoolPair.objects.select_related("turn"), pk=data.validated_data["pair"], pool_id=assignment.pool_id
+        )
+        try:
+            judgment, changed = svc.judgment_submit(
+                assignment=assignment, pair=pair, grade=data.validated_data["grade"], assessor=request.user
+            )
+        except DjangoValidationError as exc:
+            return _errors(exc)
+        assignment.refresh_from_db(fields=["completed_at"])
+        out = {
+            "pair": pair.pk,
+            "grade": judgment.grade,
+            "changed": changed,
+            "progress": sel.assignment_progress(assignment=assignment),
+            "completed": assignment.completed_at is not None,
+        }
+        return Response(self.OutputSerializer(out).data)
+
+
+class QrelsVersionDeriveApi(APIView):
+    """Create a derived qrels version ("original + new") that a pool's judgments are written into (admins)."""
+
+    permission_classes = [IsAuthenticated, IsAdmin]
+
+    class InputSerializer(serializers.Serializer):
+        parent = serializers.IntegerField()  # type: ignore[assignment]
+        pool = serializers.IntegerField()
+        name = serializers.CharField(required=False, allow_blank=True, default="")
+
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        name = serializers.CharField()
+        parent = serializers.CharField(source="parent.name")  # type: ignore[assignment]
+        rows = serializers.IntegerField()
+
+    @extend_schema(request=InputSerializer, responses={201: OutputSerializer})
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        parent = get_object_or_404(QrelsVersion, pk=data.validated_data["parent"])
+        pool = get_object_or_404(Pool, pk=data.validated_data["pool"])
+        try:
+            version = svc.qrels_version_derive(
+                parent=parent, pool=pool, name=data.validated_data["name"], created_by=request.user
+            )
+        except DjangoValidationError as exc:
+            return _errors(exc)
+        version.rows = version.qrels.count()  # type: ignore[attr-defined]
+        return Response(self.OutputSerializer(version).data, status=status.HTTP_201_CREATED)
+
+
+AGGREGATION_PARAM = OpenApiParameter(
+    "aggregation", str, enum=list(AGGREGATIONS), description="How several assessors' grades become one"
+)
+
+
+def _aggregation(request) -> str | None:
+    value = request.query_params.get("aggregation", "majority")
+    return value if value in AGGREGATIONS else None
+
+
+class QrelsExportApi(APIView):
+    """A qrels version in TREC format, streamed (admins)."""
+
+    permission_classes = [IsAuthenticated, IsAdmin]
+
+    @extend_schema(parameters=[AGGREGATION_PARAM], responses={(200, "text/plain"): OpenApiTypes.STR})
+    def get(self, request, pk: int):
+        version = get_object_or_404(QrelsVersion.objects.select_related("collection"), pk=pk)
+        aggregation = _aggregation(request)
+        if aggregation is None:
+            return Response(
+                {"detail": f"aggregation must be one of {', '.join(AGGREGATIONS)}"},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        return qrels_streaming_response(version=version, aggregation=aggregation)
+
+
+class QrelsSidecarApi(APIView):
+    """The JSON sidecar of a qrels export: threshold, pools (runs, depth), assessors, counts (admins)."""
+
+    permission_classes = [IsAuthenticated, IsAdmin]
+
+    @extend_schema(parameters=[AGGREGATION_PARAM], responses={200: OpenApiTypes.OBJECT})
+    def get(self, request, pk: int):
+        version = get_object_or_404(QrelsVersion.objects.select_related("collection", "parent"), pk=pk)
+        aggregation = _aggregation(request)
+        if aggregation is None:
+            return Response(
+                {"detail": f"aggregation must be one of {', '.join(AGGREGATIONS)}"},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        return Response(sel.qrels_export_sidecar(version=version, aggregation=aggregation))
+
+
+def export_file_name(version: QrelsVersion, aggregation: str, ext: str) -> str:
+    """A safe, descriptive download name."""
+    base = f"{version.collection.name}-{version.name}-{aggregation}"
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in base) + ext
+
+
+def qrels_streaming_response(*, version: QrelsVersion, aggregation: str) -> StreamingHttpResponse:
+    """The streamed qrels download shared by the page and the API."""
+    chunks = iter_qrels_chunks(sel.qrels_export_rows(version=version, aggregation=aggregation))
+    response = StreamingHttpResponse(chunks, content_type="text/plain; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{export_file_name(version, aggregation, ".qrels")}"'
+    return response

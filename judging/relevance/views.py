@@ -1,0 +1,346 @@
+"""Pages for relevance judging: the assessor's queue and judging page, the admin's pools & qrels pages."""
+
+from __future__ import annotations
+
+from typing import cast
+from urllib.parse import urlencode
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.db.models import Q
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from ecast.models import Collection, Conversation
+from ecast.permissions import ASSESSOR, admin_required, role_required
+from evaluation.models import QrelsVersion, Run
+from evaluation.robustness.selectors import labelled_runs
+from evaluation.robustness.views import robustness_params
+from judging.models import GRADE_LABELS, Pool
+from judging.relevance import selectors as sel
+from judging.relevance import services as svc
+from judging.relevance import tasks as relevance_tasks
+from judging.relevance.apis import export_file_name, qrels_streaming_response
+from judging.relevance.qrels_export import AGGREGATIONS
+
+assessor_required = role_required(ASSESSOR)
+
+
+# ---------------------------------------------------------------- assessor pages
+
+
+@assessor_required
+def queue(request: HttpRequest) -> HttpResponse:
+    """My judging queue: my topics with progress, and the pools I can take a topic from."""
+    assignments = list(sel.assignments_for(user=request.user))
+    for a in assignments:
+        a.progress = sel.assignment_progress(assignment=a)  # type: ignore[attr-defined]
+    return render(
+        request,
+        "judging/relevance/queue.html",
+        {"assignments": assignments, "pools": sel.pools_open_for(user=request.user)},
+    )
+
+
+@require_POST
+@assessor_required
+def take(request: HttpRequest, pk: int) -> HttpResponse:
+    """Lease the next topic of a pool (or reopen my unfinished one) and go judge it."""
+    pools = {p.pk: p for p in sel.pools_open_for(user=request.user)}
+    if pk not in pools:
+        messages.error(request, "That pool is not open to you.")
+        return redirect("relevance-queue")
+    try:
+        assignment = svc.assignment_take(pool=pools[pk], assessor=request.user)
+    except ValidationError as exc:
+        messages.error(request, "; ".join(exc.messages))
+        return redirect("relevance-queue")
+    return redirect("relevance-judge", pk=assignment.pk)
+
+
+@assessor_required
+def judge(request: HttpRequest, pk: int) -> HttpResponse:
+    """Judge one topic, one passage at a time, keyboard first."""
+    assignment = sel.assignment_for(user=request.user, pk=pk)
+    data = sel.assignment_items(assignment=assignment)
+    data["progress"] = sel.assignment_progress(assignment=assignment)
+    data["submit_url"] = reverse("api-relevance-judgment-submit", args=[assignment.pk])
+    data["queue_url"] = reverse("relevance-queue")
+    conv = assignment.conversation
+    title = conv.title.strip()
+    return render(
+        request,
+        "judging/relevance/judge.html",
+        {
+            "assignment": assignment,
+            # Importers without titles name topics "Topic <id>"; repeating that next to the id is noise.
+            "topic_title": "" if title.lower() == f"topic {conv.topic_id}".lower() else title,
+            "data": data,
+            "grades": [(g, *GRADE_LABELS[g]) for g in range(4, -1, -1)],
+        },
+    )
+
+
+# ---------------------------------------------------------------- admin pages
+
+
+class PoolCreateForm(forms.Form):
+    name = forms.CharField(required=False, max_length=200)
+    qrels_version = forms.ModelChoiceField(queryset=QrelsVersion.objects.none(), label="Unjudged in qrels version")
+    runs = forms.ModelMultipleChoiceField(queryset=Run.objects.none(), widget=forms.CheckboxSelectMultiple)
+    depth = forms.IntegerField(min_value=1, max_value=svc.MAX_DEPTH, initial=3)
+    turn_ids = forms.CharField(
+        required=False, help_text="Optional: restrict to these turn ids (space or comma separated, e.g. 81_1 81_2)."
+    )
+    cluster_near_duplicates = forms.BooleanField(required=False, label="Cluster near-duplicate passages")
+    cluster_threshold = forms.FloatField(min_value=0.01, max_value=1.0, initial=0.9, label="Shingle Jaccard ≥")
+    assessors_per_pair = forms.IntegerField(min_value=1, max_value=10, initial=1)
+    aggregation = forms.ChoiceField(choices=[(a, a) for a in AGGREGATIONS], initial="majority")
+
+    def __init__(self, *args, collection: Collection, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["qrels_version"].queryset = QrelsVersion.objects.filter(collection=collection)  # type: ignore[attr-defined]
+        self.fields["runs"].queryset = Run.objects.filter(collection=collection)  # type: ignore[attr-defined]
+
+
+def _pool_created_message(pool: Pool) -> str:
+    if pool.status == Pool.Status.BUILDING:
+        return f"Pool {pool.name!r} is being built in the background; this page refreshes until it is ready."
+    return f"Pool {pool.name!r} created with {pool.stats.get('pairs', 0)} pairs."
+
+
+@admin_required
+def admin_index(request: HttpRequest) -> HttpResponse:
+    """Pools & qrels: every pool, every qrels version with exports, and the pool-creation form."""
+    collections = list(Collection.objects.all())
+    coll_id = request.POST.get("collection") or request.GET.get("collection")
+    collection = next((c for c in collections if str(c.pk) == str(coll_id)), collections[0] if collections else None)
+    form = None
+    if collection is not None:
+        form = PoolCreateForm(request.POST or None, collection=collection)
+        if request.method == "POST" and form.is_valid():
+            d = form.cleaned_data
+            turn_ids = [t for t in d["turn_ids"].replace(",", " ").split() if t] or None
+            try:
+                pool = svc.pool_create_start(
+                    collection=collection,
+                    qrels_version=d["qrels_version"],
+                    runs=list(d["runs"]),
+                    depth=d["depth"],
+                    turn_ids=turn_ids,
+                    name=d["name"],
+                    cluster_near_duplicates=d["cluster_near_duplicates"],
+                    cluster_threshold=d["cluster_threshold"],
+                    assessors_per_pair=d["assessors_per_pair"],
+                    aggregation=d["aggregation"],
+                    created_by=request.user,
+                )
+            except ValidationError as exc:
+                form.add_error(None, "; ".join(exc.messages))
+            else:
+                messages.success(request, _pool_created_message(pool))
+                return redirect("relevance-pool", pk=pool.pk)
+    return render(
+        request,
+        "judging/relevance/admin_index.html",
+        {
+            "pools": sel.pool_list(),
+            "versions": sel.qrels_versions(),
+            "collections": collections,
+            "collection": collection,
+            "form": form,
+            "aggregations": AGGREGATIONS,
+        },
+    )
+
+
+@admin_required
+def pool_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """A pool: statistics, per-run contribution, per-topic progress, grades so far, and its admin actions."""
+    pool = sel.pool_get(pk=pk)
+    user_model = get_user_model()
+    assessors = user_model.objects.filter(Q(groups__name=ASSESSOR)).distinct().order_by("username")
+    per_turn = pool.stats.get("per_turn", {})
+    topics = sel.pool_topic_progress(pool=pool)
+    return render(
+        request,
+        "judging/relevance/pool.html",
+        {
+            "pool": pool,
+            "per_run": sorted(pool.stats.get("per_run", {}).items()),
+            "per_turn": list(per_turn.items()),
+            "topics": topics,
+            "summary": sel.pool_judgment_summary(pool=pool),
+            "assessors": assessors,
+            "pool_assessors": set(pool.assessors.values_list("pk", flat=True)),
+            "conversations": Conversation.objects.filter(pk__in=[t["conversation_id"] for t in topics]),
+            "parents": QrelsVersion.objects.filter(collection=pool.collection),
+            "derived": QrelsVersion.objects.filter(collection=pool.collection, parent__isnull=False),
+            "grade_labels": GRADE_LABELS,
+            "aggregations": AGGREGATIONS,
+        },
+    )
+
+
+PAIR_FILTERS = ("", "judged", "unjudged", "disagreements")
+
+
+@admin_required
+def pool_pairs(request: HttpRequest, pk: int) -> HttpResponse:
+    """The pool's pairs with runs, clusters and every assessor's grade; filter by turn and status."""
+    pool = sel.pool_get(pk=pk)
+    only = request.GET.get("only", "")
+    only = only if only in PAIR_FILTERS else ""
+    turn_id = request.GET.get("turn", "").strip()
+    rows = sel.pool_pairs(pool=pool, turn_id=turn_id, only=only)
+    page = Paginator(rows, 100).get_page(request.GET.get("page"))
+    querystring = urlencode({k: v for k, v in (("turn", turn_id), ("only", only)) if v})
+    return render(
+        request,
+        "judging/relevance/pairs.html",
+        {
+            "pool": pool,
+            "page": page,
+            "only": only,
+            "turn": turn_id,
+            "filters": PAIR_FILTERS,
+            "querystring": querystring,
+        },
+    )
+
+
+def _back(request: HttpRequest, pool: Pool, exc: ValidationError | None = None, ok: str = "") -> HttpResponse:
+    if exc is not None:
+        messages.error(request, "; ".join(exc.messages))
+    elif ok:
+        messages.success(request, ok)
+    return redirect("relevance-pool", pk=pool.pk)
+
+
+@require_POST
+@admin_required
+def pool_assign(request: HttpRequest, pk: int) -> HttpResponse:
+    """Lease a topic of the pool to a named assessor."""
+    pool = get_object_or_404(Pool, pk=pk)
+    user = get_object_or_404(get_user_model(), pk=request.POST.get("assessor") or 0)
+    conversation = get_object_or_404(Conversation, pk=request.POST.get("conversation") or 0)
+    try:
+        a = svc.assignment_create(pool=pool, conversation=conversation, assessor=user, assigned_by=request.user)
+    except ValidationError as exc:
+        return _back(request, pool, exc)
+    return _back(request, pool, ok=f"Topic {conversation.topic_id} assigned to {user.username} (slot {a.slot}).")
+
+
+@require_POST
+@admin_required
+def pool_assessors(request: HttpRequest, pk: int) -> HttpResponse:
+    """Restrict which assessors may take topics (none ticked = every assessor)."""
+    pool = get_object_or_404(Pool, pk=pk)
+    ids = [int(x) for x in request.POST.getlist("assessors") if x.isdigit()]
+    pool.assessors.set(get_user_model().objects.filter(pk__in=ids, groups__name=ASSESSOR))
+    return _back(request, pool, ok="Assessors updated.")
+
+
+@require_POST
+@admin_required
+def pool_derive(request: HttpRequest, pk: int) -> HttpResponse:
+    """Create "<parent> + new" fed by this pool, or attach the pool to an existing derived version."""
+    pool = get_object_or_404(Pool, pk=pk)
+    try:
+        if request.POST.get("existing"):
+            version = get_object_or_404(QrelsVersion, pk=request.POST["existing"])
+            svc.pool_attach_version(pool=pool, version=version)
+        else:
+            parent = get_object_or_404(QrelsVersion, pk=request.POST.get("parent") or 0)
+            version = svc.qrels_version_derive(
+                parent=parent, pool=pool, name=request.POST.get("name", ""), created_by=request.user
+            )
+    except ValidationError as exc:
+        return _back(request, pool, exc)
+    return _back(request, pool, ok=f"Judgments of this pool now go into {version.name!r}.")
+
+
+@require_POST
+@admin_required
+def pool_status(request: HttpRequest, pk: int) -> HttpResponse:
+    """Open or close a pool."""
+    pool = get_object_or_404(Pool, pk=pk)
+    try:
+        svc.pool_set_status(pool=pool, status=request.POST.get("status", ""))
+    except ValidationError as exc:
+        return _back(request, pool, exc)
+    return _back(request, pool, ok=f"Pool is now {pool.status}.")
+
+
+@require_POST
+@admin_required
+def pool_sync(request: HttpRequest, pk: int) -> HttpResponse:
+    """Re-aggregate all judgments into the target version in the background (after an aggregation change)."""
+    pool = get_object_or_404(Pool, pk=pk)
+    aggregation = request.POST.get("aggregation")
+    if aggregation in AGGREGATIONS and aggregation != pool.aggregation:
+        pool.aggregation = aggregation
+        pool.save(update_fields=["aggregation"])
+    if pool.target_version_id is None:
+        return _back(request, pool, ValidationError("The pool feeds no qrels version yet."))
+    relevance_tasks.pool_sync_task.delay(pool.pk)
+    return _back(request, pool, ok="Re-sync of the target version started.")
+
+
+def _aggregation_or_400(request: HttpRequest) -> str | None:
+    value = request.GET.get("aggregation", "majority")
+    return value if value in AGGREGATIONS else None
+
+
+@admin_required
+def version_export(request: HttpRequest, pk: int) -> HttpResponse:
+    """Download a qrels version in TREC format (streamed)."""
+    version = get_object_or_404(QrelsVersion.objects.select_related("collection"), pk=pk)
+    aggregation = _aggregation_or_400(request)
+    if aggregation is None:
+        return HttpResponse(f"aggregation must be one of {', '.join(AGGREGATIONS)}", status=400)
+    # The decorators are typed for HttpResponse; a streamed response is served the same way.
+    return cast(HttpResponse, qrels_streaming_response(version=version, aggregation=aggregation))
+
+
+@admin_required
+def version_sidecar(request: HttpRequest, pk: int) -> HttpResponse:
+    """Download the JSON sidecar of a qrels export."""
+    version = get_object_or_404(QrelsVersion.objects.select_related("collection", "parent"), pk=pk)
+    aggregation = _aggregation_or_400(request)
+    if aggregation is None:
+        return HttpResponse(f"aggregation must be one of {', '.join(AGGREGATIONS)}", status=400)
+    response = JsonResponse(sel.qrels_export_sidecar(version=version, aggregation=aggregation))
+    response["Content-Disposition"] = f'attachment; filename="{export_file_name(version, aggregation, ".json")}"'
+    return response
+
+
+@admin_required
+@require_POST
+def robustness_pool(request: HttpRequest) -> HttpResponse:
+    """Create an assessor pool of the unjudged top-k passages of the test-set runs and baselines (ECAsT Table 13)."""
+    p = robustness_params(request)
+    if p is None:
+        raise Http404("no collection with qrels")
+    runs = [run for _, _, run in labelled_runs(p)]
+    judged_turns = sorted(set(p.base.qrels.values_list("turn_id", flat=True)))
+    try:
+        pool = svc.pool_create_start(
+            collection=p.collection,
+            qrels_version=p.base,
+            runs=runs,
+            depth=p.depth,
+            turn_ids=judged_turns,
+            name=f"Unjudged top-{p.depth} of {len(runs)} robustness runs ({p.base.name})",
+            created_by=request.user,
+        )
+    except ValidationError as exc:
+        messages.error(request, "; ".join(exc.messages))
+        return redirect(f"{reverse('evaluation-robustness')}?collection={p.collection.pk}")
+    messages.success(request, f"Pool “{pool.name}” is being built for the assessors ({pool.status}).")
+    return redirect("relevance-pool", pk=pool.pk)

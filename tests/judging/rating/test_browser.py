@@ -1,0 +1,111 @@
+"""Headless Chromium: a rater rates three items with the keyboard only (reload keeps the lease); an admin creates a
+campaign and watches kappa update as ratings arrive."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support import expected_conditions as ec
+from selenium.webdriver.support.ui import WebDriverWait
+
+from judging.models import Campaign, Rating, RatingAssignment
+from judging.rating import services
+from tests.conftest import ARTIFACTS, browser_login
+from tests.judging.rating.support import campaign, make_raters, paraphrase_collection
+
+
+def _item_id(driver) -> str:
+    return driver.find_element(By.NAME, "assignment_id").get_attribute("value")
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_a_rater_completes_three_items_with_the_keyboard_and_a_reload_keeps_the_lease(browser, live_server, rater):
+    c = campaign(paraphrase_collection(), size=4, n=2)
+    browser_login(browser, live_server, "rater1", "pass-rater1")
+    browser.get(live_server.url + f"/rating/campaigns/{c.pk}/rate/")
+    wait = WebDriverWait(browser, 10)
+    body = browser.find_element(By.TAG_NAME, "body")
+
+    first = _item_id(browser)
+    body.send_keys("?")
+    assert browser.find_element(By.ID, "guidelines").is_displayed()
+    body.send_keys(Keys.ESCAPE)
+    assert not browser.find_element(By.ID, "guidelines").is_displayed()
+    body.send_keys("4")
+    body.send_keys("5")
+    browser.save_screenshot(str(ARTIFACTS / "rater.png"))
+    body.send_keys(Keys.ENTER)
+    wait.until(ec.text_to_be_present_in_element((By.ID, "progress-text"), "1 done"))
+
+    second = _item_id(browser)
+    assert second != first
+    body = browser.find_element(By.TAG_NAME, "body")
+    body.send_keys("2")
+    browser.refresh()  # mid-item reload: same lease, same item
+    assert _item_id(browser) == second
+    body = browser.find_element(By.TAG_NAME, "body")
+    body.send_keys(Keys.ENTER)  # nothing answered yet: refused on the page, nothing sent
+    assert "Answer every measure" in browser.find_element(By.ID, "rating-hint").text
+    body.send_keys("3")
+    body.send_keys(Keys.ARROW_RIGHT)  # 3 → 4 on the second measure... focus moved there after "3"
+    body.send_keys(Keys.ARROW_UP)
+    body.send_keys("1")  # first measure corrected to 1; focus moves to the second
+    body.send_keys(Keys.ENTER)
+    wait.until(ec.text_to_be_present_in_element((By.ID, "progress-text"), "2 done"))
+
+    third = _item_id(browser)
+    body = browser.find_element(By.TAG_NAME, "body")
+    body.send_keys("5", "5", Keys.ENTER)
+    wait.until(ec.text_to_be_present_in_element((By.ID, "progress-text"), "3 done"))
+
+    ratings = {str(r.assignment_id): r for r in Rating.objects.filter(rater=rater)}
+    assert set(ratings) == {first, second, third}
+    keys = c.measure_keys
+    assert ratings[first].values == {keys[0]: 4, keys[1]: 5}
+    assert ratings[second].values[keys[0]] == 1
+    assert ratings[third].values == {keys[0]: 5, keys[1]: 5}
+    assert all(r.seconds_on_task is not None and r.seconds_on_task >= 0 for r in ratings.values())
+    assert RatingAssignment.objects.filter(rater=rater).count() == 4  # three done + the fourth now leased
+    browser.save_screenshot(str(ARTIFACTS / "rater-after.png"))
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_an_admin_creates_a_campaign_and_sees_kappa_update(browser, live_server, admin_user):
+    coll = paraphrase_collection()
+    browser_login(browser, live_server, "admin1", "pass-admin1")
+    browser.get(live_server.url + "/rating/campaigns/")
+    browser.find_element(By.ID, "id_name").send_keys("Browser campaign")
+    browser.find_element(By.CSS_SELECTOR, f"input[name=collections][value='{coll.pk}']").click()
+    size = browser.find_element(By.ID, "id_sample_size")
+    size.clear()
+    size.send_keys("4")
+    n = browser.find_element(By.ID, "id_raters_per_item")
+    n.clear()
+    n.send_keys("3")
+    browser.find_element(By.ID, "create-campaign").click()
+    wait = WebDriverWait(browser, 15)
+    wait.until(ec.presence_of_element_located((By.ID, "kappa-table")))
+    c = Campaign.objects.get(name="Browser campaign")
+    cell = '#kappa-table tr[data-measure="semantic_similarity"] [data-f="kappa_raw"]'
+    assert browser.find_element(By.CSS_SELECTOR, cell).text == "—"
+    raters = make_raters(3)
+    scores = {0: [5, 5, 4], 1: [1, 1, 2], 2: [3, 3, 3], 3: [5, 4, 5]}
+    for j, u in enumerate(raters):
+        for _ in range(4):
+            a = services.assignment_next(campaign=c, rater=u)
+            s = scores[a.item.position][j]
+            services.rating_submit(
+                assignment_id=a.pk, rater=u, values={k: s for k in c.measure_keys}, idempotency_key=uuid.uuid4().hex
+            )
+    wait.until(lambda d: d.find_element(By.CSS_SELECTOR, cell).text not in ("—", ""))
+    shown = float(browser.find_element(By.CSS_SELECTOR, cell).text)
+    from judging.rating import selectors
+
+    expected = selectors.campaign_agreement(campaign=c)["measures"]["semantic_similarity"]["kappa_raw"]
+    assert shown == pytest.approx(expected, abs=5e-4)
+    browser.save_screenshot(str(ARTIFACTS / "rating-report.png"))

@@ -1,0 +1,96 @@
+"""Many raters at once on PostgreSQL: no item above N, no duplicate (item, rater), no lost or doubled rating."""
+
+from __future__ import annotations
+
+import os
+import threading
+import uuid
+
+import pytest
+from django.db import connection, connections
+
+from judging.models import Rating, RatingAssignment
+from judging.rating import services
+from tests.judging.rating.support import answer, campaign, make_raters, paraphrase_collection
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_raters_never_overfill_items_or_duplicate_ratings():
+    if connection.vendor != "postgresql":
+        if os.environ.get("CI"):
+            pytest.fail("CI must run this test on PostgreSQL")
+        pytest.skip("row-lock concurrency is exercised on PostgreSQL (SQLite serialises every writer)")
+    coll = paraphrase_collection(topics=3, turns=4)
+    c = campaign(coll, size=12, n=3)
+    raters = make_raters(16)
+    errors: list[BaseException] = []
+    submitted: list[int] = []
+    lock = threading.Lock()
+    barrier = threading.Barrier(len(raters))
+
+    def work(user):
+        try:
+            barrier.wait()
+            for _ in range(12):
+                a = services.assignment_next(campaign=c, rater=user)
+                if a is None:
+                    break
+                key = uuid.uuid4().hex
+                # A double click: the same submission twice; it must be stored once.
+                for _ in range(2):
+                    rating, created = services.rating_submit(
+                        assignment_id=a.pk, rater=user, values=answer(c), idempotency_key=key
+                    )
+                    if created:
+                        with lock:
+                            submitted.append(rating.pk)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=work, args=(u,)) for u in raters]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors
+    assert len(submitted) == len(set(submitted)) == Rating.objects.filter(campaign=c).count() == 36
+    for item in c.items.all():
+        assert item.completed_count == item.ratings.count() == 3
+    pairs = list(RatingAssignment.objects.filter(campaign=c).values_list("item_id", "rater_id"))
+    assert len(pairs) == len(set(pairs))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_simultaneous_retries_of_one_submission_store_one_rating():
+    if connection.vendor != "postgresql":
+        if os.environ.get("CI"):
+            pytest.fail("CI must run this test on PostgreSQL")
+        pytest.skip("row-lock concurrency is exercised on PostgreSQL (SQLite serialises every writer)")
+    c = campaign(paraphrase_collection(), size=2, n=2)
+    (user,) = make_raters(1)
+    a = services.assignment_next(campaign=c, rater=user)
+    barrier = threading.Barrier(8)
+    results: list = []
+    errors: list[BaseException] = []
+
+    def submit():
+        try:
+            barrier.wait()
+            results.append(
+                services.rating_submit(assignment_id=a.pk, rater=user, values=answer(c), idempotency_key="same")
+            )
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=submit) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not errors, errors
+    assert len({r.pk for r, _ in results}) == 1 and sum(created for _, created in results) == 1
+    assert Rating.objects.count() == 1 and c.items.get(pk=a.item_id).completed_count == 1

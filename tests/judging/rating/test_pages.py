@@ -1,0 +1,138 @@
+"""Rating pages: the rater's form flow (lease, submit once, undo) and the admin's campaign list and report."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from judging.models import Campaign, Rating, RatingAssignment
+from tests.judging.rating.support import campaign, make_raters, paraphrase_collection, rate_one
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def camp(db):
+    return campaign(paraphrase_collection(), size=4, n=2)
+
+
+def _form(c, a_id, key, score=4):
+    return {"assignment_id": a_id, "idempotency_key": key, "seconds_on_task": "2.5",
+            **{f"m_{k}": str(score) for k in c.measure_keys}}  # fmt: skip
+
+
+def test_the_rate_page_shows_history_pair_passage_and_keeps_the_lease_on_reload(rater_client, camp):
+    url = reverse("rating-rate", args=[camp.pk])
+    page = rater_client.get(url)
+    assert page.status_code == 200
+    html = page.content.decode()
+    a = RatingAssignment.objects.get()
+    assert a.item.context["paraphrase_manual"] in html and a.item.passage_text in html
+    assert "Semantic similarity" in html and "Identical" in html
+    rater_client.get(url)
+    assert RatingAssignment.objects.count() == 1
+
+
+def test_a_double_posted_form_stores_one_rating_and_moves_on(rater_client, camp):
+    url = reverse("rating-rate", args=[camp.pk])
+    rater_client.get(url)
+    a = RatingAssignment.objects.get()
+    r1 = rater_client.post(url, _form(camp, a.pk, "key-1"))
+    r2 = rater_client.post(url, _form(camp, a.pk, "key-1"))
+    assert r1.status_code == r2.status_code == 302
+    assert Rating.objects.count() == 1 and Rating.objects.get().seconds_on_task == 2.5
+    rater_client.get(url)
+    rater_client.get(url)
+    assert RatingAssignment.objects.count() == 2  # the next item, leased once
+
+
+def test_a_missing_answer_re_shows_the_item_with_an_error(rater_client, camp):
+    url = reverse("rating-rate", args=[camp.pk])
+    rater_client.get(url)
+    a = RatingAssignment.objects.get()
+    form = _form(camp, a.pk, "k")
+    form.pop(f"m_{camp.measure_keys[0]}")
+    page = rater_client.post(url, form)
+    assert page.status_code == 200 and "missing" in page.content.decode()
+    assert Rating.objects.count() == 0
+
+
+def test_undo_from_the_page_brings_the_item_back(rater_client, camp):
+    url = reverse("rating-rate", args=[camp.pk])
+    rater_client.get(url)
+    a = RatingAssignment.objects.get()
+    rater_client.post(url, _form(camp, a.pk, "k"))
+    page = rater_client.get(url)
+    assert "undo-form" in page.content.decode()
+    rater_client.post(reverse("rating-undo", args=[camp.pk]), {"assignment_id": a.pk})
+    assert Rating.objects.count() == 0
+    page = rater_client.get(url)
+    assert page.context["assignment"].pk == a.pk
+
+
+def test_the_queue_page_lists_open_campaigns(rater_client, camp):
+    page = rater_client.get(reverse("rating-queue"))
+    assert camp.name in page.content.decode() and "My rating queue" in page.content.decode()
+
+
+def test_admin_creates_a_campaign_from_the_form_and_sees_the_report(admin_client, db):
+    coll = paraphrase_collection()
+    page = admin_client.get(reverse("rating-campaigns"))
+    assert "Conversational entailment" in page.content.decode()
+    r = admin_client.post(
+        reverse("rating-campaigns"),
+        {"name": "form", "collections": [coll.pk], "sample_size": "4", "seed": "2", "raters_per_item": "3",
+         "measures": ["semantic_similarity", "language_diversity"], "lease_seconds": "600", "undo_seconds": "30",
+         "gold": "", "gold_threshold": "0.6", "gold_every": "5"},
+    )  # fmt: skip
+    c = Campaign.objects.get(name="form")
+    assert (
+        r.status_code == 302
+        and c.items.count() == 4
+        and c.measure_keys == ["semantic_similarity", "language_diversity"]
+    )
+    for u in make_raters(3):
+        for _ in range(4):
+            rate_one(c, u, 5)
+    report = admin_client.get(reverse("rating-campaign", args=[c.pk])).content.decode()
+    assert "Fleiss" in report and "<svg" in report and "crowd0" in report
+
+
+def test_the_create_form_reports_errors_and_writes_nothing(admin_client, db):
+    coll = paraphrase_collection()
+    page = admin_client.post(
+        reverse("rating-campaigns"),
+        {"name": "bad", "collections": [coll.pk], "sample_size": "4", "measures": ["semantic_similarity"],
+         "gold": "999999: semantic_similarity=5"},
+    )  # fmt: skip
+    assert page.status_code == 200 and "paraphrase 999999 does not exist" in page.content.decode()
+    assert not Campaign.objects.filter(name="bad").exists()
+
+
+@pytest.mark.parametrize("name", ["rating-campaigns", "rating-campaign"])
+def test_raters_and_assessors_cannot_open_admin_pages(rater_client, camp, name):
+    url = reverse(name, args=[camp.pk] if name == "rating-campaign" else [])
+    assert rater_client.get(url).status_code == 403
+
+
+def test_raters_cannot_pause_or_close(rater_client, rater, camp):
+    assert (
+        rater_client.post(reverse("rating-rater-pause", args=[camp.pk, rater.pk]), {"paused": "0"}).status_code == 403
+    )
+    assert rater_client.post(reverse("rating-campaign-status", args=[camp.pk]), {"status": "closed"}).status_code == 403
+
+
+@pytest.mark.parametrize("name", ["rating-queue", "rating-rate"])
+def test_assessors_cannot_open_rater_pages(assessor_client, camp, name):
+    url = reverse(name, args=[camp.pk] if name == "rating-rate" else [])
+    assert assessor_client.get(url).status_code == 403
+
+
+def test_admin_pauses_and_reinstates_from_the_report(admin_client, camp):
+    (u,) = make_raters(1)
+    rate_one(camp, u)
+    admin_client.post(reverse("rating-rater-pause", args=[camp.pk, u.pk]), {"paused": "1"})
+    assert "paused" in admin_client.get(reverse("rating-campaign", args=[camp.pk])).content.decode()
+    admin_client.post(reverse("rating-rater-pause", args=[camp.pk, u.pk]), {"paused": "0"})
+    camp.refresh_from_db()
+    assert sum(camp.items.values_list("completed_count", flat=True)) == 1

@@ -1,0 +1,253 @@
+"""Campaign creation, sampling, leases, submission, undo and gold checks (the assignment invariants)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.utils import timezone
+
+from ecast.models import Paraphrase
+from judging.models import RaterStatus, Rating, RatingAssignment, RatingItem
+from judging.rating import services
+from tests.judging.rating.support import answer, campaign, make_raters, paraphrase_collection, rate_one
+
+pytestmark = pytest.mark.django_db
+
+
+def test_paraphrase_source_reads_provenance_and_defaults_to_unknown():
+    assert services.paraphrase_source({"source": "r", "stage": "paraphrase"}) == "r"  # the generation pipeline
+    assert services.paraphrase_source({"paraphrase_source": "m"}) == "m"
+    assert services.paraphrase_source({"source": "automatic"}) == "r"
+    assert services.paraphrase_source({"source": {"kind": "m_i"}}) == "m"
+    assert services.paraphrase_source({}) == "unknown"
+    assert services.paraphrase_source(None) == "unknown"
+
+
+def test_it_samples_equally_from_each_year_and_source_stratum_reproducibly():
+    a = paraphrase_collection("A", 2019, topics=2, turns=4)
+    b = paraphrase_collection("B", 2020, topics=2, turns=4)
+    c1 = services.campaign_create(name="s1", collections=[a, b], sample_size=8, seed=3)
+    c2 = services.campaign_create(name="s2", collections=[a, b], sample_size=8, seed=3)
+    assert c1.strata == {"2019/m": 2, "2019/r": 2, "2020/m": 2, "2020/r": 2}
+    ids1 = sorted(c1.items.values_list("paraphrase_id", flat=True))
+    assert ids1 == sorted(c2.items.values_list("paraphrase_id", flat=True))
+    assert c1.measure_keys == [
+        "semantic_similarity",
+        "language_diversity",
+        "raw_semantic_similarity",
+        "conversational_entailment",
+        "passage_relevance",
+    ]
+    assert c1.raters_per_item == 5
+
+
+def test_a_short_stratum_gives_its_share_to_the_others():
+    coll = paraphrase_collection(topics=1, turns=3)  # 2 "r", 1 "m"
+    c = campaign(coll, size=3)
+    assert c.strata == {"2020/m": 1, "2020/r": 2}
+
+
+def test_the_item_snapshot_has_history_pair_and_replacement_passage_when_unreliable():
+    from ecast.models import Passage, Turn
+
+    coll = paraphrase_collection(topics=1, turns=3)
+    t2 = Turn.objects.get(turn_id="1_2")
+    t2.canonical_response_unreliable = True
+    t2.replacement_response_id = "MARCO_9"
+    t2.save()
+    Passage.objects.create(passage_id="MARCO_9", text="Replacement passage.")
+    c = campaign(coll, size=3)
+    item = c.items.get(turn=t2)
+    assert item.passage_id == "MARCO_9" and item.passage_text == "Replacement passage."
+    assert item.context["history"] == [{"number": 1, "text": "raw 1.1?"}]
+    assert item.context["manual_rewrite"] == "manual question 1.2?"
+    assert item.context["paraphrase_raw"] == "raw para 1.2"
+
+
+def test_it_rejects_unknown_measures_and_bad_gold_lines():
+    coll = paraphrase_collection(topics=1, turns=2)
+    with pytest.raises(ValidationError, match="unknown measure"):
+        campaign(coll, measures=("nope",))
+    with pytest.raises(ValidationError, match="gold line 2"):
+        services.parse_gold_spec("1: semantic_similarity=5\nbad", measure_keys=["semantic_similarity"])
+    with pytest.raises(ValidationError, match="not asked"):
+        services.parse_gold_spec("1: fluency=5", measure_keys=["semantic_similarity"])
+
+
+def test_no_item_collects_more_than_n_ratings_and_no_rater_gets_an_item_twice():
+    coll = paraphrase_collection()
+    c = campaign(coll, size=4, n=2)
+    raters = make_raters(5)
+    for _ in range(6):
+        for u in raters:
+            rate_one(c, u)
+    counts = [it.completed_count for it in c.items.all()]
+    assert counts == [2, 2, 2, 2]
+    assert Rating.objects.filter(campaign=c).count() == 8
+    pairs = list(RatingAssignment.objects.filter(campaign=c).values_list("item_id", "rater_id"))
+    assert len(pairs) == len(set(pairs))
+    assert services.assignment_next(campaign=c, rater=raters[0]) is None
+
+
+def test_items_near_completion_are_served_first():
+    coll = paraphrase_collection()
+    c = campaign(coll, size=4, n=3)
+    a, b = make_raters(2)
+    first = rate_one(c, a)
+    nxt = services.assignment_next(campaign=c, rater=b)
+    assert nxt.item_id == first.item_id
+
+
+def test_a_reload_returns_the_same_lease_and_extends_it():
+    coll = paraphrase_collection()
+    c = campaign(coll, size=4, n=1)
+    (u,) = make_raters(1)
+    a1 = services.assignment_next(campaign=c, rater=u)
+    a2 = services.assignment_next(campaign=c, rater=u)
+    assert a1.pk == a2.pk and a2.expires_at >= a1.expires_at
+
+
+def test_an_abandoned_lease_returns_the_item_to_the_queue():
+    coll = paraphrase_collection()
+    c = campaign(coll, size=1, n=1, lease_seconds=60)
+    a, b = make_raters(2)
+    lease = services.assignment_next(campaign=c, rater=a)
+    assert services.assignment_next(campaign=c, rater=b) is None  # the only slot is leased
+    later = timezone.now() + timedelta(seconds=61)
+    other = services.assignment_next(campaign=c, rater=b, now=later)
+    assert other is not None and other.item_id == lease.item_id
+    # The late rater cannot push the item above N any more.
+    with pytest.raises(services.RatingError) as exc:
+        services.rating_submit(assignment_id=lease.pk, rater=a, values=answer(c), idempotency_key="late", now=later)
+    assert exc.value.code == "gone"
+    services.rating_submit(assignment_id=other.pk, rater=b, values=answer(c), idempotency_key="k", now=later)
+    assert RatingItem.objects.get(pk=lease.item_id).completed_count == 1
+
+
+def test_a_late_submit_is_accepted_while_the_item_still_has_room():
+    coll = paraphrase_collection()
+    c = campaign(coll, size=1, n=2, lease_seconds=60)
+    (a,) = make_raters(1)
+    lease = services.assignment_next(campaign=c, rater=a)
+    later = timezone.now() + timedelta(seconds=120)
+    rating, created = services.rating_submit(
+        assignment_id=lease.pk, rater=a, values=answer(c), idempotency_key="x", now=later
+    )
+    assert created and RatingItem.objects.get(pk=lease.item_id).completed_count == 1
+
+
+def test_a_repeated_submit_is_stored_once():
+    coll = paraphrase_collection()
+    c = campaign(coll, size=2, n=2)
+    (u,) = make_raters(1)
+    a = services.assignment_next(campaign=c, rater=u)
+    r1, created1 = services.rating_submit(assignment_id=a.pk, rater=u, values=answer(c), idempotency_key="k1")
+    r2, created2 = services.rating_submit(assignment_id=a.pk, rater=u, values=answer(c, 1), idempotency_key="k1")
+    assert created1 and not created2 and r1.pk == r2.pk and r2.values == answer(c)
+    assert Rating.objects.count() == 1
+    assert RatingItem.objects.get(pk=a.item_id).completed_count == 1
+    with pytest.raises(services.RatingError, match="already submitted"):
+        services.rating_submit(assignment_id=a.pk, rater=u, values=answer(c), idempotency_key="k2")
+
+
+def test_it_rejects_incomplete_or_out_of_scale_answers_and_other_raters_assignments():
+    coll = paraphrase_collection()
+    c = campaign(coll, size=2, n=2)
+    u, v = make_raters(2)
+    a = services.assignment_next(campaign=c, rater=u)
+    with pytest.raises(services.RatingError, match="missing"):
+        services.rating_submit(assignment_id=a.pk, rater=u, values={"semantic_similarity": 3}, idempotency_key="a")
+    with pytest.raises(services.RatingError, match="1..5"):
+        services.rating_submit(assignment_id=a.pk, rater=u, values=answer(c, 6), idempotency_key="b")
+    with pytest.raises(services.RatingError) as exc:
+        services.rating_submit(assignment_id=a.pk, rater=v, values=answer(c), idempotency_key="c")
+    assert exc.value.code == "not_found"
+    assert Rating.objects.count() == 0
+
+
+def test_undo_within_the_window_reopens_the_item_for_the_same_rater():
+    coll = paraphrase_collection()
+    c = campaign(coll, size=2, n=2, undo_seconds=30)
+    (u,) = make_raters(1)
+    rating = rate_one(c, u, 2)
+    nxt = services.assignment_next(campaign=c, rater=u)
+    services.rating_undo(assignment_id=rating.assignment_id, rater=u)
+    assert Rating.objects.count() == 0
+    assert RatingItem.objects.get(pk=rating.item_id).completed_count == 0
+    again = services.assignment_next(campaign=c, rater=u)
+    assert again.pk == rating.assignment_id != nxt.pk
+    assert again.history[0]["values"] == answer(c, 2)
+
+
+def test_undo_after_the_window_is_refused():
+    coll = paraphrase_collection()
+    c = campaign(coll, size=2, n=2, undo_seconds=5)
+    (u,) = make_raters(1)
+    rating = rate_one(c, u)
+    with pytest.raises(services.RatingError, match="undo is possible"):
+        services.rating_undo(assignment_id=rating.assignment_id, rater=u, now=timezone.now() + timedelta(seconds=6))
+
+
+def test_a_rater_failing_gold_items_is_paused_and_excluded_until_reinstated():
+    coll = paraphrase_collection(topics=2, turns=4)
+    gold_ids = list(Paraphrase.objects.filter(kind="manual").values_list("pk", flat=True)[:2])
+    c = campaign(
+        coll,
+        size=4,
+        n=2,
+        gold=[(pid, {"semantic_similarity": 5}) for pid in gold_ids],
+        gold_every=2,
+        gold_min_answers=1,
+        gold_threshold=0.5,
+        gold_tolerance=0,
+    )
+    (u,) = make_raters(1)
+    first = rate_one(c, u, 1)  # regular item
+    assert not first.item.is_gold
+    gold = rate_one(c, u, 1)  # 2nd item is gold; 1 is wrong → accuracy 0 → paused
+    assert gold.item.is_gold
+    status = RaterStatus.objects.get(campaign=c, rater=u)
+    assert status.paused and "gold accuracy" in status.paused_reason
+    assert RatingItem.objects.get(pk=first.item_id).completed_count == 0
+    with pytest.raises(services.RatingError) as exc:
+        services.assignment_next(campaign=c, rater=u)
+    assert exc.value.code == "paused"
+    services.rater_resume(campaign=c, rater=u)
+    assert RatingItem.objects.get(pk=first.item_id).completed_count == 1
+    assert services.assignment_next(campaign=c, rater=u) is not None
+
+
+def test_idempotency_keys_are_per_rater():
+    coll = paraphrase_collection()
+    c = campaign(coll, size=2, n=2)
+    u, v = make_raters(2)
+    key = uuid.uuid4().hex
+    for user in (u, v):
+        a = services.assignment_next(campaign=c, rater=user)
+        services.rating_submit(assignment_id=a.pk, rater=user, values=answer(c), idempotency_key=key)
+    assert Rating.objects.count() == 2
+
+
+def test_housekeeping_marks_long_dead_leases_expired_and_the_rater_does_not_get_them_back():
+    from judging.rating import tasks as rating_tasks
+
+    coll = paraphrase_collection()
+    c = campaign(coll, size=2, n=1, lease_seconds=60)
+    (u,) = make_raters(1)
+    a = services.assignment_next(campaign=c, rater=u)
+    RatingAssignment.objects.filter(pk=a.pk).update(expires_at=timezone.now() - timedelta(minutes=10))
+    assert rating_tasks.leases_expire_task.delay().get() == 1
+    nxt = services.assignment_next(campaign=c, rater=u)
+    assert nxt.item_id != a.item_id
+    assert rating_tasks.agreement_warm_task.delay(c.pk).get() == 0
+
+
+def test_a_closed_campaign_hands_out_nothing_new():
+    coll = paraphrase_collection()
+    c = campaign(coll, size=2, n=1)
+    (u,) = make_raters(1)
+    services.campaign_set_status(campaign=c, status="closed")
+    assert services.assignment_next(campaign=c, rater=u) is None
