@@ -6,9 +6,7 @@ class EvaluationConfig(AppConfig):
     name = "evaluation"
 
     def ready(self) -> None:
-        import evaluation.analyses.tasks  # noqa: F401 - connects the analyses' debounced recompute
-        import evaluation.tasks  # noqa: F401 - stored scores: registers the recompute tasks
-        from evaluation.permutations import tasks as permutation_tasks  # noqa: F401 - connects the permutation rescore receiver
-        from evaluation.recompute import connect as connect_score_receivers
+        # Importing the receivers needs the models, so it waits for ready().
+        from evaluation import recompute
 
-        connect_score_receivers()  # stored scores: live recompute on judgments, evaluation of new runs
+        recompute.connect()

@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.db.models import Avg, Count
 from django.utils import timezone
 
+from ecast.jobs import debounce, debounce_release, enqueue
 from ecast.models import Collection, TestSet, Turn
 from evaluation import metrics
 from evaluation.models import DirtyTurn, EvaluationJob, LeaderboardSnapshot, Qrel, QrelsVersion, Run, RunTurn, Score
@@ -189,9 +189,7 @@ def leaderboard_snapshot_create(
 
 
 def _enqueue(job: EvaluationJob) -> None:
-    from evaluation.tasks import evaluation_job_run_task
-
-    transaction.on_commit(lambda: evaluation_job_run_task.delay(job.pk))
+    transaction.on_commit(lambda: enqueue("evaluation.evaluation_job_run", job.pk))
 
 
 @transaction.atomic
@@ -268,25 +266,18 @@ def evaluation_job_execute(*, job_id: int) -> EvaluationJob:
 # --- live recompute (debounced) -----------------------------------------------------------------------------
 
 
-def _debounce_key(version_id: int) -> str:
-    return f"ecast:evaluation:recompute-scheduled:{version_id}"
+def recompute_key(version_id: int) -> str:
+    """Debounce key of a version's live recompute."""
+    return f"evaluation:recompute:{version_id}"
 
 
 def dirty_turns_mark(*, version_id: int, turn_ids: Iterable[int]) -> bool:
     """Remember changed turns and schedule one drain after the debounce window; True if a task was scheduled."""
-    from evaluation.tasks import dirty_turns_drain_task
-
     pks = sorted(set(int(t) for t in turn_ids))
     if not QrelsVersion.objects.filter(pk=version_id).exists():
         return False
     DirtyTurn.objects.bulk_create([DirtyTurn(version_id=version_id, turn_id=t) for t in pks], ignore_conflicts=True)
-    delay = recompute_delay_s()
-    # cache.add is atomic: of a burst of judgments only the first schedules the task. The key expires on its own
-    # if a worker dies mid-way, so the next judgment schedules a fresh drain.
-    if cache.add(_debounce_key(version_id), "1", timeout=int(delay) + 120):
-        dirty_turns_drain_task.apply_async((version_id,), countdown=delay)
-        return True
-    return False
+    return debounce(recompute_key(version_id), "evaluation.dirty_turns_drain", version_id, delay=recompute_delay_s())
 
 
 def version_schedule_initial(*, version_id: int) -> bool:
@@ -299,7 +290,7 @@ def version_schedule_initial(*, version_id: int) -> bool:
 
 def dirty_turns_drain(*, version_id: int) -> EvaluationJob | None:
     """Recompute every turn marked dirty for the version, for every run; one job record per drain."""
-    cache.delete(_debounce_key(version_id))
+    debounce_release(recompute_key(version_id))
     version = QrelsVersion.objects.select_related("collection").filter(pk=version_id).first()
     if version is None:
         return None
