@@ -192,7 +192,8 @@ def main() -> None:
         app.control.purge()
         env = dict(os.environ, DATABASE_URL=worker_db_url, DJANGO_SETTINGS_MODULE="ecast.settings")
         worker = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "ecast", "worker", "-c", "1", "-P", "solo", "-n", "benchEval@%h"],
+            [sys.executable, "-m", "celery", "-A", "ecast.celery", "worker", "-c", "1", "-P", "solo"]
+            + ["-n", "benchEval@%h"],
             cwd=REPO,
             env=env,
             stdout=subprocess.DEVNULL,

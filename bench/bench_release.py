@@ -37,6 +37,7 @@ from django.conf import settings  # noqa: E402
 from django.db import connection  # noqa: E402
 
 from ecast import releases  # noqa: E402
+from ecast.csvfiles import csv_lines  # noqa: E402
 from ecast.imports.services import import_file  # noqa: E402
 from ecast.models import Paraphrase  # noqa: E402
 
@@ -71,7 +72,7 @@ def _subsets() -> list:
 def export_csv(qs, path: Path) -> int:
     n = 0
     with open(path, "w", encoding="utf-8", newline="") as fh:
-        for line in releases.csv_lines(releases.release_csv_rows(pairs_queryset=qs)):
+        for line in csv_lines(releases.release_csv_rows(pairs_queryset=qs)):
             fh.write(line)
             n += 1
     return n - 1

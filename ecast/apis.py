@@ -8,13 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.exceptions import ValidationError as DjangoValidationError
+from django.contrib.auth import authenticate
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import generics, serializers, status
-from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.authtoken.models import Token
-from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -22,24 +20,10 @@ from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from ecast import auth, selectors, services
+from ecast.api import AUTHENTICATION, AdminApi
 from ecast.filters import CollectionFilter, ConversationFilter, ParaphraseFilter, PassageFilter, TurnFilter
 from ecast.models import Collection, Conversation, Paraphrase, Passage, Turn
 from ecast.permissions import IsAdmin
-
-# Token first, so an anonymous request gets 401 with a WWW-Authenticate header rather than 403.
-AUTHENTICATION = [TokenAuthentication, SessionAuthentication]
-
-
-def _drf_error(exc: DjangoValidationError) -> ValidationError:
-    if hasattr(exc, "error_dict"):
-        return ValidationError({k: [str(m) for e in v for m in e.messages] for k, v in exc.error_dict.items()})
-    return ValidationError({"detail": exc.messages})
-
-
-class AdminApi(APIView):
-    authentication_classes = AUTHENTICATION
-    permission_classes = [IsAuthenticated, IsAdmin]
-
 
 # ---------------------------------------------------------------- serializers shared by several views
 
@@ -129,8 +113,6 @@ class TokenObtainApi(APIView):
         },
     )
     def post(self, request: Request) -> Response:
-        from django.contrib.auth import authenticate
-
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         username, ip = data.validated_data["username"], auth.client_ip(request._request)
@@ -184,10 +166,7 @@ class CollectionCreateApi(AdminApi):
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            collection = services.collection_create(**data.validated_data)
-        except DjangoValidationError as exc:
-            raise _drf_error(exc) from exc
+        collection = services.collection_create(**data.validated_data)
         return Response(CollectionOutput(collection).data, status=status.HTTP_201_CREATED)
 
 
@@ -208,10 +187,7 @@ class CollectionUpdateApi(AdminApi):
         collection = get_object_or_404(Collection, pk=pk)
         data = self.InputSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
-        try:
-            collection = services.collection_update(collection=collection, **data.validated_data)
-        except DjangoValidationError as exc:
-            raise _drf_error(exc) from exc
+        collection = services.collection_update(collection=collection, **data.validated_data)
         return Response(CollectionOutput(collection).data)
 
 
@@ -363,10 +339,7 @@ class _StatusApi(AdminApi):
     def _run(self, request: Request, pk: int) -> Response:
         paraphrase = get_object_or_404(Paraphrase, pk=pk)
         service: Any = {"approve": services.paraphrase_approve, "reject": services.paraphrase_reject}[self.action]
-        try:
-            paraphrase = service(paraphrase=paraphrase, user=request.user)
-        except DjangoValidationError as exc:
-            raise _drf_error(exc) from exc
+        paraphrase = service(paraphrase=paraphrase, user=request.user)
         return Response(ParaphraseOutput(paraphrase).data)
 
 
@@ -404,10 +377,7 @@ class ParaphraseEditApi(AdminApi):
         paraphrase = get_object_or_404(Paraphrase, pk=pk)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            new = services.paraphrase_edit(paraphrase=paraphrase, text=data.validated_data["text"], user=request.user)
-        except DjangoValidationError as exc:
-            raise _drf_error(exc) from exc
+        new = services.paraphrase_edit(paraphrase=paraphrase, text=data.validated_data["text"], user=request.user)
         return Response(ParaphraseOutput(new).data, status=status.HTTP_201_CREATED)
 
 
@@ -433,15 +403,12 @@ class ParaphraseAddApi(AdminApi):
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            manual, raw = services.paraphrase_add(
-                turn=data.validated_data["turn"],
-                manual_text=data.validated_data["manual_text"],
-                raw_text=data.validated_data.get("raw_text"),
-                user=request.user,
-            )
-        except DjangoValidationError as exc:
-            raise _drf_error(exc) from exc
+        manual, raw = services.paraphrase_add(
+            turn=data.validated_data["turn"],
+            manual_text=data.validated_data["manual_text"],
+            raw_text=data.validated_data.get("raw_text"),
+            user=request.user,
+        )
         return Response(
             {"manual": ParaphraseOutput(manual).data, "raw": ParaphraseOutput(raw).data},
             status=status.HTTP_201_CREATED,

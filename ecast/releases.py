@@ -7,7 +7,6 @@ member; a queryset may contain either member (or both) of a pair — each pair i
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -130,20 +129,6 @@ def release_jsonl_rows(*, pairs_queryset: QuerySet[Paraphrase]) -> Iterator[dict
             },
             "created_at": r["created_at"].isoformat() if r["created_at"] else None,
         }
-
-
-class _Echo:
-    """A file-like object whose write returns the text, so csv.writer can feed a streaming response."""
-
-    def write(self, value: str) -> str:
-        return value
-
-
-def csv_lines(rows: Iterable[list[str]]) -> Iterator[str]:
-    """CSV-encode rows one line at a time (LF endings and minimal quoting, as in the published ECAsT.csv)."""
-    writer = csv.writer(_Echo(), lineterminator="\n")
-    for row in rows:
-        yield writer.writerow(row)
 
 
 def jsonl_lines(rows: Iterable[dict[str, Any]]) -> Iterator[str]:

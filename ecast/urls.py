@@ -1,11 +1,11 @@
-"""Root URLs. Each feature area owns its own URL module, included here."""
+"""Root URLs: log-in, admin and API docs, the dataset (ecast's own domain), then each feature's URL module."""
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from ecast import views
+from ecast import apis, views
 from ecast.auth import ThrottledLoginView
 
 urlpatterns = [
@@ -15,7 +15,39 @@ urlpatterns = [
     path("django-admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
-    path("", include("ecast.urls_dataset")),
+    # Dataset pages: the API-token page and curation (collections → conversations → turns → paraphrases).
+    path("account/token/", views.account_token, name="account-token"),
+    path("collections/", views.collection_list, name="collection-list"),
+    path("collections/<int:pk>/", views.collection_detail, name="collection-detail"),
+    path("conversations/<int:pk>/", views.conversation_detail, name="conversation-detail"),
+    path("turns/<int:pk>/", views.turn_detail, name="turn-detail"),
+    path("paraphrases/", views.paraphrase_search, name="paraphrase-search"),
+    path("paraphrases/<int:pk>/approve/", views.paraphrase_approve, name="paraphrase-approve"),
+    path("paraphrases/<int:pk>/reject/", views.paraphrase_reject, name="paraphrase-reject"),
+    path("paraphrases/<int:pk>/reset/", views.paraphrase_reset, name="paraphrase-reset"),
+    path("paraphrases/<int:pk>/edit/", views.paraphrase_edit, name="paraphrase-edit"),
+    path("paraphrases/<int:pk>/history/", views.paraphrase_history, name="paraphrase-history"),
+    # Dataset REST API.
+    path("api/token/", apis.TokenApi.as_view(), name="api-token"),
+    path("api/token/obtain/", apis.TokenObtainApi.as_view(), name="api-token-obtain"),
+    path("api/collections/", apis.CollectionListApi.as_view(), name="api-collection-list"),
+    path("api/collections/create/", apis.CollectionCreateApi.as_view(), name="api-collection-create"),
+    path("api/collections/<int:pk>/", apis.CollectionDetailApi.as_view(), name="api-collection-detail"),
+    path("api/collections/<int:pk>/update/", apis.CollectionUpdateApi.as_view(), name="api-collection-update"),
+    path("api/conversations/", apis.ConversationListApi.as_view(), name="api-conversation-list"),
+    path("api/conversations/<int:pk>/", apis.ConversationDetailApi.as_view(), name="api-conversation-detail"),
+    path("api/turns/", apis.TurnListApi.as_view(), name="api-turn-list"),
+    path("api/turns/<int:pk>/", apis.TurnDetailApi.as_view(), name="api-turn-detail"),
+    path("api/passages/", apis.PassageListApi.as_view(), name="api-passage-list"),
+    path("api/passages/<str:passage_id>/", apis.PassageDetailApi.as_view(), name="api-passage-detail"),
+    path("api/paraphrases/", apis.ParaphraseListApi.as_view(), name="api-paraphrase-list"),
+    path("api/paraphrases/add/", apis.ParaphraseAddApi.as_view(), name="api-paraphrase-add"),
+    path("api/paraphrases/<int:pk>/", apis.ParaphraseDetailApi.as_view(), name="api-paraphrase-detail"),
+    path("api/paraphrases/<int:pk>/history/", apis.ParaphraseHistoryApi.as_view(), name="api-paraphrase-history"),
+    path("api/paraphrases/<int:pk>/approve/", apis.ParaphraseApproveApi.as_view(), name="api-paraphrase-approve"),
+    path("api/paraphrases/<int:pk>/reject/", apis.ParaphraseRejectApi.as_view(), name="api-paraphrase-reject"),
+    path("api/paraphrases/<int:pk>/edit/", apis.ParaphraseEditApi.as_view(), name="api-paraphrase-edit"),
+    # Features.
     path("", include("ecast.imports.urls")),
     path("", include("ecast.generation.urls")),
     path("", include("judging.urls")),

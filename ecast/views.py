@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
@@ -23,13 +23,6 @@ from ecast.permissions import admin_required, user_roles
 PAGE_SIZE = 50
 
 
-def _url_or_none(name: str) -> str | None:
-    try:
-        return reverse(name)
-    except NoReverseMatch:
-        return None
-
-
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     """Dashboard per role: admins see collections and recent imports; raters/assessors see their queues."""
@@ -37,7 +30,7 @@ def home(request: HttpRequest) -> HttpResponse:
     if "admin" in context["roles"]:
         context["collections"] = selectors.collection_list()[:20]
         context["recent_imports"] = selectors.import_job_recent(limit=8)
-        context["imports_url"] = _url_or_none("imports")
+        context["imports_url"] = reverse("imports")
     return render(request, "ecast/home.html", context)
 
 
@@ -89,7 +82,7 @@ def collection_list(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "ecast/collection_list.html",
-        {"collections": selectors.collection_list(), "form": form, "imports_url": _url_or_none("imports")},
+        {"collections": selectors.collection_list(), "form": form, "imports_url": reverse("imports")},
     )
 
 
@@ -116,7 +109,7 @@ def collection_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "conversations": selectors.conversation_list(collection=collection),
             "counts": selectors.paraphrase_counts(collection=collection),
             "form": form,
-            "imports_url": _url_or_none("imports"),
+            "imports_url": reverse("imports"),
         },
     )
 

@@ -70,10 +70,8 @@ class LeaderboardApi(APIView):
 
     @extend_schema(parameters=[MEASURE_PARAM], responses={200: OutputSerializer})
     def get(self, request, pk: int):
-        from evaluation.views import leaderboard_data
-
         version = get_object_or_404(QrelsVersion.objects.select_related("collection"), pk=pk)
-        data = leaderboard_data(version, _measure(request))
+        data = sel.leaderboard_data(version=version, measure=_measure(request))
         data["rows"] = [self.RowSerializer(r).data for r in data["rows"]]
         return Response(self.OutputSerializer(data).data)
 

@@ -7,6 +7,7 @@ class EvaluationConfig(AppConfig):
 
     def ready(self) -> None:
         # Importing the receivers needs the models, so it waits for ready().
-        from evaluation import recompute
+        from evaluation import importers, recompute
 
         recompute.connect()
+        importers.register()

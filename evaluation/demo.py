@@ -5,15 +5,15 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
+from ecast.models import Collection
+from evaluation import services
+from evaluation.models import DirtyTurn, EvaluationJob, LeaderboardSnapshot, QrelsVersion, Run, Score
+
 DEMO_COLLECTION = "CAsT 2020 demo"
 
 
 def load(stdout: TextIO | Any = None) -> None:
     """Idempotent: (re)compute stored scores and take a leaderboard snapshot when none exists yet."""
-    from ecast.models import Collection
-    from evaluation import services
-    from evaluation.models import DirtyTurn, EvaluationJob, LeaderboardSnapshot, QrelsVersion, Run, Score
-
     out = stdout or sys.stdout
     collection = Collection.objects.filter(name=DEMO_COLLECTION).first()
     if collection is None:

@@ -1,4 +1,8 @@
-"""Writers for qrels and TREC runs (evaluation.models), with the domain events evaluation listens to."""
+"""Writers for qrels and TREC runs (evaluation.models), with the domain events evaluation listens to.
+
+``register()`` (called from ``EvaluationConfig.ready()``) adds both import kinds to ecast's import registry, and
+gives ecast the qrels lookup its preprocessing needs, so ecast never imports evaluation.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from django.db import transaction
+from django.urls import reverse
 from django.utils import timezone
 
-from ecast.imports import parsers
+from ecast import providers
+from ecast.imports import parsers, registry
 from ecast.imports.errors import ImportFailed, row_error
-from ecast.imports.writers import Context, Result, _fast_insert, _raise_if, _resolve_qids
-from ecast.models import TestSet
-from evaluation import events
+from ecast.imports.writers import Context, Result, fast_insert, raise_if, resolve_qids
+from ecast.models import Collection, ImportJob, TestSet
+from evaluation import events, selectors
 from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
 
 WARNINGS_KEPT = 200
@@ -25,18 +31,18 @@ def write_qrels(ctx: Context) -> Result:
     ``create_turns`` makes each unknown qid a single-turn conversation. Assessed rows in the version are kept.
     """
     parsed = parsers.parse_qrels(ctx.text(), file=ctx.name, progress=ctx.progress)
-    _raise_if(parsed.errors)
+    raise_if(parsed.errors)
     if not parsed.records:
         raise ImportFailed([row_error(ctx.name, None, "no qrels lines found")])
     version_name = str(ctx.options.get("version") or "original")
     with transaction.atomic():
         qids = {r[1] for r in parsed.records}
-        collection, turns, unknown = _resolve_qids(ctx, qids, kind="qrels file")
+        collection, turns, unknown = resolve_qids(ctx, qids, kind="qrels file")
         if unknown:
             first: dict[str, int] = {}
             for n, qid, _d, _g in parsed.records:
                 first.setdefault(qid, n)
-            _raise_if(
+            raise_if(
                 [
                     row_error(ctx.name, first[q], f"unknown turn {q} in {collection.name} (import its topics first)")
                     for q in sorted(unknown, key=first.__getitem__)
@@ -63,7 +69,7 @@ def write_qrels(ctx: Context) -> Result:
             changed_turns = {key[0] for key, _grade in set(imported_now.items()) ^ set(wanted.items())}
             Qrel.objects.filter(version=version, source=Qrel.Source.IMPORTED).delete()
             now = timezone.now()
-            _fast_insert(
+            fast_insert(
                 Qrel,
                 ["version_id", "turn_id", "passage_id", "grade", "source", "created_at"],
                 [(version.pk, t, p, g, Qrel.Source.IMPORTED, now) for (t, p), g in wanted.items()],
@@ -89,13 +95,13 @@ def write_run(ctx: Context) -> Result:
     Unknown turn ids are reported as warnings and their lines skipped, or fail the import with ``strict``.
     """
     parsed = parsers.parse_run(ctx.text(), file=ctx.name, progress=ctx.progress)
-    _raise_if(parsed.errors)
+    raise_if(parsed.errors)
     data: parsers.RunData = parsed.records[0]
     report: dict[str, Any] = dict(data.report)
     name = str(ctx.options.get("name") or (report["tags"][0] if report["tags"] else Path(ctx.name).stem))[:200]
     test_set = None
     with transaction.atomic():
-        collection, turns, unknown = _resolve_qids(ctx, set(data.rankings), kind="run")
+        collection, turns, unknown = resolve_qids(ctx, set(data.rankings), kind="run")
         if ctx.options.get("test_set_id"):
             test_set = TestSet.objects.filter(pk=int(ctx.options["test_set_id"]), collection=collection).first()
             if test_set is None:
@@ -103,7 +109,7 @@ def write_run(ctx: Context) -> Result:
         unknown_sorted = sorted(unknown, key=data.first_line.__getitem__)
         if unknown and ctx.flag("strict"):
             where = collection.name
-            _raise_if([row_error(ctx.name, data.first_line[q], f"unknown turn {q} in {where}") for q in unknown_sorted])
+            raise_if([row_error(ctx.name, data.first_line[q], f"unknown turn {q} in {where}") for q in unknown_sorted])
         skipped_lines = sum(len(data.rankings[q][0]) for q in unknown)
         for q in unknown_sorted[:WARNINGS_KEPT]:
             reason = f"unknown turn {q} in {collection.name}: its lines were skipped"
@@ -145,3 +151,58 @@ def write_run(ctx: Context) -> Result:
         "replaced": int(not created),
     }
     return Result(counts=counts, collection=collection, extra={"run_id": run.pk})
+
+
+def _links(job: ImportJob) -> dict[str, str]:
+    run_id = (job.counts or {}).get("run_id")
+    run = {"Run": reverse("evaluation-run", args=[run_id])} if run_id else {}
+    return {**run, "Leaderboard": reverse("evaluation-leaderboard")}
+
+
+def _written_version(job: ImportJob) -> QrelsVersion:
+    return QrelsVersion.objects.get(pk=job.counts["version_id"])
+
+
+def _written_run(job: ImportJob) -> Run:
+    return Run.objects.get(pk=job.counts["run_id"])
+
+
+def _existing_version(collection: Collection, options: dict[str, Any]) -> QrelsVersion | None:
+    return QrelsVersion.objects.filter(collection=collection, name=str(options.get("version") or "original")).first()
+
+
+def _existing_run(collection: Collection, options: dict[str, Any]) -> Run | None:
+    # Without a name option the run is named after its tag, which only the file tells.
+    name = str(options.get("name") or "")[:200]
+    return Run.objects.filter(collection=collection, name=name).first() if name else None
+
+
+def register() -> None:
+    """Register the qrels and run import kinds and the qrels lookup with ecast (idempotent)."""
+    registry.register(
+        registry.ImportKind(
+            "qrels",
+            "Qrels (qid iter docid grade)",
+            write_qrels,
+            options=("version", "create_turns", "queries"),
+            second_file="queries",
+            written=_written_version,
+            existing=_existing_version,
+            links=_links,
+        ),
+        after="castur",
+    )
+    registry.register(
+        registry.ImportKind(
+            "run",
+            "TREC run (qid Q0 docid rank score tag)",
+            write_run,
+            options=("name", "description", "test_set_id", "strict", "create_turns", "queries"),
+            second_file="queries",
+            written=_written_run,
+            existing=_existing_run,
+            links=_links,
+        ),
+        after="qrels",
+    )
+    providers.qrels_lookup_register(selectors.turn_qrels)

@@ -194,26 +194,3 @@ def mean(per_turn: Mapping[str, float]) -> float:
     if not per_turn:
         return 0.0
     return float(math.fsum(per_turn.values()) / len(per_turn))
-
-
-def parse_trec_run(lines: Iterable[str]) -> dict[str, dict[str, float]]:
-    """Read TREC run lines ``qid Q0 docid rank score tag`` into a dict (first occurrence of a doc wins)."""
-    run: dict[str, dict[str, float]] = {}
-    for line in lines:
-        parts = line.split()
-        if len(parts) < 6:
-            continue
-        docs = run.setdefault(parts[0], {})
-        docs.setdefault(parts[2], float(parts[4]))
-    return run
-
-
-def parse_trec_qrels(lines: Iterable[str]) -> dict[str, dict[str, int]]:
-    """Read TREC qrels lines ``qid iter docid grade`` into a dict."""
-    qrels: dict[str, dict[str, int]] = {}
-    for line in lines:
-        parts = line.split()
-        if len(parts) < 4:
-            continue
-        qrels.setdefault(parts[0], {})[parts[2]] = int(parts[3])
-    return qrels

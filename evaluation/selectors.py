@@ -9,6 +9,7 @@ from typing import Any
 
 from django.db.models import Avg, Count, Max, QuerySet, StdDev
 
+from ecast.models import Turn
 from evaluation import metrics, stats
 from evaluation.models import (
     DirtyTurn,
@@ -33,7 +34,7 @@ def qrels_dict(*, version: QrelsVersion, turn_ids: Iterable[int] | None = None) 
     return dict(out)
 
 
-def _ranking_scores(doc_ids: list[str], scores: list[Any] | None) -> dict[str, float]:
+def ranking_scores(doc_ids: list[str], scores: list[Any] | None) -> dict[str, float]:
     # Stored scores are the run's own; when a run lacks them, descending pseudo-scores keep the stored rank order.
     # Building from the reversed lists keeps the first occurrence of a duplicated doc (C-speed, no Python loop).
     if not scores or len(scores) != len(doc_ids):
@@ -49,7 +50,7 @@ def run_dict(*, run: Run, turn_ids: Iterable[int] | None = None) -> dict[str, di
     if turn_ids is not None:
         rows = rows.filter(turn_id__in=list(turn_ids))
     return {
-        tid: _ranking_scores(list(doc_ids or []), list(scores or []))
+        tid: ranking_scores(list(doc_ids or []), list(scores or []))
         for tid, doc_ids, scores in rows.values_list("turn__turn_id", "doc_ids", "scores").iterator(chunk_size=200)
     }
 
@@ -175,3 +176,28 @@ def rankings_top(*, run: Run, depth: int, turn_ids: Iterable[str] | None = None)
     if turn_ids is not None:
         rows = rows.filter(turn__turn_id__in=list(turn_ids))
     return {tid: list(docs or [])[:depth] for tid, docs in rows.values_list("turn__turn_id", "doc_ids")}
+
+
+# The measures the leaderboard shows beside the one it is sorted by.
+SHOWN = ["nDCG@3", "nDCG@10", "AP", "R@1000", "Bpref", "infAP", "RR", "P@3", "Judged@3"]
+
+
+def leaderboard_data(*, version: QrelsVersion, measure: str) -> dict[str, Any]:
+    """Everything the leaderboard shows, as JSON-ready data (page, JSON download and the polling endpoint)."""
+    rows = leaderboard(version=version, measures=SHOWN, sort_by=measure)
+    return {
+        "collection": version.collection.name,
+        "version": {"id": version.pk, "name": version.name},
+        "measure": measure,
+        "measures": list(dict.fromkeys([measure, *SHOWN])),
+        "threshold": int(version.collection.relevance_threshold),
+        "missing_turns": "judged turns a run did not rank score 0 (trec_eval -c)",
+        "status": status_for_version(version=version),
+        "rows": rows,
+    }
+
+
+def turn_qrels(turn: Turn, version_name: str, min_grade: int) -> dict[str, int]:
+    """{passage_id: grade} of a turn's qrels in the named version, graded at least ``min_grade``."""
+    rows = Qrel.objects.filter(turn=turn, version__name=version_name, grade__gte=min_grade)
+    return {pid: int(grade) for pid, grade in rows.values_list("passage_id", "grade")}

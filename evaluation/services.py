@@ -20,11 +20,13 @@ from django.db import connection, transaction
 from django.db.models import Avg, Count
 from django.utils import timezone
 
+from ecast.imports.errors import ImportFailed
+from ecast.imports.services import run_import
 from ecast.jobs import debounce, debounce_release, enqueue
 from ecast.models import Collection, TestSet, Turn
 from evaluation import metrics
 from evaluation.models import DirtyTurn, EvaluationJob, LeaderboardSnapshot, Qrel, QrelsVersion, Run, RunTurn, Score
-from evaluation.selectors import _ranking_scores, qrels_dict
+from evaluation.selectors import qrels_dict, ranking_scores
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +52,7 @@ def _rankings(run_ids: Sequence[int], turn_pks: Iterable[int] | None) -> dict[in
     for run_id, tid, doc_ids, scores in rows.values_list("run_id", "turn__turn_id", "doc_ids", "scores").iterator(
         chunk_size=500
     ):
-        out[run_id][tid] = _ranking_scores(list(doc_ids or []), list(scores or []))
+        out[run_id][tid] = ranking_scores(list(doc_ids or []), list(scores or []))
     return out
 
 
@@ -328,14 +330,6 @@ def dirty_turns_drain(*, version_id: int) -> EvaluationJob | None:
 # --- runs from outside --------------------------------------------------------------------------------------
 
 
-def _importer() -> tuple[Callable[..., Run], type[Exception]]:
-    """The imports helper's run importer and its error type (imported lazily: ecast.imports owns them)."""
-    from ecast.imports.errors import ImportFailed
-    from ecast.imports.services import run_import
-
-    return run_import, ImportFailed
-
-
 def _error_text(error: Any, default_file: str) -> str:
     """``file:line: reason`` (line left out when the error is about the whole file)."""
     if not isinstance(error, dict):
@@ -360,7 +354,6 @@ def run_upload(
     ``link_hook`` lets another feature (permutations) attach the new run to its own objects.
     Raises ``ValidationError`` with the importer's file/line/reason messages on bad input.
     """
-    run_import, ImportFailed = _importer()
     if test_set is not None and test_set.collection_id != collection.pk:
         raise ValidationError(f"test_set: {test_set.name!r} belongs to another collection")
     suffix = Path(getattr(uploaded, "name", "run.txt")).name

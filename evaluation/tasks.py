@@ -4,19 +4,17 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from evaluation import services
+
 
 @shared_task(name="evaluation.evaluation_job_run")
 def evaluation_job_run_task(job_id: int) -> str:
     """Run one EvaluationJob (a new run under all versions, or a full recompute)."""
-    from evaluation.services import evaluation_job_execute
-
-    return evaluation_job_execute(job_id=job_id).status
+    return services.evaluation_job_execute(job_id=job_id).status
 
 
 @shared_task(name="evaluation.dirty_turns_drain")
 def dirty_turns_drain_task(version_id: int) -> int | None:
     """Recompute all turns re-judged in a version since the last drain."""
-    from evaluation.services import dirty_turns_drain
-
-    job = dirty_turns_drain(version_id=version_id)
+    job = services.dirty_turns_drain(version_id=version_id)
     return job.pk if job else None

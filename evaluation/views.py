@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from typing import Any
 
@@ -15,15 +13,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from ecast.csvfiles import csv_response
 from ecast.models import Collection, TestSet
 from ecast.permissions import admin_required
 from evaluation import metrics, stats
 from evaluation import selectors as sel
 from evaluation import services as svc
-from evaluation.models import EvaluationJob, QrelsVersion, Run
+from evaluation.models import EvaluationJob, QrelsVersion, Run, Score
 from evaluation.plots import bars_svg, deltas_svg, history_svg
-
-SHOWN = ["nDCG@3", "nDCG@10", "AP", "R@1000", "Bpref", "infAP", "RR", "P@3", "Judged@3"]
 
 
 def pick_version(request: HttpRequest) -> tuple[Collection | None, QrelsVersion | None]:
@@ -60,33 +57,6 @@ def _measure(request: HttpRequest, default: str = metrics.HEADLINE) -> str:
     return raw
 
 
-def _csv_response(filename: str, header: list[str], rows: list[list[Any]], preamble: list[str]) -> HttpResponse:
-    buf = io.StringIO()
-    for line in preamble:
-        buf.write(f"# {line}\n")
-    writer = csv.writer(buf)
-    writer.writerow(header)
-    writer.writerows(rows)
-    resp = HttpResponse(buf.getvalue(), content_type="text/csv; charset=utf-8")
-    resp["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return resp
-
-
-def leaderboard_data(version: QrelsVersion, measure: str) -> dict[str, Any]:
-    """Everything the leaderboard shows, as JSON-ready data (page, JSON download and the polling endpoint)."""
-    rows = sel.leaderboard(version=version, measures=SHOWN, sort_by=measure)
-    return {
-        "collection": version.collection.name,
-        "version": {"id": version.pk, "name": version.name},
-        "measure": measure,
-        "measures": list(dict.fromkeys([measure, *SHOWN])),
-        "threshold": int(version.collection.relevance_threshold),
-        "missing_turns": "judged turns a run did not rank score 0 (trec_eval -c)",
-        "status": sel.status_for_version(version=version),
-        "rows": rows,
-    }
-
-
 def _leaderboard_svg(data: dict[str, Any]) -> str:
     evaluated = [r for r in data["rows"] if r["headline"] is not None]
     return bars_svg(
@@ -101,7 +71,7 @@ def _leaderboard_svg(data: dict[str, Any]) -> str:
 def leaderboard(request: HttpRequest) -> HttpResponse:
     collection, version = pick_version(request)
     measure = _measure(request)
-    data = leaderboard_data(version, measure) if version else None
+    data = sel.leaderboard_data(version=version, measure=measure) if version else None
     return render(
         request,
         "evaluation/leaderboard.html",
@@ -123,13 +93,15 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
 @admin_required
 def leaderboard_plot(request: HttpRequest, pk: int) -> HttpResponse:
     version = get_object_or_404(QrelsVersion.objects.select_related("collection"), pk=pk)
-    return HttpResponse(_leaderboard_svg(leaderboard_data(version, _measure(request))), content_type="image/svg+xml")
+    return HttpResponse(
+        _leaderboard_svg(sel.leaderboard_data(version=version, measure=_measure(request))), content_type="image/svg+xml"
+    )
 
 
 @admin_required
 def leaderboard_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     version = get_object_or_404(QrelsVersion.objects.select_related("collection"), pk=pk)
-    data = leaderboard_data(version, _measure(request))
+    data = sel.leaderboard_data(version=version, measure=_measure(request))
     if fmt == "json":
         resp = JsonResponse(data, json_dumps_params={"indent": 1})
         resp["Content-Disposition"] = f'attachment; filename="leaderboard-{version.pk}.json"'
@@ -139,7 +111,7 @@ def leaderboard_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
         [r["rank"], r["run"], r["test_set"], r["turns"], *[r["means"].get(m) for m in data["measures"]], r["stderr"]]
         for r in data["rows"]
     ]
-    return _csv_response(
+    return csv_response(
         f"leaderboard-{version.pk}.csv",
         header,
         rows,
@@ -271,8 +243,6 @@ def _tkey(row: tuple) -> tuple:
 @admin_required
 def run_scores_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     run = get_object_or_404(Run.objects.select_related("collection"), pk=pk)
-    from evaluation.models import Score
-
     rows = list(
         Score.objects.filter(run=run)
         .order_by("version_id", "turn__turn_id", "measure")
@@ -281,7 +251,7 @@ def run_scores_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     if fmt == "json":
         payload = [{"version": v, "turn": t, "measure": m, "value": x, "threshold": th} for v, t, m, x, th in rows]
         return JsonResponse({"run": run.name, "collection": run.collection.name, "scores": payload})
-    return _csv_response(
+    return csv_response(
         f"{run.name}-scores.csv",
         ["qrels_version", "turn_id", "measure", "value", "relevance_threshold"],
         [list(r) for r in rows],

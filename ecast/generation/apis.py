@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
@@ -12,7 +11,7 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ecast.apis import AdminApi, _drf_error
+from ecast.api import AdminApi
 from ecast.generation import reports, selectors, services, testsets
 from ecast.models import Collection, GenerationJob, TestSet
 from ecast.pipeline.backends import status_table
@@ -83,10 +82,7 @@ class GenerationJobCreateApi(AdminApi):
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            job = services.generation_job_create(**data.validated_data, user=request.user)
-        except DjangoValidationError as exc:
-            raise _drf_error(exc) from exc
+        job = services.generation_job_create(**data.validated_data, user=request.user)
         services.generation_job_start(job=job)
         return Response(JobOutput(job).data, status=status.HTTP_201_CREATED)
 
@@ -103,10 +99,7 @@ class _JobActionApi(AdminApi):
     @extend_schema(request=None, responses=ProgressOutput)
     def post(self, request: Request, pk: int) -> Response:
         job = get_object_or_404(GenerationJob, pk=pk)
-        try:
-            job = getattr(services, f"generation_job_{self.action}")(job=job)
-        except DjangoValidationError as exc:
-            raise _drf_error(exc) from exc
+        job = getattr(services, f"generation_job_{self.action}")(job=job)
         return Response(selectors.generation_job_progress(job=job))
 
 
@@ -201,16 +194,13 @@ class TestSetCreateApi(AdminApi):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         d = data.validated_data
-        try:
-            created = testsets.test_sets_create(
-                collection=d["collection"],
-                kind=d["kind"],
-                n_sets=d["n_sets"],
-                seed=d["seed"],
-                statuses=tuple(d["statuses"]),
-            )
-        except DjangoValidationError as exc:
-            raise _drf_error(exc) from exc
+        created = testsets.test_sets_create(
+            collection=d["collection"],
+            kind=d["kind"],
+            n_sets=d["n_sets"],
+            seed=d["seed"],
+            statuses=tuple(d["statuses"]),
+        )
         return Response(TestSetOutput(created, many=True).data, status=status.HTTP_201_CREATED)
 
 

@@ -12,11 +12,14 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
+from ecast import jobs, providers
 from ecast.models import Collection, Conversation, GenerationJob, GenerationTurn, Paraphrase, Passage, Turn
 from ecast.pipeline import backends, preprocess
 from ecast.pipeline.run import DEFAULT_CONFIG, TurnInput, provenance_base, run_turn
+from ecast.pipeline.similarity import cosine
 
 MAX_CHUNK = 500
 
@@ -76,8 +79,6 @@ def _selected_turns(collection: Collection, selection: dict[str, Any]) -> list[T
         if unknown:
             raise ValidationError({"selection": f"unknown turns in {collection.name}: {', '.join(unknown)}"})
     if topics and turn_ids:
-        from django.db.models import Q
-
         qs = qs.filter(Q(conversation__topic_id__in=topics) | Q(turn_id__in=turn_ids))
     elif topics:
         qs = qs.filter(conversation__topic_id__in=topics)
@@ -124,9 +125,21 @@ def generation_job_create(
 
 def generation_job_start(*, job: GenerationJob) -> None:
     """Queue the job's dispatch task once the creating transaction commits."""
-    from ecast.generation.tasks import generation_job_dispatch_task
+    transaction.on_commit(lambda: jobs.enqueue("ecast.generation.dispatch", job.pk))
 
-    transaction.on_commit(lambda: generation_job_dispatch_task.delay(job.pk))
+
+def generation_job_dispatch(*, job_id: int) -> int:
+    """Begin the job and fan its pending turns out as parallel chunk tasks; returns the number of chunks."""
+    job = generation_job_begin(job_id=job_id)
+    if job.status == GenerationJob.Status.CANCELLED:
+        return 0
+    chunks = generation_job_chunks(job=job)
+    if not chunks:
+        generation_job_finish_if_complete(job_id=job_id)
+        return 0
+    for chunk in chunks:
+        jobs.enqueue("ecast.generation.chunk", job_id, chunk)
+    return len(chunks)
 
 
 def generation_job_chunks(*, job: GenerationJob) -> list[list[int]]:
@@ -180,12 +193,7 @@ def turn_preprocess_conversation(*, conversation: Conversation) -> int:
 
 
 def _replacement_for(turn: Turn) -> str | None:
-    try:
-        from evaluation.models import Qrel
-    except ImportError:  # pragma: no cover - evaluation app always installed
-        return None
-    rows = Qrel.objects.filter(turn=turn, version__name="original", grade__gte=3).values_list("passage_id", "grade")
-    grades = {pid: int(g) for pid, g in rows}
+    grades = providers.turn_qrels(turn=turn, version_name="original", min_grade=3)
     if not grades:
         return None
     with_text = set(Passage.objects.filter(passage_id__in=list(grades)).values_list("passage_id", flat=True))
@@ -204,8 +212,6 @@ def _turn_input(turn: Turn) -> TurnInput:
 def _similarity(config: dict[str, Any]) -> Callable[[list[str], list[str]], list[float]] | None:
     if (config.get("clean") or {}).get("min_similarity") is None:
         return None
-    from ecast.pipeline.similarity import cosine
-
     return cosine
 
 

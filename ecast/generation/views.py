@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 
 from django.contrib import messages
@@ -13,17 +12,13 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from ecast.api import validation_payload
+from ecast.csvfiles import csv_response
 from ecast.generation import reports, selectors, services, testsets
 from ecast.generation.forms import GenerationJobForm, TestSetForm
 from ecast.models import Collection, GenerationJob, GenerationTurn, Paraphrase, TestSet
 from ecast.permissions import admin_required
 from ecast.pipeline.backends import status_table
-
-
-def _errors(exc: ValidationError) -> str:
-    if hasattr(exc, "message_dict"):
-        return "; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())
-    return " ".join(exc.messages)
 
 
 @admin_required
@@ -34,7 +29,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
         try:
             job = services.generation_job_create(**form.job_kwargs(), user=request.user)
         except ValidationError as exc:
-            form.add_error(None, _errors(exc))
+            form.add_error(None, validation_payload(exc)["detail"])
         else:
             services.generation_job_start(job=job)
             messages.success(request, f"Job {job.pk} queued: {job.total_turns} turns.")
@@ -81,7 +76,7 @@ def _job_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     try:
         getattr(services, f"generation_job_{action}")(job=job)
     except ValidationError as exc:
-        messages.error(request, _errors(exc))
+        messages.error(request, validation_payload(exc)["detail"])
     else:
         messages.success(
             request,
@@ -125,15 +120,6 @@ def backend_status(request: HttpRequest) -> HttpResponse:
     return render(request, "ecast/generation/backends.html", {"rows": status_table()})
 
 
-def _csv(name: str, header: list[str], rows: list[list]) -> HttpResponse:
-    response = HttpResponse(content_type="text/csv")
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
-    writer = csv.writer(response)
-    writer.writerow(header)
-    writer.writerows(rows)
-    return response
-
-
 def _fmt(v: float | None) -> str:
     return "" if v is None else f"{v:.2f}"
 
@@ -143,7 +129,7 @@ def diversity_report(request: HttpRequest) -> HttpResponse:
     """ECAsT Table 10: BLEU to the source turn before (ParaAuto) and after (ParaDiverse) curation."""
     rows = reports.diversity_rows()
     if request.GET.get("format") == "csv":
-        return _csv(
+        return csv_response(
             "bleu_diversity.csv",
             ["collection", "paraphrases", "edited", "para_auto", "para_diverse", "change_pct"],
             [
@@ -169,7 +155,7 @@ def cr_report(request: HttpRequest) -> HttpResponse:
     collection = next((c for c in collections if str(c.pk) == selected), collections[0] if collections else None)
     rows = reports.context_removal_rows(collection=collection) if collection else []
     if request.GET.get("format") == "csv" and collection:
-        return _csv(
+        return csv_response(
             f"context_removal_{collection.pk}.csv",
             ["collection", "system", "turns", "bleu", "job"],
             [[collection.name, r["system"], r["turns"], _fmt(r["bleu"]), r["job"] or ""] for r in rows],
@@ -191,7 +177,7 @@ def test_set_list(request: HttpRequest) -> HttpResponse:
                 collection=d["collection"], kind=d["kind"], n_sets=d["n_sets"], seed=d["seed"], statuses=statuses
             )
         except ValidationError as exc:
-            form.add_error(None, _errors(exc))
+            form.add_error(None, validation_payload(exc)["detail"])
         else:
             messages.success(request, f"Created {', '.join(t.name for t in created)}.")
             return redirect("generation-test-sets")

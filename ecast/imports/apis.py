@@ -10,23 +10,17 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.parsers import FormParser, MultiPartParser
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from ecast import releases
-from ecast.imports import services
-from ecast.imports.views import EXTRA_FILE_OPTION, body_too_large
+from ecast.api import AdminApi
+from ecast.csvfiles import csv_lines
+from ecast.errors import DomainError
+from ecast.imports import registry, services
+from ecast.imports.views import body_too_large
 from ecast.models import Collection, ImportJob
-from ecast.permissions import IsAdmin
-
-
-class _AdminApi(APIView):
-    authentication_classes = [TokenAuthentication, SessionAuthentication]
-    permission_classes = [IsAuthenticated, IsAdmin]
 
 
 class ImportErrorOutput(serializers.Serializer):
@@ -67,13 +61,13 @@ class ImportJobOutput(serializers.ModelSerializer):
 ImportJobOutput._declared_fields["errors"] = ImportErrorOutput(many=True)
 
 
-class ImportStartApi(_AdminApi):
+class ImportStartApi(AdminApi):
     """Upload a file and import it in the background; poll the returned job for progress and errors."""
 
     parser_classes = [MultiPartParser, FormParser]
 
     class InputSerializer(serializers.Serializer):
-        kind = serializers.ChoiceField(choices=list(services.WRITERS))
+        kind = serializers.ChoiceField(choices=[])  # the registered kinds, filled per instance
         file = serializers.FileField()
         collection = serializers.PrimaryKeyRelatedField(queryset=Collection.objects.all(), required=False)
         options = serializers.JSONField(required=False, help_text='JSON object, e.g. {"name": "bm25", "strict": true}')
@@ -81,6 +75,12 @@ class ImportStartApi(_AdminApi):
 
         class Meta:
             ref_name = "ImportStartInput"
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            # Other apps register their kinds in ready(), after this class is built.
+            kind: Any = self.fields["kind"]
+            kind.choices = registry.names()
 
         def validate_options(self, value: Any) -> dict[str, Any]:
             if isinstance(value, str):
@@ -99,13 +99,13 @@ class ImportStartApi(_AdminApi):
     def post(self, request: Request) -> Response:
         too_large = body_too_large(request._request)
         if too_large:
-            return Response({"detail": too_large}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+            raise DomainError(too_large, code="too_large")
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
         extras = {}
         if v.get("extra_file") is not None:
-            key = EXTRA_FILE_OPTION.get(v["kind"])
+            key = registry.second_file(v["kind"])
             if key is None:
                 raise serializers.ValidationError({"extra_file": "this kind takes no second file"})
             extras[key] = v["extra_file"]
@@ -122,7 +122,7 @@ class ImportStartApi(_AdminApi):
         return Response(ImportJobOutput(job).data, status=code)
 
 
-class ImportJobApi(_AdminApi):
+class ImportJobApi(AdminApi):
     """Status, progress, counts and the full error report of one import."""
 
     @extend_schema(responses=ImportJobOutput)
@@ -152,20 +152,20 @@ def _release_queryset(request: Request):
     return releases.release_pairs(collection=collection, status=st), f"ecast-{name}-{st}"
 
 
-class ReleaseCsvApi(_AdminApi):
+class ReleaseCsvApi(AdminApi):
     """The ECAsT-format CSV (TURN_ID, MANUAL PARAPHRASE, RAW PARAPHRASE), streamed."""
 
     @extend_schema(parameters=RELEASE_PARAMS, responses={(200, "text/csv"): OpenApiResponse(OpenApiTypes.BINARY)})
     def get(self, request: Request) -> StreamingHttpResponse:
         qs, stem = _release_queryset(request)
         response = StreamingHttpResponse(
-            releases.csv_lines(releases.release_csv_rows(pairs_queryset=qs)), content_type="text/csv; charset=utf-8"
+            csv_lines(releases.release_csv_rows(pairs_queryset=qs)), content_type="text/csv; charset=utf-8"
         )
         response["Content-Disposition"] = f'attachment; filename="{stem}.csv"'
         return response
 
 
-class ReleaseJsonlApi(_AdminApi):
+class ReleaseJsonlApi(AdminApi):
     """Every released pair with both members' provenance and the original turn texts, as JSON Lines, streamed."""
 
     @extend_schema(

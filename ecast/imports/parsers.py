@@ -1,7 +1,8 @@
 """Parsers and validators for every import format. Plain Python (no Django): text in, records + errors out.
 
 Each parser collects every bad row as {file, line, reason} instead of stopping at the first, so an import report
-lists all problems at once. Line numbers are 1-based physical lines of the (decompressed) file.
+lists all problems at once. Line numbers are 1-based physical lines of the (decompressed) file. ``read_run`` and
+``read_qrels`` read a file into plain dicts by the same rules: the one reader of imports, tests and benchmarks.
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from ecast.imports.errors import row_error
+from ecast.imports.errors import ImportFailed, row_error
+from ecast.imports.readers import read_text
 
 Progress = Callable[[int, int], None] | None
 TURN_ID = re.compile(r"^\d+_\d+$")
@@ -464,6 +467,29 @@ def parse_run(text: str, *, file: str, progress: Progress = None) -> Parsed:
     p.records.append(RunData(rankings=rankings, first_line=first_line, report=report))
     p.counts = {"queries": len(rankings), "documents": report["documents"], "duplicate_lines": duplicates}
     return p
+
+
+def read_qrels(path: Path, *, name: str | None = None) -> dict[str, dict[str, int]]:
+    """A qrels file (plain or gzip) as ``{qid: {docid: grade}}``, read as imports read it; ImportFailed if bad."""
+    name = name or path.name
+    parsed = parse_qrels(read_text(path, name=name), file=name)
+    if parsed.errors:
+        raise ImportFailed(parsed.errors)
+    qrels: dict[str, dict[str, int]] = {}
+    for _n, qid, docid, grade in parsed.records:
+        qrels.setdefault(qid, {})[docid] = grade
+    return qrels
+
+
+def read_run(path: Path, *, name: str | None = None) -> dict[str, dict[str, float]]:
+    """A TREC run file (plain or gzip) as ``{qid: {docid: score}}``, read as imports read it; ImportFailed if bad."""
+    # Same parser as the import, so a duplicated (qid, docid) keeps its best score here too.
+    name = name or path.name
+    parsed = parse_run(read_text(path, name=name), file=name)
+    if parsed.errors:
+        raise ImportFailed(parsed.errors)
+    data: RunData = parsed.records[0]
+    return {qid: dict(zip(docs, scores, strict=True)) for qid, (docs, scores) in data.rankings.items()}
 
 
 # ---------------------------------------------------------------- passages and ad hoc queries

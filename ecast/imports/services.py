@@ -1,7 +1,8 @@
 """Import services: one entry point (``import_file``) used by the admin page, the REST API and ``import_data``.
 
 Every import is recorded as an ImportJob: progress while it runs, then either counts (succeeded) or the full
-{file, line, reason} error report (failed, with nothing else written).
+{file, line, reason} error report (failed, with nothing else written). The kinds, their writers and options
+come from ``ecast.imports.registry``.
 """
 
 from __future__ import annotations
@@ -18,54 +19,13 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from ecast.imports import writers
+from ecast import jobs
+from ecast.imports import registry, writers
 from ecast.imports.errors import ImportFailed, row_error
 from ecast.models import Collection, ImportJob, TestSet
-from evaluation import importers as writers_eval
 
 log = logging.getLogger(__name__)
 
-WRITERS: dict[str, Callable[[writers.Context], writers.Result]] = {
-    "cast_topics": writers.write_cast_topics,
-    "cast2019_resolved": writers.write_cast2019_resolved,
-    "ecast_csv": writers.write_ecast_csv,
-    "utterance_labels": writers.write_utterance_labels,
-    "castur": writers.write_castur,
-    "qrels": writers_eval.write_qrels,
-    "run": writers_eval.write_run,
-    "passages_tsv": writers.write_passages_tsv,
-    "passages_jsonl": writers.write_passages_jsonl,
-    "crowd_passages": writers.write_crowd_passages,
-    "clef_queries": writers.write_clef_queries,
-}
-KIND_LABELS = {
-    "cast_topics": "CAsT topics JSON (2019/2020/2021)",
-    "cast2019_resolved": "CAsT 2019 resolved rewrites TSV",
-    "ecast_csv": "ECAsT paraphrase CSV",
-    "utterance_labels": "Utterance classes TSV (SE/FT/PT)",
-    "castur": "CAsTUR turn dependencies TSV",
-    "qrels": "Qrels (qid iter docid grade)",
-    "run": "TREC run (qid Q0 docid rank score tag)",
-    "passages_tsv": "Passages TSV (id<TAB>text)",
-    "passages_jsonl": "Passages JSONL",
-    "crowd_passages": "Passages from crowd CSV (Input.passage)",
-    "clef_queries": "CLEF eHealth queries (ad hoc turns)",
-}
-# Options each kind understands (shown on the import page; unknown options are rejected).
-KIND_OPTIONS = {
-    "cast_topics": ["year", "resolved_tsv"],
-    "cast2019_resolved": [],
-    "ecast_csv": [],
-    "utterance_labels": ["skip_unknown"],
-    "castur": [],
-    "qrels": ["version", "create_turns", "queries"],
-    "run": ["name", "description", "test_set_id", "strict", "create_turns", "queries"],
-    "passages_tsv": [],
-    "passages_jsonl": [],
-    "crowd_passages": [],
-    "clef_queries": [],
-}
-PATH_OPTIONS = {"resolved_tsv", "queries"}
 MAX_WARNINGS = 500
 PROGRESS_EVERY_S = 0.5
 
@@ -84,13 +44,16 @@ def _progress_updater(job: ImportJob) -> Callable[[int, int], None]:
     return update
 
 
-def _check_kind_and_options(kind: str, options: dict[str, Any], name: str) -> None:
-    if kind not in WRITERS:
-        raise ImportFailed([row_error(name, None, f"unknown import kind {kind!r}; choose one of {', '.join(WRITERS)}")])
-    unknown = sorted(set(options) - set(KIND_OPTIONS[kind]))
+def _checked_kind(kind: str, options: dict[str, Any], name: str) -> registry.ImportKind:
+    found = registry.get(kind)
+    if found is None:
+        choose = ", ".join(registry.names())
+        raise ImportFailed([row_error(name, None, f"unknown import kind {kind!r}; choose one of {choose}")])
+    unknown = sorted(set(options) - set(found.options))
     if unknown:
-        allowed = ", ".join(KIND_OPTIONS[kind]) or "none"
+        allowed = ", ".join(found.options) or "none"
         raise ImportFailed([row_error(name, None, f"unknown option(s) {', '.join(unknown)} for {kind} ({allowed})")])
+    return found
 
 
 def import_job_execute(*, job: ImportJob, path: Path) -> ImportJob:
@@ -108,8 +71,7 @@ def import_job_execute(*, job: ImportJob, path: Path) -> ImportJob:
         progress=_progress_updater(job),
     )
     try:
-        _check_kind_and_options(job.kind, options, job.file_name)
-        result = WRITERS[job.kind](ctx)
+        result = _checked_kind(job.kind, options, job.file_name).writer(ctx)
     except ImportFailed as exc:
         job.status, job.errors = ImportJob.Status.FAILED, exc.errors
     except Exception as exc:  # noqa: BLE001 - an unexpected bug must still end the job visibly
@@ -183,11 +145,10 @@ def import_job_start(
     extras = dict(extra_uploads or {})
     limit = settings.ECAST_MAX_UPLOAD_BYTES
     try:
-        _check_kind_and_options(kind, {**job.options, **extras}, name)
+        second_file = _checked_kind(kind, {**job.options, **extras}, name).second_file
         # A path typed into a web form would let a request read any file on the server: upload it instead.
-        given_paths = sorted(PATH_OPTIONS & set(job.options))
-        if given_paths:
-            raise ImportFailed([row_error(name, None, f"upload {', '.join(given_paths)} as a file, not a path")])
+        if second_file in job.options:
+            raise ImportFailed([row_error(name, None, f"upload {second_file} as a file, not a path")])
         for upload in (uploaded, *extras.values()):
             size = getattr(upload, "size", None)
             if size is not None and size > limit:
@@ -202,9 +163,7 @@ def import_job_start(
     for key, upload in extras.items():
         job.options[key] = str(_store(upload, job.pk, Path(getattr(upload, "name", key)).name))
     job.save(update_fields=["stored_path", "options"])
-    from ecast.imports.tasks import import_job_run
-
-    transaction.on_commit(lambda: import_job_run.delay(job.pk))
+    transaction.on_commit(lambda: jobs.enqueue("ecast.imports.run_job", job.pk))
     return job
 
 
@@ -227,6 +186,16 @@ def import_job_run_by_id(*, job_id: int) -> ImportJob | None:
     return import_job_execute(job=job, path=Path(job.stored_path))
 
 
+def _written(job: ImportJob) -> Any:
+    """What a finished job wrote, through its kind's hook; ImportFailed with the job's errors when it failed."""
+    if job.status != ImportJob.Status.SUCCEEDED:
+        raise ImportFailed(job.errors)
+    kind = registry.get(job.kind)
+    if kind is None or kind.written is None:
+        raise LookupError(f"import kind {job.kind!r} does not tell what it wrote")
+    return kind.written(job)
+
+
 def run_import(
     *,
     collection: Collection,
@@ -235,19 +204,15 @@ def run_import(
     user: Any = None,
     test_set: TestSet | None = None,
     options: dict | None = None,
-):
+) -> Any:
     """Import (or replace) a TREC run and return the Run; raises ImportFailed with every bad line."""
-    from evaluation.models import Run
-
     opts = dict(options or {})
     if name:
         opts["name"] = name
     if test_set is not None:
         opts["test_set_id"] = test_set.pk
     job = import_file(kind="run", path=path, collection=collection, options=opts, user=user)
-    if job.status != ImportJob.Status.SUCCEEDED:
-        raise ImportFailed(job.errors)
-    return Run.objects.get(pk=job.counts["run_id"])
+    return _written(job)
 
 
 def qrels_import(
@@ -257,12 +222,8 @@ def qrels_import(
     version_name: str = "original",
     user: Any = None,
     options: dict | None = None,
-):
+) -> Any:
     """Import qrels into a named version and return the QrelsVersion; raises ImportFailed on bad input."""
-    from evaluation.models import QrelsVersion
-
     opts = {**(options or {}), "version": version_name}
     job = import_file(kind="qrels", path=path, collection=collection, options=opts, user=user)
-    if job.status != ImportJob.Status.SUCCEEDED:
-        raise ImportFailed(job.errors)
-    return QrelsVersion.objects.get(pk=job.counts["version_id"])
+    return _written(job)

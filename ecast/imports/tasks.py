@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from ecast.imports import services
+
 
 @shared_task(name="ecast.imports.run_job")
 def import_job_run(job_id: int) -> None:
     """Run the import job ``job_id`` from its stored upload."""
-    from ecast.imports.services import import_job_run_by_id
-
-    import_job_run_by_id(job_id=job_id)
+    services.import_job_run_by_id(job_id=job_id)

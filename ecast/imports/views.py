@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
-import csv
 from typing import Any
 
 from django import forms
 from django.conf import settings
 from django.contrib import messages
+from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 
-from ecast.imports import services
+from ecast.csvfiles import csv_response
+from ecast.imports import registry, services
 from ecast.models import Collection, ImportJob, Paraphrase
 from ecast.permissions import admin_required
-
-OPTION_HELP = {kind: ", ".join(opts) if opts else "no options" for kind, opts in services.KIND_OPTIONS.items()}
-EXTRA_FILE_OPTION = {"cast_topics": "resolved_tsv", "qrels": "queries", "run": "queries"}
+from ecast.releases import STATUSES
 
 
 def parse_options(text: str) -> dict[str, str]:
@@ -34,7 +33,7 @@ def parse_options(text: str) -> dict[str, str]:
 
 
 class ImportForm(forms.Form):
-    kind = forms.ChoiceField(choices=list(services.KIND_LABELS.items()))
+    kind = forms.ChoiceField(choices=registry.choices)
     file = forms.FileField(help_text="Plain or .gz; UTF-8.")
     collection = forms.ModelChoiceField(
         queryset=Collection.objects.all(),
@@ -82,7 +81,7 @@ def import_page(request: HttpRequest) -> HttpResponse:
         data = form.cleaned_data
         extras = {}
         if data.get("extra_file"):
-            key = EXTRA_FILE_OPTION.get(data["kind"])
+            key = registry.second_file(data["kind"])
             if key is None:
                 form.add_error("extra_file", "this kind takes no second file")
             else:
@@ -98,11 +97,8 @@ def import_page(request: HttpRequest) -> HttpResponse:
             )
             return redirect("import-job", pk=job.pk)
     jobs = ImportJob.objects.select_related("collection", "created_by").order_by("-created_at")[:30]
-    return render(
-        request,
-        "ecast/imports/import_page.html",
-        {"form": form, "jobs": jobs, "option_help": OPTION_HELP, "kind_labels": services.KIND_LABELS},
-    )
+    option_help = {k.name: ", ".join(k.options) if k.options else "no options" for k in registry.kinds()}
+    return render(request, "ecast/imports/import_page.html", {"form": form, "jobs": jobs, "option_help": option_help})
 
 
 def _job_json(job: ImportJob) -> dict[str, Any]:
@@ -126,19 +122,14 @@ def import_job_page(request: HttpRequest, pk: int) -> HttpResponse:
     """One import: progress while it runs, then counts and warnings, or the full error table."""
     job = get_object_or_404(ImportJob.objects.select_related("collection", "created_by"), pk=pk)
     counts = {k: v for k, v in (job.counts or {}).items() if k != "warnings"}
-    links: dict[str, str | None] = {}
+    links: dict[str, str] = {}
     if job.collection_id:
         links["Collection"] = reverse("collection-detail", args=[job.collection_id])
-    run_id = (job.counts or {}).get("run_id")
-    if run_id:
-        links["Run"] = _reverse_or_none("evaluation-run", run_id)
-    if job.kind in ("qrels", "run"):
-        links["Leaderboard"] = _reverse_or_none("evaluation-leaderboard")
-    if job.kind == "ecast_csv":
-        links["Release"] = reverse("releases")
+    kind = registry.get(job.kind)
+    if kind is not None and kind.links is not None:
+        links.update(kind.links(job))
     if job.errors:
         links["Error report (CSV)"] = reverse("import-job-errors", args=[job.pk])
-    links = {k: v for k, v in links.items() if v}
     return render(
         request,
         "ecast/imports/job.html",
@@ -153,24 +144,12 @@ def import_job_page(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
-def _reverse_or_none(name: str, *args: Any) -> str | None:
-    try:
-        return reverse(name, args=args)
-    except NoReverseMatch:  # the evaluation pages may not be installed in every deployment
-        return None
-
-
 @admin_required
 def import_job_errors_csv(request: HttpRequest, pk: int) -> HttpResponse:
     """The full error report as CSV (file, line, reason), for fixing a big file offline."""
     job = get_object_or_404(ImportJob, pk=pk)
-    response = HttpResponse(content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="import-{job.pk}-errors.csv"'
-    writer = csv.writer(response, lineterminator="\n")
-    writer.writerow(["file", "line", "reason"])
-    for e in job.errors:
-        writer.writerow([e.get("file", ""), e.get("line") or "", e.get("reason", "")])
-    return response
+    rows = [[e.get("file", ""), e.get("line") or "", e.get("reason", "")] for e in job.errors]
+    return csv_response(f"import-{job.pk}-errors.csv", ["file", "line", "reason"], rows)
 
 
 @admin_required
@@ -185,10 +164,6 @@ def import_job_progress(request: HttpRequest, pk: int) -> JsonResponse:
 @admin_required
 def release_page(request: HttpRequest) -> HttpResponse:
     """Download links for the ECAsT CSV and the JSONL release, per collection and status."""
-    from django.db.models import Count, Q
-
-    from ecast.releases import STATUSES
-
     collections = Collection.objects.annotate(
         approved=Count(
             "turns__paraphrases",

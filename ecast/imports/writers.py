@@ -43,9 +43,11 @@ class Context:
     warnings: list[dict[str, Any]] = field(default_factory=list)
 
     def text(self, path: Path | None = None, name: str | None = None) -> str:
+        """The decoded text of the file (or of ``path``, a second file), within the upload limit."""
         return read_text(path or self.path, name=name or self.name, max_bytes=self.max_bytes)
 
     def flag(self, key: str) -> bool:
+        """A boolean option: true for True, 1, "true", "yes" or "on"."""
         value = self.options.get(key, False)
         if isinstance(value, str):
             return value.strip().lower() in ("1", "true", "yes", "on")
@@ -54,12 +56,15 @@ class Context:
 
 @dataclass
 class Result:
+    """What a writer reports: counts for the job page, the collection written to, and ids for the caller."""
+
     counts: dict[str, Any]
     collection: Collection | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _raise_if(errors: list[dict[str, Any]]) -> None:
+def raise_if(errors: list[dict[str, Any]]) -> None:
+    """Raise ``ImportFailed`` with every error when there is any (writers validate everything before writing)."""
     if errors:
         raise ImportFailed(errors)
 
@@ -101,7 +106,7 @@ def _target_collection(ctx: Context, turn_ids: Iterable[str]) -> Collection:
     return collection
 
 
-def _fast_insert(
+def fast_insert(
     model: Any,
     columns: list[str],
     rows: list[tuple],
@@ -180,7 +185,7 @@ def write_cast_topics(ctx: Context) -> Result:
     if ctx.options.get("resolved_tsv"):
         rpath = Path(str(ctx.options["resolved_tsv"]))
         resolved = parsers.parse_resolved_tsv(ctx.text(rpath, rpath.name), file=rpath.name)
-    _raise_if(parsed.errors + (resolved.errors if resolved else []))
+    raise_if(parsed.errors + (resolved.errors if resolved else []))
     counts = Counter[str]()
     with transaction.atomic():
         collection = _collection_for_year(ctx, _year_for(parsed.records, ctx))
@@ -230,7 +235,7 @@ def write_cast_topics(ctx: Context) -> Result:
                     if turn.pk:
                         to_update[turn_id] = turn
             counts["manual_rewrites"] = len(resolved.records)
-        _raise_if(errors)
+        raise_if(errors)
         Turn.objects.bulk_create(to_create, batch_size=CHUNK)
         fields = [*TURN_FIELDS, "canonical_response_text"]
         Turn.objects.bulk_update(list(to_update.values()), fields, batch_size=CHUNK)
@@ -262,7 +267,7 @@ def _merge_turn(turn: Turn, rec: dict[str, Any]) -> bool:
 def write_cast2019_resolved(ctx: Context) -> Result:
     """Resolved (manual) rewrites TSV for turns that already exist."""
     parsed = parsers.parse_resolved_tsv(ctx.text(), file=ctx.name)
-    _raise_if(parsed.errors)
+    raise_if(parsed.errors)
     with transaction.atomic():
         collection = _target_collection(ctx, (r[1] for r in parsed.records))
         turns, _ = _turns_by_id((r[1] for r in parsed.records), collection)
@@ -274,7 +279,7 @@ def write_cast2019_resolved(ctx: Context) -> Result:
             elif turn.manual_rewrite != rewrite:
                 turn.manual_rewrite = rewrite
                 changed.append(turn)
-        _raise_if(errors)
+        raise_if(errors)
         Turn.objects.bulk_update(changed, ["manual_rewrite"], batch_size=CHUNK)
     return Result(counts={"rewrites": len(parsed.records), "turns_updated": len(changed)}, collection=collection)
 
@@ -293,7 +298,7 @@ def write_ecast_csv(ctx: Context) -> Result:
     the pairs an earlier import created, so re-importing adds nothing and a round trip keeps the multiset of rows.
     """
     parsed = parsers.parse_ecast_csv(ctx.text(), file=ctx.name)
-    _raise_if(parsed.errors)
+    raise_if(parsed.errors)
     ids = {r[1] for r in parsed.records}
     with transaction.atomic():
         turns, ambiguous = _turns_by_id(ids, ctx.collection)
@@ -304,7 +309,7 @@ def write_ecast_csv(ctx: Context) -> Result:
             elif turn_id not in turns:
                 where = f" in {ctx.collection.name}" if ctx.collection else ""
                 errors.append(row_error(ctx.name, n, f"unknown turn {turn_id}{where}: import its topics first"))
-        _raise_if(errors)
+        raise_if(errors)
         turn_pks = {t.pk for t in turns.values()}
         existing: Counter[tuple[int, str, str]] = Counter()
         pairs = (
@@ -357,7 +362,7 @@ def _bulk_create_pairs(manual: list[Paraphrase], raw: list[Paraphrase]) -> None:
     def row(p: Paraphrase) -> tuple:
         return (p.turn_id, p.kind, p.text, p.status, p.origin, p.provenance, True, now, now)
 
-    _fast_insert(Paraphrase, cols, [row(m) for m in manual], **opts)
+    fast_insert(Paraphrase, cols, [row(m) for m in manual], **opts)
     turn_pks = sorted({m.turn_id for m in manual})
     fresh = Paraphrase.objects.filter(
         turn_id__in=turn_pks, kind=Paraphrase.Kind.MANUAL, origin=Paraphrase.Origin.IMPORTED, pair__isnull=True
@@ -366,7 +371,7 @@ def _bulk_create_pairs(manual: list[Paraphrase], raw: list[Paraphrase]) -> None:
     for m in manual:
         m.pk = ids[(m.turn_id, m.provenance["source"], m.provenance["line"])]
     user_id = manual[0].created_by_id
-    _fast_insert(
+    fast_insert(
         Paraphrase,
         [*cols, "pair_id", "created_by_id"],
         [(*row(r), m.pk, user_id) for m, r in zip(manual, raw, strict=True)],
@@ -384,7 +389,7 @@ def _bulk_create_pairs(manual: list[Paraphrase], raw: list[Paraphrase]) -> None:
 def write_utterance_labels(ctx: Context) -> Result:
     """SE/FT/PT labels; rows for unknown turns are errors, or skipped and counted with option skip_unknown."""
     parsed = parsers.parse_utterance_labels(ctx.text(), file=ctx.name)
-    _raise_if(parsed.errors)
+    raise_if(parsed.errors)
     with transaction.atomic():
         collection = _target_collection(ctx, (r[1] for r in parsed.records))
         turns, _ = _turns_by_id((r[1] for r in parsed.records), collection)
@@ -402,7 +407,7 @@ def write_utterance_labels(ctx: Context) -> Result:
             elif turn.utterance_class != label:
                 turn.utterance_class = label
                 changed.append(turn)
-        _raise_if(errors)
+        raise_if(errors)
         Turn.objects.bulk_update(changed, ["utterance_class"], batch_size=CHUNK)
     if skipped:
         ctx.warnings.append(row_error(ctx.name, None, f"skipped {skipped} row(s) for turns not in {collection.name}"))
@@ -413,7 +418,7 @@ def write_utterance_labels(ctx: Context) -> Result:
 def write_castur(ctx: Context) -> Result:
     """CAsTUR dependencies → relevant_turn_numbers (sorted) and depends_on (the nearest relevant earlier turn)."""
     parsed = parsers.parse_castur(ctx.text(), file=ctx.name)
-    _raise_if(parsed.errors)
+    raise_if(parsed.errors)
     all_ids = {r[1] for r in parsed.records} | {r[2] for r in parsed.records if r[2]}
     with transaction.atomic():
         collection = _target_collection(ctx, all_ids)
@@ -427,7 +432,7 @@ def write_castur(ctx: Context) -> Result:
             relevant.setdefault(cur, set())
             if rel:
                 relevant[cur].add(int(rel.split("_")[1]))
-        _raise_if(errors)
+        raise_if(errors)
         changed = []
         for cur, numbers in relevant.items():
             turn = turns[cur]
@@ -461,7 +466,7 @@ def _upsert_passages(records: list[tuple[int, str, str]], *, source: str) -> dic
 
 
 def _write_passages(ctx: Context, parsed: parsers.Parsed) -> Result:
-    _raise_if(parsed.errors)
+    raise_if(parsed.errors)
     with transaction.atomic():
         counts = _upsert_passages(parsed.records, source=ctx.name)
     return Result(counts={**parsed.counts, **counts}, collection=ctx.collection)
@@ -509,7 +514,7 @@ def _queries(ctx: Context) -> dict[str, str]:
         if "<query>" in text
         else parsers.parse_queries_tsv(text, file=path.name)
     )
-    _raise_if(parsed.errors)
+    raise_if(parsed.errors)
     return parsers.read_queries_map(parsed)
 
 
@@ -547,7 +552,7 @@ def _create_adhoc_turns(collection: Collection, qids: Iterable[str], texts: dict
 def write_clef_queries(ctx: Context) -> Result:
     """CLEF eHealth queries file → one single-turn conversation per query in the chosen collection."""
     parsed = parsers.parse_clef_queries(ctx.text(), file=ctx.name)
-    _raise_if(parsed.errors)
+    raise_if(parsed.errors)
     if ctx.collection is None:
         raise ImportFailed([row_error(ctx.name, None, "choose the collection the queries belong to")])
     with transaction.atomic():
@@ -560,7 +565,7 @@ def write_clef_queries(ctx: Context) -> Result:
 TURN_ID_SAFE = re.compile(r"^[\w.\-:]+$")
 
 
-def _resolve_qids(ctx: Context, qids: set[str], *, kind: str) -> tuple[Collection, dict[str, Turn], set[str]]:
+def resolve_qids(ctx: Context, qids: set[str], *, kind: str) -> tuple[Collection, dict[str, Turn], set[str]]:
     """The target collection, qid → Turn, and the unknown qids (created as ad hoc turns with create_turns)."""
     if ctx.flag("create_turns"):
         if ctx.collection is None:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ecast.pipeline.hf import device, offline
+
 
 class TrainingDataError(ValueError):
     """A bad JSONL file: the message names file, line and reason."""
@@ -61,10 +63,9 @@ def finetune(
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     """Train with AdamW and teacher forcing; save model + tokenizer to ``output``; return the loss history."""
+    # torch and transformers take seconds to import: only training loads them, not reading pairs.
     import torch
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
-
-    from ecast.pipeline.hf import device, offline
 
     random.seed(seed)
     torch.manual_seed(seed)

@@ -7,12 +7,13 @@ from typing import Any
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
+from ecast.csvfiles import csv_response
 from ecast.models import Collection
 from ecast.permissions import admin_required
 from evaluation.models import QrelsVersion, Run
-from evaluation.plots import grouped_bars_svg, stacked_share_svg
 from evaluation.robustness import selectors as rsel
-from evaluation.views import _csv_response, pick_version
+from evaluation.robustness.plots import grouped_bars_svg, stacked_share_svg
+from evaluation.views import pick_version
 
 
 def robustness_params(request: HttpRequest) -> rsel.RobustnessParams | None:
@@ -157,8 +158,11 @@ def robustness_export(request: HttpRequest, table: str, fmt: str) -> HttpRespons
             for r in report["table11"]["rows"]
             for m, v in r["values"].items()
         ]
-        return _csv_response(
-            "ecast-table11.csv", ["label", "kind", "measure", "value", "baseline", "change_pct"], rows, preamble
+        return csv_response(
+            "ecast-table11.csv",
+            ["label", "kind", "measure", "value", "baseline", "change_pct"],
+            rows,
+            preamble=preamble,
         )
     if table == "table13":
         rows = []
@@ -170,14 +174,14 @@ def robustness_export(request: HttpRequest, table: str, fmt: str) -> HttpRespons
             )
         header = ["label", "group", "top_k", "judged", "unjudged", "judged_pct", "unjudged_pct"]
         header += [f"grade_{g}" for g in range(5)] + ["pending", "unique", "unique_pct"]
-        return _csv_response("ecast-table13.csv", header, rows, preamble)
+        return csv_response("ecast-table13.csv", header, rows, preamble=preamble)
     if table == "table14" and report["table14"]:
         rows = [
             [r["label"], m, v["before"], v["after"], v["delta"], v["change_pct"]]
             for r in report["table14"]["rows"]
             for m, v in r["values"].items()
         ]
-        return _csv_response(
-            "ecast-table14.csv", ["label", "measure", "before", "after", "delta", "change_pct"], rows, preamble
+        return csv_response(
+            "ecast-table14.csv", ["label", "measure", "before", "after", "delta", "change_pct"], rows, preamble=preamble
         )
     raise Http404("table not available as CSV (choose an extended qrels version for Table 14)")

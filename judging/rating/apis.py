@@ -6,11 +6,7 @@ other people's ratings, reports, exports or configuration is admin-only.
 
 from __future__ import annotations
 
-import csv
-import importlib
-import io
-import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -19,32 +15,20 @@ from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ecast import releases
+from ecast.api import AdminApi
+from ecast.csvfiles import csv_lines
 from ecast.models import Collection
-from ecast.permissions import IsAdmin, IsRater, user_roles
+from ecast.permissions import IsRater, user_roles
 from judging.models import DEFAULT_MEASURES, MEASURES, Campaign, RatingAssignment
+from judging.rating import sampling
 from judging.rating import selectors as sel
 from judging.rating import services as svc
-
-ERROR_STATUS = {
-    "not_found": status.HTTP_404_NOT_FOUND,
-    "conflict": status.HTTP_409_CONFLICT,
-    "gone": status.HTTP_410_GONE,
-    "paused": status.HTTP_403_FORBIDDEN,
-    "invalid": status.HTTP_400_BAD_REQUEST,
-}
-
-
-def _error(exc: svc.RatingError) -> Response:
-    return Response({"detail": str(exc), "code": exc.code}, status=ERROR_STATUS.get(exc.code, 400))
-
-
-def _validation(exc: DjangoValidationError) -> Response:
-    return Response({"detail": "; ".join(exc.messages)}, status=status.HTTP_400_BAD_REQUEST)
 
 
 class MeasureSerializer(serializers.Serializer):
@@ -69,10 +53,8 @@ class MeApi(APIView):
         return Response({"username": request.user.username, "roles": sorted(user_roles(request.user))})
 
 
-class MeasureListApi(APIView):
+class MeasureListApi(AdminApi):
     """The measure registry (ECAsT Table 5 questions and 1–5 anchors); the five defaults first."""
-
-    permission_classes = [IsAuthenticated, IsAdmin]
 
     @extend_schema(responses={200: MeasureSerializer(many=True)})
     def get(self, request):
@@ -121,10 +103,7 @@ class AssignmentNextApi(APIView):
     @extend_schema(request=None, responses={200: OutputSerializer})
     def post(self, request, campaign_id: int):
         campaign = get_object_or_404(Campaign, pk=campaign_id)
-        try:
-            assignment = svc.assignment_next(campaign=campaign, rater=request.user)
-        except svc.RatingError as exc:
-            return _error(exc)
+        assignment = svc.assignment_next(campaign=campaign, rater=request.user)
         payload = sel.assignment_payload(assignment=assignment) if assignment else None
         done = sel.rater_done_count(campaign=campaign, rater=request.user)
         return Response(self.OutputSerializer({"assignment": payload, "done": done}).data)
@@ -151,16 +130,13 @@ class RatingSubmitApi(APIView):
     def post(self, request, assignment_id: int):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            rating, created = svc.rating_submit(
-                assignment_id=assignment_id,
-                rater=request.user,
-                values=data.validated_data["values"],
-                idempotency_key=data.validated_data["idempotency_key"],
-                seconds_on_task=data.validated_data.get("seconds_on_task"),
-            )
-        except svc.RatingError as exc:
-            return _error(exc)
+        rating, created = svc.rating_submit(
+            assignment_id=assignment_id,
+            rater=request.user,
+            values=data.validated_data["values"],
+            idempotency_key=data.validated_data["idempotency_key"],
+            seconds_on_task=data.validated_data.get("seconds_on_task"),
+        )
         out = {
             "pk": rating.pk,
             "assignment_id": rating.assignment_id,
@@ -178,10 +154,7 @@ class RatingUndoApi(APIView):
 
     @extend_schema(request=None, responses={200: AssignmentSerializer})
     def post(self, request, assignment_id: int):
-        try:
-            assignment = svc.rating_undo(assignment_id=assignment_id, rater=request.user)
-        except svc.RatingError as exc:
-            return _error(exc)
+        assignment = svc.rating_undo(assignment_id=assignment_id, rater=request.user)
         return Response(AssignmentSerializer(sel.assignment_payload(assignment=assignment)).data)
 
 
@@ -205,20 +178,16 @@ class CampaignOutputSerializer(serializers.Serializer):
         return [x.name for x in c.collections.all()]
 
 
-class CampaignListApi(APIView):
+class CampaignListApi(AdminApi):
     """All rating campaigns (admins)."""
-
-    permission_classes = [IsAuthenticated, IsAdmin]
 
     @extend_schema(responses={200: CampaignOutputSerializer(many=True)})
     def get(self, request):
         return Response(CampaignOutputSerializer(sel.campaign_list(), many=True).data)
 
 
-class CampaignCreateApi(APIView):
+class CampaignCreateApi(AdminApi):
     """Create a campaign from a seeded sample stratified by year and paraphrase source (admins)."""
-
-    permission_classes = [IsAuthenticated, IsAdmin]
 
     class InputSerializer(serializers.Serializer):
         name = serializers.CharField(max_length=200)
@@ -243,32 +212,26 @@ class CampaignCreateApi(APIView):
         if len(collections) != len(set(d["collection_ids"])):
             return Response({"detail": "unknown collection id"}, status=400)
         keys = d["measures"] or DEFAULT_MEASURES
-        try:
-            gold = svc.parse_gold_spec(d["gold"], measure_keys=keys)
-            campaign = svc.campaign_create(
-                name=d["name"],
-                collections=collections,
-                sample_size=d["sample_size"],
-                seed=d["seed"],
-                measure_keys=keys,
-                raters_per_item=d["raters_per_item"],
-                lease_seconds=d["lease_seconds"],
-                undo_seconds=d["undo_seconds"],
-                gold=gold,
-                gold_threshold=d["gold_threshold"],
-                gold_every=d["gold_every"],
-                guidelines=d["guidelines"],
-                created_by=request.user,
-            )
-        except DjangoValidationError as exc:
-            return _validation(exc)
+        campaign = svc.campaign_create(
+            name=d["name"],
+            collections=collections,
+            sample_size=d["sample_size"],
+            seed=d["seed"],
+            measure_keys=keys,
+            raters_per_item=d["raters_per_item"],
+            lease_seconds=d["lease_seconds"],
+            undo_seconds=d["undo_seconds"],
+            gold=sampling.parse_gold_spec(d["gold"], measure_keys=keys),
+            gold_threshold=d["gold_threshold"],
+            gold_every=d["gold_every"],
+            guidelines=d["guidelines"],
+            created_by=request.user,
+        )
         return Response(CampaignOutputSerializer(campaign).data, status=201)
 
 
-class CampaignDetailApi(APIView):
+class CampaignDetailApi(AdminApi):
     """One campaign with its progress (admins)."""
-
-    permission_classes = [IsAuthenticated, IsAdmin]
 
     @extend_schema(
         responses={
@@ -284,10 +247,8 @@ class CampaignDetailApi(APIView):
         )
 
 
-class CampaignAgreementApi(APIView):
+class CampaignAgreementApi(AdminApi):
     """Kappa before/after ECAsT filtering, Krippendorff's alpha with CI, items kept, per-rater agreement (admins)."""
-
-    permission_classes = [IsAuthenticated, IsAdmin]
 
     class MeasureAgreementSerializer(serializers.Serializer):
         key = serializers.CharField()
@@ -323,10 +284,8 @@ class CampaignAgreementApi(APIView):
         )
 
 
-class RaterPauseApi(APIView):
+class RaterPauseApi(AdminApi):
     """Pause a rater in a campaign (their ratings are excluded) or reinstate them with ``{"paused": false}``."""
-
-    permission_classes = [IsAuthenticated, IsAdmin]
 
     class InputSerializer(serializers.Serializer):
         paused = serializers.BooleanField()
@@ -377,23 +336,11 @@ class AssignmentListMineApi(APIView):
         return Response(self.OutputSerializer(qs, many=True).data)
 
 
-def _csv_line(values) -> str:
-    buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerow(values)
-    return buf.getvalue()
-
-
-def _as_lines(rows: Iterable[Any], fmt: str) -> Iterator[str]:
-    """Serialise rows from ``ecast.releases`` whatever their shape: ready lines, lists (CSV) or dicts (JSONL)."""
-    for row in rows:
-        if isinstance(row, bytes):
-            row = row.decode("utf-8")
-        if isinstance(row, str):
-            yield row if row.endswith("\n") else row + "\n"
-        elif isinstance(row, dict):
-            yield json.dumps(row, ensure_ascii=False, default=str) + "\n"
-        else:
-            yield _csv_line(list(row)) if fmt == "csv" else json.dumps(list(row), ensure_ascii=False) + "\n"
+def _download(lines: Iterator[str], *, content_type: str, filename: str) -> StreamingHttpResponse:
+    """A streamed download of ``lines`` saved as ``filename``."""
+    response = StreamingHttpResponse(lines, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
 
 
 def release_thresholds(params: Any, campaign: Campaign) -> dict[str, int]:
@@ -409,10 +356,8 @@ def release_thresholds(params: Any, campaign: Campaign) -> dict[str, int]:
     return out
 
 
-class CampaignReleaseApi(APIView):
+class CampaignReleaseApi(AdminApi):
     """Stream the ECAsT-format release (CSV or JSONL) of the paraphrases whose labels pass the thresholds."""
-
-    permission_classes = [IsAuthenticated, IsAdmin]
 
     @extend_schema(parameters=RELEASE_PARAMS, responses={(200, "text/csv"): OpenApiTypes.STR})
     def get(self, request, campaign_id: int):
@@ -420,44 +365,38 @@ class CampaignReleaseApi(APIView):
         fmt = request.query_params.get("output", "csv")
         if fmt not in ("csv", "jsonl"):
             return Response({"detail": "output must be csv or jsonl"}, status=400)
-        try:
-            thresholds = release_thresholds(request.query_params, campaign)
-        except DjangoValidationError as exc:
-            return _validation(exc)
-        try:
-            releases = importlib.import_module("ecast.releases")
-        except ImportError:
-            return Response({"detail": "the release writer (ecast.releases) is not installed"}, status=503)
+        thresholds = release_thresholds(request.query_params, campaign)
         pairs = sel.qualifying_paraphrases(campaign=campaign, thresholds=thresholds)
-        writer = releases.release_csv_rows if fmt == "csv" else releases.release_jsonl_rows
+        if fmt == "csv":
+            lines = csv_lines(releases.release_csv_rows(pairs_queryset=pairs))
+        else:
+            lines = releases.jsonl_lines(releases.release_jsonl_rows(pairs_queryset=pairs))
         ctype = "text/csv" if fmt == "csv" else "application/x-ndjson"
-        resp = StreamingHttpResponse(_as_lines(writer(pairs_queryset=pairs), fmt), content_type=ctype)
         suffix = "-".join(f"{k}{v}" for k, v in thresholds.items()) or "all"
-        resp["Content-Disposition"] = f'attachment; filename="campaign{campaign.pk}-release-{suffix}.{fmt}"'
-        return resp
+        return _download(lines, content_type=ctype, filename=f"campaign{campaign.pk}-release-{suffix}.{fmt}")
 
 
-class CampaignRatingsCsvApi(APIView):
+class CampaignRatingsCsvApi(AdminApi):
     """Raw ratings as CSV: one row per rating with rater id, item, scores, time on task and exclusion flag."""
 
-    permission_classes = [IsAuthenticated, IsAdmin]
-
     @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR})
     def get(self, request, campaign_id: int):
         campaign = get_object_or_404(Campaign, pk=campaign_id)
-        resp = StreamingHttpResponse(sel.ratings_csv_lines(campaign=campaign), content_type="text/csv")
-        resp["Content-Disposition"] = f'attachment; filename="campaign{campaign.pk}-ratings.csv"'
-        return resp
+        return _download(
+            sel.ratings_csv_lines(campaign=campaign),
+            content_type="text/csv",
+            filename=f"campaign{campaign.pk}-ratings.csv",
+        )
 
 
-class CampaignLabelsCsvApi(APIView):
+class CampaignLabelsCsvApi(AdminApi):
     """Aggregated labels as CSV: per item, the label per measure (score ≥ 3 raters agree on) and counts."""
 
-    permission_classes = [IsAuthenticated, IsAdmin]
-
     @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR})
     def get(self, request, campaign_id: int):
         campaign = get_object_or_404(Campaign, pk=campaign_id)
-        resp = StreamingHttpResponse(sel.labels_csv_lines(campaign=campaign), content_type="text/csv")
-        resp["Content-Disposition"] = f'attachment; filename="campaign{campaign.pk}-labels.csv"'
-        return resp
+        return _download(
+            sel.labels_csv_lines(campaign=campaign),
+            content_type="text/csv",
+            filename=f"campaign{campaign.pk}-labels.csv",
+        )

@@ -14,9 +14,10 @@ from typing import Any
 from django.contrib.auth.models import Group, User
 from django.db import transaction
 
+from ecast.models import Collection
 from ecast.permissions import ADMIN, RATER
 from judging.models import Campaign
-from judging.rating import services
+from judging.rating import sampling, services
 
 COLLECTION = "CAsT 2020 demo"
 NAME = "ECAsT demo rating"
@@ -46,7 +47,6 @@ def _simulated(username: str) -> User:
 
 def load(stdout: Any = None) -> Campaign | None:
     """Create the demo campaign once; returns it (None when the demo collection is missing)."""
-    from ecast.models import Collection
 
     def say(msg: str) -> None:
         if stdout is not None:
@@ -63,7 +63,7 @@ def load(stdout: Any = None) -> Campaign | None:
     if existing:
         say(f"  rating demo: {NAME!r} already loaded")
         return existing
-    pool = services.paraphrase_pool(collections=[collection])
+    pool = sampling.paraphrase_pool(collections=[collection])
     if not pool:
         say("  rating demo: the demo collection has no paraphrases; skipped")
         return None

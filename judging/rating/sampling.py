@@ -1,6 +1,6 @@
 """Rating items from paraphrases: what raters see, the paraphrase source, stratified sampling, gold specs.
 
-Split out of ``judging.rating.services`` (which re-exports these names); reads only, no writes.
+Used by ``judging.rating.services`` to build campaigns; reads only, no writes.
 """
 
 from __future__ import annotations

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
@@ -12,6 +10,7 @@ from django.core.cache import cache
 from django.db.models import Count, Max, Q
 from django.utils import timezone
 
+from ecast.csvfiles import csv_line
 from ecast.models import Paraphrase
 from judging.models import Campaign, RaterStatus, Rating, RatingAssignment, RatingItem
 from judging.rating import agreement
@@ -191,17 +190,11 @@ def rater_statuses(*, campaign: Campaign) -> list[RaterStatus]:
     return list(RaterStatus.objects.filter(campaign=campaign).select_related("rater").order_by("rater__username"))
 
 
-def _csv(values: list[Any]) -> str:
-    buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerow(values)
-    return buf.getvalue()
-
-
 def ratings_csv_lines(*, campaign: Campaign) -> Iterator[str]:
     """Every stored rating (gold and excluded ones flagged) with rater ids, as CSV lines."""
     keys = campaign.measure_keys
     paused = set(RaterStatus.objects.filter(campaign=campaign, paused=True).values_list("rater_id", flat=True))
-    yield _csv(
+    yield csv_line(
         ["rating_id", "item_id", "turn_id", "paraphrase_id", "passage_id", "source", "gold", "rater_id", "rater",
          *keys, "seconds_on_task", "server_seconds", "submitted_at", "excluded"]
     )  # fmt: skip
@@ -213,7 +206,7 @@ def ratings_csv_lines(*, campaign: Campaign) -> Iterator[str]:
     )
     for r in qs:
         it = r.item
-        yield _csv(
+        yield csv_line(
             [r.pk, it.pk, it.turn_key, it.paraphrase_id or "", it.passage_id, it.source, int(it.is_gold), r.rater_id,
              r.rater.username, *[r.values.get(k, "") for k in keys], r.seconds_on_task if r.seconds_on_task is not None
              else "", round(r.server_seconds or 0, 3), r.submitted_at.isoformat(), int(r.rater_id in paused)]
@@ -231,10 +224,10 @@ def labels_csv_lines(*, campaign: Campaign) -> Iterator[str]:
         .annotate(c=Count("pk"))
         .values_list("item_id", "c")
     )
-    yield _csv(["item_id", "turn_id", "paraphrase_id", "passage_id", "source", "stratum", "n_ratings", *keys])
+    yield csv_line(["item_id", "turn_id", "paraphrase_id", "passage_id", "source", "stratum", "n_ratings", *keys])
     for it in RatingItem.objects.filter(campaign=campaign, is_gold=False).order_by("pk"):
         lab = labels.get(it.pk, {})
-        yield _csv(
+        yield csv_line(
             [it.pk, it.turn_key, it.paraphrase_id or "", it.passage_id, it.source, it.stratum, counts.get(it.pk, 0),
              *["" if lab.get(k) is None else lab[k] for k in keys]]
         )  # fmt: skip

@@ -19,29 +19,21 @@ from django.db.models import Count, F, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from ecast.errors import DomainError
 from ecast.models import Collection, Paraphrase
-from judging.models import Campaign, RaterStatus, Rating, RatingAssignment, RatingItem
-from judging.rating.sampling import (  # noqa: F401 - re-exported: the public service API
+from judging.models import DEFAULT_MEASURES, Campaign, RaterStatus, Rating, RatingAssignment, RatingItem
+from judging.rating.sampling import (
+    SCALE_MAX,
+    SCALE_MIN,
     item_from_paraphrase,
     measures_for,
     paraphrase_pool,
-    paraphrase_source,
-    parse_gold_spec,
     stratified_sample,
 )
 
-SCALE_MIN, SCALE_MAX = 1, 5
 
-
-class RatingError(Exception):
-    """A refused rating operation; ``code`` maps to an HTTP status in the API."""
-
-    code = "invalid"
-
-    def __init__(self, message: str, code: str | None = None):
-        super().__init__(message)
-        if code:
-            self.code = code
+class RatingError(DomainError):
+    """A refused rating operation; ``code`` (invalid, not_found, conflict, gone, paused) decides the HTTP status."""
 
 
 # ---------------------------------------------------------------------------------------------- campaigns
@@ -68,8 +60,6 @@ def campaign_create(
     created_by: Any = None,
 ) -> Campaign:
     """Create a paraphrase rating campaign from a seeded stratified sample of the collections' paraphrases."""
-    from judging.models import DEFAULT_MEASURES
-
     measures = measures_for(list(measure_keys or DEFAULT_MEASURES))
     if not collections:
         raise ValidationError("choose at least one collection")

@@ -18,7 +18,7 @@ from django.views.decorators.http import require_POST
 from ecast.models import Collection
 from ecast.permissions import RATER, admin_required, role_required
 from judging.models import DEFAULT_MEASURES, MEASURES, Campaign
-from judging.rating import agreement
+from judging.rating import agreement, sampling
 from judging.rating import plots as rating_plots
 from judging.rating import selectors as sel
 from judging.rating import services as svc
@@ -150,7 +150,7 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
         form["collections"] = [int(x) for x in request.POST.getlist("collections") if x.isdigit()]
         try:
             keys = form["measures"]
-            gold = svc.parse_gold_spec(request.POST.get("gold", ""), measure_keys=keys)
+            gold = sampling.parse_gold_spec(request.POST.get("gold", ""), measure_keys=keys)
             campaign = svc.campaign_create(
                 name=request.POST.get("name", "").strip(),
                 collections=list(Collection.objects.filter(pk__in=form["collections"])),

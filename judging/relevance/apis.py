@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.exceptions import ValidationError
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -13,17 +13,15 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ecast.api import AdminApi
 from ecast.models import Collection
-from ecast.permissions import IsAdmin, IsAssessor
+from ecast.permissions import IsAssessor
 from evaluation.models import QrelsVersion, Run
 from judging.models import Pool, PoolPair
+from judging.relevance import pools, versions
 from judging.relevance import selectors as sel
 from judging.relevance import services as svc
 from judging.relevance.qrels_export import AGGREGATIONS, iter_qrels_chunks
-
-
-def _errors(exc: DjangoValidationError) -> Response:
-    return Response({"detail": "; ".join(exc.messages)}, status=status.HTTP_400_BAD_REQUEST)
 
 
 class PoolOutputSerializer(serializers.Serializer):
@@ -45,26 +43,22 @@ class PoolOutputSerializer(serializers.Serializer):
         return sorted(r.name for r in pool.runs.all())
 
 
-class PoolListApi(APIView):
+class PoolListApi(AdminApi):
     """All relevance pools (admins)."""
-
-    permission_classes = [IsAuthenticated, IsAdmin]
 
     @extend_schema(responses={200: PoolOutputSerializer(many=True)})
     def get(self, request):
         return Response(PoolOutputSerializer(sel.pool_list(), many=True).data)
 
 
-class PoolCreateApi(APIView):
+class PoolCreateApi(AdminApi):
     """Create a depth-k pool of unjudged (turn, passage) pairs from runs (admins)."""
-
-    permission_classes = [IsAuthenticated, IsAdmin]
 
     class InputSerializer(serializers.Serializer):
         collection = serializers.IntegerField()
         qrels_version = serializers.IntegerField()
         runs = serializers.ListField(child=serializers.IntegerField(), allow_empty=False)
-        depth = serializers.IntegerField(default=3, min_value=1, max_value=svc.MAX_DEPTH)
+        depth = serializers.IntegerField(default=3, min_value=1, max_value=pools.MAX_DEPTH)
         turn_ids = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True, default=None)
         name = serializers.CharField(required=False, allow_blank=True, default="")
         cluster_near_duplicates = serializers.BooleanField(default=False)
@@ -82,30 +76,25 @@ class PoolCreateApi(APIView):
         runs = list(Run.objects.filter(pk__in=v["runs"]))
         if len(runs) != len(set(v["runs"])):
             return Response({"detail": "runs: unknown run id"}, status=status.HTTP_400_BAD_REQUEST)
-        try:
-            pool = svc.pool_create_start(
-                collection=collection,
-                qrels_version=version,
-                runs=runs,
-                depth=v["depth"],
-                turn_ids=v["turn_ids"],
-                name=v["name"],
-                cluster_near_duplicates=v["cluster_near_duplicates"],
-                cluster_threshold=v["cluster_threshold"],
-                assessors_per_pair=v["assessors_per_pair"],
-                aggregation=v["aggregation"],
-                created_by=request.user,
-            )
-        except DjangoValidationError as exc:
-            return _errors(exc)
+        pool = pools.pool_create_start(
+            collection=collection,
+            qrels_version=version,
+            runs=runs,
+            depth=v["depth"],
+            turn_ids=v["turn_ids"],
+            name=v["name"],
+            cluster_near_duplicates=v["cluster_near_duplicates"],
+            cluster_threshold=v["cluster_threshold"],
+            assessors_per_pair=v["assessors_per_pair"],
+            aggregation=v["aggregation"],
+            created_by=request.user,
+        )
         # 202: the worker computes the pairs; poll the pool until its status is "open" (or "failed").
         return Response(PoolOutputSerializer(sel.pool_get(pk=pool.pk)).data, status=status.HTTP_202_ACCEPTED)
 
 
-class PoolDetailApi(APIView):
+class PoolDetailApi(AdminApi):
     """One pool with statistics, per-topic progress and the grade distribution of its judgments (admins)."""
-
-    permission_classes = [IsAuthenticated, IsAdmin]
 
     class OutputSerializer(PoolOutputSerializer):
         topics = serializers.ListField(child=serializers.DictField())
@@ -119,10 +108,8 @@ class PoolDetailApi(APIView):
         return Response(self.OutputSerializer(pool).data)
 
 
-class PoolPairsApi(APIView):
+class PoolPairsApi(AdminApi):
     """A pool's pairs with runs, cluster head and every assessor's grade (admins); paginated, 100 per page."""
-
-    permission_classes = [IsAuthenticated, IsAdmin]
 
     class PairSerializer(serializers.Serializer):
         turn_id = serializers.CharField()
@@ -177,13 +164,10 @@ class PoolTakeApi(APIView):
 
     @extend_schema(request=None, responses={200: AssignmentOutputSerializer})
     def post(self, request, pk: int):
-        pools = {p.pk: p for p in sel.pools_open_for(user=request.user)}
-        if pk not in pools:
+        open_pools = {p.pk: p for p in sel.pools_open_for(user=request.user)}
+        if pk not in open_pools:
             return Response({"detail": "No such open pool for you."}, status=status.HTTP_404_NOT_FOUND)
-        try:
-            assignment = svc.assignment_take(pool=pools[pk], assessor=request.user)
-        except DjangoValidationError as exc:
-            return _errors(exc)
+        assignment = svc.assignment_take(pool=open_pools[pk], assessor=request.user)
         return Response(AssignmentOutputSerializer(assignment).data)
 
 
@@ -239,12 +223,9 @@ class JudgmentSubmitApi(APIView):
         pair = get_object_or_404(
             PoolPair.objects.select_related("turn"), pk=data.validated_data["pair"], pool_id=assignment.pool_id
         )
-        try:
-            judgment, changed = svc.judgment_submit(
-                assignment=assignment, pair=pair, grade=data.validated_data["grade"], assessor=request.user
-            )
-        except DjangoValidationError as exc:
-            return _errors(exc)
+        judgment, changed = svc.judgment_submit(
+            assignment=assignment, pair=pair, grade=data.validated_data["grade"], assessor=request.user
+        )
         assignment.refresh_from_db(fields=["completed_at"])
         out = {
             "pair": pair.pk,
@@ -256,10 +237,8 @@ class JudgmentSubmitApi(APIView):
         return Response(self.OutputSerializer(out).data)
 
 
-class QrelsVersionDeriveApi(APIView):
+class QrelsVersionDeriveApi(AdminApi):
     """Create a derived qrels version ("original + new") that a pool's judgments are written into (admins)."""
-
-    permission_classes = [IsAuthenticated, IsAdmin]
 
     class InputSerializer(serializers.Serializer):
         parent = serializers.IntegerField()  # type: ignore[assignment]
@@ -278,12 +257,9 @@ class QrelsVersionDeriveApi(APIView):
         data.is_valid(raise_exception=True)
         parent = get_object_or_404(QrelsVersion, pk=data.validated_data["parent"])
         pool = get_object_or_404(Pool, pk=data.validated_data["pool"])
-        try:
-            version = svc.qrels_version_derive(
-                parent=parent, pool=pool, name=data.validated_data["name"], created_by=request.user
-            )
-        except DjangoValidationError as exc:
-            return _errors(exc)
+        version = versions.qrels_version_derive(
+            parent=parent, pool=pool, name=data.validated_data["name"], created_by=request.user
+        )
         version.rows = version.qrels.count()  # type: ignore[attr-defined]
         return Response(self.OutputSerializer(version).data, status=status.HTTP_201_CREATED)
 
@@ -293,42 +269,30 @@ AGGREGATION_PARAM = OpenApiParameter(
 )
 
 
-def _aggregation(request) -> str | None:
+def _aggregation(request) -> str:
     value = request.query_params.get("aggregation", "majority")
-    return value if value in AGGREGATIONS else None
+    if value not in AGGREGATIONS:
+        raise ValidationError(f"aggregation must be one of {', '.join(AGGREGATIONS)}")
+    return value
 
 
-class QrelsExportApi(APIView):
+class QrelsExportApi(AdminApi):
     """A qrels version in TREC format, streamed (admins)."""
-
-    permission_classes = [IsAuthenticated, IsAdmin]
 
     @extend_schema(parameters=[AGGREGATION_PARAM], responses={(200, "text/plain"): OpenApiTypes.STR})
     def get(self, request, pk: int):
         version = get_object_or_404(QrelsVersion.objects.select_related("collection"), pk=pk)
         aggregation = _aggregation(request)
-        if aggregation is None:
-            return Response(
-                {"detail": f"aggregation must be one of {', '.join(AGGREGATIONS)}"},
-                status=status.HTTP_400_BAD_REQUEST,
-            )
         return qrels_streaming_response(version=version, aggregation=aggregation)
 
 
-class QrelsSidecarApi(APIView):
+class QrelsSidecarApi(AdminApi):
     """The JSON sidecar of a qrels export: threshold, pools (runs, depth), assessors, counts (admins)."""
-
-    permission_classes = [IsAuthenticated, IsAdmin]
 
     @extend_schema(parameters=[AGGREGATION_PARAM], responses={200: OpenApiTypes.OBJECT})
     def get(self, request, pk: int):
         version = get_object_or_404(QrelsVersion.objects.select_related("collection", "parent"), pk=pk)
         aggregation = _aggregation(request)
-        if aggregation is None:
-            return Response(
-                {"detail": f"aggregation must be one of {', '.join(AGGREGATIONS)}"},
-                status=status.HTTP_400_BAD_REQUEST,
-            )
         return Response(sel.qrels_export_sidecar(version=version, aggregation=aggregation))
 
 

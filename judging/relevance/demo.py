@@ -13,6 +13,7 @@ from ecast.models import Collection
 from ecast.permissions import ASSESSOR
 from evaluation.models import QrelsVersion, Run
 from judging.models import AssessorAssignment, Pool
+from judging.relevance import pools, versions
 from judging.relevance import services as svc
 
 DEMO_COLLECTION = "CAsT 2020 demo"
@@ -32,7 +33,7 @@ def load(*, stdout: Any) -> Pool | None:
 
     pool = Pool.objects.filter(collection=collection, name=POOL_NAME).first()
     if pool is None:
-        pool = svc.pool_create(
+        pool = pools.pool_create(
             collection=collection,
             qrels_version=original,
             runs=runs,
@@ -50,10 +51,10 @@ def load(*, stdout: Any) -> Pool | None:
     if pool.target_version_id is None:
         derived = QrelsVersion.objects.filter(collection=collection, name=DERIVED_NAME).first()
         if derived is None:
-            derived = svc.qrels_version_derive(parent=original, pool=pool, name=DERIVED_NAME)
+            derived = versions.qrels_version_derive(parent=original, pool=pool, name=DERIVED_NAME)
             stdout.write(f"  qrels version {derived.name!r} derived from 'original'")
         else:
-            svc.pool_attach_version(pool=pool, version=derived)
+            versions.pool_attach_version(pool=pool, version=derived)
             stdout.write(f"  pool attached to existing qrels version {derived.name!r}")
 
     username, password = DEMO_ASSESSOR

@@ -5,20 +5,20 @@ from __future__ import annotations
 from celery import shared_task
 
 from judging.models import Pool
-from judging.relevance import services as svc
+from judging.relevance import pools, versions
 
 
 @shared_task(name="judging.relevance.pool_sync")
 def pool_sync_task(pool_id: int) -> int:
     """Re-aggregate a pool's judgments into its target qrels version."""
-    return svc.pool_sync_to_version(pool=Pool.objects.get(pk=pool_id))
+    return versions.pool_sync_to_version(pool=Pool.objects.get(pk=pool_id))
 
 
 @shared_task(name="judging.relevance.pool_build")
 def pool_build_task(pool_id: int) -> None:
     """Compute a new pool's pairs; record the reason if it cannot be built."""
     try:
-        svc.pool_build(pool_id=pool_id)
+        pools.pool_build(pool_id=pool_id)
     except Exception as exc:  # noqa: BLE001 - any failure is shown on the pool page instead of lost in a log
-        svc.pool_build_failed(pool_id=pool_id, error=f"{type(exc).__name__}: {exc}")
+        pools.pool_build_failed(pool_id=pool_id, error=f"{type(exc).__name__}: {exc}")
         raise

@@ -11,10 +11,11 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from ecast.jobs import enqueue
 from evaluation import events
 from evaluation.models import Qrel, QrelsVersion
 from judging.models import AssessorJudgment, Pool, PoolPair
-from judging.relevance.qrels_export import aggregate
+from judging.relevance.qrels_export import AGGREGATIONS, aggregate
 
 
 def write_cluster_qrels(*, pool: Pool, heads: Iterable[PoolPair] | None = None) -> int:
@@ -80,6 +81,16 @@ def write_cluster_qrels(*, pool: Pool, heads: Iterable[PoolPair] | None = None) 
 def pool_sync_to_version(*, pool: Pool) -> int:
     """Re-aggregate every judgment of the pool into its target version (after linking or an aggregation change)."""
     return write_cluster_qrels(pool=pool)
+
+
+def pool_sync_start(*, pool: Pool, aggregation: str | None = None) -> None:
+    """Switch the pool to ``aggregation`` (when it names another one) and re-sync its target version in the worker."""
+    if aggregation in AGGREGATIONS and aggregation != pool.aggregation:
+        pool.aggregation = aggregation
+        pool.save(update_fields=["aggregation"])
+    if pool.target_version_id is None:
+        raise ValidationError("The pool feeds no qrels version yet.")
+    enqueue("judging.relevance.pool_sync", pool.pk)
 
 
 @transaction.atomic

@@ -22,9 +22,9 @@ from evaluation.models import QrelsVersion, Run
 from evaluation.robustness.selectors import labelled_runs
 from evaluation.robustness.views import robustness_params
 from judging.models import GRADE_LABELS, Pool
+from judging.relevance import pools, versions
 from judging.relevance import selectors as sel
 from judging.relevance import services as svc
-from judging.relevance import tasks as relevance_tasks
 from judging.relevance.apis import export_file_name, qrels_streaming_response
 from judging.relevance.qrels_export import AGGREGATIONS
 
@@ -51,12 +51,12 @@ def queue(request: HttpRequest) -> HttpResponse:
 @assessor_required
 def take(request: HttpRequest, pk: int) -> HttpResponse:
     """Lease the next topic of a pool (or reopen my unfinished one) and go judge it."""
-    pools = {p.pk: p for p in sel.pools_open_for(user=request.user)}
-    if pk not in pools:
+    open_pools = {p.pk: p for p in sel.pools_open_for(user=request.user)}
+    if pk not in open_pools:
         messages.error(request, "That pool is not open to you.")
         return redirect("relevance-queue")
     try:
-        assignment = svc.assignment_take(pool=pools[pk], assessor=request.user)
+        assignment = svc.assignment_take(pool=open_pools[pk], assessor=request.user)
     except ValidationError as exc:
         messages.error(request, "; ".join(exc.messages))
         return redirect("relevance-queue")
@@ -93,7 +93,7 @@ class PoolCreateForm(forms.Form):
     name = forms.CharField(required=False, max_length=200)
     qrels_version = forms.ModelChoiceField(queryset=QrelsVersion.objects.none(), label="Unjudged in qrels version")
     runs = forms.ModelMultipleChoiceField(queryset=Run.objects.none(), widget=forms.CheckboxSelectMultiple)
-    depth = forms.IntegerField(min_value=1, max_value=svc.MAX_DEPTH, initial=3)
+    depth = forms.IntegerField(min_value=1, max_value=pools.MAX_DEPTH, initial=3)
     turn_ids = forms.CharField(
         required=False, help_text="Optional: restrict to these turn ids (space or comma separated, e.g. 81_1 81_2)."
     )
@@ -127,7 +127,7 @@ def admin_index(request: HttpRequest) -> HttpResponse:
             d = form.cleaned_data
             turn_ids = [t for t in d["turn_ids"].replace(",", " ").split() if t] or None
             try:
-                pool = svc.pool_create_start(
+                pool = pools.pool_create_start(
                     collection=collection,
                     qrels_version=d["qrels_version"],
                     runs=list(d["runs"]),
@@ -254,10 +254,10 @@ def pool_derive(request: HttpRequest, pk: int) -> HttpResponse:
     try:
         if request.POST.get("existing"):
             version = get_object_or_404(QrelsVersion, pk=request.POST["existing"])
-            svc.pool_attach_version(pool=pool, version=version)
+            versions.pool_attach_version(pool=pool, version=version)
         else:
             parent = get_object_or_404(QrelsVersion, pk=request.POST.get("parent") or 0)
-            version = svc.qrels_version_derive(
+            version = versions.qrels_version_derive(
                 parent=parent, pool=pool, name=request.POST.get("name", ""), created_by=request.user
             )
     except ValidationError as exc:
@@ -271,7 +271,7 @@ def pool_status(request: HttpRequest, pk: int) -> HttpResponse:
     """Open or close a pool."""
     pool = get_object_or_404(Pool, pk=pk)
     try:
-        svc.pool_set_status(pool=pool, status=request.POST.get("status", ""))
+        pools.pool_set_status(pool=pool, status=request.POST.get("status", ""))
     except ValidationError as exc:
         return _back(request, pool, exc)
     return _back(request, pool, ok=f"Pool is now {pool.status}.")
@@ -282,13 +282,10 @@ def pool_status(request: HttpRequest, pk: int) -> HttpResponse:
 def pool_sync(request: HttpRequest, pk: int) -> HttpResponse:
     """Re-aggregate all judgments into the target version in the background (after an aggregation change)."""
     pool = get_object_or_404(Pool, pk=pk)
-    aggregation = request.POST.get("aggregation")
-    if aggregation in AGGREGATIONS and aggregation != pool.aggregation:
-        pool.aggregation = aggregation
-        pool.save(update_fields=["aggregation"])
-    if pool.target_version_id is None:
-        return _back(request, pool, ValidationError("The pool feeds no qrels version yet."))
-    relevance_tasks.pool_sync_task.delay(pool.pk)
+    try:
+        versions.pool_sync_start(pool=pool, aggregation=request.POST.get("aggregation"))
+    except ValidationError as exc:
+        return _back(request, pool, exc)
     return _back(request, pool, ok="Re-sync of the target version started.")
 
 
@@ -330,7 +327,7 @@ def robustness_pool(request: HttpRequest) -> HttpResponse:
     runs = [run for _, _, run in labelled_runs(p)]
     judged_turns = sorted(set(p.base.qrels.values_list("turn_id", flat=True)))
     try:
-        pool = svc.pool_create_start(
+        pool = pools.pool_create_start(
             collection=p.collection,
             qrels_version=p.base,
             runs=runs,

@@ -3,6 +3,7 @@
 import pytest
 
 from ecast import services
+from ecast.auth import clear_failures
 from ecast.models import Passage
 from tests import factories
 
@@ -120,8 +121,6 @@ def test_a_user_reads_and_regenerates_their_token(rater_api, rater):
 
 @pytest.fixture
 def forget_failures():
-    from ecast.auth import clear_failures
-
     clear_failures("rater1", "127.0.0.1")
     yield
     clear_failures("rater1", "127.0.0.1")  # never leak a lock-out into another test (shared cache)

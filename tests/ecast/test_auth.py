@@ -5,13 +5,14 @@ from django.conf import settings as django_settings
 from django.contrib.auth.models import User
 from django.test import Client
 
+from ecast.auth import clear_failures
+
 IPS = ["10.0.0.1", "10.0.0.2", "127.0.0.1"]
 
 
 @pytest.fixture(autouse=True)
 def _forget_failures():
     """The cache outlives a test (locmem, or Redis in CI): never leak a lock-out into another test."""
-    from ecast.auth import clear_failures
 
     def clear():
         for username in ("rater1", "rater2"):

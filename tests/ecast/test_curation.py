@@ -2,7 +2,7 @@
 
 import pytest
 
-from ecast.curation import highlight, repeated_ngrams, tokenize
+from ecast.curation import highlight, repeated_ngrams, self_bleu, tokenize
 
 
 def test_it_finds_expressions_shared_by_two_paraphrases_and_ignores_stopwords():
@@ -43,8 +43,6 @@ def test_tokens_keep_their_offsets():
 
 
 def test_self_bleu_is_100_for_identical_texts_low_for_unrelated_ones_and_none_for_one():
-    from ecast.curation import self_bleu
-
     assert self_bleu(["What is throat cancer?", "What is throat cancer?"]) == pytest.approx(100.0)
     assert self_bleu(["What is throat cancer?", "How do bees make honey today?"]) < 10
     assert self_bleu(["alone"]) is None

@@ -7,14 +7,13 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
-from ecast.management.commands.load_demo import DEMO_ACCOUNTS, DEMO_DIR
+from ecast.management.commands.load_demo import DEMO_ACCOUNTS, DEMO_DIR, ensure_accounts
 from ecast.models import Collection, ImportJob, Paraphrase, Passage, Turn
 from ecast.permissions import user_roles
+from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
 
 
 def _snapshot():
-    from evaluation.models import Qrel, Run, RunTurn
-
     return {
         model.__name__: model.objects.count()
         for model in (Collection, Turn, Paraphrase, Passage, ImportJob, Qrel, Run, RunTurn, User)
@@ -29,8 +28,6 @@ def test_the_demo_files_are_small():
 @pytest.mark.slow  # ~20 s: runs every feature's demo module too
 @pytest.mark.django_db(transaction=True)
 def test_load_demo_builds_the_collection_and_accounts_and_is_idempotent():
-    from evaluation.models import QrelsVersion, Run
-
     out = StringIO()
     call_command("load_demo", "--strict", stdout=out)
     coll = Collection.objects.get(name="CAsT 2020 demo")
@@ -59,8 +56,6 @@ def test_load_demo_builds_the_collection_and_accounts_and_is_idempotent():
 
 @pytest.mark.django_db
 def test_existing_accounts_keep_their_passwords(admin_user):
-    from ecast.management.commands.load_demo import ensure_accounts
-
     User.objects.create_user("rater1", password="my own secret")
     ensure_accounts()
     assert User.objects.get(username="rater1").check_password("my own secret")

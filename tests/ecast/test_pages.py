@@ -1,10 +1,13 @@
 """Curation pages: admin-only, search/filter/pagination, per-turn curation with history and repeats."""
 
 import pytest
+from django.contrib.auth.models import User
+from django.test import Client
 from django.urls import reverse
+from rest_framework.authtoken.models import Token
 
 from ecast import services
-from ecast.models import Collection, Paraphrase
+from ecast.models import Collection, ImportJob, Paraphrase
 from tests import factories
 
 
@@ -156,8 +159,6 @@ def test_admins_create_and_update_collections_from_the_pages(admin_client):
 
 
 def test_home_is_a_dashboard_per_role(admin_client, small_collection):
-    from ecast.models import ImportJob
-
     job = ImportJob.objects.create(kind="qrels", file_name="2020qrels.txt", status="failed", errors=[{"line": 3}])
     html = admin_client.get("/").content.decode()
     assert "Mini" in html and "Recent imports" in html
@@ -177,8 +178,6 @@ def test_every_user_gets_an_api_token_page(rater_client, rater):
     old = rater.auth_token.key
     rater_client.post(reverse("account-token"))
     rater.refresh_from_db()
-    from rest_framework.authtoken.models import Token
-
     assert Token.objects.get(user=rater).key != old
 
 
@@ -195,9 +194,6 @@ def test_the_conversation_page_lists_turns_with_their_current_paraphrases(admin_
 
 
 def test_django_admin_is_for_staff_only(rater_client, small_collection):
-    from django.contrib.auth.models import User
-    from django.test import Client
-
     response = rater_client.get("/django-admin/ecast/paraphrase/")
     assert response.status_code in (302, 403)  # logged in, but not staff
     superuser = Client()

@@ -11,6 +11,7 @@ import pytest
 from django.core.management import call_command
 
 from ecast import releases, services
+from ecast.csvfiles import csv_lines
 from ecast.imports.services import import_file
 from ecast.models import ImportJob, Paraphrase
 from tests import factories
@@ -44,7 +45,7 @@ def test_the_full_ecast_csv_round_trips_as_an_identical_multiset(shared_data, ad
     assert again.counts["pairs_created"] == 0 and Paraphrase.objects.count() == 2 * 9214
 
     original = _rows(source.read_text(encoding="utf-8"))
-    exported = "".join(releases.csv_lines(releases.release_csv_rows(pairs_queryset=releases.release_pairs())))
+    exported = "".join(csv_lines(releases.release_csv_rows(pairs_queryset=releases.release_pairs())))
     rows = _rows(exported)
     assert rows[0] == original[0] == ("TURN_ID", "MANUAL PARAPHRASE", "RAW PARAPHRASE")
     assert Counter(rows[1:]) == Counter(original[1:])

@@ -18,6 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_the_worker_runs_solo_on_sqlite_and_two_wide_with_redis():
+    assert worker_command(redis=False)[1:6] == ["-m", "celery", "-A", "ecast.celery", "worker"]
     assert "--pool=solo" in worker_command(redis=False)
     assert "--concurrency=2" in worker_command(redis=True) and "--pool=solo" not in worker_command(redis=True)
     assert web_command(addr="127.0.0.1:8000", server="runserver")[-2:] == ["127.0.0.1:8000", "--noreload"]

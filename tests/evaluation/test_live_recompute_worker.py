@@ -8,6 +8,7 @@ import pytest
 from django.db import transaction
 from django.urls import reverse
 
+from ecast.jobs import debounce_release
 from evaluation import events, services
 from evaluation.models import EvaluationJob, Qrel
 from tests.evaluation.eval_helpers import build
@@ -17,7 +18,6 @@ from tests.evaluation.eval_helpers import build
 @pytest.mark.django_db(transaction=True)
 def test_a_burst_of_judgments_is_recomputed_once_by_the_worker_and_shown_by_the_api(admin_api, settings, redis_url):
     from celery.contrib.testing.worker import start_worker
-    from django.core.cache import cache
 
     from ecast.celery import app
 
@@ -28,7 +28,7 @@ def test_a_burst_of_judgments_is_recomputed_once_by_the_worker_and_shown_by_the_
     assert before["2_2"] == pytest.approx(0.0)
 
     settings.ECAST_RECOMPUTE_DELAY_S = 1.5
-    cache.delete(services._debounce_key(version.pk))
+    debounce_release(services.recompute_key(version.pk))
     eager = app.conf.task_always_eager
     app.conf.task_always_eager = False
     app.control.purge()

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-import gzip
+import random
 
+import ir_measures
 import pytest
 import pytrec_eval
 
+from ecast.imports.parsers import read_qrels, read_run
 from evaluation import metrics
 
 DECAF = "runs/cast2019_decaf"
@@ -31,8 +33,7 @@ MEASURES = [
 
 @pytest.fixture(scope="module")
 def qrels_2019(shared_data):
-    with open(shared_data / "cast/2019/2019qrels.txt") as fh:
-        return metrics.parse_trec_qrels(fh)
+    return read_qrels(shared_data / "cast/2019/2019qrels.txt")
 
 
 def _summary(path) -> dict[str, float]:
@@ -48,8 +49,7 @@ def test_it_reproduces_the_trec_eval_summaries_of_all_16_decaf_runs(shared_data,
     evaluator = metrics.make_evaluator(qrels_2019, MEASURES, rel_threshold=1)
     checked = 0
     for n in range(1, 17):
-        with gzip.open(shared_data / DECAF / f"exp{n}.run.gz", "rt") as fh:
-            run = metrics.parse_trec_run(fh)
+        run = read_run(shared_data / DECAF / f"exp{n}.run.gz")
         summary = _summary(shared_data / DECAF / f"exp{n}.trec_eval.txt")
         per_turn = evaluator(run)
         assert len(per_turn["AP"]) == int(summary["num_q"]) == 173
@@ -65,8 +65,7 @@ def test_its_per_turn_values_equal_pytrec_eval_per_query_outputs(shared_data, qr
     names = {m: metrics.trec_eval_name(m) for m in MEASURES}
     reference = pytrec_eval.RelevanceEvaluator(qrels_2019, set(names.values()), relevance_level=1)
     for n in (1, 9, 16):
-        with gzip.open(shared_data / DECAF / f"exp{n}.run.gz", "rt") as fh:
-            run = metrics.parse_trec_run(fh)
+        run = read_run(shared_data / DECAF / f"exp{n}.run.gz")
         ours = metrics.evaluate(qrels_2019, run, MEASURES)
         theirs = reference.evaluate(run)
         for measure, te in names.items():
@@ -126,10 +125,6 @@ def test_the_judged_measure_counts_judged_documents_in_the_top_k():
 
 
 def test_judged_at_k_equals_ir_measures_on_tie_heavy_runs():
-    import random
-
-    import ir_measures
-
     rng = random.Random(5)
     qrels = {f"q{i}": {f"d{j}": rng.randint(0, 2) for j in range(0, 60, 3)} for i in range(30)}
     run = {f"q{i}": {f"d{j}": float(rng.randint(0, 5)) for j in range(60)} for i in range(30)}

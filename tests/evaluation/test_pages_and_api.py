@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from ecast.models import TestSet
 from evaluation import services
-from evaluation.models import EvaluationJob, Run, RunTurn
+from evaluation.models import EvaluationJob, Run
 from tests.evaluation.eval_helpers import add_run, build, derive
 
 pytestmark = pytest.mark.django_db
@@ -180,33 +180,10 @@ def test_recompute_and_job_apis(admin_api, rater_api, scored, django_capture_on_
     assert status["status"] == "done" and status["done"] == status["total"] == 2
 
 
-def _fake_importer(monkeypatch):
-    class ImportFailed(Exception):
-        def __init__(self, errors):
-            super().__init__("import failed")
-            self.errors = errors
-
-    def run_import(*, collection, path, name=None, user=None, test_set=None):
-        lines = path.read_text().splitlines()
-        rankings: dict[str, list[str]] = {}
-        for i, line in enumerate(lines, start=1):
-            parts = line.split()
-            if len(parts) != 6:
-                raise ImportFailed([{"file": path.name, "line": i, "reason": "expected 6 columns"}])
-            rankings.setdefault(parts[0], []).append(parts[2])
-        run = Run.objects.create(collection=collection, name=name or "uploaded", test_set=test_set)
-        turns = {t.turn_id: t for t in collection.turns.all()}
-        RunTurn.objects.bulk_create([RunTurn(run=run, turn=turns[q], doc_ids=d) for q, d in rankings.items()])
-        return run
-
-    monkeypatch.setattr(services, "_importer", lambda: (run_import, ImportFailed))
-
-
 def test_uploading_a_run_through_the_api_imports_and_evaluates_it(
     admin_api, rater_api, scored, monkeypatch, django_capture_on_commit_callbacks
 ):
     coll, version, runs = scored
-    _fake_importer(monkeypatch)
     body = b"1_1 Q0 d1 1 3.0 up\n1_1 Q0 d3 2 2.0 up\n2_1 Q0 d7 1 1.0 up\n"
     url = reverse("api-eval-run-upload")
     f = io.BytesIO(body)
@@ -225,7 +202,6 @@ def test_uploading_a_run_through_the_api_imports_and_evaluates_it(
 
 def test_a_bad_run_file_is_rejected_with_file_line_and_reason(admin_api, scored, monkeypatch):
     coll, version, runs = scored
-    _fake_importer(monkeypatch)
     f = io.BytesIO(b"1_1 Q0 d1 1 3.0 up\nbroken line\n")
     f.name = "bad.run"
     resp = admin_api.post(reverse("api-eval-run-upload"), {"collection": coll.pk, "file": f}, format="multipart")

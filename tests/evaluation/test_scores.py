@@ -6,6 +6,7 @@ from unittest import mock
 
 import pytest
 
+from ecast.jobs import debounce_release
 from evaluation import events, metrics, services
 from evaluation.models import DirtyTurn, EvaluationJob, LeaderboardSnapshot, Qrel, Score
 from evaluation.selectors import leaderboard, per_turn_scores, qrels_dict, run_dict, score_means
@@ -81,9 +82,8 @@ def test_a_burst_of_judgments_schedules_one_drain(django_capture_on_commit_callb
     coll, version, runs = build()
     services.scores_compute_for_version(version=version)
     t1, t2 = coll.turns.get(turn_id="1_1"), coll.turns.get(turn_id="2_2")
-    from django.core.cache import cache
 
-    cache.delete(services._debounce_key(version.pk))
+    debounce_release(services.recompute_key(version.pk))
     with mock.patch("evaluation.tasks.dirty_turns_drain_task.apply_async") as sched:
         with django_capture_on_commit_callbacks(execute=True):
             for t in (t1, t2, t1, t2, t1):
@@ -164,17 +164,12 @@ def test_a_new_qrels_version_is_scored_for_every_run_once_committed(django_captu
     assert EvaluationJob.objects.filter(kind="turns", version=child, status="done").count() == 1
 
 
-def test_uploading_reuses_the_job_the_run_created_event_queued(django_capture_on_commit_callbacks, monkeypatch):
+def test_uploading_reuses_the_job_the_run_created_event_queued(django_capture_on_commit_callbacks):
     coll, version, runs = build()
-
-    def run_import(*, collection, path, name=None, user=None, test_set=None):
-        run = add_run(collection, name or "up", {"1_1": ["d1"]})
-        events.run_imported(run_id=run.pk)
-        return run
-
-    monkeypatch.setattr(services, "_importer", lambda: (run_import, ValueError))
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     with django_capture_on_commit_callbacks(execute=True):
-        run, job = services.run_upload(collection=coll, uploaded=SimpleUploadedFile("r.run", b"x"), name="up")
+        run, job = services.run_upload(
+            collection=coll, uploaded=SimpleUploadedFile("r.run", b"1_1 Q0 d1 1 1.0 up\n"), name="up"
+        )
     assert EvaluationJob.objects.filter(run=run).count() == 1 and job.run == run

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import gzip
-
 import pytest
 
+from ecast.imports.parsers import read_qrels, read_run
 from ecast.models import Collection, Conversation, Turn
-from evaluation import metrics, services
+from evaluation import services
 from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
 from evaluation.selectors import score_means
 
@@ -24,12 +23,8 @@ PAIRS = {
 
 
 def test_stored_means_equal_trec_eval_for_two_decaf_runs(shared_data):
-    with open(shared_data / "cast/2019/2019qrels.txt") as fh:
-        qrels = metrics.parse_trec_qrels(fh)
-    runs = {}
-    for n in (1, 16):
-        with gzip.open(shared_data / f"runs/cast2019_decaf/exp{n}.run.gz", "rt") as fh:
-            runs[n] = metrics.parse_trec_run(fh)
+    qrels = read_qrels(shared_data / "cast/2019/2019qrels.txt")
+    runs = {n: read_run(shared_data / f"runs/cast2019_decaf/exp{n}.run.gz") for n in (1, 16)}
     coll = Collection.objects.create(name="CAsT 2019 (test)", year=2019, relevance_threshold=1)
     qids = sorted(set(qrels) | {q for r in runs.values() for q in r})
     convs = {}

@@ -8,6 +8,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from ecast.api import validation_payload
 from ecast.generation import selectors, services
 from ecast.models import Collection
 
@@ -76,11 +77,9 @@ class Command(BaseCommand):
                 chunk_size=o["chunk_size"],
             )
         except ValidationError as exc:
-            raise CommandError("; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())) from exc
+            raise CommandError(validation_payload(exc)["detail"]) from exc
         if not o["sync"]:
-            from ecast.generation.tasks import generation_job_dispatch_task
-
-            generation_job_dispatch_task.delay(job.pk)
+            services.generation_job_start(job=job)
             self.stdout.write(f"Queued job {job.pk} ({job.total_turns} turns); follow it at /generation/jobs/{job.pk}/")
             return
         services.generation_job_begin(job_id=job.pk)

@@ -7,15 +7,16 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from ecast.imports.services import KIND_OPTIONS, WRITERS, import_file
+from ecast.imports import registry
+from ecast.imports.services import import_file
 from ecast.models import Collection, ImportJob
 
 
 class Command(BaseCommand):
-    help = "Import one file (atomic; prints every bad row and exits non-zero on failure). Kinds: " + ", ".join(WRITERS)
+    help = "Import one file (atomic; prints every bad row and exits non-zero on failure)."
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("kind", choices=sorted(WRITERS))
+        parser.add_argument("kind", choices=sorted(registry.names()))
         parser.add_argument("path", type=Path)
         parser.add_argument("--collection", help="collection name (created when missing)")
         parser.add_argument("--year", type=int, help="year of a collection created by --collection")
@@ -26,7 +27,7 @@ class Command(BaseCommand):
             default=[],
             metavar="KEY=VALUE",
             help="importer option, repeatable: "
-            + "; ".join(f"{k}: {', '.join(v)}" for k, v in KIND_OPTIONS.items() if v),
+            + "; ".join(f"{k.name}: {', '.join(k.options)}" for k in registry.kinds() if k.options),
         )
 
     def handle(self, *args: Any, **opts: Any) -> None:

@@ -16,6 +16,8 @@ from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from ecast.imports import registry
+from ecast.imports.services import import_file
 from ecast.models import Collection, ImportJob, Paraphrase, Passage
 from ecast.permissions import ADMIN, ASSESSOR, RATER
 
@@ -29,7 +31,8 @@ DEMO_ACCOUNTS = [
     ("rater3", "demo-rater3", RATER),
     ("assessor1", "demo-assessor1", ASSESSOR),
 ]
-# Feature demo modules, loaded in this order when importable; each exposes an idempotent load(stdout=...).
+# Feature demo modules, loaded in this order by dotted path (ecast has no import of judging or evaluation); each
+# has an idempotent load(stdout=...).
 DEMO_MODULES = [
     "ecast.generation.demo",
     "judging.rating.demo",
@@ -60,8 +63,6 @@ def _passage_ids(path: Path) -> list[str]:
 
 
 def _present(step: Step, collection: Collection) -> bool:
-    from evaluation.models import QrelsVersion, Run
-
     if step.kind == "cast_topics":
         return collection.turns.exists()
     if step.kind == "ecast_csv":
@@ -69,11 +70,11 @@ def _present(step: Step, collection: Collection) -> bool:
     if step.kind == "passages_tsv":
         ids = _passage_ids(DEMO_DIR / step.file)
         return Passage.objects.filter(passage_id__in=ids).count() == len(set(ids))
-    if step.kind == "qrels":
-        return QrelsVersion.objects.filter(collection=collection, name=step.options["version"]).exists()
-    if step.kind == "run":
-        return Run.objects.filter(collection=collection, name=step.options["name"]).exists()
-    raise ValueError(f"unknown demo step {step.kind}")
+    # Kinds other apps own (qrels, runs) say themselves whether a run or qrels version of that name exists.
+    kind = registry.get(step.kind)
+    if kind is None or kind.existing is None:
+        raise ValueError(f"unknown demo step {step.kind}")
+    return kind.existing(collection, step.options) is not None
 
 
 def demo_steps() -> list[Step]:
@@ -118,8 +119,6 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        from ecast.imports.services import import_file
-
         admin_accounts = ensure_accounts()
         admin = User.objects.get(username=DEMO_ACCOUNTS[0][0])
         with transaction.atomic():
@@ -154,15 +153,7 @@ class Command(BaseCommand):
     def _feature_demos(self, *, strict: bool) -> None:
         for name in DEMO_MODULES:
             try:
-                try:
-                    module = importlib.import_module(name)
-                except ModuleNotFoundError as exc:
-                    # Only "this feature has no demo module" is silent; a broken import inside it is reported.
-                    if exc.name and name.startswith(exc.name):
-                        continue
-                    raise
-                if not hasattr(module, "load"):
-                    continue
+                module = importlib.import_module(name)
                 self.stdout.write(f"Loading {name} …")
                 module.load(stdout=self.stdout)
             except Exception as exc:

@@ -17,10 +17,12 @@ from typing import Any, TextIO
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from ecast.management.commands.load_demo import DEMO_ACCOUNTS
+
 
 def worker_command(*, redis: bool) -> list[str]:
     """The Celery worker command line: one solo process on the SQLite broker, two with Redis."""
-    cmd = [sys.executable, "-m", "celery", "-A", "ecast", "worker", "--loglevel=INFO", "--without-gossip"]
+    cmd = [sys.executable, "-m", "celery", "-A", "ecast.celery", "worker", "--loglevel=INFO", "--without-gossip"]
     # SQLite serialises writers and the SQLAlchemy transport polls one file: a single solo worker avoids lock
     # contention; Redis + PostgreSQL handle concurrent workers.
     cmd += ["--concurrency=2"] if redis else ["--pool=solo"]
@@ -92,8 +94,6 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **opts: Any) -> None:
         if settings.CELERY_TASK_ALWAYS_EAGER:
             raise CommandError("ECAST_TASKS_EAGER is on; rundev runs a real worker, unset it.")
-        from ecast.management.commands.load_demo import DEMO_ACCOUNTS
-
         addr = opts["addr"]
         redis = bool(settings.REDIS_URL)
         commands = [web_command(addr=addr, server=opts["server"])]

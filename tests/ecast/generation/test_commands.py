@@ -10,6 +10,7 @@ from django.core.management import CommandError, call_command
 
 from ecast.generation import demo
 from ecast.models import GenerationJob, Paraphrase, TestSet
+from ecast.pipeline.rules import entity_removal
 
 pytestmark = pytest.mark.django_db
 
@@ -21,8 +22,6 @@ def test_generate_sync_with_rule_backends_is_deterministic(small_collection):
     assert job.status == "succeeded" and "succeeded" in out.getvalue().lower()
     p = Paraphrase.objects.get(turn__turn_id="1_2", kind="manual", provenance__source="r", text__startswith="Can you")
     assert p.text == "Can you tell me is throat cancer treatable?"
-    from ecast.pipeline.rules import entity_removal
-
     assert p.pair.text == entity_removal(p.text) and "cancer" not in p.pair.text
     assert p.provenance["cqr"]["output"] == "Is throat cancer treatable?"
 

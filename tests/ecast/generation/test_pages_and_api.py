@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 
 from ecast.generation import services, testsets
 from ecast.models import GenerationJob, Paraphrase, TestSet
+from ecast.pipeline.bleu import corpus_bleu
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -26,8 +28,6 @@ APIS = ["api-generation-jobs", "api-generation-backends", "api-generation-divers
 
 
 def _client(user=None):
-    from django.test import Client
-
     c = Client()
     if user is not None:
         c.force_login(user)
@@ -157,8 +157,6 @@ def _generated(turn, text, source, status="candidate"):
 
 
 def test_diversity_report_compares_generated_and_edited_versions(admin_client, small_collection):
-    from ecast.pipeline.bleu import corpus_bleu
-
     t1, t2 = small_collection.turns.order_by("id")[:2]
     a = _generated(t1, "What is cancer of the throat?", "What is throat cancer?")
     _generated(t2, "Can throat cancer be treated?", "Is throat cancer treatable?")
@@ -184,8 +182,6 @@ def test_diversity_report_compares_generated_and_edited_versions(admin_client, s
 
 
 def test_cr_report_has_the_table9_baselines(admin_client, small_collection):
-    from ecast.pipeline.bleu import corpus_bleu
-
     turns = list(small_collection.turns.filter(number__gte=2).order_by("id"))
     for t in turns:
         t.manual_rewrite = t.raw_utterance.replace("it", "throat cancer").replace("they", "bees")

@@ -6,15 +6,16 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from ecast.generation import services
+from ecast.generation.tasks import generation_job_dispatch_task
 from ecast.models import GenerationJob, GenerationTurn, Paraphrase
+from evaluation.models import Qrel
+from tests import factories
 from tests.ecast.pipeline.conftest import t5_config
 
 pytestmark = pytest.mark.django_db
 
 
 def _run(job):
-    from ecast.generation.tasks import generation_job_dispatch_task
-
     generation_job_dispatch_task(job.pk)
     job.refresh_from_db()
     return job
@@ -127,9 +128,6 @@ def test_selection_by_conversation_and_turn_ids(small_collection):
 
 
 def test_negative_feedback_marks_the_previous_response_unreliable_and_picks_a_qrels_replacement(small_collection):
-    from evaluation.models import Qrel
-    from tests import factories
-
     t1, t2 = small_collection.turns.get(turn_id="1_1"), small_collection.turns.get(turn_id="1_2")
     t2.raw_utterance = "No, that's not what I meant. I live in Seattle. Is it treatable?"
     t2.save()

@@ -5,8 +5,11 @@ from __future__ import annotations
 import time
 
 import pytest
+from celery.contrib.testing.worker import start_worker
 
+from ecast.celery import app
 from ecast.generation import services
+from ecast.generation.tasks import generation_chunk_task, generation_job_dispatch_task
 from ecast.models import GenerationJob, Paraphrase
 from tests.ecast.pipeline.conftest import t5_config
 
@@ -24,11 +27,6 @@ def _wait(job, until, timeout=120):
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_runs_chunked_jobs_end_to_end_and_honours_cancel_and_resume(small_collection, tiny_t5, redis_url):
-    from celery.contrib.testing.worker import start_worker
-
-    from ecast.celery import app
-    from ecast.generation.tasks import generation_chunk_task, generation_job_dispatch_task
-
     eager = app.conf.task_always_eager
     app.conf.task_always_eager = False
     app.control.purge()

@@ -37,6 +37,25 @@ def test_it_reports_every_bad_run_line_not_just_the_first():
     assert "column 2" in parsed.errors[0]["reason"]
 
 
+def test_the_run_file_reader_keeps_the_best_scored_duplicate_like_the_import(tmp_path):
+    path = tmp_path / "run.txt.gz"
+    path.write_bytes(gzip.compress(b"q Q0 a 1 1.0 t\nq Q0 a 2 5.0 t\nq Q0 b 3 4.0 t\nr Q0 c 1 2.0 t\n"))
+    assert parsers.read_run(path) == {"q": {"a": 5.0, "b": 4.0}, "r": {"c": 2.0}}
+    path.write_text("q Q0 a 1 1.0 t\nq Q0 b x 1.0 t\n")
+    with pytest.raises(ImportFailed) as exc:
+        parsers.read_run(path)
+    assert [e["line"] for e in exc.value.errors] == [2]
+
+
+def test_the_qrels_file_reader_returns_grades_and_refuses_contradictions(tmp_path):
+    path = tmp_path / "qrels.txt"
+    path.write_text("q 0 a 2\nq 0 b 0\nq 0 a 2\nr 0 c 1\n")
+    assert parsers.read_qrels(path) == {"q": {"a": 2, "b": 0}, "r": {"c": 1}}
+    path.write_text("q 0 a 2\nq 0 a 3\n")
+    with pytest.raises(ImportFailed, match="contradicts"):
+        parsers.read_qrels(path)
+
+
 def test_it_rejects_a_bad_qrels_grade_and_contradicting_duplicates():
     text = "1_1 0 a 1\n1_1 0 b two\n1_1 0 a 2\n1_1 0 c 1\n1_1 0 c 1\n1_1 0 d\n"
     parsed = parsers.parse_qrels(text, file="q")

@@ -9,6 +9,7 @@ import pytest
 from ecast.imports.errors import ImportFailed
 from ecast.imports.services import import_file, qrels_import, run_import
 from ecast.models import Collection, ImportJob, Paraphrase, Passage, Turn
+from evaluation import events
 from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
 from tests.ecast.imports.conftest import ok
 
@@ -123,8 +124,6 @@ def test_castur_fills_relevant_turn_numbers_and_depends_on(cast, shared_data):
 
 
 def _record_events(monkeypatch):
-    from evaluation import events
-
     calls = []
     monkeypatch.setattr(events, "qrels_changed", lambda **kw: calls.append(("qrels", kw)))
     monkeypatch.setattr(events, "run_imported", lambda **kw: calls.append(("run", kw)))

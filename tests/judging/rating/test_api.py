@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-import sys
-import types
 
 import pytest
 from django.urls import reverse
@@ -108,39 +106,6 @@ def test_agreement_and_csv_exports_reflect_the_ratings(admin_api, camp):
     assert len(lrows) == 4 and all(r["n_ratings"] == "2" and r["semantic_similarity"] == "" for r in lrows)
 
 
-def test_the_release_exports_only_paraphrases_passing_the_thresholds(admin_api, monkeypatch, db):
-    coll = paraphrase_collection()
-    c = campaign(coll, size=2, n=3)
-    raters = make_raters(3)
-    scores = {}
-    for u in raters:
-        for _ in range(2):
-            a = services.assignment_next(campaign=c, rater=u)
-            s = 5 if a.item.position == 0 else 2
-            scores[a.item.paraphrase_id] = s
-            services.rating_submit(assignment_id=a.pk, rater=u, values=answer(c, s), idempotency_key=f"{u.pk}-{a.pk}")
-    seen = {}
-
-    def fake_csv(*, pairs_queryset):
-        seen["ids"] = sorted(pairs_queryset.values_list("pk", flat=True))
-        yield ["TURN_ID", "MANUAL PARAPHRASE", "RAW PARAPHRASE"]
-        for p in pairs_queryset:
-            yield [p.turn.turn_id, p.text, p.pair.text]
-
-    fake = types.ModuleType("ecast.releases")
-    fake.release_csv_rows = fake_csv
-    fake.release_jsonl_rows = lambda *, pairs_queryset: ({"id": p.pk} for p in pairs_queryset)
-    monkeypatch.setitem(sys.modules, "ecast.releases", fake)
-    import ecast
-
-    monkeypatch.setattr(ecast, "releases", fake, raising=False)
-    r = admin_api.get(reverse("api-rating-release", args=[c.pk]), {"min_semantic_similarity": 4})
-    body = b"".join(r.streaming_content).decode()
-    good = [pid for pid, s in scores.items() if s == 5]
-    assert seen["ids"] == good and body.count("\n") == 2 and body.startswith("TURN_ID")
-    assert admin_api.get(reverse("api-rating-release", args=[c.pk]), {"min_semantic_similarity": 9}).status_code == 400
-
-
 def test_pause_through_the_api_excludes_the_raters_ratings(admin_api, camp):
     (u,) = make_raters(1)
     rating = rate_one(camp, u)
@@ -151,6 +116,12 @@ def test_pause_through_the_api_excludes_the_raters_ratings(admin_api, camp):
     assert rating.item.completed_count == 0
     assert admin_api.post(url, {"paused": False}, format="json").json()["paused"] is False
     assert admin_api.get(reverse("api-rating-agreement", args=[camp.pk])).json()["n_ratings"] == 1
+
+
+def test_a_paused_rater_is_refused_new_items_with_the_reason(admin_api, rater_api, rater, camp):
+    admin_api.post(reverse("api-rating-rater-pause", args=[camp.pk, rater.pk]), {"paused": True}, format="json")
+    r = _next(rater_api, camp)
+    assert r.status_code == 403 and r.json()["code"] == "paused" and "paused" in r.json()["detail"]
 
 
 ADMIN_ENDPOINTS = [
@@ -199,7 +170,7 @@ def test_me_is_the_cheap_authenticated_baseline(rater_api, anon_api):
     assert anon_api.get(reverse("api-rating-me")).status_code in (401, 403)
 
 
-def test_the_release_streams_through_the_real_ecast_writer(admin_api, db):
+def test_the_release_exports_only_paraphrases_passing_the_thresholds(admin_api, db):
     coll = paraphrase_collection()
     c = campaign(coll, size=2, n=3)
     good_text = None
@@ -218,3 +189,5 @@ def test_the_release_streams_through_the_real_ecast_writer(admin_api, db):
     j = admin_api.get(reverse("api-rating-release", args=[c.pk]), {"min_passage_relevance": 1, "output": "jsonl"})
     lines = b"".join(j.streaming_content).decode().splitlines()
     assert len(lines) == 2 and '"manual_paraphrase"' in lines[0]
+    bad = admin_api.get(reverse("api-rating-release", args=[c.pk]), {"min_semantic_similarity": 9})
+    assert bad.status_code == 400 and "1..5" in bad.json()["detail"]

@@ -12,7 +12,7 @@ from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
 from judging.models import Campaign, Rating, RatingAssignment
-from judging.rating import services
+from judging.rating import selectors, services
 from tests.conftest import ARTIFACTS, browser_login
 from tests.judging.rating.support import campaign, make_raters, paraphrase_collection
 
@@ -104,8 +104,6 @@ def test_an_admin_creates_a_campaign_and_sees_kappa_update(browser, live_server,
             )
     wait.until(lambda d: d.find_element(By.CSS_SELECTOR, cell).text not in ("—", ""))
     shown = float(browser.find_element(By.CSS_SELECTOR, cell).text)
-    from judging.rating import selectors
-
     expected = selectors.campaign_agreement(campaign=c)["measures"]["semantic_similarity"]["kappa_raw"]
     assert shown == pytest.approx(expected, abs=5e-4)
     browser.save_screenshot(str(ARTIFACTS / "rating-report.png"))

@@ -9,21 +9,22 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from ecast.models import Paraphrase
+from ecast.models import Paraphrase, Passage, Turn
 from judging.models import RaterStatus, Rating, RatingAssignment, RatingItem
-from judging.rating import services
+from judging.rating import sampling, services
+from judging.rating import tasks as rating_tasks
 from tests.judging.rating.support import answer, campaign, make_raters, paraphrase_collection, rate_one
 
 pytestmark = pytest.mark.django_db
 
 
 def test_paraphrase_source_reads_provenance_and_defaults_to_unknown():
-    assert services.paraphrase_source({"source": "r", "stage": "paraphrase"}) == "r"  # the generation pipeline
-    assert services.paraphrase_source({"paraphrase_source": "m"}) == "m"
-    assert services.paraphrase_source({"source": "automatic"}) == "r"
-    assert services.paraphrase_source({"source": {"kind": "m_i"}}) == "m"
-    assert services.paraphrase_source({}) == "unknown"
-    assert services.paraphrase_source(None) == "unknown"
+    assert sampling.paraphrase_source({"source": "r", "stage": "paraphrase"}) == "r"  # the generation pipeline
+    assert sampling.paraphrase_source({"paraphrase_source": "m"}) == "m"
+    assert sampling.paraphrase_source({"source": "automatic"}) == "r"
+    assert sampling.paraphrase_source({"source": {"kind": "m_i"}}) == "m"
+    assert sampling.paraphrase_source({}) == "unknown"
+    assert sampling.paraphrase_source(None) == "unknown"
 
 
 def test_it_samples_equally_from_each_year_and_source_stratum_reproducibly():
@@ -51,8 +52,6 @@ def test_a_short_stratum_gives_its_share_to_the_others():
 
 
 def test_the_item_snapshot_has_history_pair_and_replacement_passage_when_unreliable():
-    from ecast.models import Passage, Turn
-
     coll = paraphrase_collection(topics=1, turns=3)
     t2 = Turn.objects.get(turn_id="1_2")
     t2.canonical_response_unreliable = True
@@ -72,9 +71,9 @@ def test_it_rejects_unknown_measures_and_bad_gold_lines():
     with pytest.raises(ValidationError, match="unknown measure"):
         campaign(coll, measures=("nope",))
     with pytest.raises(ValidationError, match="gold line 2"):
-        services.parse_gold_spec("1: semantic_similarity=5\nbad", measure_keys=["semantic_similarity"])
+        sampling.parse_gold_spec("1: semantic_similarity=5\nbad", measure_keys=["semantic_similarity"])
     with pytest.raises(ValidationError, match="not asked"):
-        services.parse_gold_spec("1: fluency=5", measure_keys=["semantic_similarity"])
+        sampling.parse_gold_spec("1: fluency=5", measure_keys=["semantic_similarity"])
 
 
 def test_no_item_collects_more_than_n_ratings_and_no_rater_gets_an_item_twice():
@@ -232,8 +231,6 @@ def test_idempotency_keys_are_per_rater():
 
 
 def test_housekeeping_marks_long_dead_leases_expired_and_the_rater_does_not_get_them_back():
-    from judging.rating import tasks as rating_tasks
-
     coll = paraphrase_collection()
     c = campaign(coll, size=2, n=1, lease_seconds=60)
     (u,) = make_raters(1)

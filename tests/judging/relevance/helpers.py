@@ -7,7 +7,7 @@ from django.contrib.auth.models import Group, User
 from ecast.models import Collection, Passage, Turn
 from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
 from judging.models import Pool
-from judging.relevance import services
+from judging.relevance import pools
 
 
 def turn(coll: Collection, turn_id: str) -> Turn:
@@ -47,5 +47,5 @@ def standard_pool(coll: Collection, **kwargs) -> tuple[Pool, QrelsVersion]:
     original = qrels(coll, {"1_1": {"d1": 2}, "2_1": {"e1": 0}})
     run_a = run(coll, "A", {"1_1": ["d1", "d2", "d3", "d9"], "1_2": ["f1", "f2", "f3"], "2_1": ["e1", "e2", "e3"]})
     run_b = run(coll, "B", {"1_1": ["d2", "d4", "d1"], "1_2": ["f1", "f5", "f6"], "2_1": ["e4", "e1", "e2"]})
-    pool = services.pool_create(collection=coll, qrels_version=original, runs=[run_a, run_b], **kwargs)
+    pool = pools.pool_create(collection=coll, qrels_version=original, runs=[run_a, run_b], **kwargs)
     return pool, original

@@ -1,9 +1,12 @@
 """Relevance API and pages: pool creation, taking topics, idempotent submits, derived versions."""
 
+from unittest import mock
+
 import pytest
 from django.urls import reverse
 
 from judging.models import AssessorJudgment, Pool, PoolPair
+from judging.relevance import services
 from tests.judging.relevance import helpers
 
 
@@ -113,6 +116,14 @@ def test_an_admin_creates_a_pool_and_a_derived_version_from_the_pages(small_coll
 
 
 @pytest.mark.django_db
+def test_resyncing_a_pool_that_feeds_no_version_is_refused_and_queues_nothing(pool, admin_client):
+    with mock.patch("judging.relevance.versions.enqueue") as enqueue:
+        resp = admin_client.post(reverse("relevance-pool-sync", args=[pool.pk]), {"aggregation": "median"}, follow=True)
+    assert "feeds no qrels version" in resp.content.decode()
+    enqueue.assert_not_called()
+
+
+@pytest.mark.django_db
 def test_nav_shows_the_judging_links_by_role(admin_client, client, assessor):
     assert "Pools &amp; qrels" in admin_client.get("/").content.decode()
     client.force_login(assessor)
@@ -134,8 +145,6 @@ def test_the_openapi_schema_covers_the_relevance_api_without_warnings(capsys):
 def test_the_pairs_page_and_api_show_every_assessors_grade_and_filter_disagreements(
     small_collection, admin_client, admin_api, assessor
 ):
-    from judging.relevance import services
-
     pool, _ = helpers.standard_pool(small_collection, assessors_per_pair=2)
     other = helpers.assessor_user("assessor2")
     d2 = PoolPair.objects.get(pool=pool, passage_id="d2")

@@ -7,6 +7,7 @@ from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
 from judging.models import AssessorJudgment
+from judging.relevance import pools
 from tests import factories
 from tests.conftest import ARTIFACTS, browser_login
 from tests.judging.relevance import helpers
@@ -27,9 +28,7 @@ def test_an_assessor_judges_a_topic_with_the_keyboard(browser, live_server, asse
     )
     original = helpers.qrels(coll, {"81_1": {"p0": 2}})
     run = helpers.run(coll, "A", {"81_1": ["p0", "p1", "p2"], "81_2": ["p3"]})
-    from judging.relevance import services
-
-    services.pool_create(collection=coll, qrels_version=original, runs=[run], name="Browser pool")
+    pools.pool_create(collection=coll, qrels_version=original, runs=[run], name="Browser pool")
 
     browser_login(browser, live_server, "assessor1", "pass-assessor1")
     browser.get(live_server.url + "/judging/relevance/")

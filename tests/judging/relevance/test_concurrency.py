@@ -9,7 +9,7 @@ import pytest
 from django.db import connection, connections
 
 from judging.models import AssessorAssignment, AssessorJudgment, PoolPair
-from judging.relevance import services
+from judging.relevance import services, versions
 from tests.judging.relevance import helpers
 
 
@@ -45,7 +45,7 @@ def _in_threads(n: int, fn) -> list[BaseException]:
 def test_simultaneous_duplicate_submits_store_one_judgment(small_collection, assessor):
     _require_postgres()
     pool, original = helpers.standard_pool(small_collection)
-    derived = services.qrels_version_derive(parent=original, pool=pool)
+    derived = versions.qrels_version_derive(parent=original, pool=pool)
     a = services.assignment_take(pool=pool, assessor=assessor)
     pair = PoolPair.objects.get(pool=pool, passage_id="d2")
     changed: list[bool] = []

@@ -6,7 +6,7 @@ from django.core.exceptions import ValidationError
 from evaluation.events import qrels_version_changed
 from evaluation.models import Qrel
 from judging.models import AssessorJudgment, PoolPair
-from judging.relevance import services
+from judging.relevance import pools, services, versions
 from tests.judging.relevance import helpers
 
 
@@ -93,7 +93,7 @@ def test_a_derived_version_copies_its_parent_and_receives_judgments_live(
     small_collection, assessor, django_capture_on_commit_callbacks
 ):
     pool, original = helpers.standard_pool(small_collection)
-    derived = services.qrels_version_derive(parent=original, pool=pool)
+    derived = versions.qrels_version_derive(parent=original, pool=pool)
     assert derived.name == "original + new" and derived.parent_id == original.pk
     assert set(derived.qrels.values_list("passage_id", "grade", "source")) == {
         ("d1", 2, "imported"),
@@ -127,7 +127,7 @@ def test_one_judgment_covers_the_whole_near_duplicate_cluster(small_collection, 
         }
     )
     pool, original = helpers.standard_pool(small_collection, cluster_near_duplicates=True)
-    derived = services.qrels_version_derive(parent=original, pool=pool, name="with clusters")
+    derived = versions.qrels_version_derive(parent=original, pool=pool, name="with clusters")
     a = services.assignment_take(pool=pool, assessor=assessor)
     head = PoolPair.objects.get(pool=pool, passage_id="f1")
     member = PoolPair.objects.get(pool=pool, passage_id="f2")
@@ -143,7 +143,7 @@ def test_one_judgment_covers_the_whole_near_duplicate_cluster(small_collection, 
 @pytest.mark.django_db
 def test_several_assessors_are_aggregated_into_the_version_with_the_pool_setting(small_collection, assessor):
     pool, original = helpers.standard_pool(small_collection, assessors_per_pair=3, aggregation="median")
-    derived = services.qrels_version_derive(parent=original, pool=pool)
+    derived = versions.qrels_version_derive(parent=original, pool=pool)
     pair = PoolPair.objects.get(pool=pool, passage_id="d2")
     users = [assessor, helpers.assessor_user("assessor2"), helpers.assessor_user("assessor3")]
     for user, grade in zip(users, [4, 0, 1], strict=True):
@@ -152,7 +152,7 @@ def test_several_assessors_are_aggregated_into_the_version_with_the_pool_setting
     assert derived.qrels.get(passage_id="d2").grade == 1  # median of 4, 0, 1
     pool.aggregation = "primary"
     pool.save()
-    services.pool_sync_to_version(pool=pool)
+    versions.pool_sync_to_version(pool=pool)
     assert derived.qrels.get(passage_id="d2").grade == 4
 
 
@@ -163,17 +163,17 @@ def test_judgments_made_before_the_version_existed_are_written_when_it_is_derive
     services.judgment_submit(
         assignment=a, pair=PoolPair.objects.get(pool=pool, passage_id="d3"), grade=2, assessor=assessor
     )
-    derived = services.qrels_version_derive(parent=original, pool=pool)
+    derived = versions.qrels_version_derive(parent=original, pool=pool)
     assert derived.qrels.get(passage_id="d3").grade == 2
     with pytest.raises(ValidationError, match="already exists"):
-        services.qrels_version_derive(parent=original, pool=pool)
+        versions.qrels_version_derive(parent=original, pool=pool)
 
 
 @pytest.mark.django_db
 def test_a_closed_pool_accepts_no_judgments(small_collection, assessor):
     pool, _ = helpers.standard_pool(small_collection)
     a = services.assignment_take(pool=pool, assessor=assessor)
-    services.pool_set_status(pool=pool, status="closed")
+    pools.pool_set_status(pool=pool, status="closed")
     a.pool.refresh_from_db()
     with pytest.raises(ValidationError, match="closed"):
         services.judgment_submit(assignment=a, pair=_heads(pool, a)[0], grade=2, assessor=assessor)
@@ -182,12 +182,10 @@ def test_a_closed_pool_accepts_no_judgments(small_collection, assessor):
 @pytest.mark.django_db
 def test_a_pair_pooled_twice_for_one_version_is_graded_from_all_its_judgments(small_collection, assessor):
     pool_a, original = helpers.standard_pool(small_collection, aggregation="median")
-    derived = services.qrels_version_derive(parent=original, pool=pool_a)
+    derived = versions.qrels_version_derive(parent=original, pool=pool_a)
     run_c = helpers.run(small_collection, "C", {"1_1": ["d2"]})
-    pool_b = services.pool_create(
-        collection=small_collection, qrels_version=original, runs=[run_c], aggregation="median"
-    )
-    services.pool_attach_version(pool=pool_b, version=derived)
+    pool_b = pools.pool_create(collection=small_collection, qrels_version=original, runs=[run_c], aggregation="median")
+    versions.pool_attach_version(pool=pool_b, version=derived)
     other = helpers.assessor_user("assessor2")
     third = helpers.assessor_user("assessor3")
     conv = helpers.turn(small_collection, "1_1").conversation

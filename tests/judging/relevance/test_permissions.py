@@ -4,14 +4,14 @@ import pytest
 from django.urls import reverse
 
 from judging.models import AssessorJudgment, PoolPair
-from judging.relevance import services
+from judging.relevance import services, versions
 from tests.judging.relevance import helpers
 
 
 @pytest.fixture
 def setup(small_collection, assessor):
     pool, original = helpers.standard_pool(small_collection)
-    derived = services.qrels_version_derive(parent=original, pool=pool)
+    derived = versions.qrels_version_derive(parent=original, pool=pool)
     mine = services.assignment_take(pool=pool, assessor=assessor)
     other_user = helpers.assessor_user("assessor2")
     theirs = services.assignment_take(pool=pool, assessor=other_user)
@@ -83,10 +83,13 @@ def test_anonymous_users_are_sent_to_log_in(setup, client):
 
 @pytest.mark.django_db
 def test_assessors_and_raters_cannot_call_admin_apis(setup, assessor_api, rater_api, anon_api):
-    # Anonymous callers get 403 too: session auth comes first and sends no WWW-Authenticate challenge.
-    for api in (assessor_api, rater_api, anon_api):
+    for api in (assessor_api, rater_api):
         for method, url in admin_apis(setup):
             assert getattr(api, method)(url).status_code == 403, url
+    # Anonymous callers are asked to authenticate (token first: 401 with a WWW-Authenticate challenge).
+    for method, url in admin_apis(setup):
+        resp = getattr(anon_api, method)(url)
+        assert resp.status_code == 401 and resp["WWW-Authenticate"].startswith("Token"), url
 
 
 @pytest.mark.django_db

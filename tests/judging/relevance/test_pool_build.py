@@ -5,8 +5,10 @@ from unittest import mock
 import pytest
 from django.urls import reverse
 
+from ecast import jobs
 from judging.models import Pool, PoolPair
-from judging.relevance import services as svc
+from judging.relevance import pools
+from judging.relevance import selectors as sel
 from tests.judging.relevance import helpers
 
 
@@ -20,51 +22,50 @@ def inputs(small_collection):
 @pytest.mark.django_db
 def test_a_started_pool_is_stored_as_building_until_the_worker_fills_it(inputs):
     coll, original, run = inputs
-    with mock.patch("judging.relevance.tasks.pool_build_task.delay") as delay:
-        pool = svc.pool_create_start(collection=coll, qrels_version=original, runs=[run], depth=2, turn_ids=["1_1"])
-    delay.assert_called_once_with(pool.pk)
+    with mock.patch("judging.relevance.pools.enqueue") as enqueue:
+        pool = pools.pool_create_start(collection=coll, qrels_version=original, runs=[run], depth=2, turn_ids=["1_1"])
+    enqueue.assert_called_once_with("judging.relevance.pool_build", pool.pk)
     assert pool.status == Pool.Status.BUILDING and not PoolPair.objects.filter(pool=pool).exists()
     # Assessors never see a pool that is still being built.
-    from judging.relevance import selectors as sel
-
     assert pool not in sel.pools_open_for(user=helpers.assessor_user("a-build"))
 
-    built = svc.pool_build(pool_id=pool.pk)
-    assert built.status == Pool.Status.OPEN
+    jobs.enqueue(*enqueue.call_args.args)  # the worker runs the queued task
+    pool.refresh_from_db()
+    assert pool.status == Pool.Status.OPEN
     assert sorted(PoolPair.objects.filter(pool=pool).values_list("passage_id", flat=True)) == ["d2"]
     # A redelivered task changes nothing.
-    svc.pool_build(pool_id=pool.pk)
+    jobs.enqueue(*enqueue.call_args.args)
     assert PoolPair.objects.filter(pool=pool).count() == 1
 
 
 @pytest.mark.django_db
 def test_a_pool_that_cannot_be_built_is_marked_failed_with_the_reason(inputs):
     coll, original, run = inputs
-    with mock.patch("judging.relevance.services._pool_fill", side_effect=RuntimeError("disk full")):
+    with mock.patch("judging.relevance.dedup.cluster", side_effect=RuntimeError("disk full")):
         with pytest.raises(RuntimeError):
-            svc.pool_create_start(collection=coll, qrels_version=original, runs=[run])
+            pools.pool_create_start(collection=coll, qrels_version=original, runs=[run], cluster_near_duplicates=True)
     pool = Pool.objects.get()
     assert pool.status == Pool.Status.FAILED and "disk full" in pool.error
     with pytest.raises(Exception, match="only a built pool"):
-        svc.pool_set_status(pool=pool, status="open")
+        pools.pool_set_status(pool=pool, status="open")
 
 
 @pytest.mark.django_db
 def test_an_invalid_request_stores_nothing_and_queues_nothing(inputs):
     coll, original, run = inputs
-    with mock.patch("judging.relevance.tasks.pool_build_task.delay") as delay:
+    with mock.patch("judging.relevance.pools.enqueue") as enqueue:
         with pytest.raises(Exception, match="depth"):
-            svc.pool_create_start(collection=coll, qrels_version=original, runs=[run], depth=0)
+            pools.pool_create_start(collection=coll, qrels_version=original, runs=[run], depth=0)
         with pytest.raises(Exception, match="empty"):
-            svc.pool_create_start(collection=coll, qrels_version=original, runs=[run], turn_ids=[])
-    delay.assert_not_called()
+            pools.pool_create_start(collection=coll, qrels_version=original, runs=[run], turn_ids=[])
+    enqueue.assert_not_called()
     assert not Pool.objects.exists()
 
 
 @pytest.mark.django_db
 def test_the_pool_page_says_it_is_building_and_refreshes(inputs, admin_client):
     coll, original, run = inputs
-    with mock.patch("judging.relevance.tasks.pool_build_task.delay"):
-        pool = svc.pool_create_start(collection=coll, qrels_version=original, runs=[run])
+    with mock.patch("judging.relevance.pools.enqueue"):
+        pool = pools.pool_create_start(collection=coll, qrels_version=original, runs=[run])
     page = admin_client.get(reverse("relevance-pool", args=[pool.pk])).content.decode()
     assert "computing this pool" in page and 'http-equiv="refresh"' in page

@@ -4,7 +4,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from judging.models import PoolPair
-from judging.relevance import services
+from judging.relevance import pools
 from tests import factories
 from tests.judging.relevance import helpers
 
@@ -79,11 +79,11 @@ def test_it_rejects_runs_and_versions_of_another_collection(small_collection):
     foreign_version = factories.qrels_version(other)
     run = helpers.run(small_collection, "A", {"1_1": ["d1"]})
     with pytest.raises(ValidationError, match="another collection"):
-        services.pool_create(collection=small_collection, qrels_version=foreign_version, runs=[run])
+        pools.pool_create(collection=small_collection, qrels_version=foreign_version, runs=[run])
     version = factories.qrels_version(small_collection)
     with pytest.raises(ValidationError, match="select at least one run"):
-        services.pool_create(collection=small_collection, qrels_version=version, runs=[])
+        pools.pool_create(collection=small_collection, qrels_version=version, runs=[])
     with pytest.raises(ValidationError, match="depth"):
-        services.pool_create(collection=small_collection, qrels_version=version, runs=[run], depth=0)
+        pools.pool_create(collection=small_collection, qrels_version=version, runs=[run], depth=0)
     with pytest.raises(ValidationError, match="unknown"):
-        services.pool_create(collection=small_collection, qrels_version=version, runs=[run], turn_ids=["9_9"])
+        pools.pool_create(collection=small_collection, qrels_version=version, runs=[run], turn_ids=["9_9"])

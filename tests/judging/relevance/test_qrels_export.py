@@ -7,7 +7,7 @@ import ir_measures
 import pytest
 
 from judging.models import PoolPair
-from judging.relevance import selectors, services
+from judging.relevance import selectors, services, versions
 from judging.relevance.qrels_export import aggregate, write_qrels
 from tests.judging.relevance import helpers
 
@@ -38,7 +38,7 @@ def _read(text: str) -> dict[tuple[str, str], int]:
 def judged_version(small_collection, assessor):
     """original + new with d2 judged 4/0/1 by three assessors, f5 judged 2 by one, e2 (topic 2) judged 3."""
     pool, original = helpers.standard_pool(small_collection, assessors_per_pair=3)
-    derived = services.qrels_version_derive(parent=original, pool=pool)
+    derived = versions.qrels_version_derive(parent=original, pool=pool)
     users = [assessor, helpers.assessor_user("assessor2"), helpers.assessor_user("assessor3")]
     d2 = PoolPair.objects.get(pool=pool, passage_id="d2")
     for user, grade in zip(users, [4, 0, 1], strict=True):

@@ -1,0 +1,111 @@
+"""The import kinds: for each, its writer, label, options, second file and the hooks of kinds other apps own.
+
+ecast registers its own kinds below. A kind whose rows live in another app is registered by that app from its
+``AppConfig.ready()`` (evaluation registers qrels and runs in ``evaluation.importers.register``), so ecast never
+imports that app: the kind's hooks tell ecast what a job wrote, what an import would update and where to look next.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.urls import reverse
+
+from ecast.imports import writers
+from ecast.models import Collection, ImportJob
+
+Writer = Callable[[writers.Context], writers.Result]
+
+
+@dataclass(frozen=True)
+class ImportKind:
+    """One import format and what ecast needs to know about it."""
+
+    name: str
+    label: str
+    writer: Writer
+    # The options it understands; any other option is refused before a byte is read.
+    options: tuple[str, ...] = ()
+    # The path option that a second uploaded file fills (the resolved TSV of topics, the queries of runs).
+    second_file: str | None = None
+    # The object a succeeded job wrote (a Run, a QrelsVersion), for services that return it.
+    written: Callable[[ImportJob], Any] | None = None
+    # The object an import with these options would update (same collection and name), or None.
+    existing: Callable[[Collection, dict[str, Any]], Any] | None = None
+    # Pages to visit after the import, {label: url}, shown on its job page.
+    links: Callable[[ImportJob], dict[str, str]] | None = None
+
+
+_KINDS: dict[str, ImportKind] = {}
+
+
+def register(kind: ImportKind, *, after: str | None = None) -> None:
+    """Add or replace a kind; ``after`` lists it right after another kind (the import page's order)."""
+    items = [(name, k) for name, k in _KINDS.items() if name != kind.name]
+    position = len(items)
+    if after is not None:
+        names = [name for name, _k in items]
+        if after not in names:
+            raise ValueError(f"cannot list import kind {kind.name!r} after unknown kind {after!r}")
+        position = names.index(after) + 1
+    items.insert(position, (kind.name, kind))
+    _KINDS.clear()
+    _KINDS.update(items)
+
+
+def get(name: str) -> ImportKind | None:
+    """The kind registered as ``name``, or None."""
+    return _KINDS.get(name)
+
+
+def kinds() -> list[ImportKind]:
+    """Every registered kind, in listing order."""
+    return list(_KINDS.values())
+
+
+def names() -> list[str]:
+    """The names of every registered kind, in listing order."""
+    return list(_KINDS)
+
+
+def second_file(name: str) -> str | None:
+    """The path option a second uploaded file fills for kind ``name`` (None: the kind takes none)."""
+    kind = _KINDS.get(name)
+    return kind.second_file if kind else None
+
+
+def choices() -> list[tuple[str, str]]:
+    """(name, label) of every kind, for form fields (callable, so kinds registered later are listed too)."""
+    return [(k.name, k.label) for k in _KINDS.values()]
+
+
+for _kind in (
+    ImportKind(
+        "cast_topics",
+        "CAsT topics JSON (2019/2020/2021)",
+        writers.write_cast_topics,
+        options=("year", "resolved_tsv"),
+        second_file="resolved_tsv",
+    ),
+    ImportKind("cast2019_resolved", "CAsT 2019 resolved rewrites TSV", writers.write_cast2019_resolved),
+    ImportKind(
+        "ecast_csv",
+        "ECAsT paraphrase CSV",
+        writers.write_ecast_csv,
+        links=lambda _job: {"Release": reverse("releases")},
+    ),
+    ImportKind(
+        "utterance_labels",
+        "Utterance classes TSV (SE/FT/PT)",
+        writers.write_utterance_labels,
+        options=("skip_unknown",),
+    ),
+    ImportKind("castur", "CAsTUR turn dependencies TSV", writers.write_castur),
+    ImportKind("passages_tsv", "Passages TSV (id<TAB>text)", writers.write_passages_tsv),
+    ImportKind("passages_jsonl", "Passages JSONL", writers.write_passages_jsonl),
+    ImportKind("crowd_passages", "Passages from crowd CSV (Input.passage)", writers.write_crowd_passages),
+    ImportKind("clef_queries", "CLEF eHealth queries (ad hoc turns)", writers.write_clef_queries),
+):
+    register(_kind)

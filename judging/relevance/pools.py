@@ -1,0 +1,291 @@
+"""Services for relevance pools: depth-k pools of unjudged (turn, passage) pairs from runs, built in the request or
+by the worker, with near-duplicate clusters and statistics; opening and closing them."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from ecast.jobs import enqueue
+from ecast.models import Collection, Passage, Turn
+from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
+from judging.models import Pool, PoolPair
+from judging.relevance import dedup
+
+MAX_DEPTH = 100
+_CHUNK = 900  # below SQLite's bound-parameter limit on old builds
+
+
+def _resolve_turns(collection: Collection, turn_ids: Iterable[Any] | None) -> list[Turn] | None:
+    """Turn pks (ints) or "<topic>_<n>" ids (strings) → Turn rows of the collection; unknown ids are an error."""
+    if turn_ids is None:
+        return None
+    wanted = list(turn_ids)
+    pks = {int(t) for t in wanted if isinstance(t, int) or (isinstance(t, str) and t.isdigit())}
+    names = {str(t) for t in wanted if not (isinstance(t, int) or (isinstance(t, str) and t.isdigit()))}
+    found = list(Turn.objects.filter(collection=collection, pk__in=pks)) if pks else []
+    if names:
+        found += list(Turn.objects.filter(collection=collection, turn_id__in=names))
+    missing = (pks - {t.pk for t in found}) | (names - {t.turn_id for t in found})
+    if missing:
+        raise ValidationError(
+            f"turn_ids: {len(missing)} unknown in {collection.name}: {', '.join(sorted(map(str, missing))[:10])}"
+        )
+    return found
+
+
+def _passage_texts(passage_ids: Iterable[str]) -> dict[str, str]:
+    ids = sorted(set(passage_ids))
+    texts: dict[str, str] = {}
+    for i in range(0, len(ids), _CHUNK):
+        texts.update(
+            Passage.objects.filter(passage_id__in=ids[i : i + _CHUNK])
+            .exclude(text="")
+            .values_list("passage_id", "text")
+        )
+    return texts
+
+
+def _pool_prepare(
+    *,
+    status: str,
+    collection: Collection,
+    qrels_version: QrelsVersion,
+    runs: Sequence[Run],
+    depth: int = 3,
+    turn_ids: Iterable[Any] | None = None,
+    name: str = "",
+    cluster_near_duplicates: bool = False,
+    created_by: Any = None,
+    cluster_threshold: float = 0.9,
+    assessors_per_pair: int = 1,
+    aggregation: str = "majority",
+) -> tuple[Pool, list[Run], list[Turn] | None]:
+    """Check a pool request and store its row with its settings and runs (its pairs come from ``_pool_fill``);
+    return the pool, its runs and the turns it is restricted to (None = all)."""
+    run_list = list(runs)
+    if not run_list:
+        raise ValidationError("runs: select at least one run")
+    if qrels_version.collection_id != collection.pk:
+        raise ValidationError(f"qrels_version: {qrels_version.name!r} belongs to another collection")
+    foreign = [r.name for r in run_list if r.collection_id != collection.pk]
+    if foreign:
+        raise ValidationError(f"runs: {', '.join(foreign)} belong to another collection")
+    if not 1 <= int(depth) <= MAX_DEPTH:
+        raise ValidationError(f"depth: must be between 1 and {MAX_DEPTH}, got {depth}")
+    if not 1 <= int(assessors_per_pair) <= 10:
+        raise ValidationError("assessors_per_pair: must be between 1 and 10")
+    if aggregation not in Pool.Aggregation.values:
+        raise ValidationError(f"aggregation: must be one of {', '.join(Pool.Aggregation.values)}")
+    if cluster_near_duplicates and not 0.0 < float(cluster_threshold) <= 1.0:
+        raise ValidationError("cluster_threshold: must be in (0, 1]")
+    depth = int(depth)
+    turns = _resolve_turns(collection, turn_ids)
+    if turns is not None and not turns:
+        raise ValidationError("turn_ids: the list of turns is empty")
+    pool = Pool(
+        collection=collection,
+        name=name.strip() or f"{collection.name} depth-{depth} pool of {len(run_list)} run(s)",
+        qrels_version=qrels_version,
+        depth=depth,
+        turn_filter=sorted(t.turn_id for t in turns) if turns is not None else [],
+        cluster_near_duplicates=cluster_near_duplicates,
+        cluster_threshold=float(cluster_threshold),
+        assessors_per_pair=int(assessors_per_pair),
+        aggregation=aggregation,
+        created_by=created_by,
+        status=status,
+    )
+    pool.full_clean()
+    pool.save()
+    pool.runs.set(run_list)
+    return pool, run_list, turns
+
+
+def _pool_fill(*, pool: Pool, runs: list[Run], turns: list[Turn] | None) -> None:
+    """Compute the pool's pairs from the runs' rankings, cluster near duplicates, and store the statistics."""
+    depth = pool.depth
+    qrels_version = pool.qrels_version
+    cluster_near_duplicates = pool.cluster_near_duplicates
+    cluster_threshold = pool.cluster_threshold
+    ranking_qs = RunTurn.objects.filter(run__in=runs)
+    judged_qs = Qrel.objects.filter(version=qrels_version)
+    if turns is not None:
+        ranking_qs = ranking_qs.filter(turn__in=turns)
+        judged_qs = judged_qs.filter(turn__in=turns)
+    judged = set(judged_qs.values_list("turn_id", "passage_id").iterator(chunk_size=5000))
+
+    # (turn pk, passage) → {"runs": set, "rank": best rank}; per run: pairs contributed.
+    pairs: dict[tuple[int, str], dict[str, Any]] = {}
+    skipped_judged = 0
+    for run_id, turn_pk, doc_ids in ranking_qs.values_list("run_id", "turn_id", "doc_ids").iterator(chunk_size=500):
+        for rank, doc in enumerate(doc_ids[:depth], start=1):
+            key = (turn_pk, doc)
+            if key in judged:
+                skipped_judged += 1
+                continue
+            entry = pairs.setdefault(key, {"runs": set(), "rank": rank})
+            entry["runs"].add(run_id)
+            entry["rank"] = min(entry["rank"], rank)
+
+    run_names = {r.pk: r.name for r in runs}
+
+    texts = _passage_texts(doc for _, doc in pairs)
+    ordered = sorted(pairs.items(), key=lambda kv: (kv[0][0], kv[1]["rank"], kv[0][1]))
+    objs = [
+        PoolPair(
+            pool=pool,
+            turn_id=turn_pk,
+            passage_id=doc,
+            run_ids=sorted(entry["runs"]),
+            best_rank=entry["rank"],
+            has_text=doc in texts,
+        )
+        for (turn_pk, doc), entry in ordered
+    ]
+    PoolPair.objects.bulk_create(objs, batch_size=1000)
+    if any(o.pk is None for o in objs):  # backends without RETURNING: read the ids back
+        ids = dict(
+            ((t, p), pk) for pk, t, p in PoolPair.objects.filter(pool=pool).values_list("pk", "turn_id", "passage_id")
+        )
+        for o in objs:
+            o.pk = ids[(o.turn_id, o.passage_id)]
+
+    by_turn: dict[int, list[PoolPair]] = defaultdict(list)
+    for o in objs:
+        by_turn[o.turn_id].append(o)
+    for turn_pairs in by_turn.values():
+        if cluster_near_duplicates:
+            groups = dedup.cluster(
+                [(p.passage_id, texts.get(p.passage_id)) for p in turn_pairs], threshold=float(cluster_threshold)
+            )
+            by_pid = {p.passage_id: p for p in turn_pairs}
+            for group in groups:
+                head = by_pid[group[0]]
+                for pid in group:
+                    by_pid[pid].cluster_head_id = head.pk
+        else:
+            for p in turn_pairs:
+                p.cluster_head_id = p.pk
+    PoolPair.objects.bulk_update(objs, ["cluster_head"], batch_size=1000)
+
+    pool.stats = _pool_stats(objs, run_names, skipped_judged=skipped_judged)
+    pool.save(update_fields=["stats"])
+
+
+def _pool_stats(pairs: list[PoolPair], run_names: dict[int, str], *, skipped_judged: int) -> dict[str, Any]:
+    """Pool statistics: pairs per turn, per-run contribution and unique pairs, texts, clusters."""
+    turn_names = dict(Turn.objects.filter(pk__in={p.turn_id for p in pairs}).values_list("pk", "turn_id"))
+    per_turn: dict[str, int] = defaultdict(int)
+    per_run = {name: {"contributed": 0, "unique": 0} for name in run_names.values()}
+    heads = 0
+    clustered = 0
+    for p in pairs:
+        per_turn[turn_names[p.turn_id]] += 1
+        for rid in p.run_ids:
+            per_run[run_names[rid]]["contributed"] += 1
+        if len(p.run_ids) == 1:
+            per_run[run_names[p.run_ids[0]]]["unique"] += 1
+        if p.cluster_head_id == p.pk:
+            heads += 1
+        else:
+            clustered += 1
+    counts = sorted(per_turn.values())
+    return {
+        "pairs": len(pairs),
+        "turns": len(per_turn),
+        "judgments_needed": heads,
+        "clustered_pairs": clustered,
+        "with_text": sum(1 for p in pairs if p.has_text),
+        "unique_to_one_run": sum(1 for p in pairs if len(p.run_ids) == 1),
+        "already_judged_skipped": skipped_judged,
+        "per_turn": dict(sorted(per_turn.items(), key=lambda kv: _turn_sort_key(kv[0]))),
+        "per_turn_min": counts[0] if counts else 0,
+        "per_turn_max": counts[-1] if counts else 0,
+        "per_run": per_run,
+    }
+
+
+def _turn_sort_key(turn_id: str) -> tuple:
+    parts = turn_id.split("_")
+    return tuple((0, int(x), "") if x.isdigit() else (1, 0, x) for x in parts)
+
+
+@transaction.atomic
+def pool_create(
+    *,
+    collection: Collection,
+    qrels_version: QrelsVersion,
+    runs: Sequence[Run],
+    depth: int = 3,
+    turn_ids: Iterable[Any] | None = None,
+    name: str = "",
+    cluster_near_duplicates: bool = False,
+    created_by: Any = None,
+    cluster_threshold: float = 0.9,
+    assessors_per_pair: int = 1,
+    aggregation: str = "majority",
+) -> Pool:
+    """Pool the top-``depth`` passages per turn of ``runs`` that ``qrels_version`` has not judged (synchronously)."""
+    pool, run_list, turns = _pool_prepare(
+        status=Pool.Status.OPEN, collection=collection, qrels_version=qrels_version, runs=runs, depth=depth,
+        turn_ids=turn_ids, name=name, cluster_near_duplicates=cluster_near_duplicates, created_by=created_by,
+        cluster_threshold=cluster_threshold, assessors_per_pair=assessors_per_pair, aggregation=aggregation,
+    )  # fmt: skip
+    _pool_fill(pool=pool, runs=run_list, turns=turns)
+    return pool
+
+
+def pool_create_start(**request: Any) -> Pool:
+    """Like ``pool_create`` (same arguments), but store the pool as "building" and let the worker fill it.
+
+    Deep pools over many runs (and near-duplicate clustering) take long, so pages and the API never build them
+    inside the request. Invalid requests fail here, before anything is stored or queued.
+    """
+    with transaction.atomic():
+        pool, _, _ = _pool_prepare(status=Pool.Status.BUILDING, **request)
+    # Queued after the commit above, so the worker always finds the row.
+    enqueue("judging.relevance.pool_build", pool.pk)
+    pool.refresh_from_db()
+    return pool
+
+
+@transaction.atomic
+def pool_build(*, pool_id: int) -> Pool:
+    """Compute the pairs of a "building" pool and open it; a redelivered task finds it built and does nothing."""
+    pool = Pool.objects.select_for_update().select_related("qrels_version").get(pk=pool_id)
+    if pool.status != Pool.Status.BUILDING:
+        return pool
+    # turn_filter holds "<topic>_<n>" ids (ad hoc collections may use bare numbers), so resolve them by id.
+    turns = (
+        list(Turn.objects.filter(collection=pool.collection, turn_id__in=pool.turn_filter))
+        if pool.turn_filter
+        else None
+    )
+    _pool_fill(pool=pool, runs=list(pool.runs.all()), turns=turns)
+    pool.status = Pool.Status.OPEN
+    pool.error = ""
+    pool.save(update_fields=["status", "error"])
+    return pool
+
+
+def pool_build_failed(*, pool_id: int, error: str) -> None:
+    """Record why the worker could not build a pool (shown on its page)."""
+    Pool.objects.filter(pk=pool_id, status=Pool.Status.BUILDING).update(status=Pool.Status.FAILED, error=error[:2000])
+
+
+@transaction.atomic
+def pool_set_status(*, pool: Pool, status: str) -> Pool:
+    """Open or close a pool; a closed pool accepts no new topics or judgments."""
+    allowed = (Pool.Status.OPEN, Pool.Status.CLOSED)
+    if status not in allowed:
+        raise ValidationError(f"status: must be one of {', '.join(allowed)}")
+    if pool.status not in allowed:
+        raise ValidationError(f"the pool is {pool.status}; only a built pool can be opened or closed")
+    pool.status = status
+    pool.save(update_fields=["status"])
+    return pool
