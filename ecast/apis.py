@@ -20,10 +20,10 @@ from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from ecast import auth, selectors, services
-from ecast.api import AUTHENTICATION, AdminApi
 from ecast.filters import CollectionFilter, ConversationFilter, ParaphraseFilter, PassageFilter, TurnFilter
 from ecast.models import Collection, Conversation, Paraphrase, Passage, Turn
 from ecast.permissions import IsAdmin
+from ecast.rest import AUTHENTICATION, AdminApi
 
 # ---------------------------------------------------------------- serializers shared by several views
 

@@ -163,7 +163,7 @@ REST_FRAMEWORK = {
     # Names nested Input/Output serializers after their view so schema components never collide.
     "DEFAULT_SCHEMA_CLASS": "ecast.schema.AutoSchema",
     # One handler turns Django ValidationError and domain errors (ecast.errors.DomainError) into responses.
-    "EXCEPTION_HANDLER": "ecast.api.exception_handler",
+    "EXCEPTION_HANDLER": "ecast.rest.exception_handler",
     "DEFAULT_THROTTLE_RATES": {"login": os.environ.get("ECAST_LOGIN_RATE", "20/min")},
 }
 SPECTACULAR_SETTINGS = {

@@ -1,7 +1,7 @@
 """Domain events that connect judging, imports and evaluation without import cycles.
 
-Senders call the helper functions; receivers (score recompute, permutation and pivot analyses) connect to the
-signals in their app's ``ready()`` or ``tasks`` module and schedule debounced background work.
+Senders call the helper functions; the receivers (stored scores, permutation rescore, analyses) are all connected in
+``evaluation/recompute.py`` by ``EvaluationConfig.ready()`` and schedule debounced background work.
 """
 
 from __future__ import annotations

@@ -3,12 +3,12 @@
 from django.urls import include, path
 
 from evaluation import apis, views
-from evaluation.robustness import views as rviews
 
 urlpatterns: list = [
     path("", include("evaluation.permutations.urls")),
     path("", include("evaluation.analyses.urls")),
-    # Stored scores: leaderboard (live), runs, comparison, history, robustness (ECAsT Tables 11/13/14).
+    path("", include("evaluation.robustness.urls")),
+    # Stored scores: leaderboard (live), runs, comparison, history.
     path("evaluation/", views.leaderboard, name="evaluation-leaderboard"),
     path("evaluation/recompute/", views.recompute, name="evaluation-recompute"),
     path("evaluation/versions/<int:pk>/leaderboard.svg", views.leaderboard_plot, name="evaluation-leaderboard-svg"),
@@ -23,12 +23,6 @@ urlpatterns: list = [
     path("evaluation/compare/", views.compare, name="evaluation-compare"),
     path("evaluation/history/", views.history, name="evaluation-history"),
     path("evaluation/jobs/<int:pk>/", views.job_status, name="evaluation-job"),
-    path("evaluation/robustness/", rviews.robustness, name="evaluation-robustness"),
-    path(
-        "evaluation/robustness/<str:table>.<str:fmt>",
-        rviews.robustness_export,
-        name="evaluation-robustness-export",
-    ),
     path("api/evaluation/versions/<int:pk>/leaderboard/", apis.LeaderboardApi.as_view(), name="api-eval-leaderboard"),
     path("api/evaluation/versions/<int:pk>/status/", apis.VersionStatusApi.as_view(), name="api-eval-status"),
     path("api/evaluation/runs/", apis.RunUploadApi.as_view(), name="api-eval-run-upload"),

@@ -11,10 +11,10 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ecast.api import AdminApi
 from ecast.generation import reports, selectors, services, testsets
 from ecast.models import Collection, GenerationJob, TestSet
 from ecast.pipeline.backends import status_table
+from ecast.rest import AdminApi
 
 
 class ProgressOutput(serializers.Serializer):

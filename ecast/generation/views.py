@@ -12,13 +12,13 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from ecast.api import validation_payload
 from ecast.csvfiles import csv_response
 from ecast.generation import reports, selectors, services, testsets
 from ecast.generation.forms import GenerationJobForm, TestSetForm
 from ecast.models import Collection, GenerationJob, GenerationTurn, Paraphrase, TestSet
 from ecast.permissions import admin_required
 from ecast.pipeline.backends import status_table
+from ecast.rest import validation_payload
 
 
 @admin_required

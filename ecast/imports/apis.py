@@ -15,12 +15,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ecast import releases
-from ecast.api import AdminApi
 from ecast.csvfiles import csv_lines
 from ecast.errors import DomainError
 from ecast.imports import registry, services
 from ecast.imports.views import body_too_large
 from ecast.models import Collection, ImportJob
+from ecast.rest import AdminApi
 
 
 class ImportErrorOutput(serializers.Serializer):

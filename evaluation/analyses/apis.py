@@ -11,13 +11,12 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
+from ecast.errors import DomainError
 from ecast.models import Collection
-from ecast.permissions import IsAdmin
+from ecast.rest import AdminApi
 from evaluation.analyses import calibration as cal
 from evaluation.analyses import pivots
 from evaluation.analyses.selectors import ANALYSIS_MODELS
@@ -39,9 +38,10 @@ class AnalysisOutputSerializer(serializers.Serializer):
     results = serializers.JSONField()
 
 
-def _error_response(exc: ValidationError) -> Response:
-    detail = exc.message_dict if hasattr(exc, "message_dict") else {"non_field_errors": exc.messages}
-    return Response(detail, status=status.HTTP_400_BAD_REQUEST)
+def _created(obj: Any) -> Response:
+    """201 with the stored analysis, re-read: its computation may already have run (eager mode)."""
+    obj.refresh_from_db()
+    return Response(AnalysisOutputSerializer(obj).data, status=status.HTTP_201_CREATED)
 
 
 def _collection(pk: int) -> Collection:
@@ -65,11 +65,7 @@ def _version(pk: int | None) -> QrelsVersion | None:
         raise ValidationError({"qrels_version": f"unknown qrels version id {pk}"}) from exc
 
 
-class _AdminApi(APIView):
-    permission_classes = [IsAuthenticated, IsAdmin]
-
-
-class PivotAnalysisCreateApi(_AdminApi):
+class PivotAnalysisCreateApi(AdminApi):
     class InputSerializer(serializers.Serializer):
         collection = serializers.IntegerField()
         runs = serializers.ListField(child=serializers.IntegerField(), min_length=3)
@@ -88,27 +84,23 @@ class PivotAnalysisCreateApi(_AdminApi):
         data.is_valid(raise_exception=True)
         d: dict[str, Any] = data.validated_data
         collection = _collection(d["collection"])
-        try:
-            obj = services.pivot_analysis_create(
-                collection=collection,
-                runs=_runs(collection, d["runs"]),
-                qrels_version=_version(d.get("qrels_version")),
-                metrics=d["metrics"],
-                n_splits=d["n_splits"],
-                seed=d["seed"],
-                ee_kind=d["ee_kind"],
-                qrels_versions=[v for v in (_version(i) for i in d["qrels_versions"]) if v is not None],
-                name=d["name"],
-                auto_recompute=d["auto_recompute"],
-                created_by=request.user,
-            )
-        except ValidationError as exc:
-            return _error_response(exc)
-        obj.refresh_from_db()
-        return Response(AnalysisOutputSerializer(obj).data, status=status.HTTP_201_CREATED)
+        obj = services.pivot_analysis_create(
+            collection=collection,
+            runs=_runs(collection, d["runs"]),
+            qrels_version=_version(d.get("qrels_version")),
+            metrics=d["metrics"],
+            n_splits=d["n_splits"],
+            seed=d["seed"],
+            ee_kind=d["ee_kind"],
+            qrels_versions=[v for v in (_version(i) for i in d["qrels_versions"]) if v is not None],
+            name=d["name"],
+            auto_recompute=d["auto_recompute"],
+            created_by=request.user,
+        )
+        return _created(obj)
 
 
-class MetaEvaluationCreateApi(_AdminApi):
+class MetaEvaluationCreateApi(AdminApi):
     parser_classes = [MultiPartParser, FormParser, JSONParser]
 
     class InputSerializer(serializers.Serializer):
@@ -134,30 +126,26 @@ class MetaEvaluationCreateApi(_AdminApi):
         collection = _collection(d["collection"])
         dims = d["dimensions"]
         if not isinstance(dims, dict):
-            return Response({"dimensions": ["a JSON object {name: [simple metrics]}"]}, status=400)
+            raise ValidationError({"dimensions": "a JSON object {name: [simple metrics]}"})
         upload = d.get("upload")
-        try:
-            obj = services.meta_evaluation_create(
-                collection=collection,
-                complex_metrics=d["complex_metrics"],
-                dimensions=dims,
-                upload=upload,
-                upload_name=upload.name if upload is not None else "table.csv",
-                runs=_runs(collection, d["runs"]) if upload is None else [],
-                qrels_version=_version(d.get("qrels_version")),
-                depth=d["depth"],
-                lengths_upload=d.get("lengths"),
-                lengths_name=d["lengths"].name if d.get("lengths") else "lengths.tsv",
-                name=d["name"],
-                created_by=request.user,
-            )
-        except ValidationError as exc:
-            return _error_response(exc)
-        obj.refresh_from_db()
-        return Response(AnalysisOutputSerializer(obj).data, status=status.HTTP_201_CREATED)
+        obj = services.meta_evaluation_create(
+            collection=collection,
+            complex_metrics=d["complex_metrics"],
+            dimensions=dims,
+            upload=upload,
+            upload_name=upload.name if upload is not None else "table.csv",
+            runs=_runs(collection, d["runs"]) if upload is None else [],
+            qrels_version=_version(d.get("qrels_version")),
+            depth=d["depth"],
+            lengths_upload=d.get("lengths"),
+            lengths_name=d["lengths"].name if d.get("lengths") else "lengths.tsv",
+            name=d["name"],
+            created_by=request.user,
+        )
+        return _created(obj)
 
 
-class CalibrationReportCreateApi(_AdminApi):
+class CalibrationReportCreateApi(AdminApi):
     class InputSerializer(serializers.Serializer):
         run = serializers.IntegerField()
         qrels_version = serializers.IntegerField()
@@ -173,22 +161,18 @@ class CalibrationReportCreateApi(_AdminApi):
         data.is_valid(raise_exception=True)
         d: dict[str, Any] = data.validated_data
         run = get_object_or_404(Run, pk=d["run"])
-        try:
-            obj = services.calibration_report_create(
-                run=run,
-                qrels_version=_version(d["qrels_version"]),
-                normalisation=d["normalisation"],
-                depth=d.get("depth"),
-                n_buckets=d["n_buckets"],
-                created_by=request.user,
-            )
-        except ValidationError as exc:
-            return _error_response(exc)
-        obj.refresh_from_db()
-        return Response(AnalysisOutputSerializer(obj).data, status=status.HTTP_201_CREATED)
+        obj = services.calibration_report_create(
+            run=run,
+            qrels_version=_version(d["qrels_version"]),
+            normalisation=d["normalisation"],
+            depth=d.get("depth"),
+            n_buckets=d["n_buckets"],
+            created_by=request.user,
+        )
+        return _created(obj)
 
 
-class StochasticSystemCreateApi(_AdminApi):
+class StochasticSystemCreateApi(AdminApi):
     class InputSerializer(serializers.Serializer):
         collection = serializers.IntegerField()
         runs = serializers.ListField(child=serializers.IntegerField(), min_length=2)
@@ -208,24 +192,20 @@ class StochasticSystemCreateApi(_AdminApi):
         data.is_valid(raise_exception=True)
         d: dict[str, Any] = data.validated_data
         collection = _collection(d["collection"])
-        try:
-            obj = services.stochastic_system_create(
-                collection=collection,
-                runs=_runs(collection, d["runs"]),
-                qrels_version=_version(d["qrels_version"]),
-                b_values=d["b_values"],
-                measure=d["measure"],
-                depth=d["depth"],
-                name=d["name"],
-                created_by=request.user,
-            )
-        except ValidationError as exc:
-            return _error_response(exc)
-        obj.refresh_from_db()
-        return Response(AnalysisOutputSerializer(obj).data, status=status.HTTP_201_CREATED)
+        obj = services.stochastic_system_create(
+            collection=collection,
+            runs=_runs(collection, d["runs"]),
+            qrels_version=_version(d["qrels_version"]),
+            b_values=d["b_values"],
+            measure=d["measure"],
+            depth=d["depth"],
+            name=d["name"],
+            created_by=request.user,
+        )
+        return _created(obj)
 
 
-class AnalysisDetailApi(_AdminApi):
+class AnalysisDetailApi(AdminApi):
     @extend_schema(
         responses={200: AnalysisOutputSerializer},
         parameters=[OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(ANALYSIS_MODELS))],
@@ -238,7 +218,7 @@ class AnalysisDetailApi(_AdminApi):
         return Response(AnalysisOutputSerializer(obj).data)
 
 
-class PivotCompareApi(_AdminApi):
+class PivotCompareApi(AdminApi):
     class InputSerializer(serializers.Serializer):
         metric = serializers.CharField()
         pivot = serializers.CharField()
@@ -260,9 +240,6 @@ class PivotCompareApi(_AdminApi):
         d: dict[str, Any] = data.validated_data
         obj = get_object_or_404(ANALYSIS_MODELS["pivots"], pk=pk)
         if not obj.results:
-            return Response({"detail": "This analysis has no results yet."}, status=status.HTTP_409_CONFLICT)
-        try:
-            out = services.pivot_cross_ee(analysis=obj, metric=d["metric"], pivot=d["pivot"], choices=d["choices"])
-        except ValidationError as exc:
-            return _error_response(exc)
+            raise DomainError("This analysis has no results yet.", code="conflict")
+        out = services.pivot_cross_ee(analysis=obj, metric=d["metric"], pivot=d["pivot"], choices=d["choices"])
         return Response(self.OutputSerializer(out).data)

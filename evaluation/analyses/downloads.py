@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
 
+from ecast.csvfiles import csv_response
 from ecast.permissions import admin_required
-from evaluation.analyses.views_common import get_analysis
+from evaluation.analyses.views import get_analysis
 
 
 def _meta(obj) -> dict:
@@ -131,10 +130,4 @@ def analysis_download(request: HttpRequest, kind: str, pk: int, fmt: str) -> Htt
         return resp
     table = request.GET.get("table", "")
     head, rows = csv_rows(kind, obj.results, table)
-    buf = io.StringIO()
-    writer = csv.writer(buf)
-    writer.writerow(head)
-    writer.writerows(rows)
-    resp = HttpResponse(buf.getvalue(), content_type="text/csv")
-    resp["Content-Disposition"] = f'attachment; filename="{base}{"-" + table if table else ""}.csv"'
-    return resp
+    return csv_response(f"{base}{'-' + table if table else ''}.csv", head, rows)

@@ -76,6 +76,12 @@ class MetaEvalForm(_RunsMixin):
         required=False, help_text="App scores, optional: TSV passage_id<TAB>length in words (else the passage store)"
     )
 
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("source") == MetaEvaluation.Source.UPLOAD and not data.get("upload"):
+            self.add_error("upload", "choose a per-topic CSV table to upload")
+        return data
+
 
 class CalibrationForm(_RunsMixin):
     run: Any = forms.ModelChoiceField(queryset=None)
@@ -104,6 +110,12 @@ class StochasticForm(_RunsMixin):
     measure = forms.CharField(initial="nDCG@3")
     b_values = forms.CharField(initial=", ".join(str(b) for b in services.DEFAULT_B_VALUES))
     depth = forms.IntegerField(initial=100, min_value=1)
+
+    def clean_b_values(self) -> list[float]:
+        try:
+            return [float(b) for b in split_list(self.cleaned_data["b_values"])]
+        except ValueError as exc:
+            raise ValidationError("comma-separated numbers") from exc
 
 
 def parse_dimensions_text(text: str) -> dict[str, list[str]]:

@@ -16,7 +16,9 @@ well under a second.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -165,18 +167,12 @@ def _nan_stats(values: np.ndarray) -> tuple[list[float], list[float]]:
     return [float(x) for x in mean], [float(x) for x in std]
 
 
-class _quiet:
+@contextmanager
+def _quiet() -> Iterator[None]:
     """Silence numpy's 'mean of empty slice' for all-NaN columns (reported as NaN/None on purpose)."""
-
-    def __enter__(self):
-        import warnings
-
-        self._w = warnings.catch_warnings()
-        self._w.__enter__()
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-
-    def __exit__(self, *exc):
-        self._w.__exit__(*exc)
+        yield
 
 
 def pivot_analysis(

@@ -3,13 +3,15 @@ CSV/JSON downloads, progress polling and recompute."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django import forms
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from ecast.models import Collection
@@ -24,11 +26,11 @@ from evaluation.analyses.forms import (
     split_list,
 )
 from evaluation.analyses.selectors import (
+    ANALYSIS_MODELS,
     analysis_list,
     qrels_count,
 )
 from evaluation.analyses.services import common as services
-from evaluation.analyses.views_common import get_analysis as _get
 from evaluation.models import AnalysisStatus, MetaEvaluation
 
 KIND_TITLES = {
@@ -52,10 +54,11 @@ def _collection(request: HttpRequest) -> Collection | None:
     return qs.first()
 
 
-def _errors(exc: ValidationError) -> list[str]:
-    if hasattr(exc, "message_dict"):
-        return [f"{k}: {m}" for k, ms in exc.message_dict.items() for m in ms]
-    return list(exc.messages)
+def get_analysis(kind: str, pk: int):
+    """The analysis of this kind and id, or 404 (pages and downloads)."""
+    if kind not in ANALYSIS_MODELS:
+        raise Http404("unknown analysis kind")
+    return get_object_or_404(ANALYSIS_MODELS[kind].objects.select_related("collection", "qrels_version"), pk=pk)
 
 
 # ---- pivots --------------------------------------------------------------------------------------------------------
@@ -69,8 +72,12 @@ def pivots_page(request: HttpRequest) -> HttpResponse:
     form = PivotForm(request.POST or None, collection=collection)
     if request.method == "POST" and form.is_valid() and collection is not None:
         d = form.cleaned_data
-        try:
-            obj = services.pivot_analysis_create(
+        created = _create_and_open(
+            request,
+            form,
+            "pivots",
+            "Pivot analysis",
+            lambda: services.pivot_analysis_create(
                 collection=collection,
                 runs=list(d["runs"]),
                 qrels_version=d["qrels_version"],
@@ -82,14 +89,25 @@ def pivots_page(request: HttpRequest) -> HttpResponse:
                 name=d["name"],
                 auto_recompute=d["auto_recompute"],
                 created_by=request.user,
-            )
-        except ValidationError as exc:
-            for e in _errors(exc):
-                form.add_error(None, e)
-        else:
-            messages.success(request, "Pivot analysis queued.")
-            return redirect("analyses-detail", kind="pivots", pk=obj.pk)
+            ),
+        )
+        if created is not None:
+            return created
     return _list_page(request, "pivots", collection, form)
+
+
+def _create_and_open(
+    request: HttpRequest, form: forms.Form, kind: str, what: str, create: Callable[[], Any]
+) -> HttpResponse | None:
+    """Run one create service: on success go to the new analysis' page; refused, show why on the form (None)."""
+    try:
+        obj = create()
+    except ValidationError as exc:
+        for message in exc.messages:
+            form.add_error(None, message)
+        return None
+    messages.success(request, f"{what} queued.")
+    return redirect("analyses-detail", kind=kind, pk=obj.pk)
 
 
 def _list_page(request: HttpRequest, kind: str, collection: Collection | None, form: forms.Form, **extra: Any):
@@ -117,11 +135,13 @@ def metaeval_page(request: HttpRequest) -> HttpResponse:
     form = MetaEvalForm(request.POST or None, request.FILES or None, collection=collection)
     if request.method == "POST" and form.is_valid() and collection is not None:
         d = form.cleaned_data
-        try:
-            upload = d.get("upload")
-            if d["source"] == MetaEvaluation.Source.UPLOAD and upload is None:
-                raise ValidationError({"upload": "choose a per-topic CSV table to upload"})
-            obj = services.meta_evaluation_create(
+        upload = d.get("upload")
+        created = _create_and_open(
+            request,
+            form,
+            "metaeval",
+            "Meta-evaluation",
+            lambda: services.meta_evaluation_create(
                 collection=collection,
                 complex_metrics=split_list(d["complex_metrics"]),
                 dimensions=parse_dimensions_text(d["dimensions"]),
@@ -134,13 +154,10 @@ def metaeval_page(request: HttpRequest) -> HttpResponse:
                 lengths_name=d["lengths"].name if d.get("lengths") else "lengths.tsv",
                 name=d["name"],
                 created_by=request.user,
-            )
-        except ValidationError as exc:
-            for e in _errors(exc):
-                form.add_error(None, e)
-        else:
-            messages.success(request, "Meta-evaluation queued.")
-            return redirect("analyses-detail", kind="metaeval", pk=obj.pk)
+            ),
+        )
+        if created is not None:
+            return created
     return _list_page(request, "metaeval", collection, form)
 
 
@@ -155,46 +172,43 @@ def calibration_page(request: HttpRequest) -> HttpResponse:
     which = request.POST.get("form") if request.method == "POST" else None
     cform = CalibrationForm(request.POST if which == "calibration" else None, collection=collection)
     sform = StochasticForm(request.POST if which == "stochastic" else None, collection=collection)
+    created = None
     if which == "calibration" and cform.is_valid():
         d = cform.cleaned_data
-        try:
-            obj = services.calibration_report_create(
+        created = _create_and_open(
+            request,
+            cform,
+            "calibration",
+            "Calibration report",
+            lambda: services.calibration_report_create(
                 run=d["run"],
                 qrels_version=d["qrels_version"],
                 normalisation=d["normalisation"],
                 depth=d["depth"],
                 n_buckets=d["n_buckets"],
                 created_by=request.user,
-            )
-        except ValidationError as exc:
-            for e in _errors(exc):
-                cform.add_error(None, e)
-        else:
-            messages.success(request, "Calibration report queued.")
-            return redirect("analyses-detail", kind="calibration", pk=obj.pk)
+            ),
+        )
     if which == "stochastic" and sform.is_valid() and collection is not None:
         d = sform.cleaned_data
-        try:
-            try:
-                b_values = [float(b) for b in split_list(d["b_values"])]
-            except ValueError as exc:
-                raise ValidationError({"b_values": "comma-separated numbers"}) from exc
-            sto = services.stochastic_system_create(
+        created = _create_and_open(
+            request,
+            sform,
+            "stochastic",
+            "Stochastic system analysis",
+            lambda: services.stochastic_system_create(
                 collection=collection,
                 runs=list(d["runs"]),
                 qrels_version=d["qrels_version"],
-                b_values=b_values,
+                b_values=d["b_values"],
                 measure=d["measure"],
                 depth=d["depth"],
                 name=d["name"],
                 created_by=request.user,
-            )
-        except ValidationError as exc:
-            for e in _errors(exc):
-                sform.add_error(None, e)
-        else:
-            messages.success(request, "Stochastic system analysis queued.")
-            return redirect("analyses-detail", kind="stochastic", pk=sto.pk)
+            ),
+        )
+    if created is not None:
+        return created
     stochastic = analysis_list(kind="stochastic", collection=collection) if collection else []
     return _list_page(request, "calibration", collection, cform, sform=sform, stochastic=stochastic)
 
@@ -205,7 +219,7 @@ def calibration_page(request: HttpRequest) -> HttpResponse:
 @admin_required
 def analysis_detail(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     """Report page of one analysis: parameters, qrels version, computed at, figures, tables, downloads."""
-    obj = _get(kind, pk)
+    obj = get_analysis(kind, pk)
     res = obj.results or {}
     ctx: dict[str, Any] = {
         "kind": kind,
@@ -250,7 +264,7 @@ def _pivot_context(request: HttpRequest, obj, res: dict) -> dict:
         try:
             tool["result"] = services.pivot_cross_ee(analysis=obj, metric=metric, pivot=pivot, choices=choices)
         except ValidationError as exc:
-            tool["errors"] = _errors(exc)
+            tool["errors"] = exc.messages
     dist: dict[str, Any] = {}
     if res.get("kind") == "splits" and res.get("consistency_splits"):
         d_metric = request.GET.get("dist_metric") or res["metrics"][0]
@@ -343,7 +357,7 @@ DETAIL_CONTEXT = {
 @admin_required
 def analysis_status(request: HttpRequest, kind: str, pk: int) -> JsonResponse:
     """Status/progress for the page's polling script."""
-    obj = _get(kind, pk)
+    obj = get_analysis(kind, pk)
     return JsonResponse(
         {
             "status": obj.status,
@@ -359,8 +373,8 @@ def analysis_status(request: HttpRequest, kind: str, pk: int) -> JsonResponse:
 @require_POST
 def analysis_recompute(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     """Queue a recomputation now (no debounce)."""
-    obj = _get(kind, pk)
-    services.analysis_schedule(kind=kind, analysis_id=obj.pk)
+    obj = get_analysis(kind, pk)
+    services.analysis_queue(kind=kind, analysis_id=obj.pk)
     messages.info(request, "Recomputation queued.")
     return redirect("analyses-detail", kind=kind, pk=obj.pk)
 
@@ -369,10 +383,8 @@ def analysis_recompute(request: HttpRequest, kind: str, pk: int) -> HttpResponse
 @require_POST
 def analysis_delete(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     """Delete an analysis."""
-    obj = _get(kind, pk)
+    obj = get_analysis(kind, pk)
     collection_id = obj.collection_id
     services.analysis_delete(kind=kind, analysis_id=obj.pk)
     messages.info(request, "Analysis deleted.")
-    from django.urls import reverse
-
     return redirect(f"{reverse(LIST_URL[kind])}?collection={collection_id}")

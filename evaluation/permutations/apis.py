@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -12,19 +12,17 @@ from rest_framework.views import APIView
 
 from ecast.models import Collection, Conversation, Turn
 from ecast.permissions import IsAdmin, IsRater, is_admin
+from ecast.rest import AUTHENTICATION, AdminApi
 from evaluation.models import PermutationExperiment, QrelsVersion
 from evaluation.permutations import selectors as sel
 from evaluation.permutations import services as svc
 from evaluation.permutations.retrieval import SYSTEMS
 
 
-def _errors(exc: DjangoValidationError) -> Response:
-    return Response({"detail": "; ".join(exc.messages)}, status=status.HTTP_400_BAD_REQUEST)
-
-
 class UtteranceLabelSetApi(APIView):
     """Set the caller's SE/FT/PT class of a turn (admins also set the turn's class)."""
 
+    authentication_classes = AUTHENTICATION
     permission_classes = [IsAuthenticated, IsAdmin | IsRater]
 
     class InputSerializer(serializers.Serializer):
@@ -43,12 +41,9 @@ class UtteranceLabelSetApi(APIView):
         data.is_valid(raise_exception=True)
         turn = get_object_or_404(Turn.objects.select_related("conversation"), pk=data.validated_data["turn"])
         admin = is_admin(request.user)
-        try:
-            svc.utterance_label_set(
-                turn=turn, labeler=request.user, utterance_class=data.validated_data["utterance_class"], apply=admin
-            )
-        except DjangoValidationError as exc:
-            return _errors(exc)
+        svc.utterance_label_set(
+            turn=turn, labeler=request.user, utterance_class=data.validated_data["utterance_class"], apply=admin
+        )
         deps = {
             str(t.number): (t.depends_on.number if t.depends_on_id else None)
             for t in turn.conversation.turns.select_related("depends_on")
@@ -62,10 +57,8 @@ class UtteranceLabelSetApi(APIView):
         return Response(self.OutputSerializer(out).data)
 
 
-class LabelAgreementApi(APIView):
+class LabelAgreementApi(AdminApi):
     """Fleiss' kappa of the SE/FT/PT labels of a collection's labelers."""
-
-    permission_classes = [IsAuthenticated, IsAdmin]
 
     @extend_schema(
         responses={
@@ -85,10 +78,8 @@ class LabelAgreementApi(APIView):
         return Response(sel.label_agreement(collection=coll))
 
 
-class ExperimentCreateApi(APIView):
+class ExperimentCreateApi(AdminApi):
     """Create a permutation experiment; retrieval and scoring run in the worker."""
-
-    permission_classes = [IsAuthenticated, IsAdmin]
 
     class InputSerializer(serializers.Serializer):
         collection = serializers.IntegerField()
@@ -119,31 +110,26 @@ class ExperimentCreateApi(APIView):
             convs = list(Conversation.objects.filter(collection=coll, topic_id__in=d["topics"]))
             missing = set(d["topics"]) - {c.topic_id for c in convs}
             if missing:
-                return Response({"detail": f"unknown topics: {sorted(missing)}"}, status=400)
-        try:
-            exp = svc.permutation_experiment_create(
-                collection=coll,
-                name=d["name"],
-                qrels_version=version,
-                systems=d["systems"],
-                k=d["k"],
-                seed=d["seed"],
-                measure=d["measure"],
-                corpus=d["corpus"],
-                depth=d["depth"],
-                conversations=convs,
-                created_by=request.user,
-            )
-        except DjangoValidationError as exc:
-            return _errors(exc)
+                raise ValidationError(f"unknown topics: {sorted(missing)}")
+        exp = svc.permutation_experiment_create(
+            collection=coll,
+            name=d["name"],
+            qrels_version=version,
+            systems=d["systems"],
+            k=d["k"],
+            seed=d["seed"],
+            measure=d["measure"],
+            corpus=d["corpus"],
+            depth=d["depth"],
+            conversations=convs,
+            created_by=request.user,
+        )
         exp.refresh_from_db()
         return Response(self.OutputSerializer(exp).data, status=status.HTTP_201_CREATED)
 
 
-class ExperimentStatusApi(APIView):
+class ExperimentStatusApi(AdminApi):
     """Progress of an experiment and the qrels version its scores reflect."""
-
-    permission_classes = [IsAuthenticated, IsAdmin]
 
     class OutputSerializer(serializers.Serializer):
         id = serializers.IntegerField()
@@ -161,10 +147,8 @@ class ExperimentStatusApi(APIView):
         return Response(self.OutputSerializer(sel.experiment_progress(experiment=exp)).data)
 
 
-class ExperimentAnalysisApi(APIView):
+class ExperimentAnalysisApi(AdminApi):
     """All analyses (Tables 2–3, win fractions, MD0/MD1 ANOVA with Tukey tiers) as JSON."""
-
-    permission_classes = [IsAuthenticated, IsAdmin]
 
     @extend_schema(responses={200: inline_serializer("PermutationAnalysis", {"rows": serializers.IntegerField()})})
     def get(self, request, pk: int):
@@ -173,10 +157,8 @@ class ExperimentAnalysisApi(APIView):
         return Response(sel.experiment_analysis(experiment=exp, systems=systems))
 
 
-class ExperimentTopicsApi(APIView):
+class ExperimentTopicsApi(AdminApi):
     """The permuted conversations as CAsT-format topics (one topic object per permutation)."""
-
-    permission_classes = [IsAuthenticated, IsAdmin]
 
     @extend_schema(
         responses={200: inline_serializer("PermutedTopic", {"permutation_id": serializers.CharField()}, many=True)}

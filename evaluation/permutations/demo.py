@@ -25,6 +25,9 @@ from django.conf import settings
 from django.db import transaction
 
 from ecast.models import Collection, Conversation, Passage, Turn
+from evaluation.models import PermutationExperiment, Qrel, QrelsVersion
+from evaluation.permutations import services as svc
+from evaluation.permutations.retrieval import SYSTEMS
 
 DEMO_COLLECTION = "CAsT 2020 demo"
 DEMO_EXPERIMENT = "Demo: CAsT 2020 permutations"
@@ -60,8 +63,6 @@ def _norm(text: str) -> str:
 @transaction.atomic
 def classes_from_annotations(*, collection: Collection, path: Path, overwrite: bool = False) -> dict[str, Any]:
     """Set SE/FT/PT classes (and ``relevant_turn_numbers``) of a CAsT 2020 collection from the v1.1 annotations."""
-    from evaluation.permutations.services import utterance_classes_derive
-
     deps_by_text = annotated_dependencies(path)
     matched = unmatched = 0
     for conv in collection.conversations.all():
@@ -77,15 +78,13 @@ def classes_from_annotations(*, collection: Collection, path: Path, overwrite: b
             if t.relevant_turn_numbers != nums:
                 t.relevant_turn_numbers = nums
                 t.save(update_fields=["relevant_turn_numbers"])
-    derived = utterance_classes_derive(collection=collection, overwrite=overwrite)
+    derived = svc.utterance_classes_derive(collection=collection, overwrite=overwrite)
     return {"matched": matched, "unmatched": unmatched, **derived}
 
 
 @transaction.atomic
 def build_collection(*, name: str, data_dir: Path, topics: list[str] | None = None) -> Collection:
     """An equivalent of the demo collection from shared data: 2020 manual topics, crowd passage texts, 2020 qrels."""
-    from evaluation.models import Qrel, QrelsVersion
-
     coll, _ = Collection.objects.get_or_create(name=name, defaults={"year": 2020, "relevance_threshold": 2})
     if coll.conversations.exists():
         return coll
@@ -159,10 +158,6 @@ def load(stdout: TextIO | None = None) -> None:
 
 
 def _demo_experiment(coll: Collection, out: TextIO) -> None:
-    from evaluation.models import PermutationExperiment
-    from evaluation.permutations import services as svc
-    from evaluation.permutations.retrieval import available_systems
-
     if PermutationExperiment.objects.filter(collection=coll, name=DEMO_EXPERIMENT).exists():
         out.write("permutations demo: experiment already present\n")
         return
@@ -170,7 +165,7 @@ def _demo_experiment(coll: Collection, out: TextIO) -> None:
     if version is None:
         out.write("permutations demo: no qrels version; experiment skipped\n")
         return
-    systems = [s for s, ok in available_systems().items() if ok]
+    systems = list(SYSTEMS)
     convs = [c for c in coll.conversations.order_by("id") if all(t.utterance_class for t in c.turns.all())][:8]
     exp = svc.permutation_experiment_create(
         collection=coll,

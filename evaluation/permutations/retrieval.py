@@ -10,7 +10,8 @@ Strategies (each yields a weighted query [(text, weight), ...] per turn):
   rewrite  – the generation pipeline's rule-based CQR (``ecast.pipeline.cqr.cqr_rewrite``), given the history in
              the given order, then BM25
 
-Plain Python: no Django imports. The index is built once per corpus and cached on disk under ``cache_dir``.
+Plain Python: no Django imports (``ecast.pipeline`` is Django-free too). The index is built once per corpus and cached
+on disk under ``cache_dir``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from ecast.pipeline.cqr import cqr_rewrite
 
 LP_LAMBDA = 0.6
 K1, B = 1.2, 0.75  # Terrier's defaults, as in the paper
@@ -51,20 +54,6 @@ SYSTEMS: dict[str, SystemSpec] = {
 }
 
 
-def rewrite_backend() -> Callable[..., list[str]] | None:
-    """The pipeline's CQR function, or None when the pipeline module is not installed."""
-    try:
-        from ecast.pipeline.cqr import cqr_rewrite
-    except Exception:  # noqa: BLE001 - any import failure means "not available here"
-        return None
-    return cqr_rewrite
-
-
-def available_systems() -> dict[str, bool]:
-    """System id → whether it can run in this installation."""
-    return {sid: (sid != "rewrite" or rewrite_backend() is not None) for sid in SYSTEMS}
-
-
 def queries_for_order(system: str, order: Sequence[int], utterances: dict[int, str]) -> dict[int, WeightedQuery]:
     """Turn number → weighted query, for one system on one order of a conversation."""
     if system not in SYSTEMS:
@@ -72,11 +61,8 @@ def queries_for_order(system: str, order: Sequence[int], utterances: dict[int, s
     out: dict[int, WeightedQuery] = {}
     first = utterances[order[0]]
     if system == "rewrite":
-        cqr = rewrite_backend()
-        if cqr is None:
-            raise RuntimeError("the rewrite system needs ecast.pipeline.cqr, which is not installed")
         histories = [[utterances[n] for n in order[:i]] for i in range(len(order))]
-        rewritten = cqr(histories, [utterances[n] for n in order], backend="rule")
+        rewritten = cqr_rewrite(histories, [utterances[n] for n in order], backend="rule")
         return {n: [(str(text), 1.0)] for n, text in zip(order, rewritten, strict=True)}
     for i, n in enumerate(order):
         cur = utterances[n]

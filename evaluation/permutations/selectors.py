@@ -7,11 +7,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from django.core.exceptions import ValidationError
 from django.db.models import Count, QuerySet
 
-from ecast.models import Collection, Conversation, Turn
+from ecast.models import Collection, Conversation, Passage, Turn
 from ecast.permissions import is_admin
-from evaluation.models import Permutation, PermutationExperiment, PermutationResult, UtteranceLabel
+from evaluation.models import Permutation, PermutationExperiment, PermutationResult, Qrel, UtteranceLabel
 from evaluation.permutations import anova
 from evaluation.permutations import orders as permutations
 from evaluation.permutations.retrieval import SYSTEMS
@@ -20,6 +21,45 @@ from evaluation.permutations.retrieval import SYSTEMS
 def experiment_list(*, collection: Collection | None = None) -> QuerySet[PermutationExperiment]:
     qs = PermutationExperiment.objects.select_related("collection", "qrels_version", "scored_version")
     return qs.filter(collection=collection) if collection else qs
+
+
+def experiment_ids_for_changed_qrels(*, version_id: int, turn_ids: list[int]) -> list[int]:
+    """Experiments scored against this version whose conversations contain any of the changed turns."""
+    qs = PermutationExperiment.objects.filter(qrels_version_id=version_id).exclude(
+        status__in=[PermutationExperiment.Status.FAILED, PermutationExperiment.Status.RUNNING]
+    )
+    if turn_ids:
+        convs = Turn.objects.filter(pk__in=turn_ids).values("conversation_id")
+        qs = qs.filter(permutations__conversation_id__in=convs)
+    return list(qs.values_list("id", flat=True).distinct())
+
+
+def experiment_conversation_ids(*, experiment_id: int) -> list[int]:
+    """The conversations an experiment sampled orders of (one retrieval chunk each), in id order."""
+    ids = Permutation.objects.filter(experiment_id=experiment_id).values_list("conversation_id", flat=True)
+    return sorted(set(ids))
+
+
+def experiment_corpus(*, experiment: PermutationExperiment) -> tuple[list[str], list[str]]:
+    """Passage ids and texts to index: the collection's judged passages that have text, or every passage."""
+    qs = Passage.objects.order_by("passage_id")
+    if experiment.corpus == "qrels":
+        judged = Qrel.objects.filter(version__collection=experiment.collection).values("passage_id")
+        canonical = Turn.objects.filter(collection=experiment.collection).values("canonical_response_id")
+        qs = qs.filter(passage_id__in=judged) | qs.filter(passage_id__in=canonical)
+    ids, texts = [], []
+    for pid, text in qs.values_list("passage_id", "text").iterator(chunk_size=5000):
+        ids.append(pid)
+        texts.append(text)
+    if not ids:
+        raise ValidationError(f"collection {experiment.collection.name!r} has no passage texts to index")
+    return ids, texts
+
+
+def conversation_labels(*, conversation: Conversation) -> list[tuple[int, str]]:
+    """(number, class) in original order; turn 1's class is irrelevant (it is fixed) and defaults to SE."""
+    turns = list(conversation.turns.order_by("number").values_list("number", "utterance_class"))
+    return [(n, c or (permutations.SE if i == 0 else "")) for i, (n, c) in enumerate(turns)]
 
 
 def system_label(system: str) -> str:
@@ -122,9 +162,7 @@ def experiment_conversation_summary(*, experiment: PermutationExperiment) -> lis
         .values_list("conversation_id", "n")
     )
     for conv in Conversation.objects.filter(pk__in=counts).order_by("id"):
-        from evaluation.permutations.services import labels_for
-
-        s = permutations.structure_from_labels(labels_for(conv))
+        s = permutations.structure_from_labels(conversation_labels(conversation=conv))
         out.append(
             {
                 "conversation": conv,
@@ -190,6 +228,7 @@ def labels_visible_to(*, user: Any, conversation: Conversation) -> dict[int, str
 def label_agreement(*, collection: Collection) -> dict[str, Any]:
     """Fleiss' kappa over labelers of SE/FT/PT (statsmodels), on the turns labelled by the most common number of
     labelers (Fleiss' kappa needs the same number of ratings per item)."""
+    # statsmodels takes about a second to import; only this report needs it.
     from statsmodels.stats.inter_rater import fleiss_kappa
 
     per_turn: dict[int, Counter] = {}

@@ -1,4 +1,5 @@
-"""Writes for utterance labels and permutation experiments (sampling, retrieval chunks, scoring, run imports)."""
+"""Writes for utterance labels and permutation experiments: sampling, the background work (index, retrieval chunks,
+scoring) with its status bookkeeping, and the debounced rescore when judgments change."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from ecast.models import Collection, Conversation, Passage, Turn
+from ecast.jobs import debounce, debounce_release, enqueue
+from ecast.models import Collection, Conversation, Turn
+from evaluation.metrics import evaluate, parse_measure
 from evaluation.models import (
     Permutation,
     PermutationExperiment,
@@ -25,8 +28,15 @@ from evaluation.models import (
 )
 from evaluation.permutations import orders as perms
 from evaluation.permutations import retrieval
+from evaluation.permutations import selectors as sel
+from evaluation.selectors import qrels_dict, run_dict
 
 CLASSES = set(perms.CLASSES)
+
+# Registered names of the tasks in evaluation/permutations/tasks.py (queued by name: the tasks module imports this one).
+START_TASK = "evaluation.permutations.experiment_start"
+CHUNK_TASK = "evaluation.permutations.chunk"
+SCORE_TASK = "evaluation.permutations.experiment_score"
 
 
 # ---------------------------------------------------------------- utterance labels
@@ -133,20 +143,12 @@ def utterance_classes_derive(*, collection: Collection, overwrite: bool = False)
 # ---------------------------------------------------------------- experiments
 
 
-def labels_for(conversation: Conversation) -> list[tuple[int, str]]:
-    """(number, class) in original order; turn 1's class is irrelevant (it is fixed) and defaults to SE."""
-    turns = list(conversation.turns.order_by("number").values_list("number", "utterance_class"))
-    return [(n, c or (perms.SE if i == 0 else "")) for i, (n, c) in enumerate(turns)]
-
-
 def _conversation_seed(seed: int, topic_id: str) -> int:
     digest = hashlib.sha1(f"{seed}:{topic_id}".encode(), usedforsecurity=False).hexdigest()
     return int(digest[:12], 16)
 
 
 def _validate_measure(measure: str) -> None:
-    from evaluation.metrics import parse_measure
-
     try:
         parse_measure(measure)
     except ValueError as exc:
@@ -173,12 +175,9 @@ def permutation_experiment_create(
     are skipped and listed in ``warnings``."""
     if qrels_version.collection_id != collection.pk:
         raise ValidationError("the qrels version belongs to another collection")
-    available = retrieval.available_systems()
     for s in systems:
-        if s not in available:
+        if s not in retrieval.SYSTEMS:
             raise ValidationError(f"unknown system {s!r}; choose from {', '.join(retrieval.SYSTEMS)}")
-        if not available[s]:
-            raise ValidationError(f"system {s!r} is unavailable here (its rewrite backend is not installed)")
     if corpus not in ("qrels", "all"):
         raise ValidationError("corpus must be 'qrels' or 'all'")
     if not 0 <= k <= 10_000:
@@ -207,7 +206,7 @@ def permutation_experiment_create(
     for conv in convs:
         if conv.collection_id != collection.pk:
             raise ValidationError(f"conversation {conv.topic_id} belongs to another collection")
-        labels = labels_for(conv)
+        labels = sel.conversation_labels(conversation=conv)
         if not labels:
             continue
         missing = [n for n, c in labels[1:] if c not in CLASSES]
@@ -229,31 +228,13 @@ def permutation_experiment_create(
     exp.status = PermutationExperiment.Status.RUNNING if exp.systems else PermutationExperiment.Status.DONE
     exp.save(update_fields=["warnings", "chunks_total", "status"])
     if start and exp.systems:
-        from evaluation.permutations.tasks import permutation_experiment_start
-
-        transaction.on_commit(lambda: permutation_experiment_start.delay(exp.pk))
+        transaction.on_commit(lambda: enqueue(START_TASK, exp.pk))
     return exp
-
-
-def corpus_for(experiment: PermutationExperiment) -> tuple[list[str], list[str]]:
-    """Passage ids and texts to index: the collection's judged passages that have text, or every passage."""
-    qs = Passage.objects.order_by("passage_id")
-    if experiment.corpus == "qrels":
-        judged = Qrel.objects.filter(version__collection=experiment.collection).values("passage_id")
-        canonical = Turn.objects.filter(collection=experiment.collection).values("canonical_response_id")
-        qs = qs.filter(passage_id__in=judged) | qs.filter(passage_id__in=canonical)
-    ids, texts = [], []
-    for pid, text in qs.values_list("passage_id", "text").iterator(chunk_size=5000):
-        ids.append(pid)
-        texts.append(text)
-    if not ids:
-        raise ValidationError(f"collection {experiment.collection.name!r} has no passage texts to index")
-    return ids, texts
 
 
 def permutation_index_prepare(*, experiment: PermutationExperiment) -> str:
     """Build (or find) the experiment's BM25 index once, before the chunks fan out; returns its corpus key."""
-    index = retrieval.index_for_corpus(Path(settings.ECAST_CACHE_DIR), *corpus_for(experiment))
+    index = retrieval.index_for_corpus(Path(settings.ECAST_CACHE_DIR), *sel.experiment_corpus(experiment=experiment))
     experiment.parameters = {**experiment.parameters, "index_key": index.key, "index_passages": len(index.doc_ids)}
     experiment.save(update_fields=["parameters"])
     return index.key
@@ -264,7 +245,7 @@ def _index_for(exp: PermutationExperiment) -> retrieval.Bm25Index:
     # shared cache directory) rebuilds it from the passages.
     key = exp.parameters.get("index_key")
     index = retrieval.index_by_key(Path(settings.ECAST_CACHE_DIR), key) if key else None
-    return index or retrieval.index_for_corpus(Path(settings.ECAST_CACHE_DIR), *corpus_for(exp))
+    return index or retrieval.index_for_corpus(Path(settings.ECAST_CACHE_DIR), *sel.experiment_corpus(experiment=exp))
 
 
 def permutation_chunk_run(*, experiment_id: int, conversation_id: int, queue_scoring: bool = True) -> None:
@@ -329,16 +310,11 @@ def _chunk_finished(experiment_id: int, *, queue_scoring: bool = True) -> None:
             exp.status = PermutationExperiment.Status.SCORING
         exp.save(update_fields=["chunks_done", "status"])
         if fire and queue_scoring:
-            from evaluation.permutations.tasks import permutation_experiment_score
-
-            transaction.on_commit(lambda: permutation_experiment_score.delay(experiment_id))
+            transaction.on_commit(lambda: enqueue(SCORE_TASK, experiment_id))
 
 
 def permutation_experiment_score(*, experiment: PermutationExperiment) -> int:
     """(Re)score every stored ranking against the experiment's qrels version; no retrieval is re-run."""
-    from evaluation.metrics import evaluate
-    from evaluation.selectors import qrels_dict, run_dict
-
     version = experiment.qrels_version
     qrels = qrels_dict(version=version)
     measure = experiment.measure
@@ -395,17 +371,71 @@ def permutation_experiment_set_version(*, experiment: PermutationExperiment, ver
         raise ValidationError("the qrels version belongs to another collection")
     experiment.qrels_version = version
     experiment.save(update_fields=["qrels_version"])
-    from evaluation.permutations.tasks import schedule_rescore
-
-    transaction.on_commit(lambda: schedule_rescore(experiment.pk))
+    transaction.on_commit(lambda: permutation_experiment_rescore_schedule(experiment_id=experiment.pk))
 
 
-def experiments_for_changed_qrels(*, version_id: int, turn_ids: list[int]) -> list[int]:
-    """Experiments scored against this version whose conversations contain any of the changed turns."""
-    qs = PermutationExperiment.objects.filter(qrels_version_id=version_id).exclude(
-        status__in=[PermutationExperiment.Status.FAILED, PermutationExperiment.Status.RUNNING]
+# ---------------------------------------------------------------- background work (called by the tasks)
+
+
+def permutation_experiment_start(*, experiment_id: int) -> int:
+    """Build the index once, then queue one retrieval chunk per conversation; the last chunk queues the scoring."""
+    exp = PermutationExperiment.objects.select_related("collection").get(pk=experiment_id)
+    try:
+        permutation_index_prepare(experiment=exp)
+    except Exception as exc:
+        PermutationExperiment.objects.filter(pk=exp.pk).update(
+            status=PermutationExperiment.Status.FAILED, error=f"index: {exc}"
+        )
+        raise
+    conv_ids = sel.experiment_conversation_ids(experiment_id=experiment_id)
+    for conv_id in conv_ids:
+        enqueue(CHUNK_TASK, experiment_id, conv_id)
+    return len(conv_ids)
+
+
+def permutation_experiment_rescore(*, experiment_id: int) -> str:
+    """Score (or rescore) an experiment now, unless it is gone or still retrieving; a failure is kept on it."""
+    debounce_release(rescore_key(experiment_id))
+    exp = PermutationExperiment.objects.select_related("collection", "qrels_version").filter(pk=experiment_id).first()
+    if exp is None:
+        return "gone"
+    if exp.status == PermutationExperiment.Status.RUNNING:
+        return "retrieval still running; the last chunk scores against the current version"
+    try:
+        permutation_experiment_score(experiment=exp)
+    except Exception as exc:
+        # Earlier scores stay visible (and say which version they reflect); the error is shown on the page.
+        PermutationExperiment.objects.filter(pk=exp.pk).update(
+            error=f"scoring failed: {exc}",
+            status=PermutationExperiment.Status.DONE if exp.scored_at else PermutationExperiment.Status.FAILED,
+        )
+        raise
+    if exp.error.startswith("scoring failed"):
+        PermutationExperiment.objects.filter(pk=exp.pk).update(error="")
+    return "scored"
+
+
+# ---------------------------------------------------------------- debounced rescore
+
+
+def rescore_key(experiment_id: int) -> str:
+    """Debounce key of an experiment's rescore."""
+    return f"permutations:rescore:{experiment_id}"
+
+
+def permutation_experiment_rescore_schedule(*, experiment_id: int) -> bool:
+    """Rescore after the debounce window; a burst of judgments or run imports ends in one rescore."""
+    return debounce(
+        rescore_key(experiment_id),
+        SCORE_TASK,
+        experiment_id,
+        delay=settings.ECAST_PERMUTATION_RESCORE_DEBOUNCE_S,
     )
-    if turn_ids:
-        convs = Turn.objects.filter(pk__in=turn_ids).values("conversation_id")
-        qs = qs.filter(permutations__conversation_id__in=convs)
-    return list(qs.values_list("id", flat=True).distinct())
+
+
+def experiments_rescore_for_changed_qrels(*, version_id: int, turn_ids: list[int]) -> list[int]:
+    """Schedule a rescore of every experiment scored on this version that contains a changed turn."""
+    ids = sel.experiment_ids_for_changed_qrels(version_id=version_id, turn_ids=turn_ids)
+    for experiment_id in ids:
+        permutation_experiment_rescore_schedule(experiment_id=experiment_id)
+    return ids

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import tempfile
+from collections.abc import Iterator
+from itertools import chain
 from pathlib import Path
+from typing import Any
 
 from django import forms
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from ecast.csvfiles import csv_lines, csv_streaming_response
 from ecast.models import Collection, Conversation
 from ecast.permissions import ADMIN, RATER, admin_required, is_admin, role_required
 from evaluation.models import Permutation, PermutationExperiment, PermutationResult, QrelsVersion
@@ -23,7 +26,7 @@ from evaluation.permutations import orders as perms
 from evaluation.permutations import selectors as sel
 from evaluation.permutations import services as svc
 from evaluation.permutations.plots import distribution_svg, win_fractions_svg
-from evaluation.permutations.retrieval import SYSTEMS, available_systems
+from evaluation.permutations.retrieval import SYSTEMS
 from evaluation.permutations.runs import permutation_run_import
 
 labeler_required = role_required(ADMIN, RATER)
@@ -47,8 +50,7 @@ class ExperimentForm(forms.Form):
 
 @admin_required
 def experiment_list(request: HttpRequest) -> HttpResponse:
-    avail = available_systems()
-    form = ExperimentForm(request.POST or None, initial={"systems": [s for s in SYSTEMS if avail[s]]})
+    form = ExperimentForm(request.POST or None, initial={"systems": list(SYSTEMS)})
     if request.method == "POST" and form.is_valid():
         d = form.cleaned_data
         try:
@@ -70,11 +72,7 @@ def experiment_list(request: HttpRequest) -> HttpResponse:
             messages.success(request, f"Experiment “{exp.name}” created; retrieval runs in the background.")
             return redirect("permutation-experiment", pk=exp.pk)
     page = Paginator(sel.experiment_list(), 25).get_page(request.GET.get("page"))
-    return render(
-        request,
-        "evaluation/permutations/list.html",
-        {"form": form, "page": page, "unavailable": [SYSTEMS[s].label for s, ok in avail.items() if not ok]},
-    )
+    return render(request, "evaluation/permutations/list.html", {"form": form, "page": page})
 
 
 def _systems_param(request: HttpRequest) -> list[str]:
@@ -146,22 +144,22 @@ def experiment_export(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @admin_required
-def experiment_scores_csv(request: HttpRequest, pk: int) -> HttpResponse:
+def experiment_scores_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     exp = get_object_or_404(PermutationExperiment, pk=pk)
-    resp = HttpResponse(content_type="text/csv")
-    resp["Content-Disposition"] = f'attachment; filename="permutation-scores-{exp.pk}.csv"'
-    w = csv.writer(resp)
-    w.writerow(["topic", "permutation_id", "index", "is_original", "order", "system", "turn_id", exp.measure,
-                "qrels_version"])  # fmt: skip
+    header = ["topic", "permutation_id", "index", "is_original", "order", "system", "turn_id", exp.measure,
+              "qrels_version"]  # fmt: skip
     version = exp.scored_version.name if exp.scored_version else ""
     qs = PermutationResult.objects.filter(permutation__experiment=exp).select_related("permutation__conversation")
-    for r in qs.order_by("permutation__conversation_id", "permutation__index", "system").iterator(chunk_size=2000):
-        p = r.permutation
-        base = [p.conversation.topic_id, f"perm{p.pk}", p.index, p.is_original, " ".join(map(str, p.order))]
-        w.writerow([*base, sel.system_label(r.system), "mean", "" if r.mean is None else f"{r.mean:.6f}", version])
-        for tid, v in sorted(r.per_turn.items()):
-            w.writerow([*base, sel.system_label(r.system), tid, f"{v:.6f}", version])
-    return resp
+
+    def rows() -> Iterator[list[Any]]:
+        for r in qs.order_by("permutation__conversation_id", "permutation__index", "system").iterator(chunk_size=2000):
+            p = r.permutation
+            base = [p.conversation.topic_id, f"perm{p.pk}", p.index, p.is_original, " ".join(map(str, p.order))]
+            yield [*base, sel.system_label(r.system), "mean", "" if r.mean is None else f"{r.mean:.6f}", version]
+            for tid, v in sorted(r.per_turn.items()):
+                yield [*base, sel.system_label(r.system), tid, f"{v:.6f}", version]
+
+    return csv_streaming_response(f"permutation-scores-{exp.pk}.csv", csv_lines(chain([header], rows())))
 
 
 @admin_required

@@ -21,10 +21,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ecast import releases
-from ecast.api import AdminApi
 from ecast.csvfiles import csv_lines
 from ecast.models import Collection
 from ecast.permissions import IsRater, user_roles
+from ecast.rest import AdminApi
 from judging.models import DEFAULT_MEASURES, MEASURES, Campaign, RatingAssignment
 from judging.rating import sampling
 from judging.rating import selectors as sel

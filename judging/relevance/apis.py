@@ -13,9 +13,9 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ecast.api import AdminApi
 from ecast.models import Collection
 from ecast.permissions import IsAssessor
+from ecast.rest import AdminApi
 from evaluation.models import QrelsVersion, Run
 from judging.models import Pool, PoolPair
 from judging.relevance import pools, versions

@@ -8,9 +8,9 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from ecast.api import validation_payload
 from ecast.generation import selectors, services
 from ecast.models import Collection
+from ecast.rest import validation_payload
 
 
 class Command(BaseCommand):

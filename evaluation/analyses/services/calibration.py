@@ -14,8 +14,8 @@ from evaluation.analyses.selectors import (
     qrels_for_version,
     run_as_dict,
 )
-from evaluation.analyses.services.base import (
-    analysis_schedule,
+from evaluation.analyses.services.toolkit import (
+    analysis_queue,
     check_measures,
     check_runs,
     check_version,
@@ -74,7 +74,7 @@ def calibration_report_create(
     )
     obj.full_clean()
     obj.save()
-    analysis_schedule(kind="calibration", analysis_id=obj.id)
+    analysis_queue(kind="calibration", analysis_id=obj.id)
     return obj
 
 
@@ -143,7 +143,7 @@ def stochastic_system_create(
     obj.full_clean()
     obj.save()
     obj.runs.set(runs)
-    analysis_schedule(kind="stochastic", analysis_id=obj.id)
+    analysis_queue(kind="stochastic", analysis_id=obj.id)
     return obj
 
 

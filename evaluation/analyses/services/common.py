@@ -1,30 +1,32 @@
-"""Writes for pivot / meta-evaluation / calibration / stochastic-system analyses.
+"""The analyses' entry point: compute dispatch (what the Celery task runs), the debounced recompute when judgments
+arrive, recompute now, delete; and every kind's services, re-exported so callers import one module.
 
-``*_create`` validate and store parameters (atomic; nothing written on bad input) and schedule the background
-computation; ``analysis_compute`` (called by the Celery task) runs the plain algorithm modules and stores results,
-qrels version and ``computed_at``. When a qrels version gains judgments, :func:`analyses_schedule_for_version`
-re-queues every analysis built on it, debounced: each change replaces a cache token and only the task holding the
-latest token computes, so a burst of judgments costs one recomputation.
+``*_create`` (in the kind modules) validate and store parameters (atomic; nothing written on bad input) and queue the
+computation; :func:`analysis_compute` runs the plain algorithm modules and stores results, qrels version and
+``computed_at``. When a qrels version gains judgments, :func:`analyses_schedule_for_version` re-queues every analysis
+built on it through the one debounce (``ecast.jobs``): the first change queues a computation in
+``ECAST_ANALYSIS_DEBOUNCE_SECONDS``, later ones fold into it until it starts, so a burst of judgments costs one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from django.core.cache import cache
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from ecast.jobs import debounce, debounce_release
 from evaluation.analyses import metaeval, pivots
 from evaluation.analyses.selectors import (
     ANALYSIS_MODELS,
     analyses_for_version,
     qrels_count,
 )
-from evaluation.analyses.services.base import DEBOUNCE_SECONDS, analysis_schedule, token_key
 from evaluation.analyses.services.calibration import (
     DEFAULT_B_VALUES,
     calibration_report_compute,
@@ -46,45 +48,52 @@ from evaluation.analyses.services.pivots import (
     pivot_cross_ee,
     split_ee_means,
 )
-from evaluation.models import (
-    AnalysisStatus,
-)
+from evaluation.analyses.services.toolkit import COMPUTE_TASK, analysis_mark_pending, analysis_queue
+from evaluation.models import AnalysisStatus
 
 __all__ = [
     "APP_SIMPLE",
-    "DEBOUNCE_SECONDS",
+    "COMPUTE_TASK",
     "DEFAULT_B_VALUES",
     "EE_KINDS",
     "analyses_schedule_for_version",
     "analysis_compute",
-    "analysis_compute_if_current",
     "analysis_delete",
-    "analysis_schedule",
+    "analysis_queue",
+    "analysis_run",
     "app_score_table",
     "calibration_report_create",
     "meta_evaluation_create",
     "parse_lengths",
     "pivot_analysis_create",
     "pivot_cross_ee",
+    "recompute_key",
     "split_ee_means",
     "stochastic_system_create",
 ]
 
 
-def analyses_schedule_for_version(*, version_id: int, delay: int | None = None) -> list[tuple[str, int]]:
-    """Re-queue (debounced) every auto-recomputed analysis that reads this qrels version."""
+def recompute_key(kind: str, analysis_id: int) -> str:
+    """Debounce key of an analysis' recompute."""
+    return f"analyses:{kind}:{analysis_id}"
+
+
+def analyses_schedule_for_version(*, version_id: int) -> list[tuple[str, int]]:
+    """Re-queue (debounced, after commit) every auto-recomputed analysis that reads this qrels version."""
     targets = analyses_for_version(version_id=version_id)
+    delay = settings.ECAST_ANALYSIS_DEBOUNCE_SECONDS
     for kind, analysis_id in targets:
-        analysis_schedule(kind=kind, analysis_id=analysis_id, delay=DEBOUNCE_SECONDS if delay is None else delay)
+        analysis_mark_pending(kind=kind, analysis_id=analysis_id)
+        transaction.on_commit(
+            partial(debounce, recompute_key(kind, analysis_id), COMPUTE_TASK, kind, analysis_id, delay=delay)
+        )
     return targets
 
 
-def analysis_compute_if_current(*, kind: str, analysis_id: int, token: str | None) -> bool:
-    """Compute unless a newer schedule replaced ``token`` (then that later task does the work)."""
-    if token is not None and cache.get(token_key(kind, analysis_id)) not in (None, token):
-        return False
+def analysis_run(*, kind: str, analysis_id: int) -> None:
+    """What the task runs: changes from now on schedule another run, then compute this one."""
+    debounce_release(recompute_key(kind, analysis_id))
     analysis_compute(kind=kind, analysis_id=analysis_id)
-    return True
 
 
 def analysis_compute(*, kind: str, analysis_id: int) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+import io
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -21,14 +23,15 @@ from evaluation.analyses.selectors import (
     run_as_dict,
     system_key,
 )
-from evaluation.analyses.services.base import (
-    analysis_schedule,
+from evaluation.analyses.services.toolkit import (
+    analysis_queue,
     check_measures,
     check_runs,
     check_version,
     evaluator_for,
     progress_set,
 )
+from evaluation.analyses.session_metrics import total_time
 from evaluation.models import (
     MetaEvaluation,
     QrelsVersion,
@@ -89,11 +92,10 @@ def meta_evaluation_create(
         raw = upload.read()
         if isinstance(raw, str):
             raw = raw.encode()
-        compression = "gzip" if raw[:2] == b"\x1f\x8b" else None
-        import io
-
+        if raw[:2] == b"\x1f\x8b":
+            raw = gzip.decompress(raw)
         try:
-            df = metaeval.load_table(io.BytesIO(raw) if compression is None else _gunzip(raw), name=upload_name)
+            df = metaeval.load_table(io.BytesIO(raw), name=upload_name)
         except metaeval.TableError as exc:
             raise ValidationError({"upload": str(exc)}) from exc
         available = metaeval.metric_columns(df)
@@ -138,7 +140,7 @@ def meta_evaluation_create(
         obj.save(update_fields=["table_file"])
     else:
         obj.runs.set(runs)
-    analysis_schedule(kind="metaeval", analysis_id=obj.id)
+    analysis_queue(kind="metaeval", analysis_id=obj.id)
     return obj
 
 
@@ -157,13 +159,6 @@ def parse_lengths(upload: Any, *, name: str) -> dict[str, int]:
     if not out:
         raise ValidationError({"lengths": f"{name}: no lengths found"})
     return out
-
-
-def _gunzip(raw: bytes):
-    import gzip
-    import io
-
-    return io.BytesIO(gzip.decompress(raw))
 
 
 # Simple metrics the app computes for its own runs (no iterations/subtopics in CAsT):
@@ -198,10 +193,9 @@ def app_score_table(
         for t in sorted(qrels):
             docs = run_dicts[r.id].get(t, {})
             top = sorted(docs, key=lambda d: -docs[d])[:depth]
-            tot = 0.0
-            for d in top:
-                rel = qrels[t].get(d, 0) >= threshold
-                tot += 4.4 + (0.64 if rel else 0.39) * (0.018 * lengths.get(d, fallback) + 7.8)
+            # One iteration of the top passages; a passage is relevant at the collection's threshold.
+            relevant = {d: {"rel": 1} for d in top if qrels[t].get(d, 0) >= threshold}
+            tot = total_time([top], relevant, lengths, default_length=fallback)
             row = {"run": r.name, "iteration": 1, "topic": t, "precision": per[prec].get(t, 0.0), "tot-time": -tot}
             for m in measures:
                 row[m] = per[m].get(t, 0.0)

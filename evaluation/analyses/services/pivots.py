@@ -16,8 +16,8 @@ from evaluation.analyses.selectors import (
     run_as_dict,
     system_key,
 )
-from evaluation.analyses.services.base import (
-    analysis_schedule,
+from evaluation.analyses.services.toolkit import (
+    analysis_queue,
     check_measures,
     check_runs,
     check_version,
@@ -90,7 +90,7 @@ def pivot_analysis_create(
     obj.full_clean()
     obj.save()
     obj.runs.set(runs)
-    analysis_schedule(kind="pivots", analysis_id=obj.id)
+    analysis_queue(kind="pivots", analysis_id=obj.id)
     return obj
 
 

@@ -1,11 +1,13 @@
-"""Read the CLEF eHealth 2018 runs/qrels straight from shared data (duplicates: best-scored line kept)."""
+"""Read the CLEF eHealth 2018 runs/qrels straight from shared data, through the import's reader (plain Python)."""
 
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 
 import numpy as np
+
+from ecast.imports.parsers import read_qrels, read_run
+from evaluation.metrics import evaluate
 
 RUNS = {
     "IELAB_01": "IELAB__IELAB_01.txt.gz",
@@ -20,37 +22,8 @@ RUNS = {
 }
 
 
-def read_qrels(path: Path) -> dict[str, dict[str, int]]:
-    out: dict[str, dict[str, int]] = {}
-    with open(path) as fh:
-        for line in fh:
-            parts = line.split()
-            if len(parts) == 4:
-                out.setdefault(parts[0], {})[parts[2]] = int(parts[3])
-    return out
-
-
-def read_run(path: Path, *, depth: int | None = None) -> dict[str, dict[str, float]]:
-    """TREC run → {qid: {doc: score}}, keeping the best score of a duplicated (qid, doc) as the importer does."""
-    out: dict[str, dict[str, float]] = {}
-    with gzip.open(path, "rt") as fh:
-        for line in fh:
-            parts = line.split()
-            if len(parts) < 6:
-                continue
-            qid, doc, score = parts[0], parts[2], float(parts[4])
-            docs = out.setdefault(qid, {})
-            if doc not in docs or score > docs[doc]:
-                docs[doc] = score
-    if depth:
-        out = {q: dict(sorted(d.items(), key=lambda kv: -kv[1])[:depth]) for q, d in out.items()}
-    return out
-
-
 def per_topic(qrels, run, measures: list[str]) -> dict[str, dict[str, float]]:
     """{measure: {qid: value}} with every judged qid present (0 when the run lacks it), as trec_eval -c."""
-    from evaluation.metrics import evaluate
-
     return evaluate(qrels, run, measures, rel_threshold=1)
 
 

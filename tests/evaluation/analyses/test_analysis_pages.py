@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 
 from evaluation.analyses.services import common as services
-from evaluation.models import MetaEvaluation, PivotAnalysis
+from evaluation.models import MetaEvaluation, PivotAnalysis, Qrel, QrelsVersion, StochasticSystem
 from tests.evaluation.analyses.helpers import collection_with_qrels, make_run
 
 pytestmark = pytest.mark.django_db
@@ -136,6 +136,23 @@ def test_form_errors_are_shown_and_nothing_is_written(admin_client):
     assert PivotAnalysis.objects.count() == 0
 
 
+def test_the_forms_refuse_a_missing_upload_and_non_numeric_b_values(admin_client):
+    coll, version = collection_with_qrels(n_topics=1)
+    resp = admin_client.post(
+        reverse("analyses-metaeval"),
+        {"collection": coll.pk, "source": "upload", "complex_metrics": "c1, c2", "dimensions": "Rel: p", "depth": 10},
+    )
+    assert resp.status_code == 400 and "choose a per-topic CSV table to upload" in resp.content.decode()
+    runs = [make_run(coll, f"ens-{k}", 0.8, seed=k, probs=True) for k in range(2)]
+    resp = admin_client.post(
+        reverse("analyses-calibration"),
+        {"form": "stochastic", "collection": coll.pk, "runs": [r.pk for r in runs], "qrels_version": version.pk,
+         "measure": "nDCG@3", "b_values": "0.5, lots", "depth": 10},
+    )  # fmt: skip
+    assert "comma-separated numbers" in resp.content.decode()
+    assert not MetaEvaluation.objects.exists() and not StochasticSystem.objects.exists()
+
+
 def test_meta_evaluation_upload_through_the_page(admin_client, django_capture_on_commit_callbacks, tmp_path):
     coll, _ = collection_with_qrels(n_topics=1)
     table = "run,topic,c1,c2,p\n" + "".join(f"A,{t},.6,.1,.9\nB,{t},.5,.2,.1\n" for t in range(5))
@@ -234,10 +251,10 @@ def test_api_meta_evaluation_upload_multipart(admin_api, django_capture_on_commi
 
 
 def test_a_queued_analysis_page_polls_and_a_failed_one_shows_its_error(admin_client):
-    from evaluation.models import PivotAnalysis as PA
-
     coll, version = collection_with_qrels(n_topics=1)
-    queued = PA.objects.create(collection=coll, name="queued", qrels_version=version, parameters={"metrics": ["AP"]})
+    queued = PivotAnalysis.objects.create(
+        collection=coll, name="queued", qrels_version=version, parameters={"metrics": ["AP"]}
+    )
     body = admin_client.get(reverse("analyses-detail", kwargs={"kind": "pivots", "pk": queued.pk})).content.decode()
     assert 'id="analysis-running"' in body and "computed <strong>not yet</strong>" in body
     assert (
@@ -248,7 +265,7 @@ def test_a_queued_analysis_page_polls_and_a_failed_one_shows_its_error(admin_cli
     )
     status = admin_client.get(reverse("analyses-status", kwargs={"kind": "pivots", "pk": queued.pk})).json()
     assert status["status"] == "pending"
-    failed = PA.objects.create(
+    failed = PivotAnalysis.objects.create(
         collection=coll, name="failed", qrels_version=version, status="failed", error="boom: no topics"
     )
     body = admin_client.get(reverse("analyses-detail", kwargs={"kind": "pivots", "pk": failed.pk})).content.decode()
@@ -258,8 +275,6 @@ def test_a_queued_analysis_page_polls_and_a_failed_one_shows_its_error(admin_cli
 def test_pivot_report_across_qrels_versions_offers_them_as_environments(
     admin_client, django_capture_on_commit_callbacks
 ):
-    from evaluation.models import Qrel, QrelsVersion
-
     coll, version = collection_with_qrels(n_topics=2)
     v2 = QrelsVersion.objects.create(collection=coll, name="with-new", parent=version)
     Qrel.objects.bulk_create(

@@ -7,9 +7,12 @@ import io
 import pytest
 from django.core.exceptions import ValidationError
 
+from ecast import jobs
 from ecast.models import Turn
 from evaluation import events
+from evaluation.analyses import demo as analyses_demo
 from evaluation.analyses.services import common as services
+from evaluation.analyses.tasks import analysis_compute_task
 from evaluation.models import (
     CalibrationReport,
     MetaEvaluation,
@@ -133,14 +136,30 @@ def test_new_judgments_recompute_the_analysis_debounced(setup, django_capture_on
     assert obj.qrels_count == Qrel.objects.filter(version=version).count()
 
 
-def test_a_superseded_schedule_does_not_compute(setup):
+def test_a_burst_of_judgments_recomputes_once_and_a_later_change_again(
+    setup, django_capture_on_commit_callbacks, monkeypatch, settings
+):
     coll, version, runs = setup
-    obj = PivotAnalysis.objects.create(collection=coll, name="x", qrels_version=version, parameters={"metrics": ["AP"]})
-    old = services.analysis_schedule(kind="pivots", analysis_id=obj.id, delay=30)
-    services.analysis_schedule(kind="pivots", analysis_id=obj.id, delay=30)
-    assert services.analysis_compute_if_current(kind="pivots", analysis_id=obj.id, token=old) is False
+    with django_capture_on_commit_callbacks(execute=True):
+        obj = services.pivot_analysis_create(
+            collection=coll, runs=runs, qrels_version=version, metrics=["AP"], n_splits=3
+        )
+    queued = []
+    monkeypatch.setattr(jobs, "enqueue", lambda name, *args, countdown=None: queued.append((name, args, countdown)))
+    for _ in range(3):
+        with django_capture_on_commit_callbacks(execute=True):
+            services.analyses_schedule_for_version(version_id=version.id)
+    assert queued == [(services.COMPUTE_TASK, ("pivots", obj.id), settings.ECAST_ANALYSIS_DEBOUNCE_SECONDS)]
     obj.refresh_from_db()
-    assert obj.computed_at is None
+    assert obj.status == "pending"
+    first = obj.computed_at
+    analysis_compute_task("pivots", obj.id)  # the worker runs the one queued computation
+    obj.refresh_from_db()
+    assert obj.status == "done" and obj.computed_at > first
+    with django_capture_on_commit_callbacks(execute=True):
+        services.analyses_schedule_for_version(version_id=version.id)
+    assert len(queued) == 2
+    analysis_compute_task("pivots", obj.id)  # and releases the debounce for the next test
 
 
 def test_other_versions_changes_leave_the_analysis_alone(setup):
@@ -254,8 +273,6 @@ def test_stochastic_system_gain_curve(django_capture_on_commit_callbacks):
 
 
 def test_the_demo_loader_builds_and_computes_analyses_idempotently(shared_data):
-    from evaluation.analyses import demo as analyses_demo
-
     coll, version = collection_with_qrels(n_topics=2, name=analyses_demo.DEMO_COLLECTION)
     for i, q in enumerate([1.2, 0.8, 0.3]):
         make_run(coll, f"decaf-exp{i + 1}", q, probs=False)

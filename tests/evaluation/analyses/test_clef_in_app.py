@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from ecast.imports.services import qrels_import, run_import
 from ecast.models import Collection
 from evaluation.analyses.services import common as services
 
@@ -18,8 +19,6 @@ RUNS = {
 
 
 def test_pivots_on_imported_clef_ehealth_2018_match_trec_eval(shared_data, django_capture_on_commit_callbacks):
-    from ecast.imports.services import qrels_import, run_import
-
     base = shared_data / "clef_ehealth_2018"
     coll = Collection.objects.create(name="CLEF eHealth 2018", year=2018, relevance_threshold=1)
     version = qrels_import(

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from evaluation.analyses import pivots
+from tests.evaluation.analyses.clef_data import clef_matrices
 
 # 4 systems × 4 topics; EE1 = topics {0, 1}, EE2 = topics {2, 3}.
 SCORES = np.array(
@@ -79,8 +80,6 @@ def test_ee_consistency_and_correctness_over_named_environments():
 
 
 def test_pivot_analysis_on_clef_ehealth_2018(shared_data):
-    from tests.evaluation.analyses.clef_data import clef_matrices
-
     systems, topics, mats, _ = clef_matrices(shared_data, ["AP", "nDCG@10", "RR"])
     ielab = systems.index("IELAB_01")
     # README: trec_eval on CLEF2018_qrel_20180914.txt gives IELAB_01 map 0.2644, ndcg_cut_10 0.6886; IMS 0.2291.

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
 import pytest
 
+from evaluation.analyses import metaeval
 from evaluation.analyses import session_metrics as sm
 
 # Subtopics s1..s3 (weights 1/3), grades /4. Session: iteration 1 = [a, x], iteration 2 = [b, c]; d unretrieved.
@@ -71,10 +73,6 @@ def test_alpha_ndcg_via_ir_measures_pyndeval():
 
 
 def test_session_metric_table_feeds_the_meta_evaluation():
-    import pandas as pd
-
-    from evaluation.analyses import metaeval
-
     sessions = {
         "good": {"t1": [["a", "b"], ["d", "c"]], "t2": [["d", "a"]]},
         "bad": {"t1": [["x", "y"], ["a", "z"]], "t2": [["x", "c"]]},

@@ -5,11 +5,14 @@ import json
 import pytest
 from django.core.exceptions import ValidationError
 
+from ecast import jobs
 from evaluation.events import qrels_changed
 from evaluation.models import Permutation, PermutationExperiment, PermutationQuery, PermutationResult, Qrel
+from evaluation.permutations import retrieval
 from evaluation.permutations import selectors as sel
 from evaluation.permutations import services as svc
 from evaluation.permutations.runs import permutation_run_import
+from evaluation.permutations.tasks import permutation_experiment_score_task
 
 from .helpers import labelled_collection
 
@@ -101,6 +104,35 @@ def test_new_judgments_rescore_without_new_retrieval(cache_dir, django_capture_o
     )
     changed = [pk for pk in after if "2_2" in after[pk] and after[pk]["2_2"] != before[pk]["2_2"]]
     assert changed and all(after[pk].get("1_1") == before[pk].get("1_1") for pk in after)
+
+
+def test_a_burst_of_judgments_rescores_once_and_a_later_change_rescores_again(
+    cache_dir, django_capture_on_commit_callbacks, monkeypatch, settings
+):
+    coll, version = labelled_collection()
+    exp = run_experiment(coll, version, django_capture_on_commit_callbacks)
+    queued = []
+    real_enqueue = jobs.enqueue
+
+    def enqueue(name, *args, countdown=None):
+        if name != svc.SCORE_TASK:
+            return real_enqueue(name, *args, countdown=countdown)
+        queued.append((args, countdown))  # held back, as a worker would until the countdown ends
+
+    monkeypatch.setattr(jobs, "enqueue", enqueue)
+    turn = coll.turns.get(turn_id="2_2")
+    for grade in (0, 1, 2):
+        Qrel.objects.update_or_create(version=version, turn=turn, passage_id="P9", defaults={"grade": grade})
+        with django_capture_on_commit_callbacks(execute=True):
+            qrels_changed(version_id=version.pk, turn_ids=[turn.pk])
+    assert queued == [((exp.pk,), settings.ECAST_PERMUTATION_RESCORE_DEBOUNCE_S)]
+    assert permutation_experiment_score_task(exp.pk) == "scored"
+    exp.refresh_from_db()
+    assert exp.scored_qrels_count == Qrel.objects.filter(version=version).count()
+    with django_capture_on_commit_callbacks(execute=True):
+        qrels_changed(version_id=version.pk, turn_ids=[turn.pk])
+    assert len(queued) == 2
+    assert permutation_experiment_score_task(exp.pk) == "scored"  # releases the debounce for the next test
 
 
 def test_conversations_with_unlabelled_turns_are_skipped_and_reported(cache_dir, django_capture_on_commit_callbacks):
@@ -195,24 +227,13 @@ def test_a_run_without_a_permutation_id_or_for_another_topic_is_refused(tmp_path
 
 
 def test_the_rewrite_system_gets_the_history_in_the_permuted_order(monkeypatch):
-    from evaluation.permutations import retrieval
-
     seen = []
 
     def fake_cqr(histories, utterances, backend):
         seen.append((histories, utterances, backend))
         return [u.upper() for u in utterances]
 
-    monkeypatch.setattr(retrieval, "rewrite_backend", lambda: fake_cqr)
+    monkeypatch.setattr(retrieval, "cqr_rewrite", fake_cqr)
     queries = retrieval.queries_for_order("rewrite", [1, 3, 2], {1: "a", 2: "b", 3: "c"})
     assert seen == [([[], ["a"], ["a", "c"]], ["a", "c", "b"], "rule")]
     assert queries == {1: [("A", 1.0)], 3: [("C", 1.0)], 2: [("B", 1.0)]}
-
-
-def test_an_unavailable_rewrite_backend_is_refused_clearly(monkeypatch):
-    from evaluation.permutations import retrieval
-
-    monkeypatch.setattr(retrieval, "rewrite_backend", lambda: None)
-    coll, version = labelled_collection()
-    with pytest.raises(ValidationError, match="unavailable"):
-        svc.permutation_experiment_create(collection=coll, name="x", qrels_version=version, systems=["rewrite"])

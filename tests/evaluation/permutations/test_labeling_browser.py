@@ -5,6 +5,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from ecast.models import Turn
+from evaluation.permutations import services as svc
 from tests.conftest import ARTIFACTS, browser_login
 
 from .helpers import labelled_collection
@@ -43,8 +44,6 @@ def test_keys_label_turns_save_them_and_draw_the_forest(browser, live_server, ad
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
 def test_the_report_page_draws_figures_and_filters_systems(browser, live_server, admin_user, settings, tmp_path):
-    from evaluation.permutations import services as svc
-
     settings.ECAST_CACHE_DIR = tmp_path
     coll, version = labelled_collection()
     exp = svc.permutation_experiment_create(

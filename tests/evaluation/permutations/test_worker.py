@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
+from ecast.celery import app
 from evaluation.models import PermutationExperiment, PermutationResult
 from evaluation.permutations import services as svc
 
@@ -24,8 +25,6 @@ def test_a_real_worker_runs_the_chunks_and_scores_the_experiment(settings, tmp_p
         if os.environ.get("CI"):
             pytest.fail("CI must run the worker test on PostgreSQL")
         pytest.skip("the worker subprocess needs a shared PostgreSQL database")
-    from ecast.celery import app
-
     settings.CELERY_TASK_ALWAYS_EAGER = False
     app.conf.task_always_eager = False
     db = connection.settings_dict

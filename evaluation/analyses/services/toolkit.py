@@ -1,43 +1,29 @@
-"""Shared pieces of the analysis services: input checks, the metric entry point, progress, and scheduling."""
+"""What the services of every analysis kind (pivots, metaeval, calibration) build on: input checks, the metric entry
+point, progress, and queueing a computation. Dispatch and the debounced recompute live in ``common``."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
-from django.conf import settings
-from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from ecast.jobs import enqueue
 from ecast.models import Collection
-from evaluation.analyses.selectors import (
-    ANALYSIS_MODELS,
-)
-from evaluation.models import (
-    AnalysisStatus,
-    QrelsVersion,
-    Run,
-)
+from evaluation.analyses.selectors import ANALYSIS_MODELS
+from evaluation.metrics import MeasureError, make_evaluator, parse_measure
+from evaluation.models import AnalysisStatus, QrelsVersion, Run
 
-DEBOUNCE_SECONDS = int(getattr(settings, "ECAST_ANALYSIS_DEBOUNCE_SECONDS", 30))
+# Registered name of the task in evaluation/analyses/tasks.py (queued by name: the tasks module imports the services).
+COMPUTE_TASK = "evaluation.analysis_compute"
 
 
-# ---- helpers -------------------------------------------------------------------------------------------------------
-
-
-def evaluator_for(qrels, measures: list[str], threshold: int) -> Callable[[dict], dict[str, dict[str, float]]]:
-    """The evaluation app's entry point to pytrec_eval/ir_measures (trec_eval -c): index qrels once, score many runs."""
-    from evaluation.metrics import make_evaluator
-
-    return make_evaluator(qrels, measures, rel_threshold=threshold)
+# ---- input checks --------------------------------------------------------------------------------------------------
 
 
 def check_measures(measures: Iterable[str]) -> list[str]:
     """Measure strings ir_measures can parse (via evaluation.metrics), or a ValidationError naming the bad one."""
-    from evaluation.metrics import MeasureError, parse_measure
-
     out = []
     for m in measures:
         m = str(m).strip()
@@ -74,9 +60,12 @@ def check_version(collection: Collection, version: QrelsVersion | None) -> Qrels
     return version
 
 
-def progress_set(obj, done: int, total: int) -> None:
-    """Store progress without touching the rest of the row (the page polls it)."""
-    type(obj).objects.filter(pk=obj.pk).update(progress_done=done, progress_total=total)
+# ---- computing -----------------------------------------------------------------------------------------------------
+
+
+def evaluator_for(qrels, measures: list[str], threshold: int) -> Callable[[dict], dict[str, dict[str, float]]]:
+    """The evaluation app's entry point to pytrec_eval/ir_measures (trec_eval -c): index qrels once, score many runs."""
+    return make_evaluator(qrels, measures, rel_threshold=threshold)
 
 
 def mean_over(per_topic: dict[str, float], topics: Iterable[str]) -> float:
@@ -85,20 +74,20 @@ def mean_over(per_topic: dict[str, float], topics: Iterable[str]) -> float:
     return float(np.mean(vals)) if vals else float("nan")
 
 
-# ---- scheduling ----------------------------------------------------------------------------------------------------
+def progress_set(obj, done: int, total: int) -> None:
+    """Store progress without touching the rest of the row (the page polls it)."""
+    type(obj).objects.filter(pk=obj.pk).update(progress_done=done, progress_total=total)
 
 
-def token_key(kind: str, analysis_id: int) -> str:
-    """Cache key of the debounce token of one analysis."""
-    return f"ecast:analysis-recompute:{kind}:{analysis_id}"
+# ---- queueing ------------------------------------------------------------------------------------------------------
 
 
-def analysis_schedule(*, kind: str, analysis_id: int, delay: int = 0) -> str:
-    """Queue a (re)computation after commit; a later call supersedes this one (debounce token)."""
-    from evaluation.analyses.tasks import analysis_compute_task
-
-    token = uuid.uuid4().hex
-    cache.set(token_key(kind, analysis_id), token, timeout=delay + 24 * 3600)
+def analysis_mark_pending(*, kind: str, analysis_id: int) -> None:
+    """Show the analysis as waiting for its computation (the page polls the status)."""
     ANALYSIS_MODELS[kind].objects.filter(pk=analysis_id).update(status=AnalysisStatus.PENDING, error="")
-    transaction.on_commit(lambda: analysis_compute_task.apply_async(args=[kind, analysis_id, token], countdown=delay))
-    return token
+
+
+def analysis_queue(*, kind: str, analysis_id: int) -> None:
+    """Compute the analysis in the worker as soon as this transaction commits (no debounce)."""
+    analysis_mark_pending(kind=kind, analysis_id=analysis_id)
+    transaction.on_commit(lambda: enqueue(COMPUTE_TASK, kind, analysis_id))
