@@ -8,7 +8,8 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
 from rest_framework.permissions import BasePermission
 
 ADMIN, RATER, ASSESSOR = "admin", "rater", "assessor"
@@ -61,13 +62,13 @@ class IsAssessor(BasePermission):
         return is_assessor(request.user)
 
 
-def role_required(*roles: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+def role_required(*roles: str) -> Callable[[Callable[..., HttpResponseBase]], Callable[..., HttpResponseBase]]:
     """Page-view decorator: login required, then 403 unless the user holds one of ``roles``."""
 
-    def decorator(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    def decorator(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
         @login_required
         @wraps(view)
-        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             if not user_roles(request.user) & set(roles):
                 raise PermissionDenied("Your role does not give access to this page.")
             return view(request, *args, **kwargs)
