@@ -43,7 +43,8 @@ def test_the_system_filter_restricts_the_analyses(admin_client, experiment):
 
 def test_the_scores_csv_has_a_mean_row_and_per_turn_rows(admin_client, experiment):
     r = admin_client.get(reverse("permutation-scores-csv", args=[experiment.pk]))
-    rows = list(csv.DictReader(io.StringIO(r.content.decode())))
+    assert r["Content-Disposition"] == f'attachment; filename="permutation-scores-{experiment.pk}.csv"'
+    rows = list(csv.DictReader(io.StringIO(b"".join(r.streaming_content).decode())))
     perm_rows = [
         x for x in rows if x["permutation_id"] == f"perm{Permutation.objects.filter(experiment=experiment).first().pk}"
     ]

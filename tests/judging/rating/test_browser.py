@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as ec
@@ -27,7 +28,8 @@ def test_a_rater_completes_three_items_with_the_keyboard_and_a_reload_keeps_the_
     c = campaign(paraphrase_collection(), size=4, n=2)
     browser_login(browser, live_server, "rater1", "pass-rater1")
     browser.get(live_server.url + f"/rating/campaigns/{c.pk}/rate/")
-    wait = WebDriverWait(browser, 10)
+    # The page swaps the item in place; a lookup may hit the old node mid-swap, so such errors mean 'not yet'.
+    wait = WebDriverWait(browser, 10, ignored_exceptions=(StaleElementReferenceException, WebDriverException))
     body = browser.find_element(By.TAG_NAME, "body")
 
     first = _item_id(browser)
@@ -88,7 +90,8 @@ def test_an_admin_creates_a_campaign_and_sees_kappa_update(browser, live_server,
     n.clear()
     n.send_keys("3")
     browser.find_element(By.ID, "create-campaign").click()
-    wait = WebDriverWait(browser, 15)
+    # The page swaps the item in place; a lookup may hit the old node mid-swap, so such errors mean 'not yet'.
+    wait = WebDriverWait(browser, 15, ignored_exceptions=(StaleElementReferenceException, WebDriverException))
     wait.until(ec.presence_of_element_located((By.ID, "kappa-table")))
     c = Campaign.objects.get(name="Browser campaign")
     cell = '#kappa-table tr[data-measure="semantic_similarity"] [data-f="kappa_raw"]'
