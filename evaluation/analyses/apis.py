@@ -20,7 +20,9 @@ from ecast.rest import AdminApi
 from evaluation.analyses import calibration as cal
 from evaluation.analyses import pivots
 from evaluation.analyses.selectors import ANALYSIS_MODELS
-from evaluation.analyses.services import common as services
+from evaluation.analyses.services import calibration as calibration_services
+from evaluation.analyses.services import metaeval as metaeval_services
+from evaluation.analyses.services import pivots as pivot_services
 from evaluation.models import QrelsVersion, Run
 
 
@@ -73,7 +75,7 @@ class PivotAnalysisCreateApi(AdminApi):
         metrics = serializers.ListField(child=serializers.CharField(), default=list(pivots.DEFAULT_METRICS))
         n_splits = serializers.IntegerField(default=pivots.DEFAULT_SPLITS, min_value=1, max_value=1000)
         seed = serializers.IntegerField(default=0)
-        ee_kind = serializers.ChoiceField(choices=list(services.EE_KINDS), default="splits")
+        ee_kind = serializers.ChoiceField(choices=list(pivot_services.EE_KINDS), default="splits")
         qrels_versions = serializers.ListField(child=serializers.IntegerField(), default=list)
         name = serializers.CharField(required=False, allow_blank=True, default="")
         auto_recompute = serializers.BooleanField(default=True)
@@ -84,7 +86,7 @@ class PivotAnalysisCreateApi(AdminApi):
         data.is_valid(raise_exception=True)
         d: dict[str, Any] = data.validated_data
         collection = _collection(d["collection"])
-        obj = services.pivot_analysis_create(
+        obj = pivot_services.pivot_analysis_create(
             collection=collection,
             runs=_runs(collection, d["runs"]),
             qrels_version=_version(d.get("qrels_version")),
@@ -128,7 +130,7 @@ class MetaEvaluationCreateApi(AdminApi):
         if not isinstance(dims, dict):
             raise ValidationError({"dimensions": "a JSON object {name: [simple metrics]}"})
         upload = d.get("upload")
-        obj = services.meta_evaluation_create(
+        obj = metaeval_services.meta_evaluation_create(
             collection=collection,
             complex_metrics=d["complex_metrics"],
             dimensions=dims,
@@ -161,7 +163,7 @@ class CalibrationReportCreateApi(AdminApi):
         data.is_valid(raise_exception=True)
         d: dict[str, Any] = data.validated_data
         run = get_object_or_404(Run, pk=d["run"])
-        obj = services.calibration_report_create(
+        obj = calibration_services.calibration_report_create(
             run=run,
             qrels_version=_version(d["qrels_version"]),
             normalisation=d["normalisation"],
@@ -177,7 +179,9 @@ class StochasticSystemCreateApi(AdminApi):
         collection = serializers.IntegerField()
         runs = serializers.ListField(child=serializers.IntegerField(), min_length=2)
         qrels_version = serializers.IntegerField()
-        b_values = serializers.ListField(child=serializers.FloatField(), default=list(services.DEFAULT_B_VALUES))
+        b_values = serializers.ListField(
+            child=serializers.FloatField(), default=list(calibration_services.DEFAULT_B_VALUES)
+        )
         measure = serializers.CharField(default="nDCG@3")
         depth = serializers.IntegerField(default=100, min_value=1)
         name = serializers.CharField(required=False, allow_blank=True, default="")
@@ -192,7 +196,7 @@ class StochasticSystemCreateApi(AdminApi):
         data.is_valid(raise_exception=True)
         d: dict[str, Any] = data.validated_data
         collection = _collection(d["collection"])
-        obj = services.stochastic_system_create(
+        obj = calibration_services.stochastic_system_create(
             collection=collection,
             runs=_runs(collection, d["runs"]),
             qrels_version=_version(d["qrels_version"]),
@@ -241,5 +245,5 @@ class PivotCompareApi(AdminApi):
         obj = get_object_or_404(ANALYSIS_MODELS["pivots"], pk=pk)
         if not obj.results:
             raise DomainError("This analysis has no results yet.", code="conflict")
-        out = services.pivot_cross_ee(analysis=obj, metric=d["metric"], pivot=d["pivot"], choices=d["choices"])
+        out = pivot_services.pivot_cross_ee(analysis=obj, metric=d["metric"], pivot=d["pivot"], choices=d["choices"])
         return Response(self.OutputSerializer(out).data)

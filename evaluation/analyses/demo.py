@@ -18,7 +18,10 @@ from django.core.exceptions import ValidationError
 
 from ecast.models import Collection
 from evaluation.analyses import metaeval
+from evaluation.analyses.services import calibration as calibration_services
 from evaluation.analyses.services import common as services
+from evaluation.analyses.services import metaeval as metaeval_services
+from evaluation.analyses.services import pivots as pivot_services
 from evaluation.models import CalibrationReport, MetaEvaluation, PivotAnalysis, QrelsVersion, Run, StochasticSystem
 from evaluation.permutations.demo import DEMO_COLLECTION
 
@@ -56,7 +59,7 @@ def _calibration(collection, version, runs, out: TextIO) -> None:
     if CalibrationReport.objects.filter(collection=collection, name=CALIBRATION_NAME).exists():
         return
     run = next((r for r in runs if r.name == "decaf-exp2"), runs[-1])
-    obj = services.calibration_report_create(
+    obj = calibration_services.calibration_report_create(
         run=run, qrels_version=version, normalisation="minmax", depth=100, name=CALIBRATION_NAME
     )
     _compute("calibration", obj, out)
@@ -68,7 +71,7 @@ def _pivots(collection, version, runs, out: TextIO) -> None:
     if len(runs) < 3:
         out.write("analyses demo: pivots need at least 3 runs in the demo collection; skipped\n")
         return
-    obj = services.pivot_analysis_create(
+    obj = pivot_services.pivot_analysis_create(
         collection=collection, runs=runs, qrels_version=version, metrics=["AP", "nDCG@3", "RR"], name=PIVOT_NAME
     )
     _compute("pivots", obj, out)
@@ -77,7 +80,7 @@ def _pivots(collection, version, runs, out: TextIO) -> None:
 def _stochastic(collection, version, runs, out: TextIO) -> None:
     if StochasticSystem.objects.filter(collection=collection, name=STOCHASTIC_NAME).exists() or len(runs) < 2:
         return
-    obj = services.stochastic_system_create(
+    obj = calibration_services.stochastic_system_create(
         collection=collection, runs=runs[:2], qrels_version=version, name=STOCHASTIC_NAME, depth=50
     )
     _compute("stochastic", obj, out)
@@ -92,7 +95,7 @@ def _metaeval(collection, out: TextIO) -> None:
         out.write(f"analyses demo: {path} not found; meta-evaluation skipped\n")
         return
     try:
-        obj = services.meta_evaluation_create(
+        obj = metaeval_services.meta_evaluation_create(
             collection=collection,
             complex_metrics=metaeval.DD_COMPLEX,
             dimensions=metaeval.DEFAULT_DIMENSIONS,

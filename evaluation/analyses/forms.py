@@ -13,7 +13,7 @@ from evaluation.analyses.selectors import (
     qrels_versions_for_collection,
     runs_for_collection,
 )
-from evaluation.analyses.services import common as services
+from evaluation.analyses.services import calibration as calibration_services
 from evaluation.models import MetaEvaluation
 
 
@@ -108,7 +108,7 @@ class StochasticForm(_RunsMixin):
     )
     qrels_version: Any = forms.ModelChoiceField(queryset=None)
     measure = forms.CharField(initial="nDCG@3")
-    b_values = forms.CharField(initial=", ".join(str(b) for b in services.DEFAULT_B_VALUES))
+    b_values = forms.CharField(initial=", ".join(str(b) for b in calibration_services.DEFAULT_B_VALUES))
     depth = forms.IntegerField(initial=100, min_value=1)
 
     def clean_b_values(self) -> list[float]:

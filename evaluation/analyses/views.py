@@ -30,7 +30,11 @@ from evaluation.analyses.selectors import (
     analysis_list,
     qrels_count,
 )
+from evaluation.analyses.services import calibration as calibration_services
 from evaluation.analyses.services import common as services
+from evaluation.analyses.services import metaeval as metaeval_services
+from evaluation.analyses.services import pivots as pivot_services
+from evaluation.analyses.services import toolkit
 from evaluation.models import AnalysisStatus, MetaEvaluation
 
 KIND_TITLES = {
@@ -77,7 +81,7 @@ def pivots_page(request: HttpRequest) -> HttpResponse:
             form,
             "pivots",
             "Pivot analysis",
-            lambda: services.pivot_analysis_create(
+            lambda: pivot_services.pivot_analysis_create(
                 collection=collection,
                 runs=list(d["runs"]),
                 qrels_version=d["qrels_version"],
@@ -141,7 +145,7 @@ def metaeval_page(request: HttpRequest) -> HttpResponse:
             form,
             "metaeval",
             "Meta-evaluation",
-            lambda: services.meta_evaluation_create(
+            lambda: metaeval_services.meta_evaluation_create(
                 collection=collection,
                 complex_metrics=split_list(d["complex_metrics"]),
                 dimensions=parse_dimensions_text(d["dimensions"]),
@@ -180,7 +184,7 @@ def calibration_page(request: HttpRequest) -> HttpResponse:
             cform,
             "calibration",
             "Calibration report",
-            lambda: services.calibration_report_create(
+            lambda: calibration_services.calibration_report_create(
                 run=d["run"],
                 qrels_version=d["qrels_version"],
                 normalisation=d["normalisation"],
@@ -196,7 +200,7 @@ def calibration_page(request: HttpRequest) -> HttpResponse:
             sform,
             "stochastic",
             "Stochastic system analysis",
-            lambda: services.stochastic_system_create(
+            lambda: calibration_services.stochastic_system_create(
                 collection=collection,
                 runs=list(d["runs"]),
                 qrels_version=d["qrels_version"],
@@ -262,7 +266,7 @@ def _pivot_context(request: HttpRequest, obj, res: dict) -> dict:
         choices = {s: str(request.GET.get(f"ee_{s}")) for s in systems if request.GET.get(f"ee_{s}")}
         tool["chosen"] = {"metric": metric, "pivot": pivot, "choices": choices}
         try:
-            tool["result"] = services.pivot_cross_ee(analysis=obj, metric=metric, pivot=pivot, choices=choices)
+            tool["result"] = pivot_services.pivot_cross_ee(analysis=obj, metric=metric, pivot=pivot, choices=choices)
         except ValidationError as exc:
             tool["errors"] = exc.messages
     dist: dict[str, Any] = {}
@@ -374,7 +378,7 @@ def analysis_status(request: HttpRequest, kind: str, pk: int) -> JsonResponse:
 def analysis_recompute(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     """Queue a recomputation now (no debounce)."""
     obj = get_analysis(kind, pk)
-    services.analysis_queue(kind=kind, analysis_id=obj.pk)
+    toolkit.analysis_queue(kind=kind, analysis_id=obj.pk)
     messages.info(request, "Recomputation queued.")
     return redirect("analyses-detail", kind=kind, pk=obj.pk)
 

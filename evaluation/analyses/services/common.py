@@ -1,5 +1,5 @@
 """The analyses' entry point: compute dispatch (what the Celery task runs), the debounced recompute when judgments
-arrive, recompute now, delete; and every kind's services, re-exported so callers import one module.
+arrive, recompute now, delete. Each kind's create/compute services live in its own module beside this one.
 
 ``*_create`` (in the kind modules) validate and store parameters (atomic; nothing written on bad input) and queue the
 computation; :func:`analysis_compute` runs the plain algorithm modules and stores results, qrels version and
@@ -27,50 +27,11 @@ from evaluation.analyses.selectors import (
     analyses_for_version,
     qrels_count,
 )
-from evaluation.analyses.services.calibration import (
-    DEFAULT_B_VALUES,
-    calibration_report_compute,
-    calibration_report_create,
-    stochastic_system_compute,
-    stochastic_system_create,
-)
-from evaluation.analyses.services.metaeval import (
-    APP_SIMPLE,
-    app_score_table,
-    meta_evaluation_compute,
-    meta_evaluation_create,
-    parse_lengths,
-)
-from evaluation.analyses.services.pivots import (
-    EE_KINDS,
-    pivot_analysis_compute,
-    pivot_analysis_create,
-    pivot_cross_ee,
-    split_ee_means,
-)
-from evaluation.analyses.services.toolkit import COMPUTE_TASK, analysis_mark_pending, analysis_queue
+from evaluation.analyses.services.calibration import calibration_report_compute, stochastic_system_compute
+from evaluation.analyses.services.metaeval import meta_evaluation_compute
+from evaluation.analyses.services.pivots import pivot_analysis_compute
+from evaluation.analyses.services.toolkit import COMPUTE_TASK, analysis_mark_pending
 from evaluation.models import AnalysisStatus
-
-__all__ = [
-    "APP_SIMPLE",
-    "COMPUTE_TASK",
-    "DEFAULT_B_VALUES",
-    "EE_KINDS",
-    "analyses_schedule_for_version",
-    "analysis_compute",
-    "analysis_delete",
-    "analysis_queue",
-    "analysis_run",
-    "app_score_table",
-    "calibration_report_create",
-    "meta_evaluation_create",
-    "parse_lengths",
-    "pivot_analysis_create",
-    "pivot_cross_ee",
-    "recompute_key",
-    "split_ee_means",
-    "stochastic_system_create",
-]
 
 
 def recompute_key(kind: str, analysis_id: int) -> str:

@@ -9,7 +9,8 @@ import json
 import pytest
 from django.urls import reverse
 
-from evaluation.analyses.services import common as services
+from evaluation.analyses.services import calibration as calibration_services
+from evaluation.analyses.services import pivots as pivot_services
 from evaluation.models import MetaEvaluation, PivotAnalysis, Qrel, QrelsVersion, StochasticSystem
 from tests.evaluation.analyses.helpers import collection_with_qrels, make_run
 
@@ -21,7 +22,7 @@ def done_pivot(django_capture_on_commit_callbacks):
     coll, version = collection_with_qrels(n_topics=2, turns_per_topic=3)
     runs = [make_run(coll, f"sys{i}", q) for i, q in enumerate([1.5, 1.0, 0.5])]
     with django_capture_on_commit_callbacks(execute=True):
-        obj = services.pivot_analysis_create(
+        obj = pivot_services.pivot_analysis_create(
             collection=coll, runs=runs, qrels_version=version, metrics=["AP", "P@3"], n_splits=4
         )
     obj.refresh_from_db()
@@ -210,8 +211,12 @@ def test_calibration_and_stochastic_pages_render(admin_client, django_capture_on
     coll, version = collection_with_qrels(n_topics=1)
     samples = [make_run(coll, f"ens-{k}", 0.8, seed=k, probs=True) for k in range(3)]
     with django_capture_on_commit_callbacks(execute=True):
-        rep = services.calibration_report_create(run=samples[0], qrels_version=version, normalisation="softmax")
-        sto = services.stochastic_system_create(collection=coll, runs=samples, qrels_version=version, b_values=[0.5])
+        rep = calibration_services.calibration_report_create(
+            run=samples[0], qrels_version=version, normalisation="softmax"
+        )
+        sto = calibration_services.stochastic_system_create(
+            collection=coll, runs=samples, qrels_version=version, b_values=[0.5]
+        )
     body = admin_client.get(reverse("analyses-detail", kwargs={"kind": "calibration", "pk": rep.pk})).content.decode()
     assert "softmax per turn" in body and 'id="reliability-plot"' in body and "<svg" in body
     body = admin_client.get(reverse("analyses-detail", kwargs={"kind": "stochastic", "pk": sto.pk})).content.decode()
@@ -285,7 +290,7 @@ def test_pivot_report_across_qrels_versions_offers_them_as_environments(
     )
     runs = [make_run(coll, f"sys{i}", q) for i, q in enumerate([1.5, 1.0, 0.5])]
     with django_capture_on_commit_callbacks(execute=True):
-        obj = services.pivot_analysis_create(
+        obj = pivot_services.pivot_analysis_create(
             collection=coll, runs=runs, qrels_version=None, ee_kind="qrels_versions", qrels_versions=[version, v2],
             metrics=["AP"], n_splits=5,
         )  # fmt: skip

@@ -11,7 +11,11 @@ from ecast import jobs
 from ecast.models import Turn
 from evaluation import events
 from evaluation.analyses import demo as analyses_demo
+from evaluation.analyses.services import calibration as calibration_services
 from evaluation.analyses.services import common as services
+from evaluation.analyses.services import metaeval as metaeval_services
+from evaluation.analyses.services import pivots as pivot_services
+from evaluation.analyses.services import toolkit
 from evaluation.analyses.tasks import analysis_compute_task
 from evaluation.models import (
     CalibrationReport,
@@ -36,7 +40,7 @@ def setup():
 def test_pivot_analysis_over_topic_splits_stores_results_with_qrels_version(setup, django_capture_on_commit_callbacks):
     coll, version, runs = setup
     with django_capture_on_commit_callbacks(execute=True):
-        obj = services.pivot_analysis_create(
+        obj = pivot_services.pivot_analysis_create(
             collection=coll, runs=runs, qrels_version=version, metrics=["AP", "nDCG@3"], n_splits=5, seed=1
         )
     obj.refresh_from_db()
@@ -54,15 +58,15 @@ def test_pivot_analysis_over_topic_splits_stores_results_with_qrels_version(setu
 def test_it_rejects_bad_pivot_parameters_and_writes_nothing(setup):
     coll, version, runs = setup
     with pytest.raises(ValidationError, match="at least 3 runs"):
-        services.pivot_analysis_create(collection=coll, runs=runs[:2], qrels_version=version)
+        pivot_services.pivot_analysis_create(collection=coll, runs=runs[:2], qrels_version=version)
     with pytest.raises(ValidationError, match="unknown measure 'MAPP'"):
-        services.pivot_analysis_create(collection=coll, runs=runs, qrels_version=version, metrics=["MAPP"])
+        pivot_services.pivot_analysis_create(collection=coll, runs=runs, qrels_version=version, metrics=["MAPP"])
     with pytest.raises(ValidationError, match="at least 2 paraphrase test sets"):
-        services.pivot_analysis_create(collection=coll, runs=runs, qrels_version=version, ee_kind="test_sets")
+        pivot_services.pivot_analysis_create(collection=coll, runs=runs, qrels_version=version, ee_kind="test_sets")
     other, _ = collection_with_qrels(n_topics=1, name="Other")
     foreign = make_run(other, "foreign", 1.0)
     with pytest.raises(ValidationError, match="not in collection"):
-        services.pivot_analysis_create(collection=coll, runs=[*runs, foreign], qrels_version=version)
+        pivot_services.pivot_analysis_create(collection=coll, runs=[*runs, foreign], qrels_version=version)
     assert PivotAnalysis.objects.count() == 0
 
 
@@ -77,14 +81,14 @@ def test_pivots_across_qrels_versions_and_the_cross_ee_tool(setup, django_captur
     )
     Qrel.objects.filter(version=v2, passage_id="n0").update(grade=2)
     with django_capture_on_commit_callbacks(execute=True):
-        obj = services.pivot_analysis_create(
+        obj = pivot_services.pivot_analysis_create(
             collection=coll, runs=runs, qrels_version=None, ee_kind="qrels_versions", qrels_versions=[version, v2],
             metrics=["AP"], n_splits=5,
         )  # fmt: skip
     obj.refresh_from_db()
     assert obj.status == "done", obj.error
     assert obj.results["environments"] == ["original", "original+new"]
-    out = services.pivot_cross_ee(
+    out = pivot_services.pivot_cross_ee(
         analysis=obj, metric="AP", pivot="sys3", choices={"sys0": "original", "sys1": "original+new"}
     )
     deltas = [r["delta"] for r in out["ranking"]]
@@ -97,7 +101,7 @@ def test_pivots_across_qrels_versions_and_the_cross_ee_tool(setup, django_captur
         )
     )
     with pytest.raises(ValidationError, match="not part of this analysis"):
-        services.pivot_cross_ee(analysis=obj, metric="P@10", pivot="sys3", choices={})
+        pivot_services.pivot_cross_ee(analysis=obj, metric="P@10", pivot="sys3", choices={})
 
 
 def test_pivots_across_paraphrase_test_sets_group_runs_into_systems(django_capture_on_commit_callbacks):
@@ -108,7 +112,7 @@ def test_pivots_across_paraphrase_test_sets_group_runs_into_systems(django_captu
         for name, q in [("bm25", 0.4), ("splade", 1.2), ("dense", 0.8)]:
             runs.append(make_run(coll, f"{name}_{ts_name}", q, seed=k, test_set=ts))
     with django_capture_on_commit_callbacks(execute=True):
-        obj = services.pivot_analysis_create(
+        obj = pivot_services.pivot_analysis_create(
             collection=coll, runs=runs, qrels_version=version, ee_kind="test_sets", metrics=["AP"], n_splits=4
         )
     obj.refresh_from_db()
@@ -120,7 +124,7 @@ def test_pivots_across_paraphrase_test_sets_group_runs_into_systems(django_captu
 def test_new_judgments_recompute_the_analysis_debounced(setup, django_capture_on_commit_callbacks, settings):
     coll, version, runs = setup
     with django_capture_on_commit_callbacks(execute=True):
-        obj = services.pivot_analysis_create(
+        obj = pivot_services.pivot_analysis_create(
             collection=coll, runs=runs, qrels_version=version, metrics=["AP"], n_splits=3
         )
     obj.refresh_from_db()
@@ -141,7 +145,7 @@ def test_a_burst_of_judgments_recomputes_once_and_a_later_change_again(
 ):
     coll, version, runs = setup
     with django_capture_on_commit_callbacks(execute=True):
-        obj = services.pivot_analysis_create(
+        obj = pivot_services.pivot_analysis_create(
             collection=coll, runs=runs, qrels_version=version, metrics=["AP"], n_splits=3
         )
     queued = []
@@ -149,7 +153,7 @@ def test_a_burst_of_judgments_recomputes_once_and_a_later_change_again(
     for _ in range(3):
         with django_capture_on_commit_callbacks(execute=True):
             services.analyses_schedule_for_version(version_id=version.id)
-    assert queued == [(services.COMPUTE_TASK, ("pivots", obj.id), settings.ECAST_ANALYSIS_DEBOUNCE_SECONDS)]
+    assert queued == [(toolkit.COMPUTE_TASK, ("pivots", obj.id), settings.ECAST_ANALYSIS_DEBOUNCE_SECONDS)]
     obj.refresh_from_db()
     assert obj.status == "pending"
     first = obj.computed_at
@@ -179,7 +183,7 @@ UPLOAD = (
 def test_meta_evaluation_of_an_uploaded_table(django_capture_on_commit_callbacks):
     coll, _ = collection_with_qrels(n_topics=1)
     with django_capture_on_commit_callbacks(execute=True):
-        obj = services.meta_evaluation_create(
+        obj = metaeval_services.meta_evaluation_create(
             collection=coll,
             complex_metrics=["c1", "c2"],
             dimensions={"Rel": ["p"]},
@@ -199,12 +203,12 @@ def test_it_rejects_a_bad_upload_naming_the_line_and_writes_nothing():
     coll, _ = collection_with_qrels(n_topics=1)
     bad = "run,topic,c1,c2,p\nA,1,.5,.2,.1\nB,1,.4,oops,.2\n"
     with pytest.raises(ValidationError, match="bad.csv: line 3: column 'c2' is not numeric"):
-        services.meta_evaluation_create(
+        metaeval_services.meta_evaluation_create(
             collection=coll, complex_metrics=["c1", "c2"], dimensions={"Rel": ["p"]},
             upload=io.BytesIO(bad.encode()), upload_name="bad.csv",
         )  # fmt: skip
     with pytest.raises(ValidationError, match="unknown column"):
-        services.meta_evaluation_create(
+        metaeval_services.meta_evaluation_create(
             collection=coll, complex_metrics=["c1", "c2"], dimensions={"Rel": ["prec"]},
             upload=io.BytesIO(UPLOAD.encode()), upload_name="dd.csv",
         )  # fmt: skip
@@ -219,7 +223,7 @@ def test_meta_evaluation_of_app_scores_reports_ranking_stability_across_test_set
         for name, q in [("bm25", 0.2), ("splade", 1.5), ("dense", 0.9)]:
             runs.append(make_run(coll, f"{name}-{ts_name}", q, seed=k, test_set=ts))
     with django_capture_on_commit_callbacks(execute=True):
-        obj = services.meta_evaluation_create(
+        obj = metaeval_services.meta_evaluation_create(
             collection=coll, complex_metrics=["nDCG@3", "RR"], dimensions={"Rel": ["precision"], "Eff": ["tot-time"]},
             runs=runs, qrels_version=version, depth=3,
         )  # fmt: skip
@@ -236,7 +240,7 @@ def test_calibration_report_of_probability_scores(django_capture_on_commit_callb
     coll, version = collection_with_qrels(n_topics=2)
     run = make_run(coll, "probs", 1.0, probs=True)
     with django_capture_on_commit_callbacks(execute=True):
-        obj = services.calibration_report_create(run=run, qrels_version=version)
+        obj = calibration_services.calibration_report_create(run=run, qrels_version=version)
     obj.refresh_from_db()
     assert obj.status == "done", obj.error
     all_cands = obj.results["conditions"][0]
@@ -248,9 +252,9 @@ def test_calibration_refuses_raw_scores_without_a_normalisation():
     coll, version = collection_with_qrels(n_topics=1)
     run = make_run(coll, "bm25", 1.0)  # scores 10, 9, ...
     with pytest.raises(ValidationError, match="not a probability; choose min-max or softmax"):
-        services.calibration_report_create(run=run, qrels_version=version)
+        calibration_services.calibration_report_create(run=run, qrels_version=version)
     assert CalibrationReport.objects.count() == 0
-    obj = services.calibration_report_create(run=run, qrels_version=version, normalisation="minmax")
+    obj = calibration_services.calibration_report_create(run=run, qrels_version=version, normalisation="minmax")
     assert obj.parameters["normalisation"] == "minmax"
 
 
@@ -258,7 +262,7 @@ def test_stochastic_system_gain_curve(django_capture_on_commit_callbacks):
     coll, version = collection_with_qrels(n_topics=2)
     samples = [make_run(coll, f"dropout-{k}", 0.8, seed=k, probs=True) for k in range(4)]
     with django_capture_on_commit_callbacks(execute=True):
-        obj = services.stochastic_system_create(
+        obj = calibration_services.stochastic_system_create(
             collection=coll, runs=samples, qrels_version=version, b_values=[0.5, 1.0], measure="nDCG@3"
         )
     obj.refresh_from_db()
@@ -268,7 +272,7 @@ def test_stochastic_system_gain_curve(django_capture_on_commit_callbacks):
     assert len(obj.results["members"]) == 4
     assert obj.results["mean_variance"] > 0
     with pytest.raises(ValidationError, match="at least 2 runs"):
-        services.stochastic_system_create(collection=coll, runs=samples[:1], qrels_version=version)
+        calibration_services.stochastic_system_create(collection=coll, runs=samples[:1], qrels_version=version)
     assert StochasticSystem.objects.count() == 1
 
 
@@ -290,13 +294,13 @@ def test_uploaded_document_lengths_feed_tot_time(django_capture_on_commit_callba
     coll, version = collection_with_qrels(n_topics=1, turns_per_topic=2)
     runs = [make_run(coll, f"s{i}", q) for i, q in enumerate([1.0, 0.2])]
     with pytest.raises(ValidationError, match="len.tsv: line 2: expected 'passage_id<TAB>length in words'"):
-        services.meta_evaluation_create(
+        metaeval_services.meta_evaluation_create(
             collection=coll, complex_metrics=["nDCG@3", "RR"], dimensions={"Eff": ["tot-time"]}, runs=runs,
             qrels_version=version, lengths_upload=io.BytesIO(b"r0\t10\nr1 ten\n"), lengths_name="len.tsv",
         )  # fmt: skip
     lengths = "".join(f"{d}\t{10 * (k + 1)}\n" for k, d in enumerate(["r0", "r1", "r2", "n0", "n1", "n2"]))
     with django_capture_on_commit_callbacks(execute=True):
-        obj = services.meta_evaluation_create(
+        obj = metaeval_services.meta_evaluation_create(
             collection=coll, complex_metrics=["nDCG@3", "RR"], dimensions={"Eff": ["tot-time"]}, runs=runs,
             qrels_version=version, depth=3, lengths_upload=io.BytesIO(lengths.encode()), lengths_name="len.tsv",
         )  # fmt: skip
@@ -308,7 +312,7 @@ def test_uploaded_document_lengths_feed_tot_time(django_capture_on_commit_callba
 def test_a_failing_computation_is_recorded_not_left_running(setup, django_capture_on_commit_callbacks):
     coll, version, runs = setup
     with django_capture_on_commit_callbacks(execute=True):
-        obj = services.pivot_analysis_create(collection=coll, runs=runs, qrels_version=version, metrics=["AP"])
+        obj = pivot_services.pivot_analysis_create(collection=coll, runs=runs, qrels_version=version, metrics=["AP"])
     Qrel.objects.filter(version=version).delete()  # no judged turns left: nothing to split
     services.analysis_compute(kind="pivots", analysis_id=obj.id)
     obj.refresh_from_db()

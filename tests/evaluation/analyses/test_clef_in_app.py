@@ -7,7 +7,7 @@ import pytest
 
 from ecast.imports.services import qrels_import, run_import
 from ecast.models import Collection
-from evaluation.analyses.services import common as services
+from evaluation.analyses.services import pivots as pivot_services
 
 pytestmark = pytest.mark.django_db
 
@@ -29,7 +29,7 @@ def test_pivots_on_imported_clef_ehealth_2018_match_trec_eval(shared_data, djang
         for name, (f, _) in RUNS.items()
     ]
     with django_capture_on_commit_callbacks(execute=True):
-        obj = services.pivot_analysis_create(
+        obj = pivot_services.pivot_analysis_create(
             collection=coll, runs=runs, qrels_version=version, metrics=["AP", "nDCG@10"], n_splits=10
         )
     obj.refresh_from_db()
