@@ -216,26 +216,12 @@ def _turn_sort_key(turn_id: str) -> tuple:
 
 
 @transaction.atomic
-def pool_create(
-    *,
-    collection: Collection,
-    qrels_version: QrelsVersion,
-    runs: Sequence[Run],
-    depth: int = 3,
-    turn_ids: Iterable[Any] | None = None,
-    name: str = "",
-    cluster_near_duplicates: bool = False,
-    created_by: Any = None,
-    cluster_threshold: float = 0.9,
-    assessors_per_pair: int = 1,
-    aggregation: str = "majority",
-) -> Pool:
-    """Pool the top-``depth`` passages per turn of ``runs`` that ``qrels_version`` has not judged (synchronously)."""
-    pool, run_list, turns = _pool_prepare(
-        status=Pool.Status.OPEN, collection=collection, qrels_version=qrels_version, runs=runs, depth=depth,
-        turn_ids=turn_ids, name=name, cluster_near_duplicates=cluster_near_duplicates, created_by=created_by,
-        cluster_threshold=cluster_threshold, assessors_per_pair=assessors_per_pair, aggregation=aggregation,
-    )  # fmt: skip
+def pool_create(**request: Any) -> Pool:
+    """Pool the top-``depth`` passages per turn of ``runs`` that ``qrels_version`` has not judged (synchronously).
+
+    Takes the keyword arguments of ``_pool_prepare``, which validates them.
+    """
+    pool, run_list, turns = _pool_prepare(status=Pool.Status.OPEN, **request)
     _pool_fill(pool=pool, runs=run_list, turns=turns)
     return pool
 
