@@ -22,7 +22,6 @@ from rest_framework.views import APIView
 from ecast import auth, selectors, services
 from ecast.filters import CollectionFilter, ConversationFilter, ParaphraseFilter, PassageFilter, TurnFilter
 from ecast.models import Collection, Conversation, Paraphrase, Passage, Turn
-from ecast.permissions import IsAdmin
 from ecast.rest import AUTHENTICATION, AdminApi
 
 # ---------------------------------------------------------------- serializers shared by several views
@@ -131,21 +130,17 @@ class TokenObtainApi(APIView):
 # ---------------------------------------------------------------- collections
 
 
-class CollectionListApi(generics.ListAPIView):
+class CollectionListApi(AdminApi, generics.ListAPIView):
     """Collections, filterable by name (contains) and year."""
 
-    authentication_classes = AUTHENTICATION
-    permission_classes = [IsAuthenticated, IsAdmin]
     serializer_class = CollectionOutput
     filterset_class = CollectionFilter
     queryset = Collection.objects.order_by("id")
 
 
-class CollectionDetailApi(generics.RetrieveAPIView):
+class CollectionDetailApi(AdminApi, generics.RetrieveAPIView):
     """One collection."""
 
-    authentication_classes = AUTHENTICATION
-    permission_classes = [IsAuthenticated, IsAdmin]
     serializer_class = CollectionOutput
     queryset = Collection.objects.all()
 
@@ -194,11 +189,9 @@ class CollectionUpdateApi(AdminApi):
 # ---------------------------------------------------------------- conversations, turns, passages
 
 
-class ConversationListApi(generics.ListAPIView):
+class ConversationListApi(AdminApi, generics.ListAPIView):
     """Conversations (CAsT topics), filterable by collection and topic id."""
 
-    authentication_classes = AUTHENTICATION
-    permission_classes = [IsAuthenticated, IsAdmin]
     filterset_class = ConversationFilter
     queryset = Conversation.objects.order_by("id")
 
@@ -211,11 +204,9 @@ class ConversationListApi(generics.ListAPIView):
     serializer_class = OutputSerializer
 
 
-class ConversationDetailApi(generics.RetrieveAPIView):
+class ConversationDetailApi(AdminApi, generics.RetrieveAPIView):
     """One conversation with its turn ids."""
 
-    authentication_classes = AUTHENTICATION
-    permission_classes = [IsAuthenticated, IsAdmin]
     queryset = Conversation.objects.prefetch_related("turns")
 
     class OutputSerializer(serializers.ModelSerializer):
@@ -256,21 +247,17 @@ class TurnOutput(serializers.ModelSerializer):
         ]
 
 
-class TurnListApi(generics.ListAPIView):
+class TurnListApi(AdminApi, generics.ListAPIView):
     """Turns, filterable by collection, conversation, turn id, utterance class and text (``q``)."""
 
-    authentication_classes = AUTHENTICATION
-    permission_classes = [IsAuthenticated, IsAdmin]
     serializer_class = TurnOutput
     filterset_class = TurnFilter
     queryset = Turn.objects.select_related("conversation").order_by("conversation_id", "number")
 
 
-class TurnDetailApi(generics.RetrieveAPIView):
+class TurnDetailApi(AdminApi, generics.RetrieveAPIView):
     """One turn with its source texts."""
 
-    authentication_classes = AUTHENTICATION
-    permission_classes = [IsAuthenticated, IsAdmin]
     serializer_class = TurnOutput
     queryset = Turn.objects.select_related("conversation")
 
@@ -281,21 +268,17 @@ class PassageOutput(serializers.ModelSerializer):
         fields = ["passage_id", "text", "source"]
 
 
-class PassageListApi(generics.ListAPIView):
+class PassageListApi(AdminApi, generics.ListAPIView):
     """Passage texts, filterable by id, source and text (``q``)."""
 
-    authentication_classes = AUTHENTICATION
-    permission_classes = [IsAuthenticated, IsAdmin]
     serializer_class = PassageOutput
     filterset_class = PassageFilter
     queryset = Passage.objects.order_by("passage_id")
 
 
-class PassageDetailApi(generics.RetrieveAPIView):
+class PassageDetailApi(AdminApi, generics.RetrieveAPIView):
     """One passage by its corpus id (e.g. MARCO_1104225)."""
 
-    authentication_classes = AUTHENTICATION
-    permission_classes = [IsAuthenticated, IsAdmin]
     serializer_class = PassageOutput
     queryset = Passage.objects.all()
     lookup_field = "passage_id"
@@ -304,21 +287,17 @@ class PassageDetailApi(generics.RetrieveAPIView):
 # ---------------------------------------------------------------- paraphrases
 
 
-class ParaphraseListApi(generics.ListAPIView):
+class ParaphraseListApi(AdminApi, generics.ListAPIView):
     """Paraphrases, filterable by collection, turn, kind, status, origin, currency, utterance class and text."""
 
-    authentication_classes = AUTHENTICATION
-    permission_classes = [IsAuthenticated, IsAdmin]
     serializer_class = ParaphraseOutput
     filterset_class = ParaphraseFilter
     queryset = Paraphrase.objects.select_related("turn", "created_by").order_by("turn_id", "id")
 
 
-class ParaphraseDetailApi(generics.RetrieveAPIView):
+class ParaphraseDetailApi(AdminApi, generics.RetrieveAPIView):
     """One paraphrase."""
 
-    authentication_classes = AUTHENTICATION
-    permission_classes = [IsAuthenticated, IsAdmin]
     serializer_class = ParaphraseOutput
     queryset = Paraphrase.objects.select_related("turn", "created_by")
 

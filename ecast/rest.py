@@ -25,7 +25,7 @@ AUTHENTICATION = [TokenAuthentication, SessionAuthentication]
 
 
 class AdminApi(APIView):
-    """Base of the admin-only endpoints (token or session)."""
+    """Base of the admin-only endpoints (token or session); generic views list it first: ``(AdminApi, ListAPIView)``."""
 
     authentication_classes = AUTHENTICATION
     permission_classes = [IsAuthenticated, IsAdmin]

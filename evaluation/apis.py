@@ -10,12 +10,10 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from ecast.models import Collection, TestSet
-from ecast.permissions import IsAdmin
+from ecast.rest import AdminApi
 from evaluation import metrics, stats
 from evaluation import selectors as sel
 from evaluation import services as svc
@@ -43,10 +41,8 @@ class _JobSerializer(serializers.Serializer):
     run = serializers.IntegerField(source="run_id", allow_null=True)
 
 
-class LeaderboardApi(APIView):
+class LeaderboardApi(AdminApi):
     """Means per run under a qrels version, ranked by ``measure`` (polled by the leaderboard page)."""
-
-    permission_classes = [IsAuthenticated, IsAdmin]
 
     class RowSerializer(serializers.Serializer):
         run_id = serializers.IntegerField()
@@ -76,10 +72,8 @@ class LeaderboardApi(APIView):
         return Response(self.OutputSerializer(data).data)
 
 
-class VersionStatusApi(APIView):
+class VersionStatusApi(AdminApi):
     """A cheap fingerprint of a version's scores (count, last computed, snapshot id, pending turns, jobs)."""
-
-    permission_classes = [IsAuthenticated, IsAdmin]
 
     class OutputSerializer(serializers.Serializer):
         version = serializers.IntegerField()
@@ -95,10 +89,8 @@ class VersionStatusApi(APIView):
         return Response(self.OutputSerializer(sel.status_for_version(version=version)).data)
 
 
-class RunScoresApi(APIView):
+class RunScoresApi(AdminApi):
     """Per-turn values of one run under a qrels version for a measure."""
-
-    permission_classes = [IsAuthenticated, IsAdmin]
 
     class OutputSerializer(serializers.Serializer):
         run = serializers.CharField()
@@ -131,10 +123,9 @@ class RunScoresApi(APIView):
         return Response(self.OutputSerializer(out).data)
 
 
-class RunUploadApi(APIView):
+class RunUploadApi(AdminApi):
     """Upload a TREC run file (multipart); it is imported, then evaluated in the background."""
 
-    permission_classes = [IsAuthenticated, IsAdmin]
     parser_classes = [MultiPartParser, FormParser]
 
     class InputSerializer(serializers.Serializer):
@@ -169,20 +160,16 @@ class RunUploadApi(APIView):
         return Response(self.OutputSerializer({"run": run.pk, "name": run.name, "job": job}).data, status=201)
 
 
-class JobStatusApi(APIView):
+class JobStatusApi(AdminApi):
     """Progress of an evaluation job."""
-
-    permission_classes = [IsAuthenticated, IsAdmin]
 
     @extend_schema(responses={200: _JobSerializer})
     def get(self, request, pk: int):
         return Response(_JobSerializer(get_object_or_404(EvaluationJob, pk=pk)).data)
 
 
-class RecomputeApi(APIView):
+class RecomputeApi(AdminApi):
     """Queue a full recompute of every run under every qrels version of a collection."""
-
-    permission_classes = [IsAuthenticated, IsAdmin]
 
     @extend_schema(request=None, responses={202: _JobSerializer})
     def post(self, request, pk: int):
@@ -192,10 +179,8 @@ class RecomputeApi(APIView):
         return Response(_JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
 
-class SignificanceApi(APIView):
+class SignificanceApi(AdminApi):
     """Paired t-test and randomization test between two runs on per-turn scores."""
-
-    permission_classes = [IsAuthenticated, IsAdmin]
 
     class InputSerializer(serializers.Serializer):
         a = serializers.IntegerField()
@@ -237,10 +222,8 @@ class SignificanceApi(APIView):
         return Response(self.OutputSerializer(res.as_dict()).data)
 
 
-class StabilityApi(APIView):
+class StabilityApi(AdminApi):
     """Kendall's tau between the system rankings of two qrels versions, and the swapped pairs."""
-
-    permission_classes = [IsAuthenticated, IsAdmin]
 
     class InputSerializer(serializers.Serializer):
         before = serializers.IntegerField()
