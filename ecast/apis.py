@@ -16,7 +16,6 @@ from rest_framework.authtoken.models import Token
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from ecast import auth, selectors, services
@@ -92,9 +91,8 @@ class TokenObtainApi(APIView):
 
     authentication_classes: list = []
     permission_classes = [AllowAny]
-    # Rate per client address on top of the per-username lock-out (ECAST_LOGIN_RATE, default 20/min).
-    throttle_classes = [ScopedRateThrottle]
-    throttle_scope = "login"
+    # No DRF throttle: ecast.auth counts attempts per address (shared with the log-in page) and per username.
+    throttle_classes: list = []
 
     class InputSerializer(serializers.Serializer):
         username = serializers.CharField()
@@ -108,19 +106,22 @@ class TokenObtainApi(APIView):
         responses={
             200: TokenApi.OutputSerializer,
             400: OpenApiResponse(description="Wrong credentials"),
-            429: OpenApiResponse(description="Locked out after too many failures"),
+            429: OpenApiResponse(description="Too many attempts from this address, or for this username from it"),
         },
     )
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        username, ip = data.validated_data["username"], auth.client_ip(request._request)
-        remaining = auth.lockout_remaining(username, ip)
-        if remaining:
-            return Response({"detail": auth.lockout_message(remaining)}, status=status.HTTP_429_TOO_MANY_REQUESTS)
+        username, ip = data.validated_data["username"], auth.client_ip(request)
+        attempt = auth.login_attempt(username=username, ip=ip)
+        if attempt.refused:
+            return Response(
+                {"detail": attempt.refused},
+                status=status.HTTP_429_TOO_MANY_REQUESTS,
+                headers={"Retry-After": str(attempt.retry_after)},
+            )
         user = authenticate(request._request, username=username, password=data.validated_data["password"])
         if user is None:
-            auth.register_failure(username, ip)
             return Response({"detail": "Wrong username or password."}, status=status.HTTP_400_BAD_REQUEST)
         auth.clear_failures(username, ip)
         token, _ = Token.objects.get_or_create(user=user)

@@ -1,22 +1,45 @@
-"""Throttled log-in: after ECAST_LOGIN_ATTEMPTS failures for one username from one address, refuse for a while.
+"""Throttled log-in, shared by the log-in page and ``/api/token/obtain/``.
 
-Counting per (username, IP) stops password guessing against one account without letting an attacker lock every
-user out from elsewhere. The counter lives in the cache (shared by web processes: file cache or Redis).
+Two limits, both counted in the cache (shared by web processes: the file cache, or Redis):
+
+* per address, across usernames: ``ECAST_LOGIN_RATE`` attempts (default 20 a minute). This stops password spraying
+  (one password tried against many accounts) from one address.
+* per (username, address): ``ECAST_LOGIN_ATTEMPTS`` attempts within ``ECAST_LOGIN_LOCKOUT_SECONDS``; the pair is
+  then blocked until the window ends. Counting the pair, not the username alone, stops guessing against one account
+  without letting an attacker lock every user out from elsewhere.
+
+An attempt is counted *before* its password is checked and the count is atomic, so parallel requests cannot slip
+extra guesses past the limit: at most ``ECAST_LOGIN_ATTEMPTS`` passwords are ever checked for a pair in a window.
+The address is :func:`client_ip`: ``X-Forwarded-For`` is trusted only as far as ``ECAST_TRUSTED_PROXIES`` says.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import math
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from django import forms
 from django.conf import settings
 from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.views import LoginView
-from django.core.cache import cache
-from django.http import HttpRequest, HttpResponse
+from django.core.cache import DEFAULT_CACHE_ALIAS, cache, caches
+from django.core.cache.backends.locmem import LocMemCache
+from django.core.cache.backends.memcached import BaseMemcachedCache
+from django.core.cache.backends.redis import RedisCache
+from django.http import HttpResponse
+
+# Caches whose add and incr are atomic: Redis and memcached across processes, locmem (one process) under its lock.
+# The file cache (the default without Redis) implements incr as get + set, so there counters are updated under a
+# file lock; the file cache lives on one host, and so does the lock.
+ATOMIC_COUNTER_CACHES = (RedisCache, BaseMemcachedCache, LocMemCache)
+RATE_PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 def _limit() -> int:
@@ -27,45 +50,90 @@ def _window() -> int:
     return int(getattr(settings, "ECAST_LOGIN_LOCKOUT_SECONDS", 900))
 
 
-def client_ip(request: HttpRequest | None) -> str:
-    """The client address (REMOTE_ADDR; proxies must set it, we do not trust X-Forwarded-For blindly)."""
+def login_rate() -> tuple[int, int]:
+    """``ECAST_LOGIN_RATE`` ("20/min") as (attempts, seconds); settings checked its shape at start."""
+    count, period = str(getattr(settings, "ECAST_LOGIN_RATE", "20/min")).split("/")
+    return int(count), RATE_PERIODS[period[0]]
+
+
+def client_ip(request: Any) -> str:
+    """The client's address: REMOTE_ADDR, unless the app runs behind ``ECAST_TRUSTED_PROXIES`` proxies.
+
+    Behind n trusted proxies the client is the n-th address from the right of X-Forwarded-For (each proxy appends
+    the address it was reached from; anything further left was sent by the client and may be forged). This is DRF's
+    rule with ``NUM_PROXIES``, which settings set from the same variable, so throttles and log-in agree.
+    """
     if request is None:
         return "unknown"
-    return str(request.META.get("REMOTE_ADDR") or "unknown")
+    remote = str(request.META.get("REMOTE_ADDR") or "unknown")
+    proxies = int(getattr(settings, "ECAST_TRUSTED_PROXIES", 0))
+    forwarded = request.META.get("HTTP_X_FORWARDED_FOR")
+    if proxies <= 0 or not forwarded:
+        return remote
+    hops = [hop.strip() for hop in str(forwarded).split(",")]
+    return hops[-min(proxies, len(hops))] or remote
 
 
-def _key(username: str, ip: str) -> str:
+def _pair_key(username: str, ip: str) -> str:
     digest = hashlib.sha256(f"{username.strip().lower()}|{ip}".encode()).hexdigest()[:32]
-    return f"ecast:login-failures:{digest}"
+    return f"ecast:login-attempts:{digest}"
 
 
-def lockout_remaining(username: str, ip: str) -> int:
-    """Seconds until this (username, address) may try again; 0 when not locked out."""
-    state = cache.get(_key(username, ip))
-    if not state:
-        return 0
-    count, first = state
-    remaining = int(math.ceil(first + _window() - time.time()))
-    if count >= _limit() and remaining > 0:
-        return remaining
-    return 0
+def _address_key(ip: str) -> str:
+    return f"ecast:login-address:{hashlib.sha256(ip.encode()).hexdigest()[:32]}"
 
 
-def register_failure(username: str, ip: str) -> int:
-    """Count one failed attempt within the window; returns the number of failures so far."""
-    key = _key(username, ip)
+@contextlib.contextmanager
+def _counter_lock() -> Iterator[None]:
+    """Exclusive across threads and processes on this host (flock on a fresh open file excludes both)."""
+    path = Path(settings.VAR_DIR) / "login-counters.lock"
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _count(key: str, window: int) -> tuple[int, int]:
+    """Add one event to ``key``'s window (``window`` s from its first event); returns (count, seconds left).
+
+    The window's start is kept beside the count, so the time left can be told and a window that is over by the clock
+    restarts even where the cache has not evicted it yet.
+    """
     now = time.time()
-    state = cache.get(key)
-    if not state or state[1] + _window() <= now:
-        state = (0, now)
-    count = state[0] + 1
-    cache.set(key, (count, state[1]), timeout=max(1, int(state[1] + _window() - now)))
-    return count
+    since_key = f"{key}:since"
+    if not isinstance(caches[DEFAULT_CACHE_ALIAS], ATOMIC_COUNTER_CACHES):
+        with _counter_lock():
+            since, count = cache.get(since_key), cache.get(key)
+            if since is None or count is None or since + window <= now:
+                since, count = now, 0
+            left = max(1, math.ceil(since + window - now))
+            cache.set_many({key: count + 1, since_key: since}, timeout=left)
+            return count + 1, left
+    since = cache.get(since_key)
+    if since is not None and since + window <= now:
+        cache.delete_many([key, since_key])  # only a request at the very end of a window can race this
+        since = None
+    while True:
+        if cache.add(key, 1, timeout=window):
+            cache.set(since_key, now, timeout=window)
+            return 1, window
+        try:
+            count = cache.incr(key)
+        except ValueError:  # expired between add and incr: start the new window
+            continue
+        if count == 1:
+            # Redis INCR re-created a key that expired after the existence check, without a timeout: give it one.
+            cache.touch(key, window)
+        left = window if since is None else max(1, math.ceil(since + window - now))
+        return count, left
 
 
 def clear_failures(username: str, ip: str) -> None:
-    """Forget failures after a successful log-in."""
-    cache.delete(_key(username, ip))
+    """Forget the attempts of (username, address), after a successful log-in."""
+    key = _pair_key(username, ip)
+    cache.delete_many([key, f"{key}:since"])
 
 
 def lockout_message(seconds: int) -> str:
@@ -77,8 +145,37 @@ def lockout_message(seconds: int) -> str:
     )
 
 
+def address_message(seconds: int) -> str:
+    """The message shown when an address made too many log-in attempts, whatever the usernames."""
+    return f"Too many log-in attempts from your address. Try again in {seconds} second{'s' if seconds != 1 else ''}."
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One counted log-in attempt: refused before its password is checked, or allowed (perhaps as the last try).
+
+    ``retry_after`` is the seconds until the limit that refused it, or the pair's window, ends.
+    """
+
+    refused: str = ""
+    retry_after: int = 0
+    last: bool = False
+
+
+def login_attempt(*, username: str, ip: str) -> Attempt:
+    """Count an attempt from ``ip`` (all usernames) and for (``username``, ``ip``), before the password is checked."""
+    allowed, period = login_rate()
+    count, left = _count(_address_key(ip), period)
+    if count > allowed:
+        return Attempt(refused=address_message(left), retry_after=left)
+    count, left = _count(_pair_key(username, ip), _window())
+    if count > _limit():
+        return Attempt(refused=lockout_message(left), retry_after=left)
+    return Attempt(retry_after=left, last=count >= _limit())
+
+
 class ThrottledAuthenticationForm(AuthenticationForm):
-    """Django's log-in form, refusing early while the (username, IP) pair is locked out."""
+    """Django's log-in form; every attempt is counted first and refused while a limit is reached."""
 
     error_messages = {
         **AuthenticationForm.error_messages,
@@ -87,35 +184,32 @@ class ThrottledAuthenticationForm(AuthenticationForm):
     }
 
     locked_out = False
+    retry_after = 0
+
+    def _refuse(self, message: str, retry_after: int) -> forms.ValidationError:
+        self.locked_out, self.retry_after = True, retry_after
+        return forms.ValidationError(self.error_messages["locked"], code="locked", params={"message": message})
 
     def clean(self) -> dict[str, Any]:
         username = self.cleaned_data.get("username") or ""
         ip = client_ip(self.request)
-        remaining = lockout_remaining(username, ip)
-        if remaining:
-            self.locked_out = True
-            raise forms.ValidationError(
-                self.error_messages["locked"], code="locked", params={"message": lockout_message(remaining)}
-            )
+        attempt = login_attempt(username=username, ip=ip)
+        if attempt.refused:
+            raise self._refuse(attempt.refused, attempt.retry_after)
         try:
             cleaned = super().clean()
         except forms.ValidationError:
-            failures = register_failure(username, ip)
-            left = _limit() - failures
-            if left <= 0:
-                self.locked_out = True
-                raise forms.ValidationError(
-                    self.error_messages["locked"],
-                    code="locked",
-                    params={"message": lockout_message(_window())},
-                ) from None
+            if attempt.last:
+                raise self._refuse(lockout_message(attempt.retry_after), attempt.retry_after) from None
             raise
-        clear_failures(username, ip)
+        # Only a checked, right password clears the count: a post without a password must not reset it.
+        if self.get_user() is not None:
+            clear_failures(username, ip)
         return cleaned
 
 
 class ThrottledLoginView(LoginView):
-    """The log-in page; answers 429 while locked out."""
+    """The log-in page; answers 429 (with Retry-After) while a limit is reached."""
 
     form_class = ThrottledAuthenticationForm
     template_name = "registration/login.html"
@@ -124,4 +218,5 @@ class ThrottledLoginView(LoginView):
         response = super().form_invalid(form)
         if getattr(form, "locked_out", False):
             response.status_code = 429
+            response["Retry-After"] = str(form.retry_after)
         return response

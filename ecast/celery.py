@@ -11,6 +11,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ecast.settings")
 
 # Every package with a ``tasks`` module; the worker imports them at start, the web process in EcastConfig.ready().
 TASK_PACKAGES = [
+    "ecast",
     "ecast.imports",
     "ecast.generation",
     "judging.rating",

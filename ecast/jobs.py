@@ -4,14 +4,32 @@ Tasks are queued by their registered name, so a service never imports the tasks 
 task runs once, ``delay`` seconds after the first request; requests that arrive before it starts fold into that run,
 and the task calls :func:`debounce_release` as it starts so later requests schedule the next run. Latency is bounded
 by ``delay`` even under a steady stream of requests (a trailing debounce would postpone forever).
+
+No job is lost when a worker dies: units run inside :func:`job_unit` (heartbeat, and a claim where a unit must not
+run twice at once), and :func:`jobs_sweep` re-queues what went silent (see the section below).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import logging
+import threading
+import time
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar
 
-from celery import current_app
+from celery import current_app, current_task
+from django.conf import settings
 from django.core.cache import cache
+from django.db import connection
+
+from ecast.models import JobRecovery
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # The mark outlives its window by this much: if a worker dies before releasing it, the next request schedules anew.
 DEBOUNCE_GRACE_S = 120
@@ -38,3 +56,206 @@ def debounce(key: str, task_name: str, *args: Any, delay: float) -> bool:
 def debounce_release(key: str) -> None:
     """Called by a debounced task as it starts: requests from now on schedule another run."""
     cache.delete(debounce_key(key))
+
+
+# --- surviving worker death -----------------------------------------------------------------------------------
+#
+# A unit of work (an import, a generation chunk, a pool build, …) runs inside ``job_unit``: a thread records a
+# heartbeat in the shared cache every ECAST_JOB_HEARTBEAT_SECONDS, and an exclusive unit also holds a PostgreSQL
+# advisory lock, which the database releases the moment the worker's connection dies, so a redelivered copy can
+# take over at once while a duplicate of a unit still running elsewhere does nothing. Each feature registers its
+# job kind (which jobs should be running, how to resume one, how to fail one); ``jobs_sweep``, run by celery beat,
+# re-queues the unfinished units of any job silent for ECAST_JOB_STALE_SECONDS.
+
+
+@dataclass(frozen=True)
+class JobKind:
+    """A kind of background job the sweeper watches.
+
+    ``active()`` yields ``(job id, since)`` for every job that should be queued or running (``since``: when it was
+    created or last queued); ``resume(id)`` re-queues its unfinished units and says what it queued; ``fail(id,
+    reason)`` ends it with that reason shown on its page.
+    """
+
+    name: str
+    active: Callable[[], Iterable[tuple[int, datetime]]]
+    resume: Callable[[int], str]
+    fail: Callable[[int, str], None]
+
+
+KINDS: dict[str, JobKind] = {}
+
+
+def register_kind(kind: JobKind) -> JobKind:
+    """Let the sweeper watch jobs of ``kind`` (called by each feature's tasks module)."""
+    KINDS[kind.name] = kind
+    return kind
+
+
+def heartbeat_key(kind: str, job_id: int) -> str:
+    return f"ecast:job:{kind}:{job_id}:heartbeat"
+
+
+def heartbeat_beat(kind: str, job_id: int) -> None:
+    """Record that a live worker is on the job now."""
+    # Kept a week so a page can say when a dead job last beat; the sweeper only compares its age.
+    cache.set(heartbeat_key(kind, job_id), time.time(), timeout=7 * 24 * 3600)
+
+
+def last_heartbeat(kind: str, job_id: int) -> datetime | None:
+    value = cache.get(heartbeat_key(kind, job_id))
+    return datetime.fromtimestamp(value, tz=UTC) if value else None
+
+
+@contextmanager
+def heartbeat(kind: str, job_id: int) -> Iterator[None]:
+    """Beat now and every ECAST_JOB_HEARTBEAT_SECONDS until the body ends, from a thread (a long C call or a
+    long database statement in the body does not stop it)."""
+    interval = max(0.2, float(settings.ECAST_JOB_HEARTBEAT_SECONDS))
+    heartbeat_beat(kind, job_id)
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.wait(interval):
+            try:
+                heartbeat_beat(kind, job_id)
+            except Exception:  # noqa: BLE001 - a cache hiccup must not kill the work; the next beat retries
+                log.warning("heartbeat of %s %s failed", kind, job_id, exc_info=True)
+
+    thread = threading.Thread(target=loop, name=f"heartbeat-{kind}-{job_id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=interval + 5)
+        heartbeat_beat(kind, job_id)
+
+
+CLAIM_WAIT_S = 3.0
+
+
+def advisory_key(kind: str) -> int:
+    """A stable 31-bit number for a job kind (the first half of a two-part PostgreSQL advisory lock key)."""
+    return zlib.crc32(kind.encode()) & 0x7FFFFFFF
+
+
+@contextmanager
+def exclusive(kind: str, job_id: int) -> Iterator[bool]:
+    """Yield True if this process may run the job now, False while another live worker runs it.
+
+    On PostgreSQL a session advisory lock decides, and the database drops it when its holder's connection dies. The
+    embedded SQLite setup runs one worker process, which never runs two tasks at once, so it always yields True.
+    """
+    if connection.vendor != "postgresql":
+        yield True
+        return
+    got = False
+    # A holder whose process just died keeps its lock until its database backend notices the closed connection
+    # (milliseconds, sometimes more): a redelivered copy asks a few times before it concludes the holder is alive.
+    deadline = time.monotonic() + CLAIM_WAIT_S
+    while True:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [advisory_key(kind), job_id])
+            got = bool(cursor.fetchone()[0])
+        if got or time.monotonic() >= deadline:
+            break
+        time.sleep(0.25)
+    try:
+        yield got
+    finally:
+        if got:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [advisory_key(kind), job_id])
+
+
+def redelivered() -> bool:
+    """True when the running task's message came back from the broker (its first worker died or was slow)."""
+    task = current_task
+    info = getattr(getattr(task, "request", None), "delivery_info", None) or {}
+    return bool(info.get("redelivered"))
+
+
+def recovery_record(kind: str, job_id: int, reason: str, detail: str) -> JobRecovery:
+    return JobRecovery.objects.create(
+        kind=kind, job_id=job_id, reason=reason, detail=detail[:2000], last_heartbeat=last_heartbeat(kind, job_id)
+    )
+
+
+def job_unit(kind: str, job_id: int, work: Callable[[], T], *, claim: bool = False) -> T | None:
+    """Run one unit of work of a job in the worker, beating while it runs.
+
+    With ``claim``, the job runs in one worker at a time: a copy that finds it running elsewhere returns None at
+    once (the holder is alive: its lock would be gone otherwise). A unit the broker redelivered after its worker
+    died is recorded, so the job's page says it was retried.
+    """
+    with exclusive(kind, job_id) if claim else nullcontext(True) as mine:
+        if not mine:
+            log.info("%s %s is running in another worker; this copy does nothing", kind, job_id)
+            return None
+        if redelivered():
+            recovery_record(kind, job_id, JobRecovery.Reason.WORKER_LOST, "the broker redelivered a unit of work")
+        with heartbeat(kind, job_id):
+            return work()
+
+
+def broker_backlog() -> int:
+    """Messages waiting in the default queue (0 if the broker cannot tell)."""
+    try:
+        with current_app.connection_for_read() as conn:
+            declared = conn.default_channel.queue_declare(queue=current_app.conf.task_default_queue, passive=True)
+            return int(declared.message_count)
+    except Exception:  # noqa: BLE001 - a missing queue is an empty one; a broker error must not stop the sweep
+        return 0
+
+
+def jobs_sweep(*, now: datetime | None = None) -> list[dict[str, Any]]:
+    """Re-queue every job whose worker went silent, or fail it after ECAST_JOB_MAX_RETRIES losses; returns actions.
+
+    A job counts as silent when neither a heartbeat, nor its creation, nor its last recovery is newer than
+    ECAST_JOB_STALE_SECONDS. A job that never beat is only re-queued when the queue is empty (otherwise it is
+    simply waiting its turn).
+    """
+    # One sweep at a time, even if two beat processes run by mistake.
+    if not cache.add("ecast:jobs-sweep", "1", timeout=max(30, int(settings.ECAST_SWEEP_SECONDS))):
+        return []
+    try:
+        return sweep_once(now=now or datetime.now(tz=UTC))
+    finally:
+        cache.delete("ecast:jobs-sweep")
+
+
+def sweep_once(*, now: datetime) -> list[dict[str, Any]]:
+    stale = timedelta(seconds=settings.ECAST_JOB_STALE_SECONDS)
+    backlog: int | None = None
+    actions: list[dict[str, Any]] = []
+    for kind in list(KINDS.values()):
+        for job_id, since in kind.active():
+            beat = last_heartbeat(kind.name, job_id)
+            latest = JobRecovery.objects.filter(kind=kind.name, job_id=job_id).order_by("-created_at").first()
+            reference = max(t for t in (since, beat, latest.created_at if latest else None) if t is not None)
+            if now - reference < stale:
+                continue
+            if beat is None:
+                backlog = broker_backlog() if backlog is None else backlog
+                if backlog:
+                    continue
+            losses = JobRecovery.objects.filter(
+                kind=kind.name, job_id=job_id, reason=JobRecovery.Reason.WORKER_LOST
+            ).count()
+            silent = f"no heartbeat for {int((now - reference).total_seconds())} s"
+            if beat is not None and losses >= settings.ECAST_JOB_MAX_RETRIES:
+                reason = (
+                    f"its worker died {losses + 1} times (last heartbeat {beat:%Y-%m-%d %H:%M:%S} UTC); "
+                    "not retried again — look for what kills the worker (memory, a crashing model) and retry"
+                )
+                kind.fail(job_id, reason)
+                recovery_record(kind.name, job_id, JobRecovery.Reason.GAVE_UP, reason)
+                actions.append({"kind": kind.name, "job": job_id, "action": "failed", "detail": reason})
+                continue
+            detail = f"{silent}; {kind.resume(job_id)}"
+            reason = JobRecovery.Reason.WORKER_LOST if beat is not None else JobRecovery.Reason.REQUEUED
+            recovery_record(kind.name, job_id, reason, detail)
+            log.warning("job %s %s: %s", kind.name, job_id, detail)
+            actions.append({"kind": kind.name, "job": job_id, "action": str(reason), "detail": detail})
+    return actions

@@ -256,3 +256,30 @@ class GenerationTurn(models.Model):
         ordering = ["job_id", "position"]
         constraints = [models.UniqueConstraint(fields=["job", "turn"], name="uniq_generation_job_turn")]
         indexes = [models.Index(fields=["job", "status"])]
+
+
+class JobRecovery(models.Model):
+    """What the sweeper (or the broker's redelivery) did about a job whose worker died or whose message was lost.
+
+    Jobs of every kind live in their own feature's table, so a recovery names the job by kind and id; the job
+    pages and APIs show these as "retried after worker loss".
+    """
+
+    class Reason(models.TextChoices):
+        WORKER_LOST = "worker_lost", "Retried after worker loss"
+        REQUEUED = "requeued", "Re-queued (no worker had started it)"
+        GAVE_UP = "gave_up", "Failed after repeated worker loss"
+
+    kind = models.CharField(max_length=40)
+    job_id = models.PositiveBigIntegerField()
+    reason = models.CharField(max_length=20, choices=Reason.choices)
+    detail = models.TextField(blank=True)
+    last_heartbeat = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["kind", "job_id", "created_at", "id"]
+        indexes = [models.Index(fields=["kind", "job_id"])]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.job_id}: {self.reason}"

@@ -10,6 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
+from django.views.defaults import permission_denied
 from rest_framework.permissions import BasePermission
 
 ADMIN, RATER, ASSESSOR = "admin", "rater", "assessor"
@@ -70,7 +71,9 @@ def role_required(*roles: str) -> Callable[[Callable[..., HttpResponseBase]], Ca
         @wraps(view)
         def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             if not user_roles(request.user) & set(roles):
-                raise PermissionDenied("Your role does not give access to this page.")
+                # Answered here rather than raised: Django logs a raised PermissionDenied with its traceback, and
+                # a rater following an admin link is an expected refusal. The page is templates/403.html.
+                return permission_denied(request, PermissionDenied("Your role does not give access to this page."))
             return view(request, *args, **kwargs)
 
         return wrapped

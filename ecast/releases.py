@@ -3,6 +3,9 @@
 Other features call the generators directly, e.g. judging passes "pairs whose labels pass the thresholds":
 ``release_csv_rows(pairs_queryset=Paraphrase.objects.filter(pk__in=ids))``. A pair is represented by its manual
 member; a queryset may contain either member (or both) of a pair — each pair is released once.
+
+Callers encode CSV rows with ``ecast.csvfiles.csv_lines``: formula-like text gets a leading apostrophe there, which
+the ECAsT import removes again, so the round trip is exact. The JSONL keeps every text exactly as stored.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What every REST endpoint shares: the admin base view and the one exception handler.
+"""What every REST endpoint shares: the admin base view, the one exception handler, and the job health fields.
 
 ``REST_FRAMEWORK["EXCEPTION_HANDLER"]`` points at :func:`exception_handler`, so an ``APIView`` simply calls its
 service and lets Django ``ValidationError`` and :class:`ecast.errors.DomainError` propagate.
@@ -6,11 +6,14 @@ service and lets Django ``ValidationError`` and :class:`ecast.errors.DomainError
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import QuerySet
 from django.http import Http404
+from rest_framework import serializers
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
@@ -18,7 +21,9 @@ from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from ecast.errors import DomainError
+from ecast.models import JobRecovery
 from ecast.permissions import IsAdmin
+from ecast.selectors import job_health, jobs_health
 
 # Token first, so an anonymous request gets 401 with a WWW-Authenticate header rather than 403.
 AUTHENTICATION = [TokenAuthentication, SessionAuthentication]
@@ -51,3 +56,100 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, ObjectDoesNotExist):
         exc = Http404(str(exc))
     return drf_exception_handler(exc, context)
+
+
+# --- job health: last heartbeat and retries after worker loss ------------------------------------------------------
+
+
+class JobRecoveryOutput(serializers.Serializer):
+    """One time the sweeper (or the broker's redelivery) recovered a job whose worker died."""
+
+    at = serializers.DateTimeField()
+    reason = serializers.ChoiceField(choices=JobRecovery.Reason.choices)
+    label = serializers.CharField()  # type: ignore[assignment]  # the output field, not Field.label
+    detail = serializers.CharField(allow_blank=True)
+    last_heartbeat = serializers.DateTimeField(allow_null=True, help_text="the job's last heartbeat at that time")
+
+
+class JobHealthOutput(serializers.Serializer):
+    """What a job's page and API say about worker loss (the fields :class:`JobHealthFields` adds)."""
+
+    last_heartbeat = serializers.DateTimeField(allow_null=True)
+    worker_loss_retries = serializers.IntegerField()
+    recoveries = JobRecoveryOutput(many=True)
+
+
+JOB_HEALTH_FIELDS = ["last_heartbeat", "worker_loss_retries", "recoveries"]
+
+
+def job_health_data(kind: str, job_id: int) -> dict[str, Any]:
+    """The JSON-ready health of one job, for the JSON a job page polls (same shape as the API fields)."""
+    return dict(JobHealthOutput(job_health(kind, job_id)).data)
+
+
+def _job_id(instance: Any) -> int:
+    return int(instance["id"] if isinstance(instance, Mapping) else instance.pk)
+
+
+def _health_value(field: serializers.Field, instance: Any) -> Any:
+    parent = field.parent
+    if not isinstance(parent, JobHealthFields):
+        raise TypeError(f"{type(field).__name__} belongs on a JobHealthFields serializer")
+    return parent.job_health_of(instance)[str(field.field_name)]
+
+
+class _HeartbeatField(serializers.DateTimeField):
+    def get_attribute(self, instance: Any) -> Any:
+        return _health_value(self, instance)
+
+
+class _RetriesField(serializers.IntegerField):
+    def get_attribute(self, instance: Any) -> Any:
+        return _health_value(self, instance)
+
+
+class _RecoveriesField(serializers.ListField):
+    def get_attribute(self, instance: Any) -> Any:
+        return _health_value(self, instance)
+
+
+class JobHealthFields(serializers.Serializer):
+    """Adds ``last_heartbeat``, ``worker_loss_retries`` and ``recoveries`` to a job's output.
+
+    Mix in first and set ``job_kind`` (the :mod:`ecast.jobs` kind), or override :meth:`job_kind_of`; a model
+    serializer also lists ``*JOB_HEALTH_FIELDS`` in ``Meta.fields``. Serializing a list reads the health of the
+    whole page at once (one cache read and one query per kind), not once per job.
+    """
+
+    job_kind = ""
+
+    last_heartbeat = _HeartbeatField(allow_null=True, read_only=True, help_text="when a worker last beat on the job")
+    worker_loss_retries = _RetriesField(read_only=True, help_text="times the job was retried after its worker died")
+    recoveries = _RecoveriesField(
+        child=JobRecoveryOutput(), read_only=True, help_text="each recovery after worker loss, oldest first"
+    )
+
+    def job_kind_of(self, instance: Any) -> str:
+        if not self.job_kind:
+            raise NotImplementedError(f"{type(self).__name__} must set job_kind or override job_kind_of")
+        return self.job_kind
+
+    def job_health_of(self, instance: Any) -> dict[str, Any]:
+        """The health of the job ``instance`` (a model or a dict with ``id``), read once per serialization."""
+        holder: serializers.BaseSerializer = self
+        items: list[Any] = [instance]
+        if isinstance(self.parent, serializers.ListSerializer):
+            holder = self.parent
+            if isinstance(holder.instance, list | tuple | QuerySet):
+                items = [*holder.instance, instance]
+        known: dict[tuple[str, int], dict[str, Any]] = holder.__dict__.setdefault("_job_health", {})
+        key = (self.job_kind_of(instance), _job_id(instance))
+        if key not in known:
+            missing: dict[str, list[int]] = {}
+            for item in items:
+                item_key = (self.job_kind_of(item), _job_id(item))
+                if item_key not in known:
+                    missing.setdefault(item_key[0], []).append(item_key[1])
+            for kind, ids in missing.items():
+                known.update({(kind, job_id): health for job_id, health in jobs_health(kind, ids).items()})
+        return known[key]

@@ -120,6 +120,25 @@ SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+# With DJANGO_DEBUG=0 the defaults are the production ones (`manage.py check --deploy` is clean); each can be
+# overridden. Browsers send Secure cookies to http://localhost, so the Docker set-up still works there.
+SESSION_COOKIE_SECURE = _env_bool("DJANGO_SESSION_COOKIE_SECURE", not DEBUG)
+CSRF_COOKIE_SECURE = _env_bool("DJANGO_CSRF_COOKIE_SECURE", not DEBUG)
+SECURE_HSTS_SECONDS = _env_int("DJANGO_SECURE_HSTS_SECONDS", 0 if DEBUG else 365 * 24 * 3600)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = _env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
+SECURE_HSTS_PRELOAD = _env_bool("DJANGO_SECURE_HSTS_PRELOAD", not DEBUG)
+# The header a TLS-terminating proxy sets on https requests, e.g. HTTP_X_FORWARDED_PROTO. Unset by default: trusted
+# without such a proxy (one that overwrites it), any client could claim https.
+_proxy_ssl_header = os.environ.get("DJANGO_SECURE_PROXY_SSL_HEADER", "")
+if _proxy_ssl_header and not _proxy_ssl_header.startswith("HTTP_"):
+    raise ImproperlyConfigured(
+        f"DJANGO_SECURE_PROXY_SSL_HEADER must be a META name like HTTP_X_FORWARDED_PROTO, got {_proxy_ssl_header!r}"
+    )
+SECURE_PROXY_SSL_HEADER = (_proxy_ssl_header, "https") if _proxy_ssl_header else None
+# gunicorn speaks plain HTTP; TLS, and so the http -> https redirect, belongs to the proxy in front of it. Django can
+# redirect too (with DJANGO_SECURE_PROXY_SSL_HEADER); while it does not, check --deploy's reminder is silenced.
+SECURE_SSL_REDIRECT = _env_bool("DJANGO_SECURE_SSL_REDIRECT", False)
+SILENCED_SYSTEM_CHECKS = [] if SECURE_SSL_REDIRECT else ["security.W008"]
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -150,11 +169,25 @@ ECAST_PERMUTATION_RESCORE_DEBOUNCE_S = _env_int("ECAST_PERMUTATION_RESCORE_DEBOU
 ECAST_ANALYSIS_DEBOUNCE_SECONDS = _env_int("ECAST_ANALYSIS_DEBOUNCE_SECONDS", 30)
 # Failed log-ins are counted per (username, IP) within this window; reaching the limit blocks that pair for it.
 ECAST_LOGIN_LOCKOUT_SECONDS = _env_int("ECAST_LOGIN_LOCKOUT_SECONDS", 15 * 60)
+# Log-in attempts per address, whatever the username (the log-in page and /api/token/obtain/ share the count).
+ECAST_LOGIN_RATE = os.environ.get("ECAST_LOGIN_RATE", "20/min")
+_rate_count, _, _rate_period = ECAST_LOGIN_RATE.partition("/")
+_RATE_PERIODS = {"s", "sec", "second", "m", "min", "minute", "h", "hour", "d", "day"}  # DRF's spellings
+if not (_rate_count.isdigit() and int(_rate_count) > 0 and _rate_period in _RATE_PERIODS):
+    raise ImproperlyConfigured(
+        f"ECAST_LOGIN_RATE must look like 20/min (per s, min, hour or day), got {ECAST_LOGIN_RATE!r}"
+    )
+# How many reverse proxies in front of the app append to X-Forwarded-For. 0: the header is ignored (a client can
+# forge it); n: the client address is the n-th from its right. Used by the log-in limits and DRF's NUM_PROXIES.
+ECAST_TRUSTED_PROXIES = _env_int("ECAST_TRUSTED_PROXIES", 0)
+if ECAST_TRUSTED_PROXIES < 0:
+    raise ImproperlyConfigured(f"ECAST_TRUSTED_PROXIES must be 0 or more, got {ECAST_TRUSTED_PROXIES}")
 
 REST_FRAMEWORK = {
+    # Token first: its WWW-Authenticate challenge makes an anonymous call a 401 (session-first answers 403).
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
@@ -164,7 +197,8 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "ecast.schema.AutoSchema",
     # One handler turns Django ValidationError and domain errors (ecast.errors.DomainError) into responses.
     "EXCEPTION_HANDLER": "ecast.rest.exception_handler",
-    "DEFAULT_THROTTLE_RATES": {"login": os.environ.get("ECAST_LOGIN_RATE", "20/min")},
+    # Throttles key on X-Forwarded-For only behind this many trusted proxies (None would trust it blindly).
+    "NUM_PROXIES": ECAST_TRUSTED_PROXIES,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "ecast API",
@@ -189,10 +223,31 @@ CELERY_RESULT_BACKEND = REDIS_URL or None
 CELERY_TASK_IGNORE_RESULT = not bool(REDIS_URL)
 CELERY_TASK_ALWAYS_EAGER = _env_bool("ECAST_TASKS_EAGER", False)
 CELERY_TASK_EAGER_PROPAGATES = True
-CELERY_TASK_ACKS_LATE = True  # a killed worker's task is redelivered; tasks are idempotent per unit of work
+# A task is acknowledged when it ends, so a worker that dies mid-task does not lose it: a killed pool process is
+# rejected and requeued at once (reject_on_worker_lost); a killed worker's unacknowledged messages come back from
+# Redis after the visibility timeout, and the sweeper below re-queues any job whose heartbeat stopped. Every task
+# is idempotent per unit of work, so a unit that runs twice writes once.
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# Redis: longer than the longest unit (an 8.8M-line corpus import); a redelivered copy of a unit still running
+# elsewhere finds it claimed, or finished, and does nothing. (The SQLite broker has no such option: there the
+# sweeper re-queues what a killed worker held.)
+VISIBILITY_TIMEOUT_S = _env_int("ECAST_VISIBILITY_TIMEOUT", 3600)
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": VISIBILITY_TIMEOUT_S} if REDIS_URL else {}
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_SERIALIZER = "json"
+# Jobs beat every ECAST_JOB_HEARTBEAT_SECONDS while a worker runs them; celery beat runs the sweeper every
+# ECAST_SWEEP_SECONDS, which re-queues jobs silent for ECAST_JOB_STALE_SECONDS and fails a job whose worker died
+# ECAST_JOB_MAX_RETRIES times (a file that kills the worker every time must not loop forever).
+ECAST_JOB_HEARTBEAT_SECONDS = _env_int("ECAST_JOB_HEARTBEAT_SECONDS", 10)
+ECAST_JOB_STALE_SECONDS = _env_int("ECAST_JOB_STALE_SECONDS", 120)
+ECAST_JOB_MAX_RETRIES = _env_int("ECAST_JOB_MAX_RETRIES", 3)
+ECAST_SWEEP_SECONDS = _env_int("ECAST_SWEEP_SECONDS", 30)
+CELERY_BEAT_SCHEDULE = {
+    "sweep-stale-jobs": {"task": "ecast.jobs_sweep", "schedule": float(ECAST_SWEEP_SECONDS)},
+    "expire-rating-leases": {"task": "judging.rating.leases_expire", "schedule": 600.0},
+}
 CELERY_ACCEPT_CONTENT = ["json"]
 
 if REDIS_URL:

@@ -13,7 +13,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
 from ecast.models import Collection, TestSet
-from ecast.rest import AdminApi
+from ecast.rest import AdminApi, JobHealthFields
 from evaluation import metrics, stats
 from evaluation import selectors as sel
 from evaluation import services as svc
@@ -31,7 +31,8 @@ def _measure(request) -> str:
     return raw
 
 
-class _JobSerializer(serializers.Serializer):
+class _JobSerializer(JobHealthFields, serializers.Serializer):
+    job_kind = svc.JOB_KIND
     id = serializers.IntegerField(source="pk")
     kind = serializers.CharField()
     status = serializers.CharField()

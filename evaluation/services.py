@@ -17,7 +17,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import Avg, Count
+from django.db.models import Avg, Count, Min
 from django.utils import timezone
 
 from ecast.imports.errors import ImportFailed
@@ -29,6 +29,12 @@ from evaluation.models import DirtyTurn, EvaluationJob, LeaderboardSnapshot, Qre
 from evaluation.selectors import qrels_dict, ranking_scores
 
 log = logging.getLogger(__name__)
+
+# Job kinds the heartbeat and the sweeper know (ecast.jobs), and the tasks they queue.
+JOB_KIND = "evaluation"  # evaluation jobs, by job id
+RECOMPUTE_KIND = "recompute"  # a version's pending dirty turns, by version id
+JOB_TASK = "evaluation.evaluation_job_run"
+DRAIN_TASK = "evaluation.dirty_turns_drain"
 
 MEASURES: list[str] = list(metrics.DEFAULT_MEASURES)
 BATCH = 5000
@@ -191,7 +197,7 @@ def leaderboard_snapshot_create(
 
 
 def _enqueue(job: EvaluationJob) -> None:
-    transaction.on_commit(lambda: enqueue("evaluation.evaluation_job_run", job.pk))
+    transaction.on_commit(lambda: enqueue(JOB_TASK, job.pk))
 
 
 @transaction.atomic
@@ -236,9 +242,13 @@ def _progress(job: EvaluationJob) -> Callable[[int], None]:
 
 
 def evaluation_job_execute(*, job_id: int) -> EvaluationJob:
-    """Run a job to completion, recording progress; failures are stored on the job, not raised."""
-    job = EvaluationJob.objects.select_related("collection", "run").get(pk=job_id)
-    if job.status == EvaluationJob.Status.DONE:
+    """Run a job to completion, recording progress; failures are stored on the job, not raised.
+
+    Every kind recomputes from the job's own record (a run, the whole collection, or the turns a drain took), and
+    scores are upserts, so a job restarted after its worker died recomputes the same values.
+    """
+    job = EvaluationJob.objects.select_related("collection", "run", "version").get(pk=job_id)
+    if job.status in (EvaluationJob.Status.DONE, EvaluationJob.Status.FAILED):
         return job
     EvaluationJob.objects.filter(pk=job.pk).update(status=EvaluationJob.Status.RUNNING, done=0)
     job.done = 0
@@ -256,6 +266,9 @@ def evaluation_job_execute(*, job_id: int) -> EvaluationJob:
             for v in versions:
                 _compute_version(version=v, run_ids=run_ids, progress=step)
                 leaderboard_snapshot_create(version=v, trigger="full recompute")
+        elif job.kind == EvaluationJob.Kind.TURNS and job.version is not None:
+            _turns_recompute(job=job)
+            step(1)
         status, error = EvaluationJob.Status.DONE, ""
     except Exception as exc:  # noqa: BLE001 - the job page shows what went wrong
         log.exception("evaluation job %s failed", job.pk)
@@ -263,6 +276,17 @@ def evaluation_job_execute(*, job_id: int) -> EvaluationJob:
     EvaluationJob.objects.filter(pk=job.pk).update(status=status, error=error, finished_at=timezone.now())
     job.refresh_from_db()
     return job
+
+
+def _turns_recompute(*, job: EvaluationJob) -> None:
+    version = job.version
+    assert version is not None
+    if version_needs_full_compute(version=version):
+        run_ids = list(Run.objects.filter(collection_id=version.collection_id).values_list("pk", flat=True))
+        _compute_version(version=version, run_ids=run_ids)
+    else:
+        scores_recompute_turns(version=version, turn_pks=list(job.turn_ids))
+    leaderboard_snapshot_create(version=version, trigger=f"{len(job.turn_ids)} turn(s) re-judged")
 
 
 # --- live recompute (debounced) -----------------------------------------------------------------------------
@@ -279,7 +303,7 @@ def dirty_turns_mark(*, version_id: int, turn_ids: Iterable[int]) -> bool:
     if not QrelsVersion.objects.filter(pk=version_id).exists():
         return False
     DirtyTurn.objects.bulk_create([DirtyTurn(version_id=version_id, turn_id=t) for t in pks], ignore_conflicts=True)
-    return debounce(recompute_key(version_id), "evaluation.dirty_turns_drain", version_id, delay=recompute_delay_s())
+    return debounce(recompute_key(version_id), DRAIN_TASK, version_id, delay=recompute_delay_s())
 
 
 def version_schedule_initial(*, version_id: int) -> bool:
@@ -291,40 +315,29 @@ def version_schedule_initial(*, version_id: int) -> bool:
 
 
 def dirty_turns_drain(*, version_id: int) -> EvaluationJob | None:
-    """Recompute every turn marked dirty for the version, for every run; one job record per drain."""
+    """Recompute all turns marked dirty for the version, for every run; one job record per drain.
+
+    The dirty marks become the job's ``turn_ids`` in one transaction, so a worker that dies after taking them
+    leaves a job the sweeper restarts, never turns nobody recomputes.
+    """
     debounce_release(recompute_key(version_id))
     version = QrelsVersion.objects.select_related("collection").filter(pk=version_id).first()
     if version is None:
         return None
     with transaction.atomic():
         rows = list(DirtyTurn.objects.select_for_update().filter(version=version).values_list("pk", "turn_id"))
+        if not rows and not version_needs_full_compute(version=version):
+            return None
         DirtyTurn.objects.filter(pk__in=[pk for pk, _ in rows]).delete()
-    full = version_needs_full_compute(version=version)
-    if not rows and not full:
-        return None
-    turn_pks = sorted({t for _, t in rows})
-    job = EvaluationJob.objects.create(
-        collection=version.collection,
-        kind=EvaluationJob.Kind.TURNS,
-        version=version,
-        turn_ids=turn_pks,
-        status=EvaluationJob.Status.RUNNING,
-        total=1,
-    )
-    try:
-        if full:
-            run_ids = list(Run.objects.filter(collection_id=version.collection_id).values_list("pk", flat=True))
-            _compute_version(version=version, run_ids=run_ids)
-        else:
-            scores_recompute_turns(version=version, turn_pks=turn_pks)
-        leaderboard_snapshot_create(version=version, trigger=f"{len(turn_pks)} turn(s) re-judged")
-        job.status, job.done = EvaluationJob.Status.DONE, 1
-    except Exception as exc:  # noqa: BLE001
-        log.exception("recompute of version %s failed", version_id)
-        job.status, job.error = EvaluationJob.Status.FAILED, f"{type(exc).__name__}: {exc}"
-    job.finished_at = timezone.now()
-    job.save(update_fields=["status", "done", "error", "finished_at"])
-    return job
+        job = EvaluationJob.objects.create(
+            collection=version.collection,
+            kind=EvaluationJob.Kind.TURNS,
+            version=version,
+            turn_ids=sorted({t for _, t in rows}),
+            status=EvaluationJob.Status.RUNNING,
+            total=1,
+        )
+    return evaluation_job_execute(job_id=job.pk)
 
 
 # --- runs from outside --------------------------------------------------------------------------------------
@@ -387,3 +400,50 @@ def run_update(*, run: Run, test_set: TestSet | None, description: str | None = 
     run.full_clean()
     run.save(update_fields=["test_set", "description"])
     return run
+
+
+# --- worker loss (the sweeper calls these through ecast.jobs) ----------------------------------------------------
+
+
+def evaluation_jobs_active() -> list[tuple[int, Any]]:
+    active = EvaluationJob.objects.filter(status__in=[EvaluationJob.Status.PENDING, EvaluationJob.Status.RUNNING])
+    return list(active.values_list("pk", "created_at"))
+
+
+def evaluation_job_requeue(*, job_id: int) -> str:
+    enqueue(JOB_TASK, job_id)
+    return "queued the evaluation job again (scores are upserts)"
+
+
+def evaluation_job_fail(*, job_id: int, reason: str) -> None:
+    EvaluationJob.objects.filter(
+        pk=job_id, status__in=[EvaluationJob.Status.PENDING, EvaluationJob.Status.RUNNING]
+    ).update(status=EvaluationJob.Status.FAILED, error=reason, finished_at=timezone.now())
+
+
+def dirty_versions_waiting() -> list[tuple[int, Any]]:
+    """Versions with re-judged turns, and since when the oldest has waited for its recompute."""
+    rows = DirtyTurn.objects.values("version_id").annotate(since=Min("created_at"))
+    return [(r["version_id"], r["since"]) for r in rows]
+
+
+def dirty_turns_requeue(*, version_id: int) -> str:
+    enqueue(DRAIN_TASK, version_id)
+    return "queued the recompute of the re-judged turns"
+
+
+@transaction.atomic
+def dirty_turns_fail(*, version_id: int, reason: str) -> None:
+    """Give up on a version's dirty turns: a failed job records which turns were not recomputed."""
+    version = QrelsVersion.objects.get(pk=version_id)
+    rows = list(DirtyTurn.objects.select_for_update().filter(version=version).values_list("pk", "turn_id"))
+    DirtyTurn.objects.filter(pk__in=[pk for pk, _ in rows]).delete()
+    EvaluationJob.objects.create(
+        collection_id=version.collection_id,
+        kind=EvaluationJob.Kind.TURNS,
+        version=version,
+        turn_ids=sorted({t for _, t in rows}),
+        status=EvaluationJob.Status.FAILED,
+        error=reason,
+        finished_at=timezone.now(),
+    )

@@ -4,17 +4,37 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from ecast import jobs
 from evaluation import services
 
 
-@shared_task(name="evaluation.evaluation_job_run")
+@shared_task(name=services.JOB_TASK)
 def evaluation_job_run_task(job_id: int) -> str:
-    """Run one EvaluationJob (a new run under all versions, or a full recompute)."""
-    return services.evaluation_job_execute(job_id=job_id).status
+    """Run one EvaluationJob (a new run under all versions, a full recompute, or re-judged turns)."""
+    job = jobs.job_unit(services.JOB_KIND, job_id, lambda: services.evaluation_job_execute(job_id=job_id), claim=True)
+    return job.status if job else "running in another worker"
 
 
-@shared_task(name="evaluation.dirty_turns_drain")
+@shared_task(name=services.DRAIN_TASK)
 def dirty_turns_drain_task(version_id: int) -> int | None:
     """Recompute all turns re-judged in a version since the last drain."""
-    job = services.dirty_turns_drain(version_id=version_id)
+    job = jobs.job_unit(services.RECOMPUTE_KIND, version_id, lambda: services.dirty_turns_drain(version_id=version_id))
     return job.pk if job else None
+
+
+jobs.register_kind(
+    jobs.JobKind(
+        name=services.JOB_KIND,
+        active=services.evaluation_jobs_active,
+        resume=lambda job_id: services.evaluation_job_requeue(job_id=job_id),
+        fail=lambda job_id, reason: services.evaluation_job_fail(job_id=job_id, reason=reason),
+    )
+)
+jobs.register_kind(
+    jobs.JobKind(
+        name=services.RECOMPUTE_KIND,
+        active=services.dirty_versions_waiting,
+        resume=lambda version_id: services.dirty_turns_requeue(version_id=version_id),
+        fail=lambda version_id, reason: services.dirty_turns_fail(version_id=version_id, reason=reason),
+    )
+)

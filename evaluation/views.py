@@ -16,6 +16,8 @@ from django.views.decorators.http import require_POST
 from ecast.csvfiles import csv_response
 from ecast.models import Collection, TestSet
 from ecast.permissions import admin_required
+from ecast.rest import job_health_data
+from ecast.selectors import jobs_health
 from evaluation import metrics, stats
 from evaluation import selectors as sel
 from evaluation import services as svc
@@ -167,10 +169,18 @@ def run_list(request: HttpRequest) -> HttpResponse:
     runs = Run.objects.select_related("collection", "test_set").order_by("collection__name", "name")
     if collection_id and collection_id.isdigit():
         runs = runs.filter(collection_id=int(collection_id))
+    jobs = sel.job_list(limit=15)
+    health = jobs_health(svc.JOB_KIND, [j.pk for j in jobs])
+    active = (EvaluationJob.Status.PENDING, EvaluationJob.Status.RUNNING)
     return render(
         request,
         "evaluation/runs.html",
-        {"form": form, "runs": runs[:500], "jobs": sel.job_list(limit=15), "collections": Collection.objects.all()},
+        {
+            "form": form,
+            "runs": runs[:500],
+            "job_rows": [(j, health[j.pk], j.status in active) for j in jobs],
+            "collections": Collection.objects.all(),
+        },
     )
 
 
@@ -375,7 +385,15 @@ def history(request: HttpRequest) -> HttpResponse:
 def job_status(request: HttpRequest, pk: int) -> JsonResponse:
     job = get_object_or_404(EvaluationJob, pk=pk)
     return JsonResponse(
-        {"id": job.pk, "kind": job.kind, "status": job.status, "done": job.done, "total": job.total, "error": job.error}
+        {
+            "id": job.pk,
+            "kind": job.kind,
+            "status": job.status,
+            "done": job.done,
+            "total": job.total,
+            "error": job.error,
+            **job_health_data(svc.JOB_KIND, job.pk),
+        }
     )
 
 

@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from ecast.generation import reports, selectors, services, testsets
 from ecast.models import Collection, GenerationJob, TestSet
 from ecast.pipeline.backends import status_table
-from ecast.rest import AdminApi
+from ecast.rest import JOB_HEALTH_FIELDS, AdminApi, JobHealthFields
 
 
 class ProgressOutput(serializers.Serializer):
@@ -32,7 +32,8 @@ class ProgressOutput(serializers.Serializer):
     cancel_requested = serializers.BooleanField()
 
 
-class JobOutput(serializers.ModelSerializer):
+class JobOutput(JobHealthFields, serializers.ModelSerializer):
+    job_kind = services.KIND
     progress = serializers.SerializerMethodField()
 
     class Meta:
@@ -51,6 +52,7 @@ class JobOutput(serializers.ModelSerializer):
             "started_at",
             "finished_at",
             "progress",
+            *JOB_HEALTH_FIELDS,
         ]
 
     @extend_schema(exclude=True)

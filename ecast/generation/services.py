@@ -381,3 +381,32 @@ def generation_job_resume(*, job: GenerationJob) -> GenerationJob:
         raise ValidationError("only a pending or running job can be resumed")
     generation_job_start(job=job)
     return job
+
+
+# --- worker loss (the sweeper calls these through ecast.jobs) ----------------------------------------------------
+
+KIND = "generation"
+
+
+def generation_jobs_active() -> list[tuple[int, Any]]:
+    """Jobs the sweeper watches: queued or running."""
+    active = GenerationJob.objects.filter(status__in=[GenerationJob.Status.PENDING, GenerationJob.Status.RUNNING])
+    return list(active.values_list("pk", "created_at"))
+
+
+def generation_job_requeue(*, job_id: int) -> str:
+    """Re-dispatch a silent job's pending turns (finished turns are kept; a turn commits once)."""
+    job = generation_job_resume(job=GenerationJob.objects.get(pk=job_id))
+    pending = job.turns.filter(status=GenerationTurn.Status.PENDING).count()
+    return f"re-dispatched {pending} pending turn(s) of {job.total_turns}"
+
+
+@transaction.atomic
+def generation_job_fail(*, job_id: int, reason: str) -> None:
+    """End a job whose worker keeps dying: its pending turns fail with the reason; finished turns stay."""
+    job = GenerationJob.objects.select_for_update().get(pk=job_id)
+    if job.status not in (GenerationJob.Status.PENDING, GenerationJob.Status.RUNNING):
+        return
+    job.turns.filter(status=GenerationTurn.Status.PENDING).update(status=GenerationTurn.Status.FAILED, error=reason)
+    job.status, job.error, job.finished_at = GenerationJob.Status.FAILED, reason, timezone.now()
+    job.save(update_fields=["status", "error", "finished_at"])

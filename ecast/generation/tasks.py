@@ -4,16 +4,28 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from ecast import jobs
 from ecast.generation import services
 
 
 @shared_task(name="ecast.generation.dispatch")
 def generation_job_dispatch_task(job_id: int) -> int:
     """Begin the job and fan its pending turns out as parallel chunk tasks; returns the number of chunks."""
-    return services.generation_job_dispatch(job_id=job_id)
+    return jobs.job_unit(services.KIND, job_id, lambda: services.generation_job_dispatch(job_id=job_id)) or 0
 
 
-@shared_task(name="ecast.generation.chunk", acks_late=True)
+@shared_task(name="ecast.generation.chunk")
 def generation_chunk_task(job_id: int, gen_turn_ids: list[int]) -> dict[str, int]:
     """Process one chunk of turns (idempotent: a redelivered chunk skips finished turns)."""
-    return services.generation_chunk_process(job_id=job_id, gen_turn_ids=gen_turn_ids)
+    work = lambda: services.generation_chunk_process(job_id=job_id, gen_turn_ids=gen_turn_ids)  # noqa: E731
+    return jobs.job_unit(services.KIND, job_id, work) or {}
+
+
+jobs.register_kind(
+    jobs.JobKind(
+        name=services.KIND,
+        active=services.generation_jobs_active,
+        resume=lambda job_id: services.generation_job_requeue(job_id=job_id),
+        fail=lambda job_id, reason: services.generation_job_fail(job_id=job_id, reason=reason),
+    )
+)

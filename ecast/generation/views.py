@@ -18,7 +18,8 @@ from ecast.generation.forms import GenerationJobForm, TestSetForm
 from ecast.models import Collection, GenerationJob, GenerationTurn, Paraphrase, TestSet
 from ecast.permissions import admin_required
 from ecast.pipeline.backends import status_table
-from ecast.rest import validation_payload
+from ecast.rest import job_health_data, validation_payload
+from ecast.selectors import job_health
 
 
 @admin_required
@@ -61,6 +62,8 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         {
             "job": job,
             "progress": selectors.generation_job_progress(job=job),
+            "active": job.status in (GenerationJob.Status.PENDING, GenerationJob.Status.RUNNING),
+            "health": job_health(services.KIND, job.pk),
             "page": page,
             "rows": rows,
             "status": status,
@@ -109,9 +112,9 @@ def job_resume(request: HttpRequest, pk: int) -> HttpResponse:
 
 @admin_required
 def job_progress(request: HttpRequest, pk: int) -> JsonResponse:
-    """Progress as JSON for the page's poller (session auth; scripts use the token API)."""
+    """Progress and heartbeat as JSON for the page's poller (session auth; scripts use the token API)."""
     job = get_object_or_404(GenerationJob, pk=pk)
-    return JsonResponse(selectors.generation_job_progress(job=job))
+    return JsonResponse({**selectors.generation_job_progress(job=job), **job_health_data(services.KIND, job.pk)})
 
 
 @admin_required

@@ -15,12 +15,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ecast import releases
-from ecast.csvfiles import csv_lines
+from ecast.csvfiles import csv_lines, csv_streaming_response
 from ecast.errors import DomainError
 from ecast.imports import registry, services
 from ecast.imports.views import body_too_large
 from ecast.models import Collection, ImportJob
-from ecast.rest import AdminApi
+from ecast.rest import JOB_HEALTH_FIELDS, AdminApi, JobHealthFields
 
 
 class ImportErrorOutput(serializers.Serializer):
@@ -29,7 +29,8 @@ class ImportErrorOutput(serializers.Serializer):
     reason = serializers.CharField()
 
 
-class ImportJobOutput(serializers.ModelSerializer):
+class ImportJobOutput(JobHealthFields, serializers.ModelSerializer):
+    job_kind = services.KIND
     collection: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="name", read_only=True)
     counts = serializers.JSONField()
     url = serializers.SerializerMethodField()
@@ -50,6 +51,7 @@ class ImportJobOutput(serializers.ModelSerializer):
             "created_at",
             "finished_at",
             "url",
+            *JOB_HEALTH_FIELDS,
         ]
 
     def get_url(self, obj: ImportJob) -> str:
@@ -158,11 +160,7 @@ class ReleaseCsvApi(AdminApi):
     @extend_schema(parameters=RELEASE_PARAMS, responses={(200, "text/csv"): OpenApiResponse(OpenApiTypes.BINARY)})
     def get(self, request: Request) -> StreamingHttpResponse:
         qs, stem = _release_queryset(request)
-        response = StreamingHttpResponse(
-            csv_lines(releases.release_csv_rows(pairs_queryset=qs)), content_type="text/csv; charset=utf-8"
-        )
-        response["Content-Disposition"] = f'attachment; filename="{stem}.csv"'
-        return response
+        return csv_streaming_response(f"{stem}.csv", csv_lines(releases.release_csv_rows(pairs_queryset=qs)))
 
 
 class ReleaseJsonlApi(AdminApi):

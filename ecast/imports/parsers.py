@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ecast.csvfiles import restore_cell
 from ecast.imports.errors import ImportFailed, row_error
 from ecast.imports.readers import read_text
 
@@ -324,8 +325,9 @@ def parse_ecast_csv(text: str, *, file: str) -> Parsed:
             if len(row) != 3:
                 p.error(n, f"expected 3 columns (turn id, manual, raw), found {len(row)}")
                 continue
-            # Texts are kept byte for byte (some published rows end in a space) so a release round-trips exactly.
-            turn_id, manual, raw = row[0].strip(), row[1], row[2]
+            # Texts are kept byte for byte (some published rows end in a space) so a release round-trips exactly;
+            # the apostrophe the app's CSV writer puts before formula-like text is removed (ecast.csvfiles rule).
+            turn_id, manual, raw = row[0].strip(), restore_cell(row[1]), restore_cell(row[2])
             if not _check_turn_id(p, n, turn_id):
                 continue
             if not manual.strip() or not raw.strip():

@@ -26,6 +26,7 @@ from ecast.models import Collection, ImportJob, TestSet
 
 log = logging.getLogger(__name__)
 
+KIND = "import"  # the job kind the heartbeat, the claim and the sweeper know imports by
 MAX_WARNINGS = 500
 PROGRESS_EVERY_S = 0.5
 
@@ -114,7 +115,9 @@ def import_file(
         created_by=user if getattr(user, "pk", None) else None,
         status=ImportJob.Status.PENDING,
     )
-    return import_job_execute(job=job, path=path)
+    # Claimed and beating like a worker's run, so the sweeper never queues a second copy of a long import.
+    done = jobs.job_unit(KIND, job.pk, lambda: import_job_execute(job=job, path=path), claim=True)
+    return done or job
 
 
 _SAFE_NAME = re.compile(r"[^\w.\-]+")
@@ -184,6 +187,33 @@ def import_job_run_by_id(*, job_id: int) -> ImportJob | None:
     if job is None or job.status in (ImportJob.Status.SUCCEEDED, ImportJob.Status.FAILED):
         return job
     return import_job_execute(job=job, path=Path(job.stored_path))
+
+
+def import_jobs_active() -> list[tuple[int, Any]]:
+    """Jobs the sweeper watches: queued or running, with a stored upload to restart from."""
+    active = ImportJob.objects.filter(status__in=[ImportJob.Status.PENDING, ImportJob.Status.RUNNING])
+    return list(active.exclude(stored_path="").values_list("pk", "created_at"))
+
+
+def import_job_fail(*, job_id: int, reason: str) -> None:
+    """End a job the worker cannot finish; nothing was written (imports are atomic)."""
+    job = ImportJob.objects.get(pk=job_id)
+    ImportJob.objects.filter(pk=job_id, status__in=[ImportJob.Status.PENDING, ImportJob.Status.RUNNING]).update(
+        status=ImportJob.Status.FAILED,
+        errors=[row_error(job.file_name, None, reason)],
+        counts={"errors": 1},
+        finished_at=timezone.now(),
+    )
+
+
+def import_job_requeue(*, job_id: int, task: str) -> str:
+    """Restart a job whose worker died from its stored upload (safe: the dead run's transaction rolled back)."""
+    job = ImportJob.objects.get(pk=job_id)
+    if not Path(job.stored_path).is_file():
+        import_job_fail(job_id=job_id, reason=f"the stored upload {job.stored_path} is gone; upload the file again")
+        return "failed: the stored upload is gone"
+    jobs.enqueue(task, job_id)
+    return f"restarted the import of {job.file_name} from its stored upload"
 
 
 def _written(job: ImportJob) -> Any:

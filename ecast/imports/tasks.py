@@ -1,13 +1,27 @@
-"""Celery wrapper: run a stored import job in the worker."""
+"""Celery wrapper: run a stored import job in the worker, and let the sweeper restart one whose worker died."""
 
 from __future__ import annotations
 
 from celery import shared_task
 
+from ecast import jobs
 from ecast.imports import services
 
+KIND = services.KIND
+RUN_TASK = "ecast.imports.run_job"
 
-@shared_task(name="ecast.imports.run_job")
+
+@shared_task(name=RUN_TASK)
 def import_job_run(job_id: int) -> None:
-    """Run the import job ``job_id`` from its stored upload."""
-    services.import_job_run_by_id(job_id=job_id)
+    """Run the import job ``job_id`` from its stored upload (one worker at a time; imports are atomic)."""
+    jobs.job_unit(KIND, job_id, lambda: services.import_job_run_by_id(job_id=job_id), claim=True)
+
+
+jobs.register_kind(
+    jobs.JobKind(
+        name=KIND,
+        active=services.import_jobs_active,
+        resume=lambda job_id: services.import_job_requeue(job_id=job_id, task=RUN_TASK),
+        fail=lambda job_id, reason: services.import_job_fail(job_id=job_id, reason=reason),
+    )
+)

@@ -17,6 +17,8 @@ from ecast.imports import registry, services
 from ecast.models import Collection, ImportJob, Paraphrase
 from ecast.permissions import admin_required
 from ecast.releases import STATUSES
+from ecast.rest import job_health_data
+from ecast.selectors import job_health
 
 
 def parse_options(text: str) -> dict[str, str]:
@@ -130,6 +132,7 @@ def import_job_page(request: HttpRequest, pk: int) -> HttpResponse:
         links.update(kind.links(job))
     if job.errors:
         links["Error report (CSV)"] = reverse("import-job-errors", args=[job.pk])
+    finished = job.status in (ImportJob.Status.SUCCEEDED, ImportJob.Status.FAILED)
     return render(
         request,
         "ecast/imports/job.html",
@@ -139,7 +142,9 @@ def import_job_page(request: HttpRequest, pk: int) -> HttpResponse:
             "warnings": (job.counts or {}).get("warnings", []),
             "links": links,
             "percent": int(100 * job.progress_done / job.progress_total) if job.progress_total else 0,
-            "finished": job.status in (ImportJob.Status.SUCCEEDED, ImportJob.Status.FAILED),
+            "finished": finished,
+            "active": not finished,
+            "health": job_health(services.KIND, job.pk),
         },
     )
 
@@ -154,10 +159,11 @@ def import_job_errors_csv(request: HttpRequest, pk: int) -> HttpResponse:
 
 @admin_required
 def import_job_progress(request: HttpRequest, pk: int) -> JsonResponse:
-    """Polled by the job page: status and progress (errors only once finished, they can be long)."""
+    """Polled by the job page: status, progress and heartbeat (errors only once finished, they can be long)."""
     job = get_object_or_404(ImportJob.objects.select_related("collection"), pk=pk)
     data = _job_json(job)
     data["errors"] = len(job.errors)
+    data.update(job_health_data(services.KIND, job.pk))
     return JsonResponse(data)
 
 

@@ -16,17 +16,18 @@ from rest_framework.response import Response
 
 from ecast.errors import DomainError
 from ecast.models import Collection
-from ecast.rest import AdminApi
+from ecast.rest import AdminApi, JobHealthFields
 from evaluation.analyses import calibration as cal
 from evaluation.analyses import pivots
 from evaluation.analyses.selectors import ANALYSIS_MODELS
 from evaluation.analyses.services import calibration as calibration_services
 from evaluation.analyses.services import metaeval as metaeval_services
 from evaluation.analyses.services import pivots as pivot_services
+from evaluation.analyses.services.common import analysis_job_kind
 from evaluation.models import QrelsVersion, Run
 
 
-class AnalysisOutputSerializer(serializers.Serializer):
+class AnalysisOutputSerializer(JobHealthFields, serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
     collection = serializers.IntegerField(source="collection_id")
@@ -38,6 +39,12 @@ class AnalysisOutputSerializer(serializers.Serializer):
     error = serializers.CharField()
     computed_at = serializers.DateTimeField(allow_null=True)
     results = serializers.JSONField()
+
+    def job_kind_of(self, instance: Any) -> str:
+        return analysis_job_kind(ANALYSIS_KINDS[type(instance)])
+
+
+ANALYSIS_KINDS = {model: kind for kind, model in ANALYSIS_MODELS.items()}
 
 
 def _created(obj: Any) -> Response:

@@ -16,6 +16,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from ecast.models import Collection
 from ecast.permissions import admin_required
+from ecast.rest import job_health_data
+from ecast.selectors import job_health
 from evaluation.analyses import plots
 from evaluation.analyses.forms import (
     CalibrationForm,
@@ -233,6 +235,7 @@ def analysis_detail(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
         "list_url": LIST_URL[kind],
         "stale": obj.computed_at is not None and qrels_count(version=obj.qrels_version) != obj.qrels_count,
         "running": obj.status in (AnalysisStatus.PENDING, AnalysisStatus.RUNNING),
+        "health": job_health(services.analysis_job_kind(kind), obj.pk),
     }
     if res:
         ctx.update(DETAIL_CONTEXT[kind](request, obj, res))
@@ -369,6 +372,7 @@ def analysis_status(request: HttpRequest, kind: str, pk: int) -> JsonResponse:
             "progress_total": obj.progress_total,
             "computed_at": obj.computed_at.isoformat() if obj.computed_at else None,
             "error": obj.error,
+            **job_health_data(services.analysis_job_kind(kind), obj.pk),
         }
     )
 

@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 
 from ecast.models import Collection, Conversation, Turn
 from ecast.permissions import IsAdmin, IsRater, is_admin
-from ecast.rest import AUTHENTICATION, AdminApi
+from ecast.rest import AUTHENTICATION, AdminApi, JobHealthFields
 from evaluation.models import PermutationExperiment, QrelsVersion
 from evaluation.permutations import selectors as sel
 from evaluation.permutations import services as svc
@@ -93,7 +93,8 @@ class ExperimentCreateApi(AdminApi):
         depth = serializers.IntegerField(default=100, min_value=1, max_value=1000)
         topics = serializers.ListField(child=serializers.CharField(), required=False)
 
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(JobHealthFields, serializers.Serializer):
+        job_kind = svc.KIND
         id = serializers.IntegerField()
         status = serializers.CharField()
         warnings = serializers.ListField(child=serializers.CharField())
@@ -131,7 +132,8 @@ class ExperimentCreateApi(AdminApi):
 class ExperimentStatusApi(AdminApi):
     """Progress of an experiment and the qrels version its scores reflect."""
 
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(JobHealthFields, serializers.Serializer):
+        job_kind = svc.KIND
         id = serializers.IntegerField()
         status = serializers.CharField()
         chunks_done = serializers.IntegerField()

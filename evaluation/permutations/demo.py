@@ -24,6 +24,7 @@ from typing import Any, TextIO
 from django.conf import settings
 from django.db import transaction
 
+from ecast.jobs import heartbeat
 from ecast.models import Collection, Conversation, Passage, Turn
 from evaluation.models import PermutationExperiment, Qrel, QrelsVersion
 from evaluation.permutations import services as svc
@@ -178,10 +179,11 @@ def _demo_experiment(coll: Collection, out: TextIO) -> None:
         start=False,
     )
     # Synchronous on purpose: the demo must be complete when load_demo returns, with or without a worker.
-    for conv_id in sorted({c.pk for c in convs}):
-        svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=conv_id, queue_scoring=False)
-    exp.refresh_from_db()
-    if exp.status == PermutationExperiment.Status.SCORING or exp.status == PermutationExperiment.Status.RUNNING:
-        svc.permutation_experiment_score(experiment=exp)
+    with heartbeat(svc.KIND, exp.pk):  # beating, so the sweeper never queues it to a worker meanwhile
+        for conv_id in sorted({c.pk for c in convs}):
+            svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=conv_id, queue_scoring=False)
+        exp.refresh_from_db()
+        if exp.status == PermutationExperiment.Status.SCORING or exp.status == PermutationExperiment.Status.RUNNING:
+            svc.permutation_experiment_score(experiment=exp)
     out.write(f"permutations demo: experiment {exp.name!r} with {len(convs)} conversations × ≤ 51 orders × "
               f"{len(systems)} systems\n")  # fmt: skip

@@ -37,6 +37,7 @@ CLASSES = set(perms.CLASSES)
 START_TASK = "evaluation.permutations.experiment_start"
 CHUNK_TASK = "evaluation.permutations.chunk"
 SCORE_TASK = "evaluation.permutations.experiment_score"
+KIND = "permutation"  # the job kind the heartbeat and the sweeper know experiments by
 
 
 # ---------------------------------------------------------------- utterance labels
@@ -277,6 +278,9 @@ def permutation_chunk_run(*, experiment_id: int, conversation_id: int, queue_sco
                 docs, scores = index.search(q, exp.depth)
                 new.append(PermutationQuery(experiment=exp, key=key, query=q, doc_ids=docs, scores=scores))
         with transaction.atomic():
+            # A redelivered copy of this chunk may run at the same time as the original: the conversation's rows
+            # are locked so one replaces the other's results instead of both inserting.
+            list(Permutation.objects.select_for_update().filter(pk__in=[p.pk for p in plist]).values_list("pk"))
             PermutationQuery.objects.bulk_create(new, ignore_conflicts=True, batch_size=1000)
             have = dict(PermutationQuery.objects.filter(experiment=exp, key__in=wanted).values_list("key", "pk"))
             PermutationResult.objects.filter(permutation__in=plist, run__isnull=True).delete()
@@ -439,3 +443,43 @@ def experiments_rescore_for_changed_qrels(*, version_id: int, turn_ids: list[int
     for experiment_id in ids:
         permutation_experiment_rescore_schedule(experiment_id=experiment_id)
     return ids
+
+
+# ---------------------------------------------------------------- worker loss (the sweeper, through ecast.jobs)
+
+
+def permutation_experiments_active() -> list[tuple[int, Any]]:
+    """Experiments the sweeper watches: retrieving or scoring."""
+    active = PermutationExperiment.objects.filter(
+        status__in=[PermutationExperiment.Status.RUNNING, PermutationExperiment.Status.SCORING]
+    )
+    return list(active.values_list("pk", "created_at"))
+
+
+def permutation_experiment_requeue(*, experiment_id: int) -> str:
+    """Queue what a silent experiment still lacks: the start, the conversations without rankings, or the scoring."""
+    exp = PermutationExperiment.objects.get(pk=experiment_id)
+    if exp.status == PermutationExperiment.Status.SCORING:
+        enqueue(SCORE_TASK, experiment_id)
+        return "queued the scoring again"
+    if not exp.parameters.get("index_key"):
+        enqueue(START_TASK, experiment_id)
+        return "queued the start again (index and every conversation)"
+    done = set(
+        PermutationResult.objects.filter(permutation__experiment=exp, run__isnull=True).values_list(
+            "permutation__conversation_id", flat=True
+        )
+    )
+    missing = [c for c in sel.experiment_conversation_ids(experiment_id=experiment_id) if c not in done]
+    for conv_id in missing:
+        enqueue(CHUNK_TASK, experiment_id, conv_id)
+    if not missing:
+        _chunk_finished(experiment_id)
+    return f"queued {len(missing)} conversation chunk(s) without rankings"
+
+
+def permutation_experiment_fail(*, experiment_id: int, reason: str) -> None:
+    PermutationExperiment.objects.filter(
+        pk=experiment_id,
+        status__in=[PermutationExperiment.Status.RUNNING, PermutationExperiment.Status.SCORING],
+    ).update(status=PermutationExperiment.Status.FAILED, error=reason)

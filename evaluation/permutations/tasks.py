@@ -4,22 +4,39 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from ecast import jobs
 from evaluation.permutations import services
 
 
 @shared_task(name=services.START_TASK)
 def permutation_experiment_start_task(experiment_id: int) -> int:
     """Build the index and fan out one retrieval chunk per conversation."""
-    return services.permutation_experiment_start(experiment_id=experiment_id)
+    work = lambda: services.permutation_experiment_start(experiment_id=experiment_id)  # noqa: E731
+    return jobs.job_unit(services.KIND, experiment_id, work) or 0
 
 
 @shared_task(name=services.CHUNK_TASK)
 def permutation_chunk_task(experiment_id: int, conversation_id: int) -> None:
     """Retrieve every order of one conversation; the last chunk queues the scoring."""
-    services.permutation_chunk_run(experiment_id=experiment_id, conversation_id=conversation_id)
+    work = lambda: services.permutation_chunk_run(experiment_id=experiment_id, conversation_id=conversation_id)  # noqa: E731
+    jobs.job_unit(services.KIND, experiment_id, work)
 
 
 @shared_task(name=services.SCORE_TASK)
 def permutation_experiment_score_task(experiment_id: int) -> str:
     """Score (or rescore) an experiment against its qrels version."""
-    return services.permutation_experiment_rescore(experiment_id=experiment_id)
+    # Not claimed: a rescore queued after new judgments must run even while an older scoring is still running.
+    work = lambda: services.permutation_experiment_rescore(experiment_id=experiment_id)  # noqa: E731
+    return jobs.job_unit(services.KIND, experiment_id, work) or ""
+
+
+jobs.register_kind(
+    jobs.JobKind(
+        name=services.KIND,
+        active=services.permutation_experiments_active,
+        resume=lambda experiment_id: services.permutation_experiment_requeue(experiment_id=experiment_id),
+        fail=lambda experiment_id, reason: services.permutation_experiment_fail(
+            experiment_id=experiment_id, reason=reason
+        ),
+    )
+)

@@ -21,6 +21,7 @@ from django.views.decorators.http import require_POST
 from ecast.csvfiles import csv_lines, csv_streaming_response
 from ecast.models import Collection, Conversation
 from ecast.permissions import ADMIN, RATER, admin_required, is_admin, role_required
+from ecast.selectors import job_health
 from evaluation.models import Permutation, PermutationExperiment, PermutationResult, QrelsVersion
 from evaluation.permutations import orders as perms
 from evaluation.permutations import selectors as sel
@@ -108,6 +109,8 @@ def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "summary": sel.experiment_conversation_summary(experiment=exp),
             "versions": QrelsVersion.objects.filter(collection=exp.collection),
             "progress": sel.experiment_progress(experiment=exp),
+            "health": job_health(svc.KIND, exp.pk),
+            "active": exp.status not in (PermutationExperiment.Status.DONE, PermutationExperiment.Status.FAILED),
         },
     )
 

@@ -21,7 +21,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ecast import releases
-from ecast.csvfiles import csv_lines
+from ecast.csvfiles import csv_lines, csv_streaming_response
 from ecast.models import Collection
 from ecast.permissions import IsRater, user_roles
 from ecast.rest import AdminApi
@@ -367,13 +367,12 @@ class CampaignReleaseApi(AdminApi):
             return Response({"detail": "output must be csv or jsonl"}, status=400)
         thresholds = release_thresholds(request.query_params, campaign)
         pairs = sel.qualifying_paraphrases(campaign=campaign, thresholds=thresholds)
-        if fmt == "csv":
-            lines = csv_lines(releases.release_csv_rows(pairs_queryset=pairs))
-        else:
-            lines = releases.jsonl_lines(releases.release_jsonl_rows(pairs_queryset=pairs))
-        ctype = "text/csv" if fmt == "csv" else "application/x-ndjson"
         suffix = "-".join(f"{k}{v}" for k, v in thresholds.items()) or "all"
-        return _download(lines, content_type=ctype, filename=f"campaign{campaign.pk}-release-{suffix}.{fmt}")
+        filename = f"campaign{campaign.pk}-release-{suffix}.{fmt}"
+        if fmt == "csv":
+            return csv_streaming_response(filename, csv_lines(releases.release_csv_rows(pairs_queryset=pairs)))
+        lines = releases.jsonl_lines(releases.release_jsonl_rows(pairs_queryset=pairs))
+        return _download(lines, content_type="application/x-ndjson", filename=filename)
 
 
 class CampaignRatingsCsvApi(AdminApi):
@@ -382,11 +381,7 @@ class CampaignRatingsCsvApi(AdminApi):
     @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR})
     def get(self, request, campaign_id: int):
         campaign = get_object_or_404(Campaign, pk=campaign_id)
-        return _download(
-            sel.ratings_csv_lines(campaign=campaign),
-            content_type="text/csv",
-            filename=f"campaign{campaign.pk}-ratings.csv",
-        )
+        return csv_streaming_response(f"campaign{campaign.pk}-ratings.csv", sel.ratings_csv_lines(campaign=campaign))
 
 
 class CampaignLabelsCsvApi(AdminApi):
@@ -395,8 +390,4 @@ class CampaignLabelsCsvApi(AdminApi):
     @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR})
     def get(self, request, campaign_id: int):
         campaign = get_object_or_404(Campaign, pk=campaign_id)
-        return _download(
-            sel.labels_csv_lines(campaign=campaign),
-            content_type="text/csv",
-            filename=f"campaign{campaign.pk}-labels.csv",
-        )
+        return csv_streaming_response(f"campaign{campaign.pk}-labels.csv", sel.labels_csv_lines(campaign=campaign))

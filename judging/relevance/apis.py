@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 
 from ecast.models import Collection
 from ecast.permissions import IsAssessor
-from ecast.rest import AdminApi
+from ecast.rest import AdminApi, JobHealthFields
 from evaluation.models import QrelsVersion, Run
 from judging.models import Pool, PoolPair
 from judging.relevance import pools, versions
@@ -24,7 +24,8 @@ from judging.relevance import services as svc
 from judging.relevance.qrels_export import AGGREGATIONS, iter_qrels_chunks
 
 
-class PoolOutputSerializer(serializers.Serializer):
+class PoolOutputSerializer(JobHealthFields, serializers.Serializer):
+    job_kind = pools.KIND
     id = serializers.IntegerField()
     name = serializers.CharField()
     collection = serializers.CharField(source="collection.name")

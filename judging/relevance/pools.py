@@ -235,7 +235,7 @@ def pool_create_start(**request: Any) -> Pool:
     with transaction.atomic():
         pool, _, _ = _pool_prepare(status=Pool.Status.BUILDING, **request)
     # Queued after the commit above, so the worker always finds the row.
-    enqueue("judging.relevance.pool_build", pool.pk)
+    enqueue(BUILD_TASK, pool.pk)
     pool.refresh_from_db()
     return pool
 
@@ -262,6 +262,21 @@ def pool_build(*, pool_id: int) -> Pool:
 def pool_build_failed(*, pool_id: int, error: str) -> None:
     """Record why the worker could not build a pool (shown on its page)."""
     Pool.objects.filter(pk=pool_id, status=Pool.Status.BUILDING).update(status=Pool.Status.FAILED, error=error[:2000])
+
+
+KIND = "pool"  # the job kind the heartbeat and the sweeper know pool builds by
+BUILD_TASK = "judging.relevance.pool_build"
+
+
+def pools_building() -> list[tuple[int, Any]]:
+    """Pools the sweeper watches: still building."""
+    return list(Pool.objects.filter(status=Pool.Status.BUILDING).values_list("pk", "created_at"))
+
+
+def pool_build_requeue(*, pool_id: int) -> str:
+    """Queue the build again (a build commits all its pairs at once, so a dead build left nothing behind)."""
+    enqueue(BUILD_TASK, pool_id)
+    return "queued the pool build again"
 
 
 @transaction.atomic

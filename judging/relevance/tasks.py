@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from ecast import jobs
 from judging.models import Pool
 from judging.relevance import pools, versions
 
@@ -14,11 +15,21 @@ def pool_sync_task(pool_id: int) -> int:
     return versions.pool_sync_to_version(pool=Pool.objects.get(pk=pool_id))
 
 
-@shared_task(name="judging.relevance.pool_build")
+@shared_task(name=pools.BUILD_TASK)
 def pool_build_task(pool_id: int) -> None:
     """Compute a new pool's pairs; record the reason if it cannot be built."""
     try:
-        pools.pool_build(pool_id=pool_id)
+        jobs.job_unit(pools.KIND, pool_id, lambda: pools.pool_build(pool_id=pool_id))
     except Exception as exc:  # noqa: BLE001 - any failure is shown on the pool page instead of lost in a log
         pools.pool_build_failed(pool_id=pool_id, error=f"{type(exc).__name__}: {exc}")
         raise
+
+
+jobs.register_kind(
+    jobs.JobKind(
+        name=pools.KIND,
+        active=pools.pools_building,
+        resume=lambda pool_id: pools.pool_build_requeue(pool_id=pool_id),
+        fail=lambda pool_id, reason: pools.pool_build_failed(pool_id=pool_id, error=reason),
+    )
+)

@@ -18,6 +18,7 @@ from django.views.decorators.http import require_POST
 
 from ecast.models import Collection, Conversation
 from ecast.permissions import ASSESSOR, admin_required, role_required
+from ecast.selectors import job_health
 from evaluation.models import QrelsVersion, Run
 from evaluation.robustness.selectors import labelled_runs
 from evaluation.robustness.views import robustness_params
@@ -172,6 +173,8 @@ def pool_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "judging/relevance/pool.html",
         {
             "pool": pool,
+            "health": job_health(pools.KIND, pool.pk),
+            "building": pool.status == Pool.Status.BUILDING,
             "per_run": sorted(pool.stats.get("per_run", {}).items()),
             "per_turn": list(per_turn.items()),
             "topics": topics,

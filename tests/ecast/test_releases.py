@@ -124,3 +124,34 @@ def test_export_release_command_writes_csv_and_jsonl(pairs, tmp_path):
     out = tmp_path / "r.jsonl"
     call_command("export_release", "--format", "jsonl", "--status", "all", "--output", str(out), stdout=io.StringIO())
     assert len(out.read_text(encoding="utf-8").splitlines()) == 3
+
+
+def test_formula_like_paraphrases_are_neutralised_in_the_release_and_round_trip_exactly(small_collection, tmp_path):
+    texts = ["=cmd|' /C calc'!A0", '=HYPERLINK("http://x","y")', "-2+3 apples", "'=already quoted", "'plain", "-0.5"]
+    source = tmp_path / "in.csv"
+    rows = [["TURN_ID", "MANUAL PARAPHRASE", "RAW PARAPHRASE"], *[["1_2", t, t + " (raw)"] for t in texts]]
+    source.write_text("".join(csv_lines(rows)), encoding="utf-8")  # written as the app writes: neutralised
+    assert import_file(kind="ecast_csv", path=source, collection=small_collection).status == "succeeded"
+    assert sorted(Paraphrase.objects.filter(kind="manual").values_list("text", flat=True)) == sorted(texts)
+
+    exported = "".join(csv_lines(releases.release_csv_rows(pairs_queryset=releases.release_pairs())))
+    cells = [c for r in _rows(exported)[1:] for c in r[1:]]
+    assert "'=cmd|' /C calc'!A0" in cells and "''=already quoted" in cells and "-0.5" in cells
+    assert not [c for c in cells if c[:1] in "=+-@" and c != "-0.5"]
+
+    Paraphrase.objects.all().delete()
+    again = tmp_path / "again.csv"
+    again.write_text(exported, encoding="utf-8")
+    assert import_file(kind="ecast_csv", path=again, collection=small_collection).status == "succeeded"
+    assert sorted(Paraphrase.objects.filter(kind="manual").values_list("text", flat=True)) == sorted(texts)
+    assert "".join(csv_lines(releases.release_csv_rows(pairs_queryset=releases.release_pairs()))) == exported
+
+
+def test_the_jsonl_release_keeps_formula_like_text_exactly(small_collection):
+    turn = small_collection.turns.get(turn_id="1_2")
+    manual, raw = services.paraphrase_add(turn=turn, manual_text="=cmd|' /C calc'!A0", raw_text="@SUM(A1)")
+    for p in (manual, raw):
+        services.paraphrase_approve(paraphrase=p)
+    (line,) = releases.jsonl_lines(releases.release_jsonl_rows(pairs_queryset=releases.release_pairs()))
+    row = json.loads(line)
+    assert (row["manual_paraphrase"], row["raw_paraphrase"]) == ("=cmd|' /C calc'!A0", "@SUM(A1)")

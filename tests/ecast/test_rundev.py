@@ -33,6 +33,29 @@ def test_when_one_child_dies_the_other_is_stopped_and_its_code_returned():
     assert "exited with 3" in out.getvalue()
 
 
+def test_a_worker_that_dies_is_restarted_and_the_web_server_keeps_serving(tmp_path):
+    starts = tmp_path / "starts"
+    worker = [sys.executable, "-c", f"open({str(starts)!r}, 'a').write('x'); import sys; sys.exit(9)"]
+    # The "web server" ends the supervision itself once the worker was started three times.
+    wait = f"import os, time\nwhile not os.path.exists({str(starts)!r}) or len(open({str(starts)!r}).read()) < 3:"
+    web = [sys.executable, "-c", wait + " time.sleep(0.05)"]
+    out = StringIO()
+    code = supervise([web, worker], out=out, restartable=[False, True])
+    assert starts.read_text().count("x") >= 3
+    assert "exited with 9; restarting it" in out.getvalue()
+    assert code == 1  # the web server's own exit still stops everything (it exited 0, so the code is 1)
+
+
+def test_a_crash_looping_worker_stops_the_supervisor_instead_of_spinning():
+    out = StringIO()
+    code = supervise(
+        [["sleep", "60"], [sys.executable, "-c", "import sys; sys.exit(4)"]], out=out, restartable=[False, True]
+    )
+    assert code == 4
+    assert "keeps crashing" in out.getvalue()
+    assert out.getvalue().count("restarting it") == 5
+
+
 def test_sigint_is_forwarded_once_and_both_children_exit(tmp_path):
     pids = tmp_path / "pids"
     script = f"""
@@ -58,6 +81,21 @@ sys.exit(supervise([[sys.executable, "-c", child], [sys.executable, "-c", child]
     for pid in child_pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def _child_pid(parent: int, word: str) -> int:
+    """The pid of ``parent``'s child whose command line contains ``word``."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == parent and word in cmdline:
+            return int(entry.name)
+    raise AssertionError(f"no child of {parent} runs {word}")
 
 
 def _free_port() -> int:
@@ -96,6 +134,17 @@ def test_rundev_serves_pages_runs_a_worker_and_stops_on_ctrl_c(tmp_path):
         assert status == 200, text
         assert f"http://127.0.0.1:{port}/" in text and "demo-admin" in text
         assert "ready" in text, "the Celery worker never reported ready:\n" + text
+
+        # A worker killed outright is restarted; the web server never stops serving.
+        os.kill(_child_pid(proc.pid, "worker"), signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (tmp_path / "rundev.log").read_text().count(" ready") < 2:
+            time.sleep(0.3)
+        text = (tmp_path / "rundev.log").read_text()
+        assert "exited with -9; restarting it" in text, text
+        assert text.count(" ready") >= 2, text
+        assert urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/", timeout=5).status == 200
+        assert "beat: Starting" in text, text
     finally:
         os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: SIGINT to the whole foreground group
         code = proc.wait(timeout=45)

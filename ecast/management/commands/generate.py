@@ -8,6 +8,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from ecast import jobs
 from ecast.generation import selectors, services
 from ecast.models import Collection
 from ecast.rest import validation_payload
@@ -82,11 +83,12 @@ class Command(BaseCommand):
             services.generation_job_start(job=job)
             self.stdout.write(f"Queued job {job.pk} ({job.total_turns} turns); follow it at /generation/jobs/{job.pk}/")
             return
-        services.generation_job_begin(job_id=job.pk)
-        for chunk in services.generation_job_chunks(job=job):
-            services.generation_chunk_process(job_id=job.pk, gen_turn_ids=chunk)
-            p = selectors.generation_job_progress(job=job)
-            self.stdout.write(f"{p['done'] + p['failed']}/{p['total']} turns, {p['paraphrase_pairs']} pairs")
-        services.generation_job_finish_if_complete(job_id=job.pk)
+        with jobs.heartbeat(services.KIND, job.pk):  # beating, so the sweeper never re-queues it to a worker
+            services.generation_job_begin(job_id=job.pk)
+            for chunk in services.generation_job_chunks(job=job):
+                services.generation_chunk_process(job_id=job.pk, gen_turn_ids=chunk)
+                p = selectors.generation_job_progress(job=job)
+                self.stdout.write(f"{p['done'] + p['failed']}/{p['total']} turns, {p['paraphrase_pairs']} pairs")
+            services.generation_job_finish_if_complete(job_id=job.pk)
         job.refresh_from_db()
         self.stdout.write(self.style.SUCCESS(f"Job {job.pk}: {job.get_status_display()}"))

@@ -1,7 +1,8 @@
-"""`manage.py rundev`: the web server and a Celery worker together; Ctrl-C (or SIGTERM) stops both cleanly.
+"""`manage.py rundev`: the web server, a Celery worker and celery beat; Ctrl-C (or SIGTERM) stops all cleanly.
 
 The children run in their own process groups so a terminal Ctrl-C reaches only this supervisor, which then sends
-each child exactly one SIGTERM (a warm shutdown for Celery: the running task finishes) and waits for both.
+each child exactly one SIGTERM (a warm shutdown for Celery: the running task finishes) and waits for all. A worker
+or beat that dies is restarted; beat runs the job sweeper, which re-queues what a dead worker held.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 from django.conf import settings
@@ -36,13 +38,33 @@ def web_command(*, addr: str, server: str) -> list[str]:
     return [sys.executable, str(settings.BASE_DIR / "manage.py"), "runserver", addr, "--noreload"]
 
 
-def supervise(commands: Sequence[Sequence[str]], *, out: TextIO | Any, grace_seconds: float = 30.0) -> int:
+def beat_command() -> list[str]:
+    """celery beat, which queues the job sweeper (and lease housekeeping) on schedule."""
+    schedule = Path(settings.VAR_DIR) / "celerybeat-schedule"
+    return [sys.executable, "-m", "celery", "-A", "ecast.celery", "beat", "--loglevel=INFO", f"--schedule={schedule}"]
+
+
+# A restartable child that dies this often within CRASH_WINDOW_S is crash-looping: stop instead of spinning.
+MAX_RESTARTS = 5
+CRASH_WINDOW_S = 60.0
+
+
+def supervise(
+    commands: Sequence[Sequence[str]],
+    *,
+    out: TextIO | Any,
+    grace_seconds: float = 30.0,
+    restartable: Sequence[bool] = (),
+) -> int:
     """Start every command, forward SIGINT/SIGTERM to all, and return once all have exited.
 
-    When one child exits on its own the others are stopped too (a dead worker must not go unnoticed). The return
-    code is 0 after a requested stop, else the first non-zero child exit code.
+    A child marked restartable (the worker, beat) that exits on its own is started again — its unfinished work
+    comes back from the broker or the job sweeper — unless it crash-loops. When any other child (the web server)
+    exits, the rest are stopped. The return code is 0 after a requested stop, else the first non-zero exit code.
     """
     procs: list[subprocess.Popen] = []
+    restarts: list[list[float]] = [[] for _ in commands]
+    can_restart = [bool(r) for r in restartable] + [False] * (len(commands) - len(restartable))
     stop_requested = False
 
     def request_stop(signum: int, _frame: Any) -> None:
@@ -52,18 +74,28 @@ def supervise(commands: Sequence[Sequence[str]], *, out: TextIO | Any, grace_sec
             out.flush()
         stop_requested = True
 
+    def label(i: int) -> str:
+        return " ".join(str(a) for a in list(commands[i])[:5])
+
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         for cmd in commands:
             procs.append(subprocess.Popen(list(cmd), start_new_session=True))
         exit_code = 0
-        while not stop_requested:
-            finished = [p for p in procs if p.poll() is not None]
-            if finished:
-                first = finished[0]
-                name = " ".join(str(a) for a in list(first.args)[:4])  # type: ignore[arg-type]
-                out.write(f"Process {name}… exited with {first.returncode}; stopping.\n")
-                exit_code = first.returncode or 1
+        while not stop_requested and exit_code == 0:
+            for i, p in enumerate(procs):
+                if p.poll() is None:
+                    continue
+                now = time.monotonic()
+                restarts[i] = [t for t in restarts[i] if now - t < CRASH_WINDOW_S] + [now]
+                if can_restart[i] and len(restarts[i]) <= MAX_RESTARTS:
+                    out.write(f"Process {label(i)}… exited with {p.returncode}; restarting it.\n")
+                    out.flush()
+                    procs[i] = subprocess.Popen(list(commands[i]), start_new_session=True)
+                    continue
+                why = "it keeps crashing" if can_restart[i] else "stopping"
+                out.write(f"Process {label(i)}… exited with {p.returncode}; {why}.\n")
+                exit_code = p.returncode or 1
                 break
             time.sleep(0.2)
         for p in procs:
@@ -84,7 +116,7 @@ def supervise(commands: Sequence[Sequence[str]], *, out: TextIO | Any, grace_sec
 
 
 class Command(BaseCommand):
-    help = "Serve ecast on http://127.0.0.1:8000 with a background Celery worker; Ctrl-C stops both."
+    help = "Serve ecast on http://127.0.0.1:8000 with a background Celery worker and beat; Ctrl-C stops all."
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--addr", default=os.environ.get("ECAST_ADDR", "127.0.0.1:8000"), help="host:port")
@@ -98,7 +130,7 @@ class Command(BaseCommand):
         redis = bool(settings.REDIS_URL)
         commands = [web_command(addr=addr, server=opts["server"])]
         if not opts["no_worker"]:
-            commands.append(worker_command(redis=redis))
+            commands += [worker_command(redis=redis), beat_command()]
         db = settings.DATABASES["default"]
         self.stdout.write(self.style.SUCCESS(f"\necast is starting on http://{addr}/"))
         self.stdout.write(f"  database: {db['ENGINE'].rsplit('.', 1)[-1]} ({db.get('NAME')})")
@@ -108,7 +140,8 @@ class Command(BaseCommand):
             self.stdout.write(f"    {role:<9} {username:<10} password: {password}")
         self.stdout.write(f"  API docs: http://{addr}/api/docs/    Press Ctrl-C to stop.\n")
         self.stdout.flush()
-        code = supervise(commands, out=self.stdout)
+        # The web server stops everything when it exits; a worker or beat that dies is restarted.
+        code = supervise(commands, out=self.stdout, restartable=[False, True, True])
         if code:
             raise CommandError(f"a child process failed (exit code {code})", returncode=code)
         self.stdout.write("Stopped cleanly.")

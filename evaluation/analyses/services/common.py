@@ -20,7 +20,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from ecast.jobs import debounce, debounce_release
+from ecast.jobs import debounce, debounce_release, enqueue
 from evaluation.analyses import metaeval, pivots
 from evaluation.analyses.selectors import (
     ANALYSIS_MODELS,
@@ -98,3 +98,28 @@ def analysis_delete(*, kind: str, analysis_id: int) -> None:
     obj.delete()
     if table:
         transaction.on_commit(lambda: Path(table).unlink(missing_ok=True))
+
+
+# --- worker loss (the sweeper, through ecast.jobs) --------------------------------------------------------------
+
+
+def analysis_job_kind(kind: str) -> str:
+    """The job kind the heartbeat and the sweeper know analyses of ``kind`` by."""
+    return f"analysis-{kind}"
+
+
+def analyses_active(*, kind: str) -> list[tuple[int, Any]]:
+    """Analyses of ``kind`` the sweeper watches: queued or computing."""
+    active = ANALYSIS_MODELS[kind].objects.filter(status__in=[AnalysisStatus.PENDING, AnalysisStatus.RUNNING])
+    return list(active.values_list("pk", "created_at"))
+
+
+def analysis_requeue(*, kind: str, analysis_id: int) -> str:
+    enqueue(COMPUTE_TASK, kind, analysis_id)
+    return "queued the analysis again"
+
+
+def analysis_fail(*, kind: str, analysis_id: int, reason: str) -> None:
+    ANALYSIS_MODELS[kind].objects.filter(
+        pk=analysis_id, status__in=[AnalysisStatus.PENDING, AnalysisStatus.RUNNING]
+    ).update(status=AnalysisStatus.FAILED, error=reason)
