@@ -244,6 +244,12 @@ ECAST_JOB_HEARTBEAT_SECONDS = _env_int("ECAST_JOB_HEARTBEAT_SECONDS", 10)
 ECAST_JOB_STALE_SECONDS = _env_int("ECAST_JOB_STALE_SECONDS", 120)
 ECAST_JOB_MAX_RETRIES = _env_int("ECAST_JOB_MAX_RETRIES", 3)
 ECAST_SWEEP_SECONDS = _env_int("ECAST_SWEEP_SECONDS", 30)
+if ECAST_JOB_STALE_SECONDS < 3 * ECAST_JOB_HEARTBEAT_SECONDS:
+    # A live job misses a beat now and then (a busy machine); the sweeper must not take that for a dead worker.
+    raise ImproperlyConfigured(
+        f"ECAST_JOB_STALE_SECONDS ({ECAST_JOB_STALE_SECONDS}) must be at least 3 × ECAST_JOB_HEARTBEAT_SECONDS "
+        f"({ECAST_JOB_HEARTBEAT_SECONDS})"
+    )
 CELERY_BEAT_SCHEDULE = {
     "sweep-stale-jobs": {"task": "ecast.jobs_sweep", "schedule": float(ECAST_SWEEP_SECONDS)},
     "expire-rating-leases": {"task": "judging.rating.leases_expire", "schedule": 600.0},
