@@ -4,8 +4,10 @@ Other features call the generators directly, e.g. judging passes "pairs whose la
 ``release_csv_rows(pairs_queryset=Paraphrase.objects.filter(pk__in=ids))``. A pair is represented by its manual
 member; a queryset may contain either member (or both) of a pair — each pair is released once.
 
-Callers encode CSV rows with ``ecast.csvfiles.csv_lines``: formula-like text gets a leading apostrophe there, which
-the ECAsT import removes again, so the round trip is exact. The JSONL keeps every text exactly as stored.
+The CSV is written by :func:`release_csv_lines` in the published file's own bytes: minimal quoting and CRLF line
+ends (the published ECAsT.csv ends every line with CRLF), so importing ECAsT.csv and exporting it gives the same
+file, byte for byte. Formula-like text gets a leading apostrophe there (``ecast.csvfiles``), which the ECAsT import
+removes again, so the round trip stays exact. The JSONL keeps every text exactly as stored.
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ from typing import Any
 
 from django.db.models import Q, QuerySet
 
+from ecast.csvfiles import csv_lines
 from ecast.models import Collection, Paraphrase
 
 CSV_HEADER = ["TURN_ID", "MANUAL PARAPHRASE", "RAW PARAPHRASE"]
+LINE_END = "\r\n"  # as in the published ECAsT.csv
 CHUNK = 2000
 STATUSES = ("approved", "candidate", "rejected", "all")
 
@@ -77,6 +81,11 @@ def release_csv_rows(*, pairs_queryset: QuerySet[Paraphrase], header: bool = Tru
     rows = _normalise(pairs_queryset).values_list("turn__turn_id", "text", "pair__text")
     for turn_id, manual, raw in rows.iterator(chunk_size=CHUNK):
         yield [turn_id, manual, raw]
+
+
+def release_csv_lines(*, pairs_queryset: QuerySet[Paraphrase]) -> Iterator[str]:
+    """The ECAsT CSV, line by line, with the published file's line ends."""
+    return csv_lines(release_csv_rows(pairs_queryset=pairs_queryset), lineterminator=LINE_END)
 
 
 def release_jsonl_rows(*, pairs_queryset: QuerySet[Paraphrase]) -> Iterator[dict[str, Any]]:

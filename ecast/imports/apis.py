@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ecast import releases
-from ecast.csvfiles import csv_lines, csv_streaming_response
+from ecast.csvfiles import csv_streaming_response
 from ecast.errors import DomainError
 from ecast.imports import registry, services
 from ecast.imports.views import body_too_large
@@ -160,7 +160,7 @@ class ReleaseCsvApi(AdminApi):
     @extend_schema(parameters=RELEASE_PARAMS, responses={(200, "text/csv"): OpenApiResponse(OpenApiTypes.BINARY)})
     def get(self, request: Request) -> StreamingHttpResponse:
         qs, stem = _release_queryset(request)
-        return csv_streaming_response(f"{stem}.csv", csv_lines(releases.release_csv_rows(pairs_queryset=qs)))
+        return csv_streaming_response(f"{stem}.csv", releases.release_csv_lines(pairs_queryset=qs))
 
 
 class ReleaseJsonlApi(AdminApi):

@@ -21,7 +21,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ecast import releases
-from ecast.csvfiles import csv_lines, csv_streaming_response
+from ecast.csvfiles import csv_streaming_response
 from ecast.models import Collection
 from ecast.permissions import IsRater, user_roles
 from ecast.rest import AdminApi
@@ -370,7 +370,7 @@ class CampaignReleaseApi(AdminApi):
         suffix = "-".join(f"{k}{v}" for k, v in thresholds.items()) or "all"
         filename = f"campaign{campaign.pk}-release-{suffix}.{fmt}"
         if fmt == "csv":
-            return csv_streaming_response(filename, csv_lines(releases.release_csv_rows(pairs_queryset=pairs)))
+            return csv_streaming_response(filename, releases.release_csv_lines(pairs_queryset=pairs))
         lines = releases.jsonl_lines(releases.release_jsonl_rows(pairs_queryset=pairs))
         return _download(lines, content_type="application/x-ndjson", filename=filename)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 from collections import Counter
@@ -45,7 +46,9 @@ def test_the_full_ecast_csv_round_trips_as_an_identical_multiset(shared_data, ad
     assert again.counts["pairs_created"] == 0 and Paraphrase.objects.count() == 2 * 9214
 
     original = _rows(source.read_text(encoding="utf-8"))
-    exported = "".join(csv_lines(releases.release_csv_rows(pairs_queryset=releases.release_pairs())))
+    exported = "".join(releases.release_csv_lines(pairs_queryset=releases.release_pairs()))
+    # Byte for byte the published file: same rows, order, quoting and CRLF line ends.
+    assert hashlib.sha256(exported.encode("utf-8")).hexdigest() == hashlib.sha256(source.read_bytes()).hexdigest()
     rows = _rows(exported)
     assert rows[0] == original[0] == ("TURN_ID", "MANUAL PARAPHRASE", "RAW PARAPHRASE")
     assert Counter(rows[1:]) == Counter(original[1:])

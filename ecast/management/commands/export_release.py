@@ -8,7 +8,6 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from ecast import releases
-from ecast.csvfiles import csv_lines
 from ecast.models import Collection
 
 
@@ -32,7 +31,7 @@ class Command(BaseCommand):
                 raise CommandError(f"no collection {value!r}")
         qs = releases.release_pairs(collection=collection, status=opts["status"])
         if opts["format"] == "csv":
-            lines = csv_lines(releases.release_csv_rows(pairs_queryset=qs))
+            lines = releases.release_csv_lines(pairs_queryset=qs)
         else:
             lines = releases.jsonl_lines(releases.release_jsonl_rows(pairs_queryset=qs))
         n = -1 if opts["format"] == "csv" else 0

@@ -41,7 +41,8 @@ def web_command(*, addr: str, server: str) -> list[str]:
 def beat_command() -> list[str]:
     """celery beat, which queues the job sweeper (and lease housekeeping) on schedule."""
     schedule = Path(settings.VAR_DIR) / "celerybeat-schedule"
-    return [sys.executable, "-m", "celery", "-A", "ecast.celery", "beat", "--loglevel=WARNING", f"--schedule={schedule}"]
+    celery = [sys.executable, "-m", "celery", "-A", "ecast.celery"]
+    return [*celery, "beat", "--loglevel=WARNING", f"--schedule={schedule}"]
 
 
 # A restartable child that dies this often within CRASH_WINDOW_S is crash-looping: stop instead of spinning.
