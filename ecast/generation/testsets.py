@@ -33,8 +33,10 @@ def test_sets_create(
         raise ValidationError({"n_sets": "between 1 and 20 sets"})
     rows = Paraphrase.objects.filter(turn__collection=collection, kind=kind, is_current=True, status__in=statuses)
     candidates: dict[str, list[int]] = {}
-    for turn_id, pid in rows.values_list("turn__turn_id", "id"):
+    texts: dict[int, str] = {}
+    for turn_id, pid, text in rows.values_list("turn__turn_id", "id", "text"):
         candidates.setdefault(turn_id, []).append(pid)
+        texts[pid] = text
     if not candidates:
         raise ValidationError(f"no {'/'.join(statuses)} {kind} paraphrases in {collection.name}")
     letter = "r" if kind == TestSet.Kind.RAW else "m"
@@ -48,7 +50,7 @@ def test_sets_create(
     )
     turns = {t.turn_id: t for t in Turn.objects.filter(collection=collection, turn_id__in=list(candidates))}
     created = []
-    for offset, chosen in enumerate(draw_test_sets(candidates, n_sets=n_sets, seed=seed)):
+    for offset, chosen in enumerate(draw_test_sets(candidates, n_sets=n_sets, seed=seed, texts=texts)):
         index = start + offset
         name = f"{prefix}_{index}" + (f" (seed {seed})" if prefix == f"R{letter}" else "")
         if TestSet.objects.filter(collection=collection, name=name).exists():

@@ -88,6 +88,29 @@ def test_the_cqr_contract_is_batched_and_ordered():
         cqr_rewrite([[]], ["x"], backend="nope")
 
 
+def test_test_sets_use_each_text_once_even_when_two_records_repeat_it():
+    cands = {"116_4": [10, 11, 12, 13], "116_5": [20, 21]}
+    texts = {10: "What devices?", 11: "What  devices?", 12: "Which devices?", 13: "Name the devices.", 20: "A", 21: "B"}
+    sets = draw_test_sets(cands, n_sets=4, seed=0, texts=texts)
+    picked = [s["116_4"] for s in sets]
+    assert picked.count(None) == 1 and 11 not in picked  # 10 and 11 are one text; the lower id stands for it
+    shown = [" ".join(texts[p].split()) for p in picked if p is not None]
+    assert sorted(shown) == ["Name the devices.", "What devices?", "Which devices?"]
+    # Brute force over seeds: never the same text twice for a turn across the sets.
+    for seed in range(200):
+        drawn = draw_test_sets(cands, n_sets=3, seed=seed, texts=texts)
+        for turn in ("116_4", "116_5"):
+            got = [" ".join(texts[p].split()) for s in drawn if (p := s[turn]) is not None]
+            assert len(got) == len(set(got))
+
+
+def test_distinct_texts_draw_exactly_what_they_drew_before():
+    cands = {"1_1": [1, 2, 3, 4], "1_2": [5, 6], "2_1": [7, 8, 9]}
+    texts = {i: f"text {i}" for i in range(1, 10)}
+    for seed in range(50):
+        assert draw_test_sets(cands, n_sets=3, seed=seed, texts=texts) == draw_test_sets(cands, n_sets=3, seed=seed)
+
+
 def test_test_sets_use_each_paraphrase_once_and_are_seeded():
     cands = {"1_1": [1, 2, 3, 4], "1_2": [5, 6], "2_1": [7, 8, 9]}
     sets = draw_test_sets(cands, n_sets=3, seed=4)
