@@ -151,6 +151,7 @@ class CrRow(serializers.Serializer):
     turns = serializers.IntegerField()
     bleu = serializers.FloatField(allow_null=True)
     job = serializers.IntegerField(allow_null=True)
+    paper = serializers.FloatField(allow_null=True, help_text="ECAsT Table 9's figure for this row, where it has one")
 
 
 class CrReportApi(AdminApi):

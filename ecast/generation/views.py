@@ -160,11 +160,17 @@ def cr_report(request: HttpRequest) -> HttpResponse:
     if request.GET.get("format") == "csv" and collection:
         return csv_response(
             f"context_removal_{collection.pk}.csv",
-            ["collection", "system", "turns", "bleu", "job"],
-            [[collection.name, r["system"], r["turns"], _fmt(r["bleu"]), r["job"] or ""] for r in rows],
+            ["collection", "system", "turns", "bleu", "job", "paper"],
+            [
+                [collection.name, r["system"], r["turns"], _fmt(r["bleu"]), r["job"] or "", _fmt(r["paper"])]
+                for r in rows
+            ],
+            preamble=[f"Turns: {reports.TABLE9_TURNS}"],
         )
     return render(
-        request, "ecast/generation/cr_report.html", {"rows": rows, "collections": collections, "collection": collection}
+        request,
+        "ecast/generation/cr_report.html",
+        {"rows": rows, "collections": collections, "collection": collection, "turns_rule": reports.TABLE9_TURNS},
     )
 
 

@@ -181,16 +181,18 @@ def test_diversity_report_compares_generated_and_edited_versions(admin_client, s
     assert lines[2].startswith("All,2,1,")
 
 
-def test_cr_report_has_the_table9_baselines(admin_client, small_collection):
-    turns = list(small_collection.turns.filter(number__gte=2).order_by("id"))
+def test_cr_report_has_the_table9_baselines_over_every_turn(admin_client, small_collection):
+    turns = list(small_collection.turns.order_by("conversation_id", "number"))
     for t in turns:
         t.manual_rewrite = t.raw_utterance.replace("it", "throat cancer").replace("they", "bees")
         t.save()
     response = admin_client.get(reverse("generation-cr-report") + f"?collection={small_collection.pk}&format=csv")
     rows = response.content.decode().strip().splitlines()
     expected = corpus_bleu([t.manual_rewrite for t in turns], [t.raw_utterance for t in turns])
-    assert rows[1] == f"Mini,Original manual,4,{expected:.2f},"
-    assert rows[2].startswith("Mini,Entity removal,4,")
+    assert rows[0].startswith("# Turns: every turn with a manual rewrite, turn 1 included")
+    assert rows[1] == "collection,system,turns,bleu,job,paper"
+    assert rows[2] == f"Mini,Original manual,6,{expected:.2f},,44.72"  # a 2020 collection: the paper's CAsT 2020 figure
+    assert rows[3].startswith("Mini,Entity removal,6,")
 
 
 def test_test_sets_use_each_paraphrase_once_and_export_cast_json(admin_client, admin_api, small_collection):
