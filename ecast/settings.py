@@ -35,6 +35,16 @@ def _env_int(name: str, default: int) -> int:
         raise ImproperlyConfigured(f"{name} must be an integer, got {raw!r}") from exc
 
 
+def _env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from exc
+
+
 DEBUG = _env_bool("DJANGO_DEBUG", True)
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
 if not SECRET_KEY:
@@ -164,7 +174,8 @@ ECAST_MODEL_DIR = Path(os.environ.get("ECAST_MODEL_DIR", VAR_DIR / "models"))
 ECAST_CACHE_DIR = Path(os.environ.get("ECAST_CACHE_DIR", VAR_DIR / "cache"))
 ECAST_LOGIN_ATTEMPTS = _env_int("ECAST_LOGIN_ATTEMPTS", 10)
 # Debounce windows: a burst of judgments triggers one background recompute per area.
-ECAST_RECOMPUTE_DELAY_S = _env_int("ECAST_RECOMPUTE_DELAY_S", 2)
+# A judgment is recomputed almost at once; the short window folds a burst of clicks into one recompute.
+ECAST_RECOMPUTE_DELAY_S = _env_float("ECAST_RECOMPUTE_DELAY_S", 0.3)
 ECAST_PERMUTATION_RESCORE_DEBOUNCE_S = _env_int("ECAST_PERMUTATION_RESCORE_DEBOUNCE_S", 10)
 ECAST_ANALYSIS_DEBOUNCE_SECONDS = _env_int("ECAST_ANALYSIS_DEBOUNCE_SECONDS", 30)
 # Failed log-ins are counted per (username, IP) within this window; reaching the limit blocks that pair for it.

@@ -7,7 +7,6 @@ statements per run, and a judgment touching one turn rewrites only that turn's r
 from __future__ import annotations
 
 import logging
-import os
 import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -41,8 +40,8 @@ BATCH = 5000
 
 
 def recompute_delay_s() -> float:
-    """Debounce window for the live recompute (settings or env ECAST_RECOMPUTE_DELAY_S, default 2 s)."""
-    return float(getattr(settings, "ECAST_RECOMPUTE_DELAY_S", os.environ.get("ECAST_RECOMPUTE_DELAY_S", 2.0)))
+    """Debounce window for the live recompute (setting ECAST_RECOMPUTE_DELAY_S, default 0.3 s)."""
+    return float(settings.ECAST_RECOMPUTE_DELAY_S)
 
 
 def _turn_pks(collection_id: int) -> dict[str, int]:
