@@ -25,6 +25,8 @@ class RobustnessParams:
     depth: int = 3
     baselines: dict[str, Run] = field(default_factory=dict)  # kind → baseline run
     measures: list[str] = field(default_factory=lambda: list(TABLE_MEASURES))
+    # Other runs shown in Tables 13 and 14 (not in Table 11, which compares test sets with their baseline).
+    extra_runs: list[Run] = field(default_factory=list)
 
 
 def default_baseline(*, collection: Collection, kind: str) -> Run | None:
@@ -48,19 +50,33 @@ def test_set_runs(*, collection: Collection) -> list[tuple[TestSet, Run, str]]:
     return out
 
 
+OTHER = "other"  # the kind of an extra run: in no test-set group
+
+
 def labelled_runs(p: RobustnessParams) -> list[tuple[str, str, Run]]:
-    """(label, kind, run) of every test-set run and baseline."""
+    """(label, kind, run) of every test-set run, then the baselines, then the extra runs (kind ``OTHER``)."""
     rows = [(label, ts.kind, run) for ts, run, label in test_set_runs(collection=p.collection)]
     for kind in KINDS:
         base = p.baselines.get(kind)
         if base is not None:
             rows.append((f"baseline {kind} ({base.name})", kind, base))
+    shown = {run.pk for _, _, run in rows}
+    rows += [(run.name, OTHER, run) for run in p.extra_runs if run.pk not in shown]
     return rows
+
+
+def default_extra_runs(*, collection: Collection, baselines: dict[str, Run]) -> list[Run]:
+    """Until a run is linked to a test set, Tables 13 and 14 show every run, so they are never empty for nothing."""
+    if Run.objects.filter(collection=collection, test_set__isnull=False).exists():
+        return []
+    chosen = {r.pk for r in baselines.values()}
+    return [r for r in Run.objects.filter(collection=collection).order_by("name") if r.pk not in chosen]
 
 
 def table11(p: RobustnessParams) -> dict[str, Any]:
     """Test sets vs their baseline: means under the base version and the change in percent (ECAsT Table 11)."""
-    labelled = [(label, kind, run) for label, kind, run in labelled_runs(p) if not label.startswith("baseline ")]
+    test_set_run_ids = {run.pk for _, run, _ in test_set_runs(collection=p.collection)}
+    labelled = [(label, kind, run) for label, kind, run in labelled_runs(p) if run.pk in test_set_run_ids]
     ids = [r.pk for _, _, r in labelled] + [r.pk for r in p.baselines.values()]
     means = score_means(version=p.base, measures=p.measures, run_ids=ids)
     rows = [{"label": label, "kind": kind, "means": means.get(run.pk, {})} for label, kind, run in labelled]
@@ -76,7 +92,8 @@ def table13(p: RobustnessParams) -> dict[str, Any]:
     """Judged/unjudged share of each top-k, grades of the formerly unjudged, uniqueness (ECAsT Table 13)."""
     labelled = labelled_runs(p)
     rankings = {label: rankings_top(run=run, depth=p.depth) for label, _, run in labelled}
-    groups = {label: kind for label, kind, _ in labelled if not label.startswith("baseline ")}
+    test_set_run_ids = {run.pk for _, run, _ in test_set_runs(collection=p.collection)}
+    groups = {label: kind for label, kind, run in labelled if run.pk in test_set_run_ids}
     base_qrels = qrels_dict(version=p.base)
     ext_qrels = qrels_dict(version=p.extended) if p.extended is not None else None
     result = robustness.unjudged_analysis(rankings, base_qrels, extended_qrels=ext_qrels, groups=groups, depth=p.depth)

@@ -8,7 +8,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from ecast.csvfiles import csv_response
-from ecast.models import Collection
+from ecast.models import Collection, TestSet
 from ecast.permissions import admin_required
 from evaluation.models import QrelsVersion, Run
 from evaluation.robustness import selectors as rsel
@@ -40,7 +40,14 @@ def robustness_params(request: HttpRequest) -> rsel.RobustnessParams | None:
         run = runs.get(chosen or "") or rsel.default_baseline(collection=collection, kind=kind)
         if run is not None:
             baselines[kind] = run
-    return rsel.RobustnessParams(collection=collection, base=base, extended=extended, depth=depth, baselines=baselines)
+    if "runs" in data:
+        wanted = set(data.getlist("runs"))
+        extra = [r for key, r in sorted(runs.items(), key=lambda kv: kv[1].name) if key in wanted]
+    else:
+        extra = rsel.default_extra_runs(collection=collection, baselines=baselines)
+    return rsel.RobustnessParams(
+        collection=collection, base=base, extended=extended, depth=depth, baselines=baselines, extra_runs=extra
+    )
 
 
 def _fmt(v: Any, pct: bool = False) -> str:
@@ -125,6 +132,9 @@ def robustness(request: HttpRequest) -> HttpResponse:
             "runs": Run.objects.filter(collection=p.collection).order_by("name"),
             "query": request.GET.urlencode(),
             "unjudged_count": len(t13["unjudged_pairs"]),
+            "extra_ids": {r.pk for r in p.extra_runs},
+            "test_sets": TestSet.objects.filter(collection=p.collection).count(),
+            "derived": QrelsVersion.objects.filter(collection=p.collection, parent=p.base).exists(),
         },
     )
 

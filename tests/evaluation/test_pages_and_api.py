@@ -122,6 +122,33 @@ def test_the_robustness_report_builds_tables_11_13_14(admin_client, scored):
     assert b"unjudged_pct" in csv_text and b"# depth=3" in csv_text
 
 
+def test_without_test_set_runs_tables_13_and_14_show_every_run_and_table_11_says_what_to_do(admin_client, scored):
+    coll, version, runs = scored
+    child = derive(version, "original + new", {"1_1": {"x1": 4}})
+    services.scores_compute_for_version(version=child)
+    params = {"collection": coll.pk, "base": version.pk}
+    data = admin_client.get(reverse("evaluation-robustness-export", args=["all", "json"]), params).json()
+    assert data["extended_version"] == "original + new"  # the derived version is the default "after"
+    assert set(data["table13"]["runs"]) >= {"strong", "weak"} and data["table11"]["rows"] == []
+    strong = next(r for r in data["table14"]["rows"] if r["label"] == "strong")
+    assert strong["values"]["nDCG@3"]["before"] != strong["values"]["nDCG@3"]["after"]  # x1 is strong's top 1_1
+    html = admin_client.get(reverse("evaluation-robustness"), params).content.decode()
+    assert "No run is linked to a test set yet" in html and "draw paraphrase test sets" in html
+    # The admin can narrow Tables 13-14 to chosen runs (an empty choice shows none).
+    chosen = admin_client.get(
+        reverse("evaluation-robustness-export", args=["all", "json"]), {**params, "runs": ["", runs["weak"].pk]}
+    ).json()
+    assert list(chosen["table13"]["runs"]) == ["weak"]
+    html = admin_client.get(reverse("evaluation-robustness"), {**params, "extended": "", "runs": [""]}).content.decode()
+    assert "No run to analyse" in html
+
+
+def test_without_a_derived_version_table_14_says_how_to_get_one(admin_client, scored):
+    coll, version, runs = scored
+    html = admin_client.get(reverse("evaluation-robustness"), {"collection": coll.pk, "base": version.pk}).content
+    assert "No qrels version is derived from original yet" in html.decode()
+
+
 def test_the_robustness_pool_button_creates_a_pool_of_unjudged_passages(admin_client, scored):
     coll, version, runs = scored
     ts = TestSet.objects.create(collection=coll, name="R^r_1", kind="raw", index=1, seed=1)
