@@ -19,6 +19,7 @@ TASK_PACKAGES = [
     "evaluation",
     "evaluation.permutations",
     "evaluation.analyses",
+    "evaluation.robustness",
 ]
 
 app = Celery("ecast")

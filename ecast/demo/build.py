@@ -3,9 +3,14 @@
 Usage: python ecast/demo/build.py /path/to/shared/data
 
 Keeps CAsT 2020 topics 81–83: their topics (raw, manual and automatic rewrites, canonical passage text), ECAsT
-paraphrases, official qrels, the texts of the crowd-annotated passages (Łajewska & Balog), the turn-dependency
-annotations (v1.1), the top 100 of four DECAF runs, and iterations 1–3 of the TREC DD 2016 per-topic score table
-(for the meta-evaluation demo).
+paraphrases, official qrels, the turn-dependency annotations (v1.1), the top 100 of four DECAF runs, and iterations
+1–3 of the TREC DD 2016 per-topic score table (for the meta-evaluation demo).
+
+The demo passage corpus (``corpus_*.tsv.gz``, what the built-in BM25 baselines search) is every public passage text
+found: CAsT 2020 canonical passages (the ``_extended`` topic files, all 25 topics), the crowd-annotated CAsT 2020
+passages (Łajewska & Balog, all 25 topics), CAsT 2021 canonical passages and iKAT 2023 provenance passages. Each
+id is kept once: the crowd copy of a 2020 passage wins over the canonical one (it has MS MARCO's mis-decoded
+characters such as "â€™" repaired), otherwise the first text seen.
 Rows are copied unchanged apart from the selection; passage texts have tabs/newlines folded to spaces so that
 they fit the `id<TAB>text` format.
 """
@@ -57,16 +62,7 @@ def main(shared: Path) -> None:
             kept = [x for x in fh if _topic(x.split()[0]) in TOPICS and int(x.split()[3]) < 100]
         (HERE / f"decaf_{exp}_81-83.run").write_text("".join(kept), encoding="utf-8")
 
-    passages: dict[str, str] = {}
-    for path in sorted((shared / "crowd" / "cast2020_snippets_lajewska2023").glob("*.csv.gz")):
-        with gzip.open(path, "rb") as raw:
-            reader = csv.DictReader(io.TextIOWrapper(raw, encoding="utf-8", newline=""))
-            for row in reader:
-                if _topic(row["Input.turn_id"]) in TOPICS:
-                    passages.setdefault(row["Input.passage_id"], " ".join(row["Input.passage"].split()))
-    with open(HERE / "passages_81-83.tsv", "w", encoding="utf-8") as fh:
-        for pid in sorted(passages):
-            fh.write(f"{pid}\t{passages[pid]}\n")
+    _corpus(shared)
 
     dd = gzip.open(shared / "trec_dd_meta" / "trec-all-2016-evals.csv.gz", "rt", encoding="utf-8").read()
     dd_lines = dd.splitlines(keepends=True)
@@ -74,6 +70,59 @@ def main(shared: Path) -> None:
     kept_dd = [dd_lines[0]] + [x for x in dd_lines[1:] if next(csv.reader([x]))[iteration] in {"1", "2", "3"}]
     with gzip.GzipFile(HERE / "trec-dd-2016-evals-iter1-3.csv.gz", "wb", mtime=0) as gz:
         gz.write("".join(kept_dd).encode("utf-8"))
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _write_passages(name: str, passages: dict[str, str]) -> None:
+    body = "".join(f"{pid}\t{passages[pid]}\n" for pid in sorted(passages))
+    with gzip.GzipFile(HERE / name, "wb", mtime=0) as gz:
+        gz.write(body.encode("utf-8"))
+
+
+def _corpus(shared: Path) -> None:
+    """The four corpus files; an id appears in one file only (see the module docstring for which text wins)."""
+    crowd: dict[str, str] = {}
+    for path in sorted((shared / "crowd" / "cast2020_snippets_lajewska2023").glob("*.csv.gz")):
+        with gzip.open(path, "rb") as raw:
+            for row in csv.DictReader(io.TextIOWrapper(raw, encoding="utf-8", newline="")):
+                crowd.setdefault(row["Input.passage_id"], _fold(row["Input.passage"]))
+
+    canonical20: dict[str, str] = {}
+    for kind in ("manual", "automatic"):
+        path = shared / "cast" / "2020" / f"2020_{kind}_evaluation_topics_v1.0_extended.json"
+        for topic in json.loads(path.read_text(encoding="utf-8")):
+            for turn in topic["turn"]:
+                pid = turn[f"{kind}_canonical_result_id"]
+                if pid not in crowd:
+                    canonical20.setdefault(pid, _fold(turn["canonical_passage"]))
+
+    # CAsT 2021 names a document and the index of the passage in it; ecast's topic import uses "<doc>-<index>".
+    canonical21: dict[str, str] = {}
+    for kind in ("manual", "automatic"):
+        path = shared / "cast" / "2021" / f"2021_{kind}_evaluation_topics_v1.0.json"
+        for topic in json.loads(path.read_text(encoding="utf-8")):
+            for turn in topic["turn"]:
+                if turn.get("passage"):
+                    canonical21.setdefault(
+                        f"{turn['canonical_result_id']}-{turn['passage_id']}", _fold(turn["passage"])
+                    )
+
+    # iKAT runs name a passage "<doc_id>:<passage_id>".
+    ikat: dict[str, str] = {}
+    for split in ("train", "test"):
+        path = shared / "ikat" / "2023" / f"2023_{split}_topics_psg_text.jsonl"
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                obj = json.loads(line)
+                ikat.setdefault(f"{obj['doc_id']}:{obj['passage_id']}", _fold(obj["passage_text"]))
+
+    _write_passages("corpus_cast2020_canonical.tsv.gz", canonical20)
+    _write_passages("corpus_cast2020_crowd.tsv.gz", crowd)
+    _write_passages("corpus_cast2021_canonical.tsv.gz", canonical21)
+    _write_passages("corpus_ikat2023_provenance.tsv.gz", ikat)
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ def default_baseline(*, collection: Collection, kind: str) -> Run | None:
 def test_set_runs(*, collection: Collection) -> list[tuple[TestSet, Run, str]]:
     """(test set, run, label) for every run linked to a test set of the collection, R^m before R^r."""
     out = []
-    sets = TestSet.objects.filter(collection=collection).order_by("-kind", "index", "name")  # manual, then raw
+    sets = TestSet.objects.filter(collection=collection).order_by("kind", "index", "name")  # manual, then raw
     for ts in sets:
         runs = list(Run.objects.filter(test_set=ts).order_by("name"))
         for run in runs:

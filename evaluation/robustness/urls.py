@@ -6,5 +6,6 @@ from evaluation.robustness import views
 
 urlpatterns: list = [
     path("evaluation/robustness/", views.robustness, name="evaluation-robustness"),
+    path("evaluation/robustness/baseline/<int:pk>/", views.robustness_baseline, name="evaluation-robustness-baseline"),
     path("evaluation/robustness/<str:table>.<str:fmt>", views.robustness_export, name="evaluation-robustness-export"),
 ]

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib import messages
+from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
 
 from ecast.csvfiles import csv_response
+from ecast.errors import DomainError
 from ecast.models import Collection, TestSet
 from ecast.permissions import admin_required
 from evaluation.models import QrelsVersion, Run
 from evaluation.robustness import selectors as rsel
+from evaluation.robustness import services
 from evaluation.robustness.plots import grouped_bars_svg, stacked_share_svg
 from evaluation.views import pick_version
 
@@ -133,6 +139,9 @@ def robustness(request: HttpRequest) -> HttpResponse:
             "query": request.GET.urlencode(),
             "unjudged_count": len(t13["unjudged_pairs"]),
             "extra_ids": {r.pk for r in p.extra_runs},
+            "sets_without_run": TestSet.objects.filter(collection=p.collection, runs__isnull=True).order_by(
+                "kind", "index"
+            ),
             "test_sets": TestSet.objects.filter(collection=p.collection).count(),
             "derived": QrelsVersion.objects.filter(collection=p.collection, parent=p.base).exists(),
         },
@@ -195,3 +204,22 @@ def robustness_export(request: HttpRequest, table: str, fmt: str) -> HttpRespons
             "ecast-table14.csv", ["label", "measure", "before", "after", "delta", "change_pct"], rows, preamble=preamble
         )
     raise Http404("table not available as CSV (choose an extended qrels version for Table 14)")
+
+
+@admin_required
+@require_POST
+def robustness_baseline(request: HttpRequest, pk: int) -> HttpResponse:
+    """Make the built-in BM25 run of one test set in the worker; the report shows it in Table 11 when done."""
+    test_set = get_object_or_404(TestSet, pk=pk)
+    # Back to the report as the admin left it (the query string only; never another site).
+    back = redirect(f"{reverse('evaluation-robustness')}?{request.POST.get('query', '')}")
+    try:
+        name = services.test_set_baseline_start(test_set=test_set, user=request.user)
+    except ValidationError as exc:
+        messages.error(request, "; ".join(exc.messages))
+        return back
+    except DomainError as exc:
+        messages.error(request, str(exc))
+        return back
+    messages.success(request, f"BM25 run “{name}” of {test_set.name} is being made; Table 11 shows it when it is done.")
+    return back

@@ -1,6 +1,8 @@
-"""Relevance-judging demo on "CAsT 2020 demo": a depth-3 pool of the demo runs, "original + new", one lease.
+"""Relevance-judging demo on "CAsT 2020 demo": a depth-3 pool of the BM25 demo runs, "original + new", one lease.
 
-Idempotent: called by ``manage.py load_demo`` after the collection, its "original" qrels and its runs exist.
+The pool takes ecast's BM25 runs over the demo corpus (``evaluation.robustness.demo``): every passage they retrieve
+has text, so the pool is judgeable in the browser (the DECAF runs are id-only). Idempotent: called by
+``manage.py load_demo`` after the collection, its "original" qrels and its runs exist.
 """
 
 from __future__ import annotations
@@ -12,12 +14,13 @@ from django.contrib.auth.models import Group, User
 from ecast.models import Collection
 from ecast.permissions import ASSESSOR
 from evaluation.models import QrelsVersion, Run
+from evaluation.robustness.services import PREFIX as BM25_PREFIX
 from judging.models import AssessorAssignment, Pool
 from judging.relevance import pools, versions
 from judging.relevance import services as svc
 
 DEMO_COLLECTION = "CAsT 2020 demo"
-POOL_NAME = "Demo pool: demo runs, depth 3"
+POOL_NAME = "Demo pool: BM25 runs, depth 3"
 DERIVED_NAME = "original + new"
 DEMO_ASSESSOR = ("assessor1", "demo-assessor1")
 
@@ -26,7 +29,9 @@ def load(*, stdout: Any) -> Pool | None:
     """Create the demo pool, its derived qrels version and assessor1's first topic (skips what exists)."""
     collection = Collection.objects.filter(name=DEMO_COLLECTION).first()
     original = QrelsVersion.objects.filter(collection=collection, name="original").first() if collection else None
-    runs = list(Run.objects.filter(collection=collection).order_by("name")[:2]) if collection else []
+    runs = list(Run.objects.filter(collection=collection, name__startswith=BM25_PREFIX).order_by("name"))
+    if collection is not None and not runs:  # without the BM25 runs, two of the (id-only) runs still make a pool
+        runs = list(Run.objects.filter(collection=collection).order_by("name")[:2])
     if collection is None or original is None or not runs:
         stdout.write("  relevance demo skipped: the demo collection, its 'original' qrels or its runs are missing")
         return None

@@ -1,5 +1,6 @@
 """`manage.py load_demo`: the CAsT 2020 demo collection, accounts and feature demos, idempotently."""
 
+import gzip
 from io import StringIO
 from pathlib import Path
 
@@ -7,22 +8,35 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
-from ecast.management.commands.load_demo import DEMO_ACCOUNTS, DEMO_DIR, ensure_accounts
-from ecast.models import Collection, ImportJob, Paraphrase, Passage, Turn
+from ecast.management.commands.load_demo import CORPUS, DEMO_ACCOUNTS, DEMO_DIR, demo_corpus_ids, ensure_accounts
+from ecast.models import Collection, ImportJob, Paraphrase, Passage, TestSet, Turn
 from ecast.permissions import user_roles
-from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
+from evaluation.models import Qrel, QrelsVersion, Run, RunTurn, Score
+from judging.models import Pool, PoolPair
 
 
 def _snapshot():
     return {
         model.__name__: model.objects.count()
-        for model in (Collection, Turn, Paraphrase, Passage, ImportJob, Qrel, Run, RunTurn, User)
-    }
+        for model in (
+            Collection, Turn, Paraphrase, Passage, ImportJob, Qrel, Run, RunTurn, User, TestSet, Pool, PoolPair, Score
+        )
+    }  # fmt: skip
 
 
 def test_the_demo_files_are_small():
-    # Four run slices, qrels, passages and a TREC DD score table: the whole demo stays under 1.5 MB.
-    assert sum(p.stat().st_size for p in Path(DEMO_DIR).iterdir()) < 1_500_000
+    # Four run slices, qrels, a 2,356-passage corpus (gzip) and a TREC DD score table: the demo stays under 2 MB.
+    assert sum(p.stat().st_size for p in Path(DEMO_DIR).iterdir()) < 2_000_000
+
+
+def test_the_demo_corpus_has_one_text_per_passage_across_its_four_sources():
+    seen: list[str] = []
+    for name in CORPUS:
+        with gzip.open(DEMO_DIR / name, "rt", encoding="utf-8") as fh:
+            rows = [line.rstrip("\n").split("\t") for line in fh]
+        assert rows and all(len(r) == 2 and r[0] and r[1].strip() for r in rows), name
+        seen += [r[0] for r in rows]
+    assert len(seen) == len(set(seen)) == len(demo_corpus_ids()) == 2356
 
 
 @pytest.mark.slow  # ~20 s: runs every feature's demo module too
@@ -38,9 +52,18 @@ def test_load_demo_builds_the_collection_and_accounts_and_is_idempotent():
     assert turn.manual_rewrite == "Now my garage door opener stopped working. Why?"
     assert turn.automatic_rewrite and turn.canonical_response_text
     assert Paraphrase.objects.filter(turn__collection=coll, origin="imported").count() == 2 * 217
-    assert Passage.objects.filter(passage_id__startswith="MARCO_").exists()
+    corpus = demo_corpus_ids()
+    assert Passage.objects.filter(passage_id__in=corpus).exclude(text="").count() == len(corpus) == 2356
     assert QrelsVersion.objects.filter(collection=coll, name="original").get().qrels.count() == 4448
-    assert set(Run.objects.filter(collection=coll).values_list("name", flat=True)) >= {"decaf-exp1", "decaf-exp2"}
+    names = set(Run.objects.filter(collection=coll).values_list("name", flat=True))
+    assert names >= {"decaf-exp1", "decaf-exp2", "ecast-bm25-raw", "ecast-bm25-manual", "ecast-bm25-auto"}
+    assert TestSet.objects.filter(collection=coll).count() == 6 == Run.objects.filter(test_set__isnull=False).count()
+    assert all(r.description.startswith("Id-only") for r in Run.objects.filter(name__startswith="decaf-"))
+    bm25 = Run.objects.filter(collection=coll, name__startswith="ecast-bm25-")
+    assert bm25.count() == 9 and RunTurn.objects.filter(run__in=bm25).count() == 9 * 26
+    pool = Pool.objects.get(collection=coll)
+    assert pool.stats["with_text"] == pool.stats["pairs"] > 0
+    assert Score.objects.filter(run__in=bm25, version__name="original + new").exists()
     for username, password, role in DEMO_ACCOUNTS:
         user = User.objects.get(username=username)
         assert user.check_password(password) and role in user_roles(user)

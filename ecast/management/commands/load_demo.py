@@ -1,11 +1,12 @@
 """`manage.py load_demo`: the "CAsT 2020 demo" collection, demo accounts, and each feature's demo data.
 
 Idempotent: every step first checks whether its data is already there, so running it twice changes nothing.
-The files live in ``ecast/demo/`` (sources and licences: DATA_LICENSES.md).
+The files live in ``ecast/demo/`` (sources and licences: DATA_LICENSES.md); the product never reads ../shared.
 """
 
 from __future__ import annotations
 
+import gzip
 import importlib
 import traceback
 from dataclasses import dataclass, field
@@ -32,15 +33,27 @@ DEMO_ACCOUNTS = [
     ("assessor1", "demo-assessor1", ASSESSOR),
 ]
 # Feature demo modules, loaded in this order by dotted path (ecast has no import of judging or evaluation); each
-# has an idempotent load(stdout=...).
+# has an idempotent load(stdout=...). The generation demo draws the paraphrase test sets, the robustness demo runs
+# the built-in BM25 over the demo corpus for the originals and every test set, and the relevance demo pools those
+# runs, so it comes after both.
 DEMO_MODULES = [
     "ecast.generation.demo",
     "judging.rating.demo",
+    "evaluation.robustness.demo",
     "judging.relevance.demo",
     "evaluation.demo",
     "evaluation.permutations.demo",
     "evaluation.analyses.demo",
 ]
+# The demo passage corpus: every public passage text found (DATA_LICENSES.md), one file per source, each id once.
+CORPUS = [
+    "corpus_cast2020_canonical.tsv.gz",
+    "corpus_cast2020_crowd.tsv.gz",
+    "corpus_cast2021_canonical.tsv.gz",
+    "corpus_ikat2023_provenance.tsv.gz",
+]
+# Real systems' runs over the full CAsT 2020 corpus (MS MARCO + TREC CAR): their passages are ids, and only the few
+# that are in the demo corpus have text. Their descriptions say so (``_id_only``).
 RUNS = [
     ("decaf_exp1_81-83.run", "decaf-exp1", "DECAF exp1: T5 rewriter + BM25 (automatic topics), top 100"),
     ("decaf_exp2_81-83.run", "decaf-exp2", "DECAF exp2: T5 rewriter + BM25 + dense re-ranker, top 100"),
@@ -59,7 +72,24 @@ class Step:
 
 
 def _passage_ids(path: Path) -> list[str]:
-    return [line.split("\t", 1)[0] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        return [line.split("\t", 1)[0] for line in fh if line.strip()]
+
+
+def demo_corpus_ids() -> list[str]:
+    """Ids of every passage in the shipped demo corpus (what the built-in BM25 demo runs search), sorted."""
+    return sorted({pid for name in CORPUS for pid in _passage_ids(DEMO_DIR / name)})
+
+
+def _id_only(path: Path, description: str, corpus: set[str]) -> str:
+    """A DECAF run's description, marked id-only with the share of its ranked passages that have demo text."""
+    docs = [line.split()[2] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    share = sum(d in corpus for d in docs) / max(len(docs), 1)
+    return (
+        f"Id-only run (passage ids of the full CAsT 2020 corpus; {share:.0%} of its {len(docs):,} ranked passages "
+        f"have text in the demo corpus). {description}. Source: DECAF (Alessio, Faggioli & Ferro, SIGIR 2023)."
+    )
 
 
 def _present(step: Step, collection: Collection) -> bool:
@@ -86,10 +116,14 @@ def demo_steps() -> list[Step]:
             {"year": 2020},
         ),
         Step("ecast_csv", "ECAsT_81-83.csv"),
-        Step("passages_tsv", "passages_81-83.tsv"),
+        *(Step("passages_tsv", name) for name in CORPUS),
         Step("qrels", "2020qrels_81-83.txt", {"version": "original"}),
     ]
-    steps += [Step("run", file, {"name": name, "description": desc}) for file, name, desc in RUNS]
+    corpus = set(demo_corpus_ids())
+    steps += [
+        Step("run", file, {"name": name, "description": _id_only(DEMO_DIR / file, desc, corpus)})
+        for file, name, desc in RUNS
+    ]
     return steps
 
 
@@ -110,6 +144,37 @@ def ensure_accounts() -> list[tuple[str, str, str, bool]]:
     return result
 
 
+def demo_collection_load(*, stdout: Any) -> Collection:
+    """The demo collection and everything imported from ``ecast/demo/`` (no feature demos); idempotent."""
+    admin = User.objects.filter(username=DEMO_ACCOUNTS[0][0]).first()
+    with transaction.atomic():
+        collection, created = Collection.objects.get_or_create(
+            name=DEMO_COLLECTION,
+            defaults={
+                "year": 2020,
+                "relevance_threshold": 2,
+                "corpus_note": "CAsT 2020 passage ids (MS MARCO v1 MARCO_…, TREC CAR v2 CAR_…). The demo corpus has "
+                "text for the public passages only: CAsT 2020 canonical and crowd-annotated passages, CAsT 2021 "
+                "canonical passages and iKAT 2023 provenance passages; ecast's BM25 demo runs search it, the DECAF "
+                "runs are id-only.",
+            },
+        )
+    stdout.write(f"{'Created' if created else 'Found'} collection “{collection.name}”.\n")
+    for step in demo_steps():
+        if _present(step, collection):
+            stdout.write(f"  {step.kind:<13} {step.file}: already loaded\n")
+            continue
+        job: ImportJob = import_file(
+            kind=step.kind, path=DEMO_DIR / step.file, collection=collection, options=step.options, user=admin
+        )
+        if job.status != ImportJob.Status.SUCCEEDED:
+            errors = "\n".join(f"    {e.get('file')}:{e.get('line')}: {e.get('reason')}" for e in job.errors[:20])
+            raise CommandError(f"demo import of {step.file} ({step.kind}) failed:\n{errors}")
+        counts = ", ".join(f"{k} {v}" for k, v in (job.counts or {}).items())
+        stdout.write(f"  {step.kind:<13} {step.file}: imported ({counts})\n")
+    return collection
+
+
 class Command(BaseCommand):
     help = "Load the CAsT 2020 demo collection (topics 81–83), demo accounts and every feature's demo data."
 
@@ -120,30 +185,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         admin_accounts = ensure_accounts()
-        admin = User.objects.get(username=DEMO_ACCOUNTS[0][0])
-        with transaction.atomic():
-            collection, created = Collection.objects.get_or_create(
-                name=DEMO_COLLECTION,
-                defaults={
-                    "year": 2020,
-                    "relevance_threshold": 2,
-                    "corpus_note": "CAsT 2020 passage ids (MS MARCO v1 MARCO_…, TREC CAR v2 CAR_…). Texts are "
-                    "included only for canonical responses and the crowd-annotated passages of topics 81–83.",
-                },
-            )
-        self.stdout.write(f"{'Created' if created else 'Found'} collection “{collection.name}”.")
-        for step in demo_steps():
-            if _present(step, collection):
-                self.stdout.write(f"  {step.kind:<13} {step.file}: already loaded")
-                continue
-            job: ImportJob = import_file(
-                kind=step.kind, path=DEMO_DIR / step.file, collection=collection, options=step.options, user=admin
-            )
-            if job.status != ImportJob.Status.SUCCEEDED:
-                errors = "\n".join(f"    {e.get('file')}:{e.get('line')}: {e.get('reason')}" for e in job.errors[:20])
-                raise CommandError(f"demo import of {step.file} ({step.kind}) failed:\n{errors}")
-            counts = ", ".join(f"{k} {v}" for k, v in (job.counts or {}).items())
-            self.stdout.write(f"  {step.kind:<13} {step.file}: imported ({counts})")
+        demo_collection_load(stdout=self.stdout)
         self._feature_demos(strict=opts["strict"])
         self.stdout.write(self.style.SUCCESS("Demo data ready. Demo logins:"))
         for username, password, role, was_created in admin_accounts:

@@ -1,73 +1,89 @@
-"""The relevance demo builds a depth-3 pool of the demo runs, "original + new" and assessor1's first topic."""
+"""The relevance demo pools the BM25 demo runs (passages with text), derives "original + new" and leases topic 81
+to assessor1; a judgment in that pool moves the leaderboard."""
 
 import io
-import json
-from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
 
-from ecast.models import Collection, Conversation, Passage, Turn
-from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
+from ecast.generation import demo as generation_demo
+from ecast.management.commands.load_demo import demo_collection_load
+from ecast.models import Collection, Passage
+from evaluation import demo as evaluation_demo
+from evaluation.models import Qrel, QrelsVersion, RunTurn
+from evaluation.robustness import demo as robustness_demo
+from evaluation.selectors import leaderboard
 from judging.models import AssessorAssignment, Pool, PoolPair
 from judging.relevance import demo as relevance_demo
+from judging.relevance import services as svc
 
-DEMO = Path(__file__).resolve().parents[3] / "ecast" / "demo"
-
-
-def _demo_collection() -> Collection:
-    """The demo collection built straight from ecast/demo files (the importers are another feature's)."""
-    coll = Collection.objects.create(name="CAsT 2020 demo", year=2020, relevance_threshold=2)
-    turns = {}
-    for topic in json.loads((DEMO / "2020_manual_evaluation_topics_v1.0_extended.json").read_text()):
-        conv = Conversation.objects.create(collection=coll, topic_id=str(topic["number"]))
-        for t in topic["turn"]:
-            tid = f"{topic['number']}_{t['number']}"
-            turns[tid] = Turn.objects.create(
-                conversation=conv,
-                collection=coll,
-                number=t["number"],
-                turn_id=tid,
-                raw_utterance=t["raw_utterance"],
-                manual_rewrite=t["manual_rewritten_utterance"],
-            )
-    version = QrelsVersion.objects.create(collection=coll, name="original")
-    Qrel.objects.bulk_create(
-        Qrel(version=version, turn=turns[q], passage_id=d, grade=int(g))
-        for q, _, d, g in (line.split() for line in (DEMO / "2020qrels_81-83.txt").read_text().splitlines())
-        if q in turns
-    )
-    for name, file in (("decaf-exp1", "decaf_exp1_81-83.run"), ("decaf-exp2", "decaf_exp2_81-83.run")):
-        run = Run.objects.create(collection=coll, name=name)
-        ranking: dict[str, list[str]] = {}
-        for line in (DEMO / file).read_text().splitlines():
-            q, _, d, *_ = line.split()
-            ranking.setdefault(q, []).append(d)
-        RunTurn.objects.bulk_create(RunTurn(run=run, turn=turns[q], doc_ids=docs) for q, docs in ranking.items())
-    for line in (DEMO / "passages_81-83.tsv").read_text().splitlines():
-        pid, text = line.split("\t", 1)
-        Passage.objects.get_or_create(passage_id=pid, defaults={"text": text})
-    return coll
+pytestmark = pytest.mark.django_db
 
 
-@pytest.mark.django_db
-def test_the_demo_builds_its_pool_version_and_lease_once():
-    coll = _demo_collection()
+@pytest.fixture
+def demo() -> Collection:
+    """The demo collection as load_demo builds it up to the relevance demo: imports, test sets, BM25 runs."""
+    out = io.StringIO()
+    collection = demo_collection_load(stdout=out)
+    generation_demo.test_sets_load(collection=collection, stdout=out)
+    robustness_demo.load(stdout=out)
+    return collection
+
+
+def test_the_demo_pools_the_bm25_runs_whose_unjudged_passages_have_text(demo):
     out = io.StringIO()
     pool = relevance_demo.load(stdout=out)
-    assert pool is not None and pool.depth == 3 and pool.runs.count() == 2
-    assert pool.target_version.name == "original + new"
+    assert pool is not None and pool.depth == 3
+    assert pool.runs.count() == 9 and all(r.name.startswith("ecast-bm25-") for r in pool.runs.all())
+    pairs = PoolPair.objects.filter(pool=pool)
+    assert pairs.count() == pool.stats["pairs"] > 0
+    assert pool.stats["with_text"] == pairs.filter(has_text=True).count() == pairs.count()
     judged = set(Qrel.objects.filter(version__name="original").values_list("turn__turn_id", "passage_id"))
-    pooled = set(PoolPair.objects.filter(pool=pool).values_list("turn__turn_id", "passage_id"))
-    assert pooled and not pooled & judged
-    assert pool.target_version.qrels.count() == len(judged)
+    pooled = set(pairs.values_list("turn__turn_id", "passage_id"))
+    assert not pooled & judged
+    assert Passage.objects.filter(passage_id__in={p for _, p in pooled}).exclude(text="").count() == len(
+        {p for _, p in pooled}
+    )
+    assert pool.target_version.name == "original + new" and pool.target_version.qrels.count() == len(judged)
     lease = AssessorAssignment.objects.get(pool=pool)
     assert lease.assessor.username == "assessor1" and lease.conversation.topic_id == "81"
+
     relevance_demo.load(stdout=out)
-    assert Pool.objects.filter(collection=coll).count() == 1 and AssessorAssignment.objects.count() == 1
+    assert Pool.objects.filter(collection=demo).count() == 1 and AssessorAssignment.objects.count() == 1
     assert "already there" in out.getvalue()
 
 
-@pytest.mark.django_db
+def _means(version: QrelsVersion) -> dict[str, float]:
+    return {row["run"]: row["headline"] for row in leaderboard(version=version, measures=["nDCG@3"])}
+
+
+def test_a_judgment_in_the_demo_pool_changes_the_leaderboard(demo, django_capture_on_commit_callbacks):
+    pool = relevance_demo.load(stdout=io.StringIO())
+    evaluation_demo.load(stdout=io.StringIO())
+    derived, original = pool.target_version, QrelsVersion.objects.get(collection=demo, name="original")
+    before, before_original = _means(derived), _means(original)
+    assert before == before_original  # nothing judged yet: the copy scores like the original
+
+    lease = AssessorAssignment.objects.get(pool=pool)
+    pair = (
+        PoolPair.objects.filter(pool=pool, turn__conversation=lease.conversation, best_rank=1, has_text=True)
+        .select_related("turn")
+        .order_by("turn__number", "passage_id")
+        .first()
+    )
+    assert pair is not None and pair.cluster_head_id == pair.pk
+    with django_capture_on_commit_callbacks(execute=True):  # the live recompute runs as it does after a commit
+        svc.judgment_submit(assignment=lease, pair=pair, grade=4, assessor=User.objects.get(username="assessor1"))
+
+    after = _means(derived)
+    rankings = RunTurn.objects.filter(run_id__in=pair.run_ids, turn=pair.turn).values_list("run__name", "doc_ids")
+    first = {name for name, docs in rankings if docs[0] == pair.passage_id}
+    # A formerly unjudged passage at rank 1 is now fully relevant: those runs gain nDCG@3 (others may move too, as
+    # the ideal ranking of the turn changed); the original qrels, and their leaderboard, are untouched.
+    assert first and all(after[name] > before[name] for name in first)
+    assert _means(original) == before_original
+
+
 def test_the_demo_skips_quietly_without_the_demo_collection():
     out = io.StringIO()
     assert relevance_demo.load(stdout=out) is None
