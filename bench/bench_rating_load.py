@@ -113,7 +113,7 @@ def seed_data(n_items: int, n_raters: int, n: int) -> tuple[int, list[str]]:
     Paraphrase.objects.bulk_create(
         [
             Paraphrase(turn=t, kind="manual", text=f"paraphrase of {t.turn_id}", origin="generated",
-                       provenance={"source": "automatic" if i % 2 else "manual"})
+                       status="approved", provenance={"source": "automatic" if i % 2 else "manual"})
             for i, t in enumerate(turns)
         ]
     )  # fmt: skip

@@ -10,9 +10,11 @@ from typing import Any
 
 from django.contrib.auth import authenticate
 from django.shortcuts import get_object_or_404
+from django.urls import Resolver404, resolve
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import generics, serializers, status
 from rest_framework.authtoken.models import Token
+from rest_framework.exceptions import NotFound
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -393,3 +395,36 @@ class ParaphraseAddApi(AdminApi):
             {"manual": ParaphraseOutput(manual).data, "raw": ParaphraseOutput(raw).data},
             status=status.HTTP_201_CREATED,
         )
+
+
+# ---------------------------------------------------------------- unknown endpoints
+
+
+def _serves(path_info: str) -> bool:
+    """Whether an endpoint other than the catch-all answers ``path_info``."""
+    try:
+        return resolve(path_info).url_name != "api-not-found"
+    except Resolver404:
+        return False
+
+
+class ApiNotFoundApi(APIView):
+    """Any path under /api/ that no endpoint serves: a JSON 404 through the one exception handler, never a page."""
+
+    schema = None  # not an endpoint: left out of the OpenAPI schema
+    authentication_classes: list[Any] = []
+    permission_classes = [AllowAny]
+
+    def _not_found(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        path = request.path
+        hint = ""
+        if not path.endswith("/") and _serves(request.path_info + "/"):
+            # What APPEND_SLASH did before this catch-all matched every path: redirect a read, explain a write.
+            if request.method in ("GET", "HEAD"):
+                query = request.META.get("QUERY_STRING", "")
+                location = path + "/" + (f"?{query}" if query else "")
+                return Response(status=status.HTTP_301_MOVED_PERMANENTLY, headers={"Location": location})
+            hint = f" Did you mean {path}/?"
+        raise NotFound(f"No API endpoint at {path}.{hint} The endpoints are listed at /api/docs/.")
+
+    get = post = put = patch = delete = head = options = _not_found

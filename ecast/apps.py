@@ -16,3 +16,6 @@ class EcastConfig(AppConfig):
         app.set_default()
         for package in TASK_PACKAGES:
             import_module(f"{package}.tasks")
+        from ecast import dashboard
+
+        dashboard.register_ecast_sources()

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from ecast import curation
 from ecast.jobs import heartbeat_key
@@ -34,10 +34,13 @@ def paraphrase_counts(*, collection: Collection) -> dict[str, int]:
 
 
 def conversation_list(*, collection: Collection) -> QuerySet[Conversation]:
-    """A collection's conversations with turn and current-paraphrase counts."""
+    """A collection's conversations with turn and current-paraphrase counts, and the first turn's question (what a
+    page shows when the topic file gave no title: CAsT 2020 and 2021 topics have none)."""
+    first = Turn.objects.filter(conversation=OuterRef("pk")).order_by("number").values("raw_utterance")[:1]
     return (
         Conversation.objects.filter(collection=collection)
         .annotate(
+            first_question=Subquery(first),
             n_turns=Count("turns", distinct=True),
             n_paraphrases=Count("turns__paraphrases", filter=Q(turns__paraphrases__is_current=True)),
             n_approved=Count(

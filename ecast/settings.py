@@ -223,6 +223,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "ParaphraseKindEnum": "ecast.models.Paraphrase.Kind",
         "TestSetKindEnum": "ecast.models.TestSet.Kind",
+        "GenerationJobStatusEnum": "ecast.models.GenerationJob.Status",
     },
 }
 

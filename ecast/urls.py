@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from ecast import apis, views
@@ -10,6 +10,8 @@ from ecast.auth import ThrottledLoginView
 
 urlpatterns = [
     path("", views.home, name="home"),
+    # Browsers ask for /favicon.ico on pages that name no icon (Django admin, API docs, JSON in a tab).
+    path("favicon.ico", views.favicon, name="favicon"),
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("django-admin/", admin.site.urls),
@@ -52,4 +54,6 @@ urlpatterns = [
     path("", include("ecast.generation.urls")),
     path("", include("judging.urls")),
     path("", include("evaluation.urls")),
+    # Last: any other /api/ path answers a JSON 404 (scripts parse it), not the HTML 404 page.
+    re_path(r"^api/", apis.ApiNotFoundApi.as_view(), name="api-not-found"),
 ]

@@ -11,12 +11,13 @@ from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
+from django.templatetags.static import static
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
-from ecast import selectors, services
+from ecast import dashboard, selectors, services
 from ecast.models import Collection, Conversation, Paraphrase, Turn, UtteranceClass
 from ecast.permissions import admin_required, user_roles
 
@@ -25,13 +26,20 @@ PAGE_SIZE = 50
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    """Dashboard per role: admins see collections and recent imports; raters/assessors see their queues."""
+    """Dashboard per role: admins see collections, work in progress (jobs of every kind, open campaigns, pools) and
+    recent imports; raters/assessors see their queues."""
     context: dict[str, Any] = {"roles": sorted(user_roles(request.user))}
     if "admin" in context["roles"]:
         context["collections"] = selectors.collection_list()[:20]
         context["recent_imports"] = selectors.import_job_recent(limit=8)
         context["imports_url"] = reverse("imports")
+        context["in_progress"] = {section: dashboard.activity_rows(section=section) for section in dashboard.SECTIONS}
     return render(request, "ecast/home.html", context)
+
+
+def favicon(request: HttpRequest) -> HttpResponse:
+    """/favicon.ico, which browsers fetch on pages that name no icon: the app's SVG icon."""
+    return redirect(static("ecast/favicon.svg"), permanent=True)
 
 
 @login_required

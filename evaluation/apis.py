@@ -8,7 +8,7 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers, status
+from rest_framework import generics, serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
@@ -159,6 +159,27 @@ class RunUploadApi(AdminApi):
             return Response({"detail": "; ".join(exc.messages), "errors": exc.messages}, status=400)
         job.refresh_from_db()
         return Response(self.OutputSerializer({"run": run.pk, "name": run.name, "job": job}).data, status=201)
+
+
+class _RunSerializer(serializers.ModelSerializer):
+    test_set_name = serializers.CharField(source="test_set.name", default=None, read_only=True)
+
+    class Meta:
+        model = Run
+        fields = ["id", "collection", "name", "description", "source_file", "test_set", "test_set_name", "created_at"]
+        ref_name = "RunListItem"
+
+
+class RunListApi(AdminApi, generics.ListAPIView):
+    """Runs, filterable by ``collection`` and ``test_set`` (ids), by collection then name."""
+
+    serializer_class = _RunSerializer
+    filterset_fields = ["collection", "test_set"]
+    queryset = Run.objects.select_related("test_set").order_by("collection_id", "name", "id")
+
+
+class RunsApi(RunUploadApi, RunListApi):
+    """``/api/evaluation/runs/``: GET lists runs (``?collection=<id>``), POST uploads one (multipart)."""
 
 
 class JobStatusApi(AdminApi):

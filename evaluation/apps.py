@@ -7,7 +7,8 @@ class EvaluationConfig(AppConfig):
 
     def ready(self) -> None:
         # Importing the receivers needs the models, so it waits for ready().
-        from evaluation import importers, recompute
+        from evaluation import dashboard, importers, recompute
 
         recompute.connect()
         importers.register()
+        dashboard.register()

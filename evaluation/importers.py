@@ -21,8 +21,6 @@ from ecast.models import Collection, ImportJob, TestSet
 from evaluation import events, selectors
 from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
 
-WARNINGS_KEPT = 200
-
 
 def write_qrels(ctx: Context) -> Result:
     """Qrels into a version (option ``version``, default "original"); re-import replaces its imported rows.
@@ -111,13 +109,12 @@ def write_run(ctx: Context) -> Result:
             where = collection.name
             raise_if([row_error(ctx.name, data.first_line[q], f"unknown turn {q} in {where}") for q in unknown_sorted])
         skipped_lines = sum(len(data.rankings[q][0]) for q in unknown)
-        for q in unknown_sorted[:WARNINGS_KEPT]:
+        for q in unknown_sorted:
             reason = f"unknown turn {q} in {collection.name}: its lines were skipped"
-            ctx.warnings.append(row_error(ctx.name, data.first_line[q], reason))
+            ctx.warnings.append(row_error(ctx.name, data.first_line[q], reason, kind="unknown turn"))
         if report["duplicate_lines"]:
-            ctx.warnings.append(
-                row_error(ctx.name, None, f"{report['duplicate_lines']} duplicate (qid, docid) line(s); kept the best")
-            )
+            reason = f"{report['duplicate_lines']} duplicate (qid, docid) line(s); kept the best"
+            ctx.warnings.append(row_error(ctx.name, None, reason, kind="duplicate lines"))
         report.update(unknown_turns=unknown_sorted, skipped_documents=skipped_lines, name=name)
         user = ctx.user if getattr(ctx.user, "pk", None) else None
         run, created = Run.objects.get_or_create(

@@ -255,6 +255,9 @@ def evaluation_job_execute(*, job_id: int) -> EvaluationJob:
     try:
         versions = list(QrelsVersion.objects.filter(collection=job.collection).select_related("collection"))
         if job.kind == EvaluationJob.Kind.RUN and job.run is not None:
+            # Versions made after the job was queued (the demo's "original + new") are evaluated too: count them,
+            # or the page reads "2/1".
+            EvaluationJob.objects.filter(pk=job.pk).update(total=len(versions))
             for v in versions:
                 _compute_version(version=v, run_ids=[job.run.pk])
                 leaderboard_snapshot_create(version=v, trigger=f"run {job.run.name} evaluated")

@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from ecast.csvfiles import csv_response
+from ecast.forms import preselect_single_choices
 from ecast.models import Collection, TestSet
 from ecast.permissions import admin_required
 from ecast.rest import job_health_data
@@ -140,10 +141,19 @@ def recompute(request: HttpRequest) -> HttpResponse:
 
 
 class RunUploadForm(forms.Form):
-    collection = forms.ModelChoiceField(queryset=Collection.objects.order_by("name"))
+    # A run ranks turns: only collections with turns can take one (the TREC DD demo table has none).
+    collection = forms.ModelChoiceField(
+        queryset=Collection.objects.filter(turns__isnull=False).distinct().order_by("name")
+    )
     file = forms.FileField(help_text="TREC run: qid Q0 docid rank score tag (gzip accepted if the importer does)")
     name = forms.CharField(max_length=200, required=False, help_text="Run name; defaults to the run tag")
-    test_set = forms.ModelChoiceField(queryset=TestSet.objects.select_related("collection"), required=False)
+    test_set = forms.ModelChoiceField(
+        queryset=TestSet.objects.select_related("collection"), required=False, empty_label="(none)"
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        preselect_single_choices(self)
 
 
 @admin_required

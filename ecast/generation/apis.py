@@ -6,7 +6,7 @@ from typing import Any
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -60,6 +60,17 @@ class JobOutput(JobHealthFields, serializers.ModelSerializer):
         return selectors.generation_job_progress(job=job)
 
 
+class JobDetailOutput(JobOutput):
+    drops = serializers.SerializerMethodField(help_text="Outputs each stage dropped, {stage: {reason: count}}.")
+
+    class Meta(JobOutput.Meta):
+        fields = [*JobOutput.Meta.fields, "drops"]
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_drops(self, job: GenerationJob) -> dict[str, dict[str, int]]:
+        return selectors.generation_job_drops(job=job)["by_stage"]
+
+
 class GenerationJobListApi(AdminApi):
     @extend_schema(responses=JobOutput(many=True), operation_id="generation_jobs_list")
     def get(self, request: Request) -> Response:
@@ -90,9 +101,9 @@ class GenerationJobCreateApi(AdminApi):
 
 
 class GenerationJobDetailApi(AdminApi):
-    @extend_schema(responses=JobOutput, operation_id="generation_jobs_retrieve")
+    @extend_schema(responses=JobDetailOutput, operation_id="generation_jobs_retrieve")
     def get(self, request: Request, pk: int) -> Response:
-        return Response(JobOutput(get_object_or_404(GenerationJob, pk=pk)).data)
+        return Response(JobDetailOutput(get_object_or_404(GenerationJob, pk=pk)).data)
 
 
 class _JobActionApi(AdminApi):

@@ -50,7 +50,12 @@ def load(stdout: TextIO | Any = None) -> GenerationJob | None:
         collection=collection,
         name=DEMO_JOB,
         selection={"conversations": topics},
-        config={"cqr": rule, "paraphrase": {**rule, "sources": ["r", "m"]}, "cr": rule},
+        config={
+            "cqr": rule,
+            "paraphrase": {**rule, "sources": ["r", "m"]},
+            "cr": {"backend": "anaphora"},
+            "clean": {"min_similarity": None},  # template paraphrases stay close to their source; no model to load
+        },
         seed=0,
         chunk_size=50,
     )

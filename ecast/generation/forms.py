@@ -30,7 +30,11 @@ class GenerationJobForm(forms.Form):
     paraphrase_model = forms.CharField(required=False)
     paraphrase_revision = forms.CharField(required=False)
     paraphrase_prefix = forms.CharField(required=False, help_text='t5 task prefix, e.g. "paraphrase: "', strip=False)
-    cr_backend = forms.ChoiceField(choices=_choices("cr"), initial="rule")
+    cr_backend = forms.ChoiceField(
+        choices=_choices("cr"),
+        initial="anaphora",
+        help_text="anaphora: the entity → it / they / its / there (default); entity_removal: ECAsT's baseline",
+    )
     cr_model = forms.CharField(required=False)
     cr_revision = forms.CharField(required=False)
     source_r = forms.BooleanField(required=False, initial=True, label="Paraphrase r_i (CQR output)")

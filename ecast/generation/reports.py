@@ -87,7 +87,7 @@ def context_removal_rows(*, collection: Collection) -> list[dict[str, Any]]:
     )
     refs = [raw for _, _, raw, _ in turns]
     manual = [m for _, _, _, m in turns]
-    paper = PAPER_TABLE9.get(collection.year, {})
+    paper = PAPER_TABLE9.get(collection.year or 0, {})
     rows: list[dict[str, Any]] = [
         {
             "system": "Original manual",

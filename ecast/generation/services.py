@@ -44,7 +44,9 @@ def _normalise_config(config: dict[str, Any] | None) -> dict[str, Any]:
         srcs = config["paraphrase"]["sources"]
         if not srcs or any(s not in ("r", "m") for s in srcs):
             errors["paraphrase"] = "sources must be a non-empty subset of ['r', 'm']"
-    floor = (config.get("clean") or {}).get("min_similarity")
+    # No "clean" section: the default floor; an explicit null (or "") turns the floor off.
+    clean_spec = config["clean"] if "clean" in config else DEFAULT_CONFIG["clean"]
+    floor = (clean_spec or {}).get("min_similarity")
     if floor is not None and floor != "":
         try:
             floor = float(floor)
@@ -201,12 +203,19 @@ def _replacement_for(turn: Turn) -> str | None:
 
 
 def _turn_input(turn: Turn) -> TurnInput:
-    history = list(
+    earlier = list(
         Turn.objects.filter(conversation_id=turn.conversation_id, number__lt=turn.number)
         .order_by("number")
-        .values_list("raw_utterance", flat=True)
+        .values_list("raw_utterance", "manual_rewrite")
     )
-    return TurnInput(turn.turn_id, turn.number, turn.raw_utterance, turn.manual_rewrite, history)
+    return TurnInput(
+        turn.turn_id,
+        turn.number,
+        turn.raw_utterance,
+        turn.manual_rewrite,
+        [raw for raw, _ in earlier],
+        [manual for _, manual in earlier],
+    )
 
 
 def _similarity(config: dict[str, Any]) -> Callable[[list[str], list[str]], list[float]] | None:
@@ -302,6 +311,7 @@ def _generation_turn_commit(*, gt_id: int, result: dict[str, Any], seconds: floa
             "sources",
             "generated",
             "dropped",
+            "drops",
             "rejected_by_similarity",
             "cr_of_manual",
             "preprocess",

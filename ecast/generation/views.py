@@ -55,7 +55,14 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     by_turn: dict[int, list[Paraphrase]] = {}
     for p in paras:
         by_turn.setdefault(p.turn_id, []).append(p)
-    rows = [(gt, by_turn.get(gt.turn_id, [])) for gt in page]
+    rows = [
+        (
+            gt,
+            by_turn.get(gt.turn_id, []),
+            selectors.generation_drop_rows(selectors.generation_turn_drops(details=gt.details or {})),
+        )
+        for gt in page
+    ]
     return render(
         request,
         "ecast/generation/job_detail.html",
@@ -64,6 +71,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "progress": selectors.generation_job_progress(job=job),
             "active": job.status in (GenerationJob.Status.PENDING, GenerationJob.Status.RUNNING),
             "health": job_health(services.KIND, job.pk),
+            "drops": selectors.generation_job_drops(job=job),
             "page": page,
             "rows": rows,
             "status": status,

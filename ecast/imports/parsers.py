@@ -44,8 +44,8 @@ class Parsed:
     def error(self, line: int | None, reason: str) -> None:
         self.errors.append(row_error(self.file, line, reason))
 
-    def warn(self, line: int | None, reason: str) -> None:
-        self.warnings.append(row_error(self.file, line, reason))
+    def warn(self, line: int | None, reason: str, *, kind: str = "") -> None:
+        self.warnings.append(row_error(self.file, line, reason, kind=kind))
 
 
 def _lines(text: str) -> list[str]:
@@ -463,7 +463,11 @@ def parse_run(text: str, *, file: str, progress: Progress = None) -> Parsed:
         "rank_tie_break": RANK_TIE_BREAK,
     }
     if duplicates:
-        p.warn(None, f"{duplicates} duplicate (qid, docid) line(s): kept the best-scored line of each")
+        p.warn(
+            None,
+            f"{duplicates} duplicate (qid, docid) line(s): kept the best-scored line of each",
+            kind="duplicate lines",
+        )
     if not rankings and not p.errors:
         p.error(None, "no ranking lines found")
     p.records.append(RunData(rankings=rankings, first_line=first_line, report=report))

@@ -13,7 +13,7 @@ from typing import Any
 
 from django.urls import reverse
 
-from ecast.imports import writers
+from ecast.imports import corpus, writers
 from ecast.models import Collection, ImportJob
 
 Writer = Callable[[writers.Context], writers.Result]
@@ -103,8 +103,9 @@ for _kind in (
         options=("skip_unknown",),
     ),
     ImportKind("castur", "CAsTUR turn dependencies TSV", writers.write_castur),
-    ImportKind("passages_tsv", "Passages TSV (id<TAB>text)", writers.write_passages_tsv),
-    ImportKind("passages_jsonl", "Passages JSONL", writers.write_passages_jsonl),
+    # Streamed (corpus.py): MS MARCO-size files in flat memory; only_needed keeps the pooled/judged/ranked ids.
+    ImportKind("passages_tsv", "Passages TSV (id<TAB>text)", corpus.write_passages_tsv, options=corpus.OPTIONS),
+    ImportKind("passages_jsonl", "Passages JSONL", corpus.write_passages_jsonl, options=corpus.OPTIONS),
     ImportKind("crowd_passages", "Passages from crowd CSV (Input.passage)", writers.write_crowd_passages),
     ImportKind("clef_queries", "CLEF eHealth queries (ad hoc turns)", writers.write_clef_queries),
 ):

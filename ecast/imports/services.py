@@ -84,6 +84,8 @@ def import_job_execute(*, job: ImportJob, path: Path) -> ImportJob:
         job.counts = {**result.counts, **result.extra}
         if ctx.warnings:
             job.counts["warnings"] = ctx.warnings[:MAX_WARNINGS]
+            if len(ctx.warnings) > MAX_WARNINGS:
+                job.counts["warnings_total"] = len(ctx.warnings)
         if result.collection is not None:
             job.collection = result.collection
     if job.status == ImportJob.Status.FAILED:

@@ -14,6 +14,7 @@ from django.urls import reverse
 
 from ecast.csvfiles import csv_response
 from ecast.imports import registry, services
+from ecast.imports.errors import warning_kind, warnings_summary
 from ecast.models import Collection, ImportJob, Paraphrase
 from ecast.permissions import admin_required
 from ecast.releases import STATUSES
@@ -123,7 +124,8 @@ def _job_json(job: ImportJob) -> dict[str, Any]:
 def import_job_page(request: HttpRequest, pk: int) -> HttpResponse:
     """One import: progress while it runs, then counts and warnings, or the full error table."""
     job = get_object_or_404(ImportJob.objects.select_related("collection", "created_by"), pk=pk)
-    counts = {k: v for k, v in (job.counts or {}).items() if k != "warnings"}
+    counts = {k: v for k, v in (job.counts or {}).items() if k not in ("warnings", "warnings_total")}
+    warnings = (job.counts or {}).get("warnings", [])
     links: dict[str, str] = {}
     if job.collection_id:
         links["Collection"] = reverse("collection-detail", args=[job.collection_id])
@@ -132,6 +134,8 @@ def import_job_page(request: HttpRequest, pk: int) -> HttpResponse:
         links.update(kind.links(job))
     if job.errors:
         links["Error report (CSV)"] = reverse("import-job-errors", args=[job.pk])
+    if warnings:
+        links["Warnings (CSV)"] = reverse("import-job-warnings", args=[job.pk])
     finished = job.status in (ImportJob.Status.SUCCEEDED, ImportJob.Status.FAILED)
     return render(
         request,
@@ -139,7 +143,9 @@ def import_job_page(request: HttpRequest, pk: int) -> HttpResponse:
         {
             "job": job,
             "counts": counts,
-            "warnings": (job.counts or {}).get("warnings", []),
+            "warnings": warnings,
+            "warnings_total": (job.counts or {}).get("warnings_total", len(warnings)),
+            "warning_groups": warnings_summary(warnings, examples=3),
             "links": links,
             "percent": int(100 * job.progress_done / job.progress_total) if job.progress_total else 0,
             "finished": finished,
@@ -155,6 +161,15 @@ def import_job_errors_csv(request: HttpRequest, pk: int) -> HttpResponse:
     job = get_object_or_404(ImportJob, pk=pk)
     rows = [[e.get("file", ""), e.get("line") or "", e.get("reason", "")] for e in job.errors]
     return csv_response(f"import-{job.pk}-errors.csv", ["file", "line", "reason"], rows)
+
+
+@admin_required
+def import_job_warnings_csv(request: HttpRequest, pk: int) -> HttpResponse:
+    """Every warning kept for the job as CSV (kind, file, line, reason): the page shows only a summary."""
+    job = get_object_or_404(ImportJob, pk=pk)
+    warnings = (job.counts or {}).get("warnings", [])
+    rows = [[warning_kind(w), w.get("file", ""), w.get("line") or "", w.get("reason", "")] for w in warnings]
+    return csv_response(f"import-{job.pk}-warnings.csv", ["kind", "file", "line", "reason"], rows)
 
 
 @admin_required

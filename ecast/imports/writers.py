@@ -410,7 +410,8 @@ def write_utterance_labels(ctx: Context) -> Result:
         raise_if(errors)
         Turn.objects.bulk_update(changed, ["utterance_class"], batch_size=CHUNK)
     if skipped:
-        ctx.warnings.append(row_error(ctx.name, None, f"skipped {skipped} row(s) for turns not in {collection.name}"))
+        reason = f"skipped {skipped} row(s) for turns not in {collection.name}"
+        ctx.warnings.append(row_error(ctx.name, None, reason, kind="unknown turn"))
     counts = {"labels": len(parsed.records) - skipped, "turns_updated": len(changed), "skipped_unknown": skipped}
     return Result(counts=counts, collection=collection)
 
@@ -472,14 +473,7 @@ def _write_passages(ctx: Context, parsed: parsers.Parsed) -> Result:
     return Result(counts={**parsed.counts, **counts}, collection=ctx.collection)
 
 
-def write_passages_tsv(ctx: Context) -> Result:
-    """``id<TAB>text`` passages, created or updated by id."""
-    return _write_passages(ctx, parsers.parse_passages_tsv(ctx.text(), file=ctx.name, progress=ctx.progress))
-
-
-def write_passages_jsonl(ctx: Context) -> Result:
-    """JSONL passages, created or updated by id."""
-    return _write_passages(ctx, parsers.parse_passages_jsonl(ctx.text(), file=ctx.name, progress=ctx.progress))
+# Passage TSV/JSONL corpus files are streamed by ecast.imports.corpus (the passages_tsv / passages_jsonl kinds).
 
 
 def write_crowd_passages(ctx: Context) -> Result:

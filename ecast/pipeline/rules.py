@@ -52,6 +52,11 @@ def tokenize(text: str) -> list[str]:
     return _TOKEN.findall(text)
 
 
+def tag_words(words: list[str]) -> list[str]:
+    """Universal POS tags for a list of words as given (clitics such as "n't" included), in order."""
+    return [label.partition("|")[0] for label in _tagger().tag(words)] if words else []
+
+
 def pos_tag(words: list[str]) -> list[str]:
     """Universal POS tags (NOUN, PROPN, PRON, ...) for word tokens; punctuation tokens get PUNCT."""
     word_idx = [i for i, w in enumerate(words) if w[0].isalnum()]

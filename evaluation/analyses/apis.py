@@ -191,6 +191,11 @@ class StochasticSystemCreateApi(AdminApi):
         )
         measure = serializers.CharField(default="nDCG@3")
         depth = serializers.IntegerField(default=100, min_value=1)
+        normalisation = serializers.ChoiceField(
+            choices=list(cal.NORMALISATIONS),
+            default=calibration_services.DEFAULT_SAMPLE_NORMALISATION,
+            help_text="How each sample's scores reach [0, 1] per turn before E − b·var − 2b·Σcov",
+        )
         name = serializers.CharField(required=False, allow_blank=True, default="")
 
     @extend_schema(
@@ -210,6 +215,7 @@ class StochasticSystemCreateApi(AdminApi):
             b_values=d["b_values"],
             measure=d["measure"],
             depth=d["depth"],
+            normalisation=d["normalisation"],
             name=d["name"],
             created_by=request.user,
         )

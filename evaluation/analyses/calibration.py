@@ -9,6 +9,10 @@ Neural Learning to Rank Models for Conversational Search", EACL 2021). Plain num
 * Stochastic runs (§3.2): S score samples per (turn, passage) from ensemble members or dropout passes → mean,
   variance, covariance; risk-aware ranking (§3.2.4, after Wang & Zhu's portfolio theory), greedy by position:
   E[R_d] − b·var[R_d] − 2b·Σ_{d_i ranked above} cov[R_d, R_{d_i}].
+  The objective adds scores to squared scores, so it needs the paper's scale: probabilities of relevance in [0, 1]
+  (its BERT samples). Raw scores (BM25 ≈ 10–25, dense dot products ≈ 100) give variances in the hundreds that
+  swamp the mean at any b > 0, and samples on different scales differ by the scale, not by uncertainty:
+  :func:`normalise_samples` maps each sample's scores per turn to [0, 1] first.
 """
 
 from __future__ import annotations
@@ -132,6 +136,20 @@ def calibration_report(
 
 
 # ---- stochastic runs and risk-aware ranking ------------------------------------------------------------------------
+
+
+def normalise_samples(samples: Sequence[RunDict], method: str) -> list[dict[str, dict[str, float]]]:
+    """Each sample's scores mapped to [0, 1] per turn (:func:`normalise`), so mean, variance and covariance share
+    the probability scale the risk-aware objective assumes; ``none`` checks the scores already are."""
+    out = []
+    for sample in samples:
+        mapped: dict[str, dict[str, float]] = {}
+        for qid, scores in sample.items():
+            docs = list(scores)
+            values = normalise([scores[d] for d in docs], method)
+            mapped[qid] = {d: float(v) for d, v in zip(docs, values, strict=True)}
+        out.append(mapped)
+    return out
 
 
 def sample_matrix(samples: Sequence[RunDict], qid: str) -> tuple[list[str], np.ndarray]:

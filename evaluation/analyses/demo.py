@@ -1,6 +1,7 @@
-"""Demo analyses on the "CAsT 2020 demo" collection: a calibration report, a pivot analysis when the collection
-has at least 3 runs, a stochastic-system illustration, and a meta-evaluation of the TREC DD 2016 table
-shipped in ecast/demo/.
+"""Demo analyses: on the "CAsT 2020 demo" collection a calibration report, a pivot analysis when the collection
+has enough runs and a stochastic-system illustration, all on the qrels version the demo pool feeds ("original +
+new"), so they recompute as assessors judge; and, in a collection of its own, a meta-evaluation of the TREC DD 2016
+table shipped in ecast/demo/ (TREC DD is not CAsT: its table carries its own topics and runs).
 
 ``load(stdout=...)`` is idempotent (each analysis is skipped when one of its name exists) and computes everything
 synchronously in a few seconds.
@@ -16,8 +17,9 @@ from typing import TextIO
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
+from ecast import services as ecast_services
 from ecast.models import Collection
-from evaluation.analyses import metaeval
+from evaluation.analyses import metaeval, pivots
 from evaluation.analyses.services import calibration as calibration_services
 from evaluation.analyses.services import common as services
 from evaluation.analyses.services import metaeval as metaeval_services
@@ -29,6 +31,19 @@ PIVOT_NAME = "Demo: pivots over topic splits"
 CALIBRATION_NAME = "Demo: calibration of decaf-exp2 (min-max per turn)"
 STOCHASTIC_NAME = "Demo: two DECAF runs grouped as samples (illustration only)"
 METAEVAL_NAME = "Demo: TREC DD 2016 meta-evaluation"
+DD_COLLECTION = "TREC DD 2016 (meta-evaluation demo)"
+DD_NOTE = (
+    "TREC Dynamic Domain 2016: per-topic values of 21 runs under the DD metrics (iterations 1-3), the table the "
+    "meta-evaluation reads. No conversations, passages or runs: the uploaded table is the whole dataset."
+)
+
+
+def demo_version(collection: Collection) -> QrelsVersion | None:
+    """The version the demo analyses use: the one a relevance pool feeds (it gains the assessors' judgments, so the
+    analyses recompute), else the collection's first (the imported "original")."""
+    versions = QrelsVersion.objects.filter(collection=collection)
+    fed = versions.filter(pools_feeding__isnull=False).order_by("created_at", "id").first()
+    return fed or versions.order_by("created_at", "id").first()
 
 
 def load(stdout: TextIO | None = None) -> None:
@@ -38,15 +53,15 @@ def load(stdout: TextIO | None = None) -> None:
     if collection is None:
         out.write(f"analyses demo: collection {DEMO_COLLECTION!r} not loaded; skipped\n")
         return
-    version = QrelsVersion.objects.filter(collection=collection).order_by("created_at").first()
+    version = demo_version(collection)
     runs = list(Run.objects.filter(collection=collection).order_by("name"))
     if version is None or not runs:
         out.write("analyses demo: the demo collection has no qrels or runs; skipped\n")
-        return
-    _calibration(collection, version, runs, out)
-    _pivots(collection, version, runs, out)
-    _stochastic(collection, version, runs, out)
-    _metaeval(collection, out)
+    else:
+        _calibration(collection, version, runs, out)
+        _pivots(collection, version, runs, out)
+        _stochastic(collection, version, runs, out)
+    _metaeval(out)
 
 
 def _compute(kind: str, obj, out: TextIO) -> None:
@@ -55,8 +70,21 @@ def _compute(kind: str, obj, out: TextIO) -> None:
     out.write(f"analyses demo: {obj.name}: {obj.status}{' — ' + obj.error if obj.error else ''}\n")
 
 
+def _present(kind: str, model, collection, name: str, version, out: TextIO) -> bool:
+    """Whether the named demo analysis exists; one made on another version (demos loaded before they used the
+    version the pool feeds) is moved to ``version`` and recomputed."""
+    obj = model.objects.filter(collection=collection, name=name).first()
+    if obj is None:
+        return False
+    if obj.qrels_version_id != version.pk:
+        model.objects.filter(pk=obj.pk).update(qrels_version=version)
+        out.write(f"analyses demo: {name}: moved to qrels version {version.name!r}\n")
+        _compute(kind, obj, out)
+    return True
+
+
 def _calibration(collection, version, runs, out: TextIO) -> None:
-    if CalibrationReport.objects.filter(collection=collection, name=CALIBRATION_NAME).exists():
+    if _present("calibration", CalibrationReport, collection, CALIBRATION_NAME, version, out):
         return
     run = next((r for r in runs if r.name == "decaf-exp2"), runs[-1])
     obj = calibration_services.calibration_report_create(
@@ -66,10 +94,10 @@ def _calibration(collection, version, runs, out: TextIO) -> None:
 
 
 def _pivots(collection, version, runs, out: TextIO) -> None:
-    if PivotAnalysis.objects.filter(collection=collection, name=PIVOT_NAME).exists():
+    if _present("pivots", PivotAnalysis, collection, PIVOT_NAME, version, out):
         return
-    if len(runs) < 3:
-        out.write("analyses demo: pivots need at least 3 runs in the demo collection; skipped\n")
+    if len(runs) < pivots.MIN_RUNS:
+        out.write(f"analyses demo: pivots need at least {pivots.MIN_RUNS} runs in the demo collection; skipped\n")
         return
     obj = pivot_services.pivot_analysis_create(
         collection=collection, runs=runs, qrels_version=version, metrics=["AP", "nDCG@3", "RR"], name=PIVOT_NAME
@@ -78,16 +106,33 @@ def _pivots(collection, version, runs, out: TextIO) -> None:
 
 
 def _stochastic(collection, version, runs, out: TextIO) -> None:
-    if StochasticSystem.objects.filter(collection=collection, name=STOCHASTIC_NAME).exists() or len(runs) < 2:
+    if _present("stochastic", StochasticSystem, collection, STOCHASTIC_NAME, version, out) or len(runs) < 2:
         return
+    # Two different systems stand in for samples of one; min-max per turn puts BM25 (≈ 10–25) and dense (≈ 100)
+    # scores on one [0, 1] scale, as the risk-aware objective needs (calibration.py).
     obj = calibration_services.stochastic_system_create(
-        collection=collection, runs=runs[:2], qrels_version=version, name=STOCHASTIC_NAME, depth=50
+        collection=collection,
+        runs=runs[:2],
+        qrels_version=version,
+        name=STOCHASTIC_NAME,
+        depth=50,
+        normalisation="minmax",
     )
     _compute("stochastic", obj, out)
 
 
-def _metaeval(collection, out: TextIO) -> None:
-    if MetaEvaluation.objects.filter(collection=collection, name=METAEVAL_NAME).exists():
+def _dd_collection() -> Collection:
+    found = Collection.objects.filter(name=DD_COLLECTION).first()
+    return found or ecast_services.collection_create(name=DD_COLLECTION, year=2016, corpus_note=DD_NOTE)
+
+
+def _metaeval(out: TextIO) -> None:
+    existing = MetaEvaluation.objects.filter(name=METAEVAL_NAME).first()
+    if existing is not None:
+        if existing.collection.name != DD_COLLECTION:
+            # Demos loaded before the TREC DD collection existed filed it under CAsT: move it where it belongs.
+            MetaEvaluation.objects.filter(pk=existing.pk).update(collection=_dd_collection())
+            out.write(f"analyses demo: {METAEVAL_NAME} moved to the collection {DD_COLLECTION!r}\n")
         return
     # Shipped with the demo (ecast/demo/, see DATA_LICENSES.md) so the demo never reads ../shared at run time.
     path = Path(settings.BASE_DIR) / "ecast" / "demo" / "trec-dd-2016-evals-iter1-3.csv.gz"
@@ -96,7 +141,7 @@ def _metaeval(collection, out: TextIO) -> None:
         return
     try:
         obj = metaeval_services.meta_evaluation_create(
-            collection=collection,
+            collection=_dd_collection(),
             complex_metrics=metaeval.DD_COMPLEX,
             dimensions=metaeval.DEFAULT_DIMENSIONS,
             upload=io.BytesIO(path.read_bytes()),

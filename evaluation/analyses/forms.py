@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
+from ecast.forms import preselect_single_choices
 from ecast.models import Collection
 from evaluation.analyses import metaeval, pivots
 from evaluation.analyses.selectors import (
@@ -25,6 +26,10 @@ def split_list(text: str) -> list[str]:
 class _RunsMixin(forms.Form):
     def __init__(self, *args: Any, collection: Collection | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._limit_to(collection)
+        preselect_single_choices(self)
+
+    def _limit_to(self, collection: Collection | None) -> None:
         if "runs" in self.fields:
             self.fields["runs"].queryset = runs_for_collection(collection=collection) if collection else None  # type: ignore[attr-defined]
         if "qrels_version" in self.fields:
@@ -39,20 +44,36 @@ class _RunsMixin(forms.Form):
 
 class PivotForm(_RunsMixin):
     name = forms.CharField(required=False)
-    runs: Any = forms.ModelMultipleChoiceField(queryset=None, widget=forms.SelectMultiple(attrs={"size": 10}))
-    qrels_version: Any = forms.ModelChoiceField(queryset=None, required=False)
+    runs: Any = forms.ModelMultipleChoiceField(
+        queryset=None,
+        widget=forms.SelectMultiple(attrs={"size": 10}),
+        help_text=f"At least {pivots.MIN_RUNS}: {pivots.MIN_RUNS_REASON}.",
+    )
+    qrels_version: Any = forms.ModelChoiceField(
+        queryset=None, required=False, empty_label="(with qrels versions as EEs: the first one chosen)"
+    )
     ee_kind = forms.ChoiceField(
+        label="Evaluation environments (EEs)",
         choices=[
             ("splits", "Random 50/50 topic splits"),
             ("qrels_versions", "Qrels versions"),
             ("test_sets", "Paraphrase test sets (Run.test_set)"),
-        ]
+        ],
     )
-    qrels_versions: Any = forms.ModelMultipleChoiceField(queryset=None, required=False)
+    qrels_versions: Any = forms.ModelMultipleChoiceField(
+        queryset=None, required=False, label="Qrels versions as EEs", help_text="With qrels versions as EEs: 2 or more"
+    )
     metrics = forms.CharField(initial=", ".join(pivots.DEFAULT_METRICS))
-    n_splits = forms.IntegerField(initial=pivots.DEFAULT_SPLITS, min_value=1, max_value=1000)
+    n_splits = forms.IntegerField(label="Topic splits", initial=pivots.DEFAULT_SPLITS, min_value=1, max_value=1000)
     seed = forms.IntegerField(initial=0)
-    auto_recompute = forms.BooleanField(required=False, initial=True)
+    auto_recompute = forms.BooleanField(required=False, initial=True, label="Recompute on new judgments")
+
+    def __init__(self, *args: Any, collection: Collection | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, collection=collection, **kwargs)
+        # Splits need one version: start on the collection's first (the imported "original").
+        first = qrels_versions_for_collection(collection=collection).first() if collection else None
+        if first is not None:
+            self.initial.setdefault("qrels_version", first.pk)
 
 
 class MetaEvalForm(_RunsMixin):
@@ -94,10 +115,10 @@ class CalibrationForm(_RunsMixin):
         ]
     )
     depth = forms.IntegerField(required=False, min_value=1, help_text="Only the top k of each turn (blank: all)")
-    n_buckets = forms.IntegerField(initial=10, min_value=2, max_value=100)
+    n_buckets = forms.IntegerField(label="Buckets (c)", initial=10, min_value=2, max_value=100)
 
-    def __init__(self, *args: Any, collection: Collection | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, collection=collection, **kwargs)
+    def _limit_to(self, collection: Collection | None) -> None:
+        super()._limit_to(collection)
         self.fields["run"].queryset = runs_for_collection(collection=collection) if collection else None  # type: ignore[attr-defined]
 
 
@@ -108,8 +129,25 @@ class StochasticForm(_RunsMixin):
     )
     qrels_version: Any = forms.ModelChoiceField(queryset=None)
     measure = forms.CharField(initial="nDCG@3")
-    b_values = forms.CharField(initial=", ".join(str(b) for b in calibration_services.DEFAULT_B_VALUES))
+    b_values = forms.CharField(
+        label="Risk aversion b values", initial=", ".join(str(b) for b in calibration_services.DEFAULT_B_VALUES)
+    )
     depth = forms.IntegerField(initial=100, min_value=1)
+    normalisation = forms.ChoiceField(
+        label="Score scale",
+        choices=[
+            ("minmax", "min-max per turn and sample"),
+            ("softmax", "softmax per turn and sample"),
+            ("none", "none (scores are probabilities)"),
+        ],
+        initial=calibration_services.DEFAULT_SAMPLE_NORMALISATION,
+        help_text="E − b·var − 2b·Σcov adds scores to squared scores: they must be on the [0, 1] scale.",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # Shares a page with the calibration form: its own element ids, so each label points at its own field.
+        kwargs.setdefault("auto_id", "id_stochastic_%s")
+        super().__init__(*args, **kwargs)
 
     def clean_b_values(self) -> list[float]:
         try:

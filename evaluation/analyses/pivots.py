@@ -27,6 +27,13 @@ from scipy import stats
 
 DEFAULT_METRICS = ["AP", "Rprec", "Bpref", "RR", "nDCG@10", "P@10"]
 DEFAULT_SPLITS = 50
+# Consistency correlates the deltas of the systems other than the pivot: with 3 runs that is 2 points, whose Pearson
+# r is always +1 or -1, so an analysis needs at least 4 runs (3 deltas) for the figure to say anything.
+MIN_RUNS = 4
+MIN_RUNS_REASON = (
+    "consistency is the Pearson r between the other runs' deltas to the pivot, and with 3 runs there are only 2 "
+    "deltas, whose r is always ±1"
+)
 
 
 def random_splits(n_topics: int, *, n_splits: int = DEFAULT_SPLITS, seed: int = 0, fraction: float = 0.5) -> np.ndarray:

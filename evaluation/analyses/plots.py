@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ecast.plots import figure_svg, subplots
+from ecast.plots import figure_svg, number, subplots
 
 
 def pivot_heatmap_svg(res: dict, which: str) -> str:
@@ -23,7 +23,7 @@ def pivot_heatmap_svg(res: dict, which: str) -> str:
     image = ax.imshow(np.nan_to_num(mean, nan=vmin), vmin=vmin, vmax=1, cmap="RdYlGn", aspect="auto")
     for r in range(len(metrics)):
         for c in range(len(order)):
-            label = "n/a" if np.isnan(mean[r, c]) else f"{mean[r, c]:.2f}\n±{std[r, c]:.2f}"
+            label = "n/a" if np.isnan(mean[r, c]) else f"{number(mean[r, c], 2)}\n±{number(std[r, c], 2)}"
             ax.text(c, r, label, ha="center", va="center", fontsize=7)
     ax.set_xticks(range(len(order)), [systems[i] for i in order], rotation=45, ha="right", fontsize=8)
     ax.set_yticks(range(len(metrics)), metrics, fontsize=8)
@@ -35,13 +35,14 @@ def pivot_heatmap_svg(res: dict, which: str) -> str:
 
 def split_distribution_svg(consistency: list, correctness: list, title: str) -> str:
     """Histograms of one pivot × metric's per-split values (the paper's Fig. 4b and 7b)."""
-    fig, axes = subplots(1, 2, figsize=(8.4, 2.8))
+    # Constrained layout puts the figure title above the panel titles instead of on top of them.
+    fig, axes = subplots(1, 2, figsize=(8.4, 3.1), layout="constrained")
     for ax, values, label in [(axes[0], consistency, "Pearson r of deltas"), (axes[1], correctness, "Kendall τ")]:
         vals = [v for v in values if v is not None]
         ax.hist(vals, bins=20, range=(-1, 1), color="#2457c5")
         if vals:
             ax.axvline(float(np.mean(vals)), color="black", linestyle="--", lw=1)
-            ax.set_title(f"{label}: mean {np.mean(vals):.2f} ± {np.std(vals):.2f}", fontsize=9)
+            ax.set_title(f"{label}: mean {number(np.mean(vals), 2)} ± {number(np.std(vals), 2)}", fontsize=9)
         ax.set_xlabel(label)
         ax.set_ylabel("splits")
     fig.suptitle(title, fontsize=10)
@@ -59,13 +60,18 @@ def reliability_svg(conditions: list[dict]) -> str:
         xs, ys = zip(*pts, strict=True)
         ece = cond.get("ece")
         ax.plot(
-            xs, ys, marker="o", ms=3, label=f"{cond['label']} (ECE {ece:.3f})" if ece is not None else cond["label"]
+            xs,
+            ys,
+            marker="o",
+            ms=3,
+            label=f"{cond['label']} (ECE {number(ece, 3)})" if ece is not None else cond["label"],
         )
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.set_xlabel("mean predicted probability of relevance (bucket)")
     ax.set_ylabel("fraction relevant (bucket)")
-    ax.legend(fontsize=7, loc="upper left")
+    # Beside the axes, not over them: inside, the legend hid the curves' upper-left points.
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
     ax.grid(alpha=0.3)
     return figure_svg(fig)
 

@@ -49,7 +49,9 @@ LIST_URL = {"pivots": "analyses-pivots", "metaeval": "analyses-metaeval", "calib
 LIST_URL["stochastic"] = "analyses-calibration"
 
 
-def _collection(request: HttpRequest) -> Collection | None:
+def _collection(request: HttpRequest, kind: str = "") -> Collection | None:
+    """The chosen collection; by default the one holding the newest analysis of ``kind``, else the first with runs
+    (a collection without runs, like the TREC DD table's, has nothing to analyse from a form)."""
     cid = request.GET.get("collection") or request.POST.get("collection")
     qs = Collection.objects.all()
     if cid:
@@ -57,7 +59,10 @@ def _collection(request: HttpRequest) -> Collection | None:
             return qs.get(pk=int(cid))
         except (ValueError, Collection.DoesNotExist) as exc:
             raise Http404("unknown collection") from exc
-    return qs.first()
+    newest = analysis_list(kind=kind).first() if kind else None
+    if newest is not None:
+        return newest.collection
+    return qs.filter(runs__isnull=False).distinct().first() or qs.first()
 
 
 def get_analysis(kind: str, pk: int):
@@ -109,8 +114,11 @@ def _create_and_open(
     try:
         obj = create()
     except ValidationError as exc:
-        for message in exc.messages:
-            form.add_error(None, message)
+        # A refusal that names a field (runs, qrels_version) is shown next to that field.
+        errors = exc.message_dict if hasattr(exc, "error_dict") else {None: exc.messages}
+        for field, messages_ in errors.items():
+            for message in messages_:
+                form.add_error(field if field in form.fields else None, message)
         return None
     messages.success(request, f"{what} queued.")
     return redirect("analyses-detail", kind=kind, pk=obj.pk)
@@ -137,7 +145,7 @@ def _list_page(request: HttpRequest, kind: str, collection: Collection | None, f
 @require_http_methods(["GET", "POST"])
 def metaeval_page(request: HttpRequest) -> HttpResponse:
     """List of meta-evaluations and the form (upload a per-topic table, or use the app's scores)."""
-    collection = _collection(request)
+    collection = _collection(request, "metaeval")
     form = MetaEvalForm(request.POST or None, request.FILES or None, collection=collection)
     if request.method == "POST" and form.is_valid() and collection is not None:
         d = form.cleaned_data
@@ -209,6 +217,7 @@ def calibration_page(request: HttpRequest) -> HttpResponse:
                 b_values=d["b_values"],
                 measure=d["measure"],
                 depth=d["depth"],
+                normalisation=d["normalisation"],
                 name=d["name"],
                 created_by=request.user,
             ),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ecast.plots import figure_svg, subplots
+from ecast.plots import figure_svg, number, subplots
 
 
 def distribution_svg(records: list[dict], measure: str) -> str:
@@ -30,22 +30,25 @@ def win_fractions_svg(wins: dict[str, dict[str, dict[str, float]]], topics: list
         return ""
     cols = min(4, len(topics))
     rows = (len(topics) + cols - 1) // cols
-    fig, axes = subplots(rows, cols, figsize=(3.1 * cols, 3.0 * rows), squeeze=False)
+    # Constrained layout leaves room for each panel's row labels, which otherwise run into the panel to their left.
+    fig, axes = subplots(rows, cols, figsize=(3.3 * cols + 1.2, 3.2 * rows), squeeze=False, layout="constrained")
+    same_systems = len({tuple(wins[t]) for t in topics}) == 1
     image = None
-    for ax, t in zip(axes.flat, topics, strict=False):
+    for k, (ax, t) in enumerate(zip(axes.flat, topics, strict=False)):
         systems = list(wins[t].keys())
         mat = [[wins[t][a][b] for b in systems] for a in systems]
         image = ax.imshow(mat, vmin=0, vmax=1, cmap="viridis")
         ax.set_title(f"conversation {t}", fontsize=9)
         ax.set_xticks(range(len(systems)), systems, rotation=90, fontsize=7)
-        ax.set_yticks(range(len(systems)), systems, fontsize=7)
+        # One set of row labels per row of panels when every conversation has the same systems.
+        ax.set_yticks(range(len(systems)), systems if k % cols == 0 or not same_systems else [], fontsize=7)
         for i, row in enumerate(mat):
             for j, v in enumerate(row):
                 if i != j:
-                    ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6,
+                    ax.text(j, i, number(v, 2), ha="center", va="center", fontsize=6,
                             color="white" if v < 0.6 else "black")  # fmt: skip
     for ax in list(axes.flat)[len(topics) :]:
         ax.axis("off")
     if image is not None:
-        fig.colorbar(image, ax=axes, shrink=0.6, label="fraction of permutations row > column")
+        fig.colorbar(image, ax=axes, shrink=0.8, label="fraction of orders\nrow > column")
     return figure_svg(fig)

@@ -19,6 +19,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from ecast.csvfiles import csv_lines, csv_streaming_response
+from ecast.forms import preselect_single_choices
 from ecast.models import Collection, Conversation
 from ecast.permissions import ADMIN, RATER, admin_required, is_admin, role_required
 from ecast.selectors import job_health
@@ -34,7 +35,7 @@ labeler_required = role_required(ADMIN, RATER)
 
 
 class ExperimentForm(forms.Form):
-    collection = forms.ModelChoiceField(queryset=Collection.objects.all())
+    collection = forms.ModelChoiceField(queryset=Collection.objects.filter(turns__isnull=False).distinct())
     name = forms.CharField(max_length=200)
     qrels_version = forms.ModelChoiceField(queryset=QrelsVersion.objects.select_related("collection"))
     systems = forms.MultipleChoiceField(
@@ -47,6 +48,10 @@ class ExperimentForm(forms.Form):
     measure = forms.CharField(initial="nDCG@3")
     corpus = forms.ChoiceField(choices=[("qrels", "Judged passages with text"), ("all", "Every passage with text")])
     depth = forms.IntegerField(min_value=1, max_value=1000, initial=100)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        preselect_single_choices(self)
 
 
 @admin_required

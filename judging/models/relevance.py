@@ -46,6 +46,9 @@ class Pool(models.Model):
     runs = models.ManyToManyField(Run, related_name="relevance_pools")
     depth = models.PositiveSmallIntegerField(default=3)
     turn_filter = models.JSONField(default=list, blank=True, help_text="Turn ids the pool was restricted to.")
+    # Only passages with text were pooled, the depth counted over them (a ranking is walked past passages without
+    # text until ``depth`` are taken), so assessors never meet a passage they cannot read.
+    text_only = models.BooleanField(default=False, help_text="Depth counted over passages with text only.")
     cluster_near_duplicates = models.BooleanField(default=False)
     cluster_threshold = models.FloatField(default=0.9)
     assessors_per_pair = models.PositiveSmallIntegerField(default=1)

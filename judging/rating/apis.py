@@ -202,6 +202,9 @@ class CampaignCreateApi(AdminApi):
         gold_threshold = serializers.FloatField(min_value=0, max_value=1, default=0.6)
         gold_every = serializers.IntegerField(min_value=1, default=5)
         guidelines = serializers.CharField(required=False, allow_blank=True, default="")
+        include_candidates = serializers.BooleanField(
+            default=False, help_text="Also sample generated candidates nobody has approved (default: approved only)."
+        )
 
     @extend_schema(request=InputSerializer, responses={201: CampaignOutputSerializer})
     def post(self, request):
@@ -226,6 +229,7 @@ class CampaignCreateApi(AdminApi):
             gold_every=d["gold_every"],
             guidelines=d["guidelines"],
             created_by=request.user,
+            include_candidates=d["include_candidates"],
         )
         return Response(CampaignOutputSerializer(campaign).data, status=201)
 

@@ -95,11 +95,24 @@ def item_from_paraphrase(campaign: Campaign, p: Paraphrase, *, position: int, go
     )
 
 
-def paraphrase_pool(*, collections: Iterable[Collection]) -> list[Paraphrase]:
-    """Paraphrases eligible for rating: current, not rejected, manual kind (each carries its raw pair)."""
+def pool_statuses(*, include_candidates: bool = False) -> list[str]:
+    """Statuses a campaign samples from: approved only, unless the admin asks for candidates too."""
+    statuses = [Paraphrase.Status.APPROVED]
+    if include_candidates:
+        statuses.append(Paraphrase.Status.CANDIDATE)
+    return [str(s) for s in statuses]
+
+
+def paraphrase_pool(*, collections: Iterable[Collection], include_candidates: bool = False) -> list[Paraphrase]:
+    """Paraphrases eligible for rating: current, manual kind (each carries its raw pair), approved by a curator;
+    generated candidates nobody has checked only with ``include_candidates``. Rejected ones never."""
     return list(
-        Paraphrase.objects.filter(turn__collection__in=list(collections), kind=Paraphrase.Kind.MANUAL, is_current=True)
-        .exclude(status=Paraphrase.Status.REJECTED)
+        Paraphrase.objects.filter(
+            turn__collection__in=list(collections),
+            kind=Paraphrase.Kind.MANUAL,
+            is_current=True,
+            status__in=pool_statuses(include_candidates=include_candidates),
+        )
         .select_related("turn", "turn__collection", "turn__conversation", "pair")
         .order_by("pk")
     )

@@ -116,7 +116,7 @@ def _state_key(campaign: Campaign) -> str:
     stamp = (
         f"{campaign.created_at.timestamp() if campaign.created_at else 0}:{agg['at'].timestamp() if agg['at'] else 0}"
     )
-    return f"rating-agreement:v1:{campaign.pk}:{stamp}:{agg['n']}:{agg['last']}:{sorted(statuses)}"
+    return f"rating-agreement:v2:{campaign.pk}:{stamp}:{agg['n']}:{agg['last']}:{sorted(statuses)}"
 
 
 def campaign_agreement(*, campaign: Campaign, n_boot: int = 200) -> dict[str, Any]:
@@ -142,9 +142,10 @@ def campaign_agreement(*, campaign: Campaign, n_boot: int = 200) -> dict[str, An
     per_rater: dict[int, dict[str, Any]] = {}
     for k in keys:
         for rater_id, st in agreement.rater_majority_agreement(rater_rows[k]).items():
-            tot = per_rater.setdefault(rater_id, {"agree": 0, "compared": 0})
+            tot = per_rater.setdefault(rater_id, {"agree": 0, "compared": 0, "ratings": 0})
             tot["agree"] += st["agree"]
             tot["compared"] += st["compared"]
+            tot["ratings"] += st["ratings"]
     for st in per_rater.values():
         st["rate"] = st["agree"] / st["compared"] if st["compared"] else None
     kept_any = set().union(*(set(rep["kept"]) for rep in measures.values())) if measures else set()

@@ -58,8 +58,10 @@ def campaign_create(
     description: str = "",
     guidelines: str = "",
     created_by: Any = None,
+    include_candidates: bool = False,
 ) -> Campaign:
-    """Create a paraphrase rating campaign from a seeded stratified sample of the collections' paraphrases."""
+    """Create a paraphrase rating campaign from a seeded stratified sample of the collections' approved
+    paraphrases (and their unapproved candidates too when ``include_candidates``)."""
     measures = measures_for(list(measure_keys or DEFAULT_MEASURES))
     if not collections:
         raise ValidationError("choose at least one collection")
@@ -71,9 +73,14 @@ def campaign_create(
         raise ValidationError("the gold threshold is a fraction between 0 and 1")
     if Campaign.objects.filter(name=name).exists():
         raise ValidationError(f"a campaign named {name!r} already exists")
-    pool = paraphrase_pool(collections=collections)
+    pool = paraphrase_pool(collections=collections, include_candidates=include_candidates)
     if not pool:
-        raise ValidationError("the chosen collections have no manual paraphrases to rate")
+        if include_candidates:
+            raise ValidationError("the chosen collections have no manual paraphrases to rate")
+        raise ValidationError(
+            "the chosen collections have no approved manual paraphrases to rate; approve some on the turn pages, "
+            "or include unapproved candidates"
+        )
     gold_ids = {pid for pid, _ in gold}
     sample, strata = stratified_sample([p for p in pool if p.pk not in gold_ids], size=sample_size, seed=seed)
     campaign = Campaign(

@@ -142,6 +142,7 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
         "sample_size": 50,
         "measures": DEFAULT_MEASURES,
         "collections": [],
+        "include_candidates": "",
     }
     errors: list[str] = []
     if request.method == "POST":
@@ -165,6 +166,7 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
                 gold_every=_int(request, "gold_every", 5),
                 guidelines=request.POST.get("guidelines", ""),
                 created_by=request.user,
+                include_candidates=request.POST.get("include_candidates") == "on",
             )
             messages.success(request, f"Campaign {campaign.name} created with {campaign.items.count()} items.")
             return redirect("rating-campaign", campaign_id=campaign.pk)

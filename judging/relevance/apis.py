@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.exceptions import ValidationError
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
@@ -33,6 +35,7 @@ class PoolOutputSerializer(JobHealthFields, serializers.Serializer):
     target_version = serializers.CharField(source="target_version.name", allow_null=True, default=None)
     runs = serializers.SerializerMethodField()
     depth = serializers.IntegerField()
+    text_only = serializers.BooleanField(help_text="Only passages with text were pooled, depth counted over them.")
     cluster_near_duplicates = serializers.BooleanField()
     assessors_per_pair = serializers.IntegerField()
     aggregation = serializers.CharField()
@@ -52,16 +55,87 @@ class PoolListApi(AdminApi):
         return Response(PoolOutputSerializer(sel.pool_list(), many=True).data)
 
 
-class PoolCreateApi(AdminApi):
-    """Create a depth-k pool of unjudged (turn, passage) pairs from runs (admins)."""
+class PoolSourceSerializer(serializers.Serializer):
+    """What a pool is made from: runs, the qrels version that decides "judged", depth and turns."""
 
-    class InputSerializer(serializers.Serializer):
-        collection = serializers.IntegerField()
-        qrels_version = serializers.IntegerField()
-        runs = serializers.ListField(child=serializers.IntegerField(), allow_empty=False)
-        depth = serializers.IntegerField(default=3, min_value=1, max_value=pools.MAX_DEPTH)
-        turn_ids = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True, default=None)
+    collection = serializers.IntegerField()
+    qrels_version = serializers.IntegerField()
+    runs = serializers.ListField(child=serializers.IntegerField(), allow_empty=False)
+    depth = serializers.IntegerField(default=3, min_value=1, max_value=pools.MAX_DEPTH)
+    turn_ids = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True, default=None)
+
+
+def _pool_sources(v: dict[str, Any]) -> tuple[Collection, QrelsVersion, list[Run]]:
+    collection = get_object_or_404(Collection, pk=v["collection"])
+    version = get_object_or_404(QrelsVersion, pk=v["qrels_version"])
+    runs = list(Run.objects.filter(pk__in=v["runs"]))
+    if len(runs) != len(set(v["runs"])):
+        raise ValidationError("runs: unknown run id")
+    return collection, version, runs
+
+
+class PoolPreviewApi(AdminApi):
+    """What a pool would hold, before it is made (admins): its unjudged pairs and passages, how many have text, and
+    the pool "only passages with text" would make (depth counted over passages with text). Stores nothing."""
+
+    class TextOnlySerializer(serializers.Serializer):
+        pairs = serializers.IntegerField()
+        passages = serializers.IntegerField()
+        turns = serializers.IntegerField()
+        already_judged_skipped = serializers.IntegerField()
+        deepest_rank = serializers.IntegerField(help_text="The deepest rank taken to find depth passages with text.")
+
+    class OutputSerializer(serializers.Serializer):
+        depth = serializers.IntegerField()
+        runs = serializers.IntegerField()
+        turns = serializers.IntegerField()
+        pairs = serializers.IntegerField()
+        pairs_with_text = serializers.IntegerField()
+        passages = serializers.IntegerField()
+        passages_with_text = serializers.IntegerField()
+        already_judged_skipped = serializers.IntegerField()
+        text_only = serializers.DictField()
+        text_only_default = serializers.BooleanField()
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("collection", int, required=True),
+            OpenApiParameter("qrels_version", int, required=True, description="The version that decides 'judged'"),
+            OpenApiParameter("runs", int, many=True, required=True, description="Repeat: runs=1&runs=2"),
+            OpenApiParameter("depth", int),
+            OpenApiParameter("turn_ids", str, many=True, description="Repeat, or one value separated by , or spaces"),
+        ],
+        responses={200: OutputSerializer},
+    )
+    def get(self, request):
+        params = request.query_params.copy()
+        turn_ids = [t for value in params.getlist("turn_ids") for t in value.replace(",", " ").split()]
+        params.setlist("turn_ids", turn_ids)
+        data = PoolSourceSerializer(data=params)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        collection, version, runs = _pool_sources(v)
+        preview = pools.pool_preview(
+            collection=collection, qrels_version=version, runs=runs, depth=v["depth"], turn_ids=v["turn_ids"] or None
+        )
+        return Response(self.OutputSerializer(preview).data)
+
+
+class PoolCreateApi(AdminApi):
+    """Create a depth-k pool of unjudged (turn, passage) pairs from runs (admins); it feeds "<version> + <name>"."""
+
+    class InputSerializer(PoolSourceSerializer):
         name = serializers.CharField(required=False, allow_blank=True, default="")
+        text_only = serializers.BooleanField(
+            required=False,
+            allow_null=True,
+            default=None,
+            help_text="Only passages with text, depth counted over them; default: on when any pooled passage has text",
+        )
+        feed_version = serializers.BooleanField(
+            default=True,
+            help_text='Judgments go into the derived version "<qrels_version> + <name>", created if missing',
+        )
         cluster_near_duplicates = serializers.BooleanField(default=False)
         cluster_threshold = serializers.FloatField(default=0.9, min_value=0.01, max_value=1.0)
         assessors_per_pair = serializers.IntegerField(default=1, min_value=1, max_value=10)
@@ -72,11 +146,7 @@ class PoolCreateApi(AdminApi):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        collection = get_object_or_404(Collection, pk=v["collection"])
-        version = get_object_or_404(QrelsVersion, pk=v["qrels_version"])
-        runs = list(Run.objects.filter(pk__in=v["runs"]))
-        if len(runs) != len(set(v["runs"])):
-            return Response({"detail": "runs: unknown run id"}, status=status.HTTP_400_BAD_REQUEST)
+        collection, version, runs = _pool_sources(v)
         pool = pools.pool_create_start(
             collection=collection,
             qrels_version=version,
@@ -84,6 +154,8 @@ class PoolCreateApi(AdminApi):
             depth=v["depth"],
             turn_ids=v["turn_ids"],
             name=v["name"],
+            text_only=v["text_only"],
+            feed_version=v["feed_version"],
             cluster_near_duplicates=v["cluster_near_duplicates"],
             cluster_threshold=v["cluster_threshold"],
             assessors_per_pair=v["assessors_per_pair"],

@@ -1,10 +1,16 @@
 """Services for relevance pools: depth-k pools of unjudged (turn, passage) pairs from runs, built in the request or
-by the worker, with near-duplicate clusters and statistics; opening and closing them."""
+by the worker, with near-duplicate clusters and statistics; their text coverage before they are made; opening and
+closing them.
+
+A pool can take only passages with text (``text_only``): each run's ranking is then walked past the passages that
+have no text until ``depth`` passages with text are taken, so "depth" counts over passages an assessor can read.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -14,7 +20,7 @@ from ecast.jobs import enqueue
 from ecast.models import Collection, Passage, Turn
 from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
 from judging.models import Pool, PoolPair
-from judging.relevance import dedup
+from judging.relevance import dedup, versions
 
 MAX_DEPTH = 100
 _CHUNK = 900  # below SQLite's bound-parameter limit on old builds
@@ -50,23 +56,119 @@ def _passage_texts(passage_ids: Iterable[str]) -> dict[str, str]:
     return texts
 
 
-def _pool_prepare(
+class _TextIndex:
+    """Which passage ids have text, looked up once each (a preview and a build ask about the same ids repeatedly).
+
+    Asked about more ids than there are passages with text, it reads every id with text in one pass instead of
+    many IN (...) queries."""
+
+    def __init__(self) -> None:
+        self.with_text: set[str] = set()
+        self._checked: set[str] = set()
+        self._total: int | None = None
+        self._all_read = False
+
+    def check(self, ids: Iterable[str]) -> None:
+        if self._all_read:
+            return
+        new = sorted(set(ids) - self._checked)
+        if not new:
+            return
+        if self._total is None:
+            self._total = Passage.objects.exclude(text="").count()
+        if self._total <= len(new):
+            self.with_text = set(
+                Passage.objects.exclude(text="").values_list("passage_id", flat=True).iterator(chunk_size=10000)
+            )
+            self._all_read = True
+            return
+        for i in range(0, len(new), _CHUNK):
+            self.with_text.update(
+                Passage.objects.filter(passage_id__in=new[i : i + _CHUNK])
+                .exclude(text="")
+                .values_list("passage_id", flat=True)
+            )
+        self._checked.update(new)
+
+    def __contains__(self, passage_id: str) -> bool:
+        return passage_id in self.with_text
+
+
+Ranking = tuple[int, int, list[str]]  # (run pk, turn pk, ranked passage ids)
+
+
+@dataclass
+class _Walk:
+    """The pairs a pool would hold: (turn pk, passage) → {"runs": run pks, "rank": best rank}."""
+
+    pairs: dict[tuple[int, str], dict[str, Any]] = field(default_factory=dict)
+    skipped_judged: int = 0
+    deepest_rank: int = 0  # the deepest rank taken (deeper than the depth when passages without text were passed)
+
+
+def _rankings(runs: Sequence[Run], turns: list[Turn] | None) -> list[Ranking]:
+    qs = RunTurn.objects.filter(run__in=runs)
+    if turns is not None:
+        qs = qs.filter(turn__in=turns)
+    return list(qs.values_list("run_id", "turn_id", "doc_ids").iterator(chunk_size=500))
+
+
+def _judged(qrels_version: QrelsVersion, turns: list[Turn] | None) -> set[tuple[int, str]]:
+    qs = Qrel.objects.filter(version=qrels_version)
+    if turns is not None:
+        qs = qs.filter(turn__in=turns)
+    return set(qs.values_list("turn_id", "passage_id").iterator(chunk_size=5000))
+
+
+def _walk(
+    rankings: list[Ranking], *, depth: int, judged: set[tuple[int, str]], text_only: bool, index: _TextIndex
+) -> _Walk:
+    """The top-``depth`` passages of every ranking that ``judged`` lacks; with ``text_only``, the top ``depth`` of
+    each ranking restricted to passages with text (judged ones count toward the depth and are skipped, as in the
+    plain pool). ``index`` then knows the text of every passage taken."""
+    if text_only:
+        # Widen a window over each ranking until it holds ``depth`` passages with text (or the ranking ends), so
+        # only the ids that may be taken are looked up.
+        window, pending = depth, list(range(len(rankings)))
+        while pending:
+            index.check(d for i in pending for d in rankings[i][2][:window])
+            pending = [
+                i
+                for i in pending
+                if window < len(rankings[i][2]) and sum(d in index for d in rankings[i][2][:window]) < depth
+            ]
+            window *= 4
+    walk = _Walk()
+    for run_id, turn_pk, doc_ids in rankings:
+        taken = 0
+        for rank, doc in enumerate(doc_ids, start=1):
+            if taken == depth:
+                break
+            if text_only and doc not in index:
+                continue
+            taken += 1
+            walk.deepest_rank = max(walk.deepest_rank, rank)
+            key = (turn_pk, doc)
+            if key in judged:
+                walk.skipped_judged += 1
+                continue
+            entry = walk.pairs.setdefault(key, {"runs": set(), "rank": rank})
+            entry["runs"].add(run_id)
+            entry["rank"] = min(entry["rank"], rank)
+    if not text_only:
+        index.check(doc for _, doc in walk.pairs)
+    return walk
+
+
+def _pool_check(
     *,
-    status: str,
     collection: Collection,
     qrels_version: QrelsVersion,
     runs: Sequence[Run],
     depth: int = 3,
     turn_ids: Iterable[Any] | None = None,
-    name: str = "",
-    cluster_near_duplicates: bool = False,
-    created_by: Any = None,
-    cluster_threshold: float = 0.9,
-    assessors_per_pair: int = 1,
-    aggregation: str = "majority",
-) -> tuple[Pool, list[Run], list[Turn] | None]:
-    """Check a pool request and store its row with its settings and runs (its pairs come from ``_pool_fill``);
-    return the pool, its runs and the turns it is restricted to (None = all)."""
+) -> tuple[list[Run], list[Turn] | None, int]:
+    """Validate what a pool is made from: its runs, the version that decides "judged", depth and turns."""
     run_list = list(runs)
     if not run_list:
         raise ValidationError("runs: select at least one run")
@@ -77,22 +179,103 @@ def _pool_prepare(
         raise ValidationError(f"runs: {', '.join(foreign)} belong to another collection")
     if not 1 <= int(depth) <= MAX_DEPTH:
         raise ValidationError(f"depth: must be between 1 and {MAX_DEPTH}, got {depth}")
+    turns = _resolve_turns(collection, turn_ids)
+    if turns is not None and not turns:
+        raise ValidationError("turn_ids: the list of turns is empty")
+    return run_list, turns, int(depth)
+
+
+def pool_preview(
+    *,
+    collection: Collection,
+    qrels_version: QrelsVersion,
+    runs: Sequence[Run],
+    depth: int = 3,
+    turn_ids: Iterable[Any] | None = None,
+) -> dict[str, Any]:
+    """What a pool would hold, before it is made: its pairs and passages and how many have text, and the pool that
+    "only passages with text" would make instead (depth counted over passages with text). Stores nothing."""
+    run_list, turns, depth = _pool_check(
+        collection=collection, qrels_version=qrels_version, runs=runs, depth=depth, turn_ids=turn_ids
+    )
+    rankings = _rankings(run_list, turns)
+    judged = _judged(qrels_version, turns)
+    index = _TextIndex()
+    plain = _walk(rankings, depth=depth, judged=judged, text_only=False, index=index)
+    passages = {doc for _, doc in plain.pairs}
+    with_text = {doc for doc in passages if doc in index}
+    texted = _walk(rankings, depth=depth, judged=judged, text_only=True, index=index)
+    return {
+        "depth": depth,
+        "runs": len(run_list),
+        "turns": len({turn for turn, _ in plain.pairs}),
+        "pairs": len(plain.pairs),
+        "pairs_with_text": sum(1 for _, doc in plain.pairs if doc in index),
+        "passages": len(passages),
+        "passages_with_text": len(with_text),
+        "already_judged_skipped": plain.skipped_judged,
+        "text_only": {
+            "pairs": len(texted.pairs),
+            "passages": len({doc for _, doc in texted.pairs}),
+            "turns": len({turn for turn, _ in texted.pairs}),
+            "already_judged_skipped": texted.skipped_judged,
+            "deepest_rank": texted.deepest_rank,
+        },
+        # "Only passages with text" is on by default when any passage of the pool has text.
+        "text_only_default": bool(with_text),
+    }
+
+
+def _any_text(qrels_version: QrelsVersion, runs: list[Run], turns: list[Turn] | None, *, depth: int) -> bool:
+    """Whether any passage of the plain pool has text: the default of ``text_only``, as the preview shows it."""
+    index = _TextIndex()
+    walk = _walk(
+        _rankings(runs, turns), depth=depth, judged=_judged(qrels_version, turns), text_only=False, index=index
+    )
+    return any(doc in index for _, doc in walk.pairs)
+
+
+def _pool_prepare(
+    *,
+    status: str,
+    collection: Collection,
+    qrels_version: QrelsVersion,
+    runs: Sequence[Run],
+    depth: int = 3,
+    turn_ids: Iterable[Any] | None = None,
+    name: str = "",
+    text_only: bool | None = False,
+    feed_version: bool = False,
+    cluster_near_duplicates: bool = False,
+    created_by: Any = None,
+    cluster_threshold: float = 0.9,
+    assessors_per_pair: int = 1,
+    aggregation: str = "majority",
+) -> tuple[Pool, list[Run], list[Turn] | None]:
+    """Check a pool request and store its row with its settings and runs (its pairs come from ``_pool_fill``);
+    return the pool, its runs and the turns it is restricted to (None = all).
+
+    ``text_only`` None: on when any top-``depth`` passage has text. ``feed_version``: the pool's judgments go into
+    the derived version "<qrels_version> + <pool name>", created if missing.
+    """
+    run_list, turns, depth = _pool_check(
+        collection=collection, qrels_version=qrels_version, runs=runs, depth=depth, turn_ids=turn_ids
+    )
     if not 1 <= int(assessors_per_pair) <= 10:
         raise ValidationError("assessors_per_pair: must be between 1 and 10")
     if aggregation not in Pool.Aggregation.values:
         raise ValidationError(f"aggregation: must be one of {', '.join(Pool.Aggregation.values)}")
     if cluster_near_duplicates and not 0.0 < float(cluster_threshold) <= 1.0:
         raise ValidationError("cluster_threshold: must be in (0, 1]")
-    depth = int(depth)
-    turns = _resolve_turns(collection, turn_ids)
-    if turns is not None and not turns:
-        raise ValidationError("turn_ids: the list of turns is empty")
+    if text_only is None:
+        text_only = _any_text(qrels_version, run_list, turns, depth=depth)
     pool = Pool(
         collection=collection,
         name=name.strip() or f"{collection.name} depth-{depth} pool of {len(run_list)} run(s)",
         qrels_version=qrels_version,
         depth=depth,
         turn_filter=sorted(t.turn_id for t in turns) if turns is not None else [],
+        text_only=bool(text_only),
         cluster_near_duplicates=cluster_near_duplicates,
         cluster_threshold=float(cluster_threshold),
         assessors_per_pair=int(assessors_per_pair),
@@ -103,38 +286,28 @@ def _pool_prepare(
     pool.full_clean()
     pool.save()
     pool.runs.set(run_list)
+    if feed_version:
+        versions.pool_feed_derived_version(pool=pool, created_by=created_by)
     return pool, run_list, turns
 
 
 def _pool_fill(*, pool: Pool, runs: list[Run], turns: list[Turn] | None) -> None:
     """Compute the pool's pairs from the runs' rankings, cluster near duplicates, and store the statistics."""
-    depth = pool.depth
-    qrels_version = pool.qrels_version
     cluster_near_duplicates = pool.cluster_near_duplicates
     cluster_threshold = pool.cluster_threshold
-    ranking_qs = RunTurn.objects.filter(run__in=runs)
-    judged_qs = Qrel.objects.filter(version=qrels_version)
-    if turns is not None:
-        ranking_qs = ranking_qs.filter(turn__in=turns)
-        judged_qs = judged_qs.filter(turn__in=turns)
-    judged = set(judged_qs.values_list("turn_id", "passage_id").iterator(chunk_size=5000))
-
-    # (turn pk, passage) → {"runs": set, "rank": best rank}; per run: pairs contributed.
-    pairs: dict[tuple[int, str], dict[str, Any]] = {}
-    skipped_judged = 0
-    for run_id, turn_pk, doc_ids in ranking_qs.values_list("run_id", "turn_id", "doc_ids").iterator(chunk_size=500):
-        for rank, doc in enumerate(doc_ids[:depth], start=1):
-            key = (turn_pk, doc)
-            if key in judged:
-                skipped_judged += 1
-                continue
-            entry = pairs.setdefault(key, {"runs": set(), "rank": rank})
-            entry["runs"].add(run_id)
-            entry["rank"] = min(entry["rank"], rank)
+    index = _TextIndex()
+    walk = _walk(
+        _rankings(runs, turns),
+        depth=pool.depth,
+        judged=_judged(pool.qrels_version, turns),
+        text_only=pool.text_only,
+        index=index,
+    )
+    pairs = walk.pairs
 
     run_names = {r.pk: r.name for r in runs}
 
-    texts = _passage_texts(doc for _, doc in pairs)
+    texts = _passage_texts(doc for _, doc in pairs) if cluster_near_duplicates else {}
     ordered = sorted(pairs.items(), key=lambda kv: (kv[0][0], kv[1]["rank"], kv[0][1]))
     objs = [
         PoolPair(
@@ -143,7 +316,7 @@ def _pool_fill(*, pool: Pool, runs: list[Run], turns: list[Turn] | None) -> None
             passage_id=doc,
             run_ids=sorted(entry["runs"]),
             best_rank=entry["rank"],
-            has_text=doc in texts,
+            has_text=doc in index,
         )
         for (turn_pk, doc), entry in ordered
     ]
@@ -173,7 +346,9 @@ def _pool_fill(*, pool: Pool, runs: list[Run], turns: list[Turn] | None) -> None
                 p.cluster_head_id = p.pk
     PoolPair.objects.bulk_update(objs, ["cluster_head"], batch_size=1000)
 
-    pool.stats = _pool_stats(objs, run_names, skipped_judged=skipped_judged)
+    pool.stats = _pool_stats(objs, run_names, skipped_judged=walk.skipped_judged)
+    if pool.text_only:
+        pool.stats["deepest_rank"] = walk.deepest_rank
     pool.save(update_fields=["stats"])
 
 

@@ -6,7 +6,7 @@ from celery import shared_task
 
 from ecast import jobs
 from judging.models import Pool
-from judging.relevance import pools, versions
+from judging.relevance import pools, texts, versions
 
 
 @shared_task(name="judging.relevance.pool_sync")
@@ -33,3 +33,7 @@ jobs.register_kind(
         fail=lambda pool_id, reason: pools.pool_build_failed(pool_id=pool_id, error=reason),
     )
 )
+
+# Every process loads this module at start (ecast's AppConfig imports each app's tasks), so the corpus import knows
+# the needed passage ids and pools learn of new texts in the web process, the worker and commands alike.
+texts.register()

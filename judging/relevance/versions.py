@@ -119,6 +119,28 @@ def qrels_version_derive(
     return version
 
 
+def derived_version_name(*, parent: QrelsVersion, pool_name: str) -> str:
+    """The name of the version a new pool feeds by default: "<parent> + <pool name>" (cut to the field's length)."""
+    limit = QrelsVersion._meta.get_field("name").max_length or 100
+    return f"{parent.name} + {pool_name.strip()}"[:limit].strip()
+
+
+@transaction.atomic
+def pool_feed_derived_version(*, pool: Pool, created_by: Any = None) -> QrelsVersion:
+    """Make a new pool feed "<its qrels version> + <pool name>": derived from the version the pool checks, created
+    if missing, attached to if it exists (a second pool of the same name feeds the same version)."""
+    name = derived_version_name(parent=pool.qrels_version, pool_name=pool.name)
+    existing = QrelsVersion.objects.filter(collection_id=pool.collection_id, name=name).first()
+    if existing is None:
+        return qrels_version_derive(parent=pool.qrels_version, pool=pool, name=name, created_by=created_by)
+    if existing.parent_id is None:
+        raise ValidationError(
+            f"feed_version: {name!r} is an imported qrels version; name the pool differently or feed no version"
+        )
+    pool_attach_version(pool=pool, version=existing)
+    return existing
+
+
 def _copy_qrels(*, source_id: int, target_id: int) -> None:
     """Copy a version's rows in one INSERT … SELECT: 40k rows never travel through Python."""
     table = connection.ops.quote_name(Qrel._meta.db_table)

@@ -16,14 +16,17 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from ecast.models import Collection, Conversation
+from ecast.forms import preselect_single_choices
+from ecast.imports.services import import_job_start
+from ecast.imports.views import body_too_large
+from ecast.models import Collection, Conversation, ImportJob, Passage
 from ecast.permissions import ASSESSOR, admin_required, role_required
 from ecast.selectors import job_health
 from evaluation.models import QrelsVersion, Run
 from evaluation.robustness.selectors import labelled_runs
 from evaluation.robustness.views import robustness_params
 from judging.models import GRADE_LABELS, Pool
-from judging.relevance import pools, versions
+from judging.relevance import pools, texts, versions
 from judging.relevance import selectors as sel
 from judging.relevance import services as svc
 from judging.relevance.apis import export_file_name, qrels_streaming_response
@@ -98,6 +101,17 @@ class PoolCreateForm(forms.Form):
     turn_ids = forms.CharField(
         required=False, help_text="Optional: restrict to these turn ids (space or comma separated, e.g. 81_1 81_2)."
     )
+    text_only = forms.BooleanField(
+        required=False,
+        label="Only passages with text",
+        help_text="Depth counted over passages with text: each ranking is walked past passages without text.",
+    )
+    feed_version = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="Feed a derived qrels version",
+        help_text="Judgments go into “<qrels version> + <pool name>”, created if missing.",
+    )
     cluster_near_duplicates = forms.BooleanField(required=False, label="Cluster near-duplicate passages")
     cluster_threshold = forms.FloatField(min_value=0.01, max_value=1.0, initial=0.9, label="Shingle Jaccard ≥")
     assessors_per_pair = forms.IntegerField(min_value=1, max_value=10, initial=1)
@@ -106,7 +120,25 @@ class PoolCreateForm(forms.Form):
     def __init__(self, *args, collection: Collection, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["qrels_version"].queryset = QrelsVersion.objects.filter(collection=collection)  # type: ignore[attr-defined]
+        self.fields["qrels_version"].label_from_instance = lambda v: v.name  # type: ignore[attr-defined]
+        # Pools usually complete the imported judgments: start on the first imported version ("original").
+        imported = QrelsVersion.objects.filter(collection=collection, parent__isnull=True).order_by("created_at")
+        if imported.exists():
+            self.fields["qrels_version"].initial = imported.first().pk  # type: ignore[union-attr]
         self.fields["runs"].queryset = Run.objects.filter(collection=collection)  # type: ignore[attr-defined]
+        # On by default when any text exists; the coverage preview then sets it from the chosen runs' passages.
+        self.fields["text_only"].initial = Passage.objects.exclude(text="").exists()
+        preselect_single_choices(self)
+
+
+class PassageTextsForm(forms.Form):
+    file = forms.FileField(label="Passage texts", help_text="TSV id<TAB>text or JSONL (.jsonl), plain or .gz; UTF-8.")
+    only_needed = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="Store only the texts this collection needs",
+        help_text="Passages pooled, judged or ranked by a run of the collection; the rest of the file is skipped.",
+    )
 
 
 def _pool_created_message(pool: Pool) -> str:
@@ -118,7 +150,8 @@ def _pool_created_message(pool: Pool) -> str:
 @admin_required
 def admin_index(request: HttpRequest) -> HttpResponse:
     """Pools & qrels: every pool, every qrels version with exports, and the pool-creation form."""
-    collections = list(Collection.objects.all())
+    # Pools need qrels and runs: only collections with a qrels version are offered (not the TREC DD demo table's).
+    collections = list(Collection.objects.filter(qrels_versions__isnull=False).distinct())
     coll_id = request.POST.get("collection") or request.GET.get("collection")
     collection = next((c for c in collections if str(c.pk) == str(coll_id)), collections[0] if collections else None)
     form = None
@@ -135,6 +168,8 @@ def admin_index(request: HttpRequest) -> HttpResponse:
                     depth=d["depth"],
                     turn_ids=turn_ids,
                     name=d["name"],
+                    text_only=d["text_only"],
+                    feed_version=d["feed_version"],
                     cluster_near_duplicates=d["cluster_near_duplicates"],
                     cluster_threshold=d["cluster_threshold"],
                     assessors_per_pair=d["assessors_per_pair"],
@@ -156,6 +191,7 @@ def admin_index(request: HttpRequest) -> HttpResponse:
             "collection": collection,
             "form": form,
             "aggregations": AGGREGATIONS,
+            "preview_url": reverse("api-relevance-pool-preview"),
         },
     )
 
@@ -186,8 +222,44 @@ def pool_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "derived": QrelsVersion.objects.filter(collection=pool.collection, parent__isnull=False),
             "grade_labels": GRADE_LABELS,
             "aggregations": AGGREGATIONS,
+            "texts_form": PassageTextsForm(),
+            "text_imports": ImportJob.objects.filter(kind__in=texts.PASSAGE_KINDS, collection=pool.collection).order_by(
+                "-created_at"
+            )[:5],
+            "without_text": pool.stats.get("pairs", 0) - pool.stats.get("with_text", 0),
         },
     )
+
+
+def _corpus_kind(file_name: str) -> str:
+    """JSONL by its extension (.jsonl, .json, .ndjson, optionally .gz), else TSV."""
+    name = file_name.lower().removesuffix(".gz")
+    return "passages_jsonl" if name.endswith((".jsonl", ".json", ".ndjson")) else "passages_tsv"
+
+
+@require_POST
+@admin_required
+def pool_texts(request: HttpRequest, pk: int) -> HttpResponse:
+    """Upload passage texts for the pool's collection: a background corpus import (progress on its job page); when
+    it succeeds, the pairs whose passage got text are marked (``texts.pool_texts_refresh``)."""
+    pool = get_object_or_404(Pool, pk=pk)
+    too_large = body_too_large(request)
+    if too_large:
+        messages.error(request, too_large)
+        return redirect("relevance-pool", pk=pool.pk)
+    form = PassageTextsForm(request.POST, request.FILES)
+    if not form.is_valid():
+        messages.error(request, "Choose a TSV or JSONL file of passage texts.")
+        return redirect("relevance-pool", pk=pool.pk)
+    upload = form.cleaned_data["file"]
+    job = import_job_start(
+        kind=_corpus_kind(upload.name),
+        uploaded=upload,
+        collection=pool.collection,
+        options={"only_needed": "true"} if form.cleaned_data["only_needed"] else {},
+        user=request.user,
+    )
+    return redirect("import-job", pk=job.pk)
 
 
 PAIR_FILTERS = ("", "judged", "unjudged", "disagreements")
@@ -337,6 +409,7 @@ def robustness_pool(request: HttpRequest) -> HttpResponse:
             depth=p.depth,
             turn_ids=judged_turns,
             name=f"Unjudged top-{p.depth} of {len(runs)} robustness runs ({p.base.name})",
+            feed_version=True,
             created_by=request.user,
         )
     except ValidationError as exc:

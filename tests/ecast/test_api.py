@@ -146,3 +146,26 @@ def test_session_auth_works_for_the_api(admin_client, data):
 def test_the_token_endpoint_needs_credentials(anon_api):
     assert anon_api.get("/api/token/").status_code == 401
     assert anon_api.post("/api/token/").status_code == 401
+
+
+@pytest.mark.parametrize("method", ["get", "post", "put", "patch", "delete"])
+def test_an_unknown_api_path_answers_a_json_404_for_every_method(admin_api, anon_api, method):
+    for api in (admin_api, anon_api):
+        response = getattr(api, method)("/api/no/such/endpoint/")
+        assert response.status_code == 404 and response["Content-Type"] == "application/json"
+        assert response.json() == {
+            "detail": "No API endpoint at /api/no/such/endpoint/. The endpoints are listed at /api/docs/."
+        }
+
+
+def test_an_api_path_missing_its_slash_is_redirected_on_read_and_explained_on_write(admin_api, data):
+    read = admin_api.get("/api/collections?name=Mini")
+    assert read.status_code == 301 and read["Location"] == "/api/collections/?name=Mini"
+    write = admin_api.post("/api/collections/create", {"name": "X"}, format="json")
+    assert write.status_code == 404
+    assert "Did you mean /api/collections/create/?" in write.json()["detail"]
+
+
+def test_pages_outside_the_api_keep_the_html_404(admin_client):
+    response = admin_client.get("/no-such-page/")
+    assert response.status_code == 404 and response["Content-Type"].startswith("text/html")

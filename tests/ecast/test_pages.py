@@ -205,3 +205,25 @@ def test_django_admin_is_for_staff_only(rater_client, small_collection):
 def test_the_token_page_needs_a_login(client):
     response = client.get(reverse("account-token"))
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+def test_every_page_names_the_favicon_and_favicon_ico_leads_to_it(client, admin_client):
+    from django.contrib.staticfiles import finders
+
+    login = client.get(reverse("login")).content.decode()
+    assert '<link rel="icon" href="/static/ecast/favicon.svg" type="image/svg+xml">' in login
+    assert '<link rel="icon"' in admin_client.get(reverse("home")).content.decode()
+    response = client.get("/favicon.ico")
+    assert response.status_code == 301 and response["Location"] == "/static/ecast/favicon.svg"
+    icon = finders.find("ecast/favicon.svg")
+    assert icon and open(icon, encoding="utf-8").read().startswith("<svg")
+
+
+def test_the_collection_page_shows_the_first_question_when_a_topic_has_no_title(admin_client, small_collection):
+    from ecast.models import Conversation
+
+    Conversation.objects.filter(collection=small_collection, topic_id="2").update(title="Bees")
+    Conversation.objects.filter(collection=small_collection, topic_id="1").update(title="")
+    html = admin_client.get(reverse("collection-detail", args=[small_collection.pk])).content.decode()
+    assert "<td>Bees</td>" in html
+    assert "this is the conversation's first question.\">“What is throat cancer?”</span>" in html

@@ -15,3 +15,10 @@ def test_subplots_takes_a_grid_like_pyplot():
     fig, axes = subplots(2, 3, figsize=(6, 4), squeeze=False)
     assert axes.shape == (2, 3)
     assert len(fig.axes) == 6
+
+
+def test_numbers_that_round_to_zero_read_without_a_minus_sign():
+    from ecast.plots import number
+
+    assert number(-0.0004, 3) == "0.000" and number(-0.0, 2) == "0.00"
+    assert number(-0.0006, 3) == "-0.001" and number(0.25, 2) == "0.25"

@@ -45,3 +45,15 @@ def test_import_run_reports_a_missing_file(tmp_path):
     build()
     with pytest.raises(CommandError, match="no such file"):
         call_command("import_run", str(tmp_path / "missing.run"), "--collection", "EvalMini")
+
+
+def test_import_run_prints_the_importers_warnings(tmp_path):
+    build()
+    path = tmp_path / "late.run"
+    path.write_text("1_1 Q0 d1 1 2.0 late\n99_1 Q0 d2 1 1.0 late\n98_1 Q0 d3 1 1.0 late\n", encoding="utf-8")
+    out = io.StringIO()
+    call_command("import_run", str(path), "--collection", "EvalMini", stdout=out)
+    text = out.getvalue()
+    assert "2 warning(s) (the import went ahead):" in text and "2 × unknown turn, e.g.:" in text
+    assert "late.run:3: unknown turn 98_1 in EvalMini: its lines were skipped" in text
+    assert "run late (id" in text and "evaluation done" in text

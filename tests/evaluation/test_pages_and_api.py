@@ -302,3 +302,26 @@ def test_a_bad_real_run_file_shows_file_line_and_reason_on_the_page(admin_client
     html = resp.content.decode()
     assert "broken.run:2" in html
     assert not Run.objects.filter(name="broken").exists()
+
+
+def test_get_on_the_runs_endpoint_lists_runs_filterable_by_collection(admin_api, rater_api, scored):
+    coll, version, runs = scored
+    other, _, _ = build(name="Other")
+    listed = admin_api.get(f"/api/evaluation/runs/?collection={coll.pk}")
+    assert listed.status_code == 200
+    body = listed.json()
+    assert body["count"] == 2 and [r["name"] for r in body["results"]] == ["strong", "weak"]
+    assert {r["collection"] for r in body["results"]} == {coll.pk} and body["results"][0]["test_set"] is None
+    assert admin_api.get("/api/evaluation/runs/").json()["count"] == 4
+    assert rater_api.get("/api/evaluation/runs/").status_code == 403
+
+
+def test_the_run_upload_form_starts_on_the_only_collection(admin_client, scored):
+    coll, version, runs = scored
+    page = admin_client.get(reverse("evaluation-runs")).content.decode()
+    select = page[page.index('name="collection"') :]
+    select = select[: select.index("</select>")]
+    assert f'<option value="{coll.pk}" selected>' in select and "---------" not in select
+    build(name="Second")
+    page = admin_client.get(reverse("evaluation-runs")).content.decode()
+    assert "---------" in page  # with two collections the admin chooses

@@ -123,6 +123,17 @@ def test_a_created_run_is_evaluated_against_every_version(django_capture_on_comm
     assert by_version[new]["1_3"] == 1.0 and "1_3" not in by_version[version]
 
 
+def test_a_run_job_counts_versions_made_after_it_was_queued_so_progress_never_exceeds_the_total():
+    from tests.evaluation.eval_helpers import derive
+
+    coll, version, runs = build()
+    job = services.evaluation_job_create(collection=coll, kind="run", run=runs["weak"], start=False)
+    assert job.total == 1
+    derive(version, "original + new", {"1_3": {"x3": 4}})
+    done = services.evaluation_job_execute(job_id=job.pk)
+    assert done.status == "done" and done.done == done.total == 2
+
+
 def test_a_derived_version_without_scores_gets_a_full_compute_on_its_first_change(django_capture_on_commit_callbacks):
     coll, version, runs = build()
     from tests.evaluation.eval_helpers import derive

@@ -8,8 +8,21 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from ecast.imports import registry
+from ecast.imports.errors import row_where, warnings_summary_lines
 from ecast.imports.services import import_file
 from ecast.models import Collection, ImportJob
+
+
+def write_warnings(command: BaseCommand, job: ImportJob) -> None:
+    """An import's warnings as a summary by kind (count and examples), with where to find the full list."""
+    warnings = (job.counts or {}).get("warnings", [])
+    if not warnings:
+        return
+    total = (job.counts or {}).get("warnings_total", len(warnings))
+    command.stdout.write(command.style.WARNING(f"{total} warning(s) (the import went ahead):"))
+    for line in warnings_summary_lines(warnings):
+        command.stdout.write(command.style.WARNING(f"  {line}"))
+    command.stdout.write(f"  full list: /imports/{job.pk}/warnings.csv (or the import page /imports/{job.pk}/)")
 
 
 class Command(BaseCommand):
@@ -37,24 +50,26 @@ class Command(BaseCommand):
                 raise CommandError(f"--option {item!r} is not KEY=VALUE")
             key, value = item.split("=", 1)
             options[key.strip()] = value.strip()
-        collection = None
+        collection, created = None, False
         if opts["collection"]:
             defaults: dict[str, Any] = {"year": opts["year"]}
             if opts["threshold"] is not None:
                 defaults["relevance_threshold"] = opts["threshold"]
             collection, created = Collection.objects.get_or_create(name=opts["collection"], defaults=defaults)
-            if created:
-                self.stdout.write(f"Created collection “{collection.name}”.")
         job = import_file(kind=opts["kind"], path=opts["path"], collection=collection, options=options)
         if job.status != ImportJob.Status.SUCCEEDED:
             for e in job.errors:
-                where = f"{e['file']}:{e['line']}" if e.get("line") else e["file"]
-                self.stderr.write(f"{where}: {e['reason']}")
-            raise CommandError(f"import #{job.pk} failed with {len(job.errors)} error(s); nothing was written")
-        counts = {k: v for k, v in job.counts.items() if k != "warnings"}
-        for w in job.counts.get("warnings", []):
-            where = f"{w['file']}:{w['line']}" if w.get("line") else w["file"]
-            self.stdout.write(self.style.WARNING(f"warning: {where}: {w['reason']}"))
+                self.stderr.write(f"{row_where(e)}: {e['reason']}")
+            removed = ""
+            if created and collection is not None:
+                # The import wrote nothing, so the collection made for it would stay empty: take it away again.
+                collection.delete()
+                removed = f"; the new collection “{opts['collection']}” was not kept"
+            raise CommandError(f"import #{job.pk} failed with {len(job.errors)} error(s); nothing was written{removed}")
+        if created and collection is not None:
+            self.stdout.write(f"Created collection “{collection.name}”.")
+        counts = {k: v for k, v in job.counts.items() if k not in ("warnings", "warnings_total")}
+        write_warnings(self, job)
         target = f" into {job.collection.name}" if job.collection else ""
         summary = ", ".join(f"{k} {v}" for k, v in counts.items())
         self.stdout.write(self.style.SUCCESS(f"import #{job.pk} ({job.kind}) succeeded{target}: {summary}"))

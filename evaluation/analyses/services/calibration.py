@@ -31,6 +31,8 @@ from evaluation.models import (
 )
 
 DEFAULT_B_VALUES = [0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0]
+# Risk-aware ranking weighs variances against means, so sample scores go to [0, 1] per turn first (calibration.py).
+DEFAULT_SAMPLE_NORMALISATION = "minmax"
 
 
 # ---- calibration ---------------------------------------------------------------------------------------------------
@@ -116,6 +118,7 @@ def stochastic_system_create(
     b_values: Sequence[float] = tuple(DEFAULT_B_VALUES),
     measure: str = "nDCG@3",
     depth: int | None = 100,
+    normalisation: str = DEFAULT_SAMPLE_NORMALISATION,
     name: str = "",
     created_by=None,
 ) -> StochasticSystem:
@@ -123,6 +126,8 @@ def stochastic_system_create(
     runs = check_runs(collection, runs, 2)
     version = check_version(collection, qrels_version)
     measure = check_measures([measure])[0]
+    if normalisation not in cal.NORMALISATIONS:
+        raise ValidationError({"normalisation": f"one of {', '.join(cal.NORMALISATIONS)}"})
     b_values = sorted({float(b) for b in b_values})
     if not b_values or min(b_values) < 0:
         raise ValidationError({"b_values": "give non-negative risk-aversion values b"})
@@ -136,6 +141,7 @@ def stochastic_system_create(
             "b_values": b_values,
             "measure": measure,
             "depth": int(depth) if depth else None,
+            "normalisation": normalisation,
             "threshold": collection.relevance_threshold,
         },
         created_by=created_by,
@@ -163,12 +169,17 @@ def stochastic_system_compute(obj: StochasticSystem) -> dict:
 
     members = [{"run": r.name, "value": score(s)} for r, s in zip(runs, samples, strict=True)]
     progress_set(obj, 1, 3)
+    # Analyses stored before the parameter existed used raw scores, whose variances swamp the mean at any b > 0:
+    # their next recompute uses the default scale instead.
+    normalisation = p.get("normalisation", DEFAULT_SAMPLE_NORMALISATION)
+    samples = cal.normalise_samples(samples, normalisation)  # "none" on raw scores: a ValueError saying so
     curve = cal.gain_curve(samples, p["b_values"], score, depth=p.get("depth"))
     summary = cal.stochastic_summary(samples)
     variances = [v for docs in summary.values() for _, v in docs.values()]
     best = max(curve, key=lambda c: c["value"])
     return {
         "measure": measure,
+        "normalisation": normalisation,
         "members": members,
         "curve": curve,
         "best_b": best["b"],

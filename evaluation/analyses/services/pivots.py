@@ -55,7 +55,7 @@ def pivot_analysis_create(
     """Store a pivot analysis and queue its computation."""
     if ee_kind not in EE_KINDS:
         raise ValidationError({"ee_kind": f"unknown evaluation-environment kind {ee_kind!r}"})
-    runs = check_runs(collection, runs, 3)
+    runs = check_runs(collection, runs, pivots.MIN_RUNS, why=pivots.MIN_RUNS_REASON)
     metrics = check_measures(metrics)
     if not 1 <= int(n_splits) <= 1000:
         raise ValidationError({"n_splits": "between 1 and 1000 splits"})

@@ -40,14 +40,17 @@ def check_measures(measures: Iterable[str]) -> list[str]:
     return out
 
 
-def check_runs(collection: Collection, runs: Sequence[Run], minimum: int, field: str = "runs") -> list[Run]:
-    """Runs of this collection, at least ``minimum`` of them."""
+def check_runs(
+    collection: Collection, runs: Sequence[Run], minimum: int, field: str = "runs", why: str = ""
+) -> list[Run]:
+    """Runs of this collection, at least ``minimum`` of them (``why`` says why, in the refusal)."""
     runs = list(runs)
     foreign = [r.name for r in runs if r.collection_id != collection.id]
     if foreign:
         raise ValidationError({field: f"runs not in collection {collection.name}: {', '.join(foreign)}"})
     if len(runs) < minimum:
-        raise ValidationError({field: f"choose at least {minimum} runs (got {len(runs)})"})
+        reason = f": {why}" if why else ""
+        raise ValidationError({field: f"choose at least {minimum} runs (got {len(runs)}){reason}"})
     return runs
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from ecast.models import Collection, TestSet
+from ecast.management.commands.import_data import write_warnings
+from ecast.models import Collection, ImportJob, TestSet
 from evaluation import services
 
 
@@ -47,5 +48,8 @@ class Command(BaseCommand):
             run, job = services.run_upload(collection=coll, uploaded=_Upload(path), name=opts["name"], test_set=ts)
         except ValidationError as exc:
             raise CommandError("\n".join(exc.messages)) from exc
+        imported = ImportJob.objects.filter(kind="run", counts__run_id=run.pk).order_by("-pk").first()
+        if imported is not None:
+            write_warnings(self, imported)  # unknown turns, duplicate lines: what was skipped, not silently
         job = services.evaluation_job_execute(job_id=job.pk)  # synchronous here: the command waits for it
         self.stdout.write(f"run {run.name} (id {run.pk}) imported; evaluation {job.status} ({job.done}/{job.total})")

@@ -20,10 +20,11 @@ def test_generate_sync_with_rule_backends_is_deterministic(small_collection):
     call_command("generate", "Mini", "--paraphrase", "rule", "-n", "2", "--sync", "--chunk-size", "4", stdout=out)
     job = GenerationJob.objects.get()
     assert job.status == "succeeded" and "succeeded" in out.getvalue().lower()
-    p = Paraphrase.objects.get(turn__turn_id="1_2", kind="manual", provenance__source="r", text__startswith="Can you")
-    assert p.text == "Can you tell me is throat cancer treatable?"
-    assert p.pair.text == entity_removal(p.text) and "cancer" not in p.pair.text
-    assert p.provenance["cqr"]["output"] == "Is throat cancer treatable?"
+    p = Paraphrase.objects.get(turn__turn_id="1_3", kind="manual", provenance__source="r", text__startswith="Can you")
+    assert p.text == "Can you tell me what causes throat cancer?"
+    # The rule backend's context removal is the anaphora rule, no longer ECAsT's Entity Removal.
+    assert p.pair.text == "Can you tell me what causes it?" != entity_removal(p.text)
+    assert p.provenance["cqr"]["output"] == "What causes throat cancer?"
 
 
 def test_generate_names_a_bad_backend(small_collection):

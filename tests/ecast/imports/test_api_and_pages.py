@@ -141,3 +141,52 @@ def test_a_request_declaring_more_than_the_limit_is_refused_before_its_body_is_r
     page = admin_client.post("/imports/", {"kind": "passages_tsv", "file": big}, follow=True)
     assert "upload limit" in page.content.decode()
     assert not ImportJob.objects.exists() and not Passage.objects.exists()
+
+
+def _run_with_unknown_turns(tmp_path, unknown: int):
+    lines = ["1_1 Q0 d1 1 9.0 tag", "1_1 Q0 d1 2 8.0 tag"] + [f"9{i:03d}_1 Q0 d{i} 1 1.0 tag" for i in range(unknown)]
+    path = tmp_path / "big.run"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_the_job_page_summarises_warnings_by_kind_and_offers_the_full_list_as_csv(
+    tmp_path, admin_client, small_collection
+):
+    from ecast.imports.services import import_file
+
+    job = import_file(kind="run", path=_run_with_unknown_turns(tmp_path, 191), collection=small_collection)
+    assert job.status == "succeeded", job.errors
+    html = admin_client.get(f"/imports/{job.pk}/").content.decode()
+    assert "Warnings (192)" in html
+    summary = html[html.index('id="warning-summary"') :]
+    assert '<td>unknown turn</td><td class="num">191</td>' in summary
+    assert '<td>duplicate lines</td><td class="num">1</td>' in summary
+    assert "unknown turn 9000_1 in Mini" in summary and "unknown turn 9002_1 in Mini" in summary
+    assert "unknown turn 9003_1" not in summary and "… and 188 more" in summary
+    assert f'href="/imports/{job.pk}/warnings.csv"' in html
+    rows = admin_client.get(f"/imports/{job.pk}/warnings.csv").content.decode().splitlines()
+    assert rows[0] == "kind,file,line,reason" and len(rows) == 1 + 192
+    assert rows[1] == "unknown turn,big.run,3,unknown turn 9000_1 in Mini: its lines were skipped"
+
+
+def test_import_data_prints_warnings_as_a_summary_by_kind(tmp_path, small_collection):
+    out = io.StringIO()
+    call_command("import_data", "run", str(_run_with_unknown_turns(tmp_path, 5)), "--collection", "Mini", stdout=out)
+    text = out.getvalue()
+    assert "6 warning(s) (the import went ahead):" in text and "5 × unknown turn, e.g.:" in text
+    assert "big.run:3: unknown turn 9000_1 in Mini: its lines were skipped" in text and "… and 2 more" in text
+    assert "9004_1" not in text and "warnings.csv" in text
+
+
+def test_a_failed_import_data_keeps_no_collection_it_created(tmp_path):
+    from ecast.models import Collection
+
+    bad = tmp_path / "bad.run"
+    bad.write_text("not a run line\n", encoding="utf-8")
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="the new collection “Brand new” was not kept"):
+        call_command("import_data", "run", str(bad), "--collection", "Brand new", stderr=err)
+    assert "bad.run:1:" in err.getvalue()
+    assert not Collection.objects.filter(name="Brand new").exists()
+    assert ImportJob.objects.get().status == "failed"

@@ -53,7 +53,9 @@ def test_run_turn_keeps_full_context_on_first_turns(tiny_t5):
         seed=1,
     )
     assert later["context_removed"] and later["cr_of_manual"]
-    assert later["generated"] == 6  # 3 from r_i and 3 from m_i
+    assert later["generated"] == 3 * len(later["sources"])  # 3 from each source
+    if [s["source"] for s in later["sources"]] == ["m"]:  # the random model's r_i was dropped, with its reason
+        assert sum(later["drops"]["cqr"].values()) == 1
 
 
 def test_finetune_command_trains_a_few_steps_and_saves_a_loadable_model(tiny_t5, tmp_path):

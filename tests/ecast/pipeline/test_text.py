@@ -38,7 +38,12 @@ def test_clean_drops_copies_duplicates_and_low_similarity():
         min_similarity=0.5,
     )
     assert result.kept == ["Can throat cancer be treated?"]
-    assert [r for _, r in result.dropped] == ["same as source", "near duplicate", "empty", "similarity"]
+    assert [r for _, r in result.dropped] == [
+        "identical to source",
+        "near duplicate",
+        "empty",
+        "below similarity floor",
+    ]
     assert result.rejected_by_similarity == 1
 
 

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def done_pivot(django_capture_on_commit_callbacks):
     coll, version = collection_with_qrels(n_topics=2, turns_per_topic=3)
-    runs = [make_run(coll, f"sys{i}", q) for i, q in enumerate([1.5, 1.0, 0.5])]
+    runs = [make_run(coll, f"sys{i}", q) for i, q in enumerate([1.5, 1.0, 0.5, 0.2])]
     with django_capture_on_commit_callbacks(execute=True):
         obj = pivot_services.pivot_analysis_create(
             collection=coll, runs=runs, qrels_version=version, metrics=["AP", "P@3"], n_splits=4
@@ -96,9 +96,9 @@ def test_csv_and_json_downloads(done_pivot, admin_client):
     resp = admin_client.get(reverse("analyses-download", kwargs={**kw, "fmt": "csv"}))
     rows = list(csv.reader(io.StringIO(resp.content.decode())))
     assert rows[0][:4] == ["metric", "pivot", "full_set_mean", "consistency_mean"]
-    assert len(rows) == 1 + 2 * 3
+    assert len(rows) == 1 + 2 * 4
     splits = admin_client.get(reverse("analyses-download", kwargs={**kw, "fmt": "csv"}), {"table": "splits"})
-    assert len(list(csv.reader(io.StringIO(splits.content.decode())))) == 1 + 2 * 3 * 4
+    assert len(list(csv.reader(io.StringIO(splits.content.decode())))) == 1 + 2 * 4 * 4
     data = json.loads(admin_client.get(reverse("analyses-download", kwargs={**kw, "fmt": "json"})).content)
     assert data["meta"]["qrels_version"] == "original" and data["meta"]["computed_at"]
     assert data["results"]["metrics"] == ["AP", "P@3"]
@@ -107,7 +107,7 @@ def test_csv_and_json_downloads(done_pivot, admin_client):
 
 def test_admin_creates_a_pivot_analysis_through_the_form(admin_client, django_capture_on_commit_callbacks):
     coll, version = collection_with_qrels(n_topics=2)
-    runs = [make_run(coll, f"s{i}", q) for i, q in enumerate([1.0, 0.5, 0.1])]
+    runs = [make_run(coll, f"s{i}", q) for i, q in enumerate([1.0, 0.5, 0.1, 0.05])]
     with django_capture_on_commit_callbacks(execute=True):
         resp = admin_client.post(
             reverse("analyses-pivots"),
@@ -126,7 +126,7 @@ def test_admin_creates_a_pivot_analysis_through_the_form(admin_client, django_ca
 
 def test_form_errors_are_shown_and_nothing_is_written(admin_client):
     coll, version = collection_with_qrels(n_topics=1)
-    runs = [make_run(coll, f"s{i}", 0.5) for i in range(3)]
+    runs = [make_run(coll, f"s{i}", 0.5) for i in range(4)]
     resp = admin_client.post(
         reverse("analyses-pivots"),
         {"collection": coll.pk, "runs": [r.pk for r in runs], "qrels_version": version.pk, "ee_kind": "splits",
@@ -288,7 +288,7 @@ def test_pivot_report_across_qrels_versions_offers_them_as_environments(
             for q in Qrel.objects.filter(version=version)
         ]
     )
-    runs = [make_run(coll, f"sys{i}", q) for i, q in enumerate([1.5, 1.0, 0.5])]
+    runs = [make_run(coll, f"sys{i}", q) for i, q in enumerate([1.5, 1.0, 0.5, 0.2])]
     with django_capture_on_commit_callbacks(execute=True):
         obj = pivot_services.pivot_analysis_create(
             collection=coll, runs=runs, qrels_version=None, ee_kind="qrels_versions", qrels_versions=[version, v2],
@@ -298,3 +298,74 @@ def test_pivot_report_across_qrels_versions_offers_them_as_environments(
     assert "environments: original, with-new" in body
     assert '<option value="with-new">with-new</option>' in body
     assert 'id="distribution-plot"' not in body  # per-split histograms only exist for topic splits
+
+
+def test_a_stochastic_system_of_runs_on_different_scales_keeps_its_score_for_b_above_zero(
+    admin_client, django_capture_on_commit_callbacks
+):
+    from evaluation.models import RunTurn
+
+    coll, version = collection_with_qrels(n_topics=2)
+    bm25 = make_run(coll, "bm25", 0.8, seed=1)
+    dense = make_run(coll, "dense", 0.8, seed=2)
+    for rt in RunTurn.objects.filter(run=dense):
+        rt.scores = [100 + 10 * s for s in rt.scores]  # ≈ 150–200 against BM25's 5–10
+        rt.save()
+    with django_capture_on_commit_callbacks(execute=True):
+        obj = calibration_services.stochastic_system_create(
+            collection=coll, runs=[bm25, dense], qrels_version=version, b_values=[0.05, 1.0, 2.0]
+        )
+    obj.refresh_from_db()
+    assert obj.status == "done", obj.error
+    res = obj.results
+    assert res["normalisation"] == "minmax" and res["max_variance"] <= 0.25
+    base = res["curve"][0]["value"]
+    assert base > 0.5 and all(c["value"] >= 0.8 * base for c in res["curve"])
+    page = admin_client.get(reverse("analyses-detail", kwargs={"kind": "stochastic", "pk": obj.pk})).content.decode()
+    assert "so the samples' scores are first mapped to [0, 1] per turn" in page
+    assert "(min-max per turn and sample)" in page and "would rank by variance alone" in page
+
+
+def test_the_analysis_forms_label_every_field_beside_its_widget(admin_client):
+    coll, version = collection_with_qrels(n_topics=1)
+    pivots_page = admin_client.get(reverse("analyses-pivots"), {"collection": coll.pk}).content.decode()
+    assert '<label for="id_ee_kind">Evaluation environments (EEs)</label>' in pivots_page
+    assert '<label for="id_runs">Runs</label>' in pivots_page and "Ee kind" not in pivots_page
+    assert '<label for="id_qrels_versions">Qrels versions as EEs</label>' in pivots_page
+    calibration_page = admin_client.get(reverse("analyses-calibration"), {"collection": coll.pk}).content.decode()
+    # two forms on one page: each label points at its own form's field
+    assert '<label for="id_qrels_version">' in calibration_page
+    assert '<label for="id_stochastic_qrels_version">' in calibration_page
+    assert '<label for="id_stochastic_b_values">Risk aversion b values</label>' in calibration_page
+
+
+def test_a_one_version_collection_starts_the_forms_on_that_version(admin_client):
+    coll, version = collection_with_qrels(n_topics=1)
+    page = admin_client.get(reverse("analyses-calibration"), {"collection": coll.pk}).content.decode()
+    select = page[page.index('id="id_qrels_version"') :]
+    select = select[: select.index("</select>")]
+    assert f'<option value="{version.pk}" selected>' in select and "---------" not in select
+
+
+def test_pivots_refuse_three_runs_and_say_why_on_the_form_and_in_the_api(admin_client, admin_api):
+    coll, version = collection_with_qrels(n_topics=2)
+    runs = [make_run(coll, f"s{i}", q) for i, q in enumerate([1.0, 0.5, 0.1])]
+    why = "with 3 runs there are only 2 deltas, whose r is always ±1"
+    resp = admin_client.post(
+        reverse("analyses-pivots"),
+        {"collection": coll.pk, "runs": [r.pk for r in runs], "qrels_version": version.pk, "ee_kind": "splits",
+         "metrics": "AP", "n_splits": 3, "seed": 0},
+    )  # fmt: skip
+    html = resp.content.decode()
+    assert resp.status_code == 400
+    runs_field = html[html.index('<label for="id_runs">') : html.index('<label for="id_qrels_version">')]
+    assert "choose at least 4 runs (got 3)" in runs_field and why in runs_field
+    api = admin_api.post(
+        reverse("api-analyses-pivots-create"),
+        {"collection": coll.pk, "runs": [r.pk for r in runs], "qrels_version": version.pk},
+        format="json",
+    )
+    assert api.status_code == 400 and why in api.json()["detail"]
+    reason = f"consistency is the Pearson r between the other runs' deltas to the pivot, and {why}"
+    assert api.json()["runs"] == [f"choose at least 4 runs (got 3): {reason}"]
+    assert PivotAnalysis.objects.count() == 0

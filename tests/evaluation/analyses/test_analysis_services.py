@@ -57,8 +57,8 @@ def test_pivot_analysis_over_topic_splits_stores_results_with_qrels_version(setu
 
 def test_it_rejects_bad_pivot_parameters_and_writes_nothing(setup):
     coll, version, runs = setup
-    with pytest.raises(ValidationError, match="at least 3 runs"):
-        pivot_services.pivot_analysis_create(collection=coll, runs=runs[:2], qrels_version=version)
+    with pytest.raises(ValidationError, match=r"at least 4 runs \(got 3\): consistency is the Pearson r .* always ±1"):
+        pivot_services.pivot_analysis_create(collection=coll, runs=runs[:3], qrels_version=version)
     with pytest.raises(ValidationError, match="unknown measure 'MAPP'"):
         pivot_services.pivot_analysis_create(collection=coll, runs=runs, qrels_version=version, metrics=["MAPP"])
     with pytest.raises(ValidationError, match="at least 2 paraphrase test sets"):
@@ -276,10 +276,23 @@ def test_stochastic_system_gain_curve(django_capture_on_commit_callbacks):
     assert StochasticSystem.objects.count() == 1
 
 
-def test_the_demo_loader_builds_and_computes_analyses_idempotently(shared_data):
+def _demo_collection_with_pool():
+    """The demo collection with four DECAF-like runs and "original + new", the version the demo pool feeds."""
+    from judging.models import Pool
+
     coll, version = collection_with_qrels(n_topics=2, name=analyses_demo.DEMO_COLLECTION)
-    for i, q in enumerate([1.2, 0.8, 0.3]):
+    for i, q in enumerate([1.2, 0.8, 0.3, 0.1]):
         make_run(coll, f"decaf-exp{i + 1}", q, probs=False)
+    fed = QrelsVersion.objects.create(collection=coll, name="original + new", parent=version)
+    Qrel.objects.bulk_create(
+        [Qrel(version=fed, turn=q.turn, passage_id=q.passage_id, grade=q.grade) for q in version.qrels.all()]
+    )
+    Pool.objects.create(collection=coll, name="Demo pool", qrels_version=version, target_version=fed)
+    return coll, version, fed
+
+
+def test_the_demo_loader_builds_and_computes_analyses_idempotently(shared_data):
+    coll, version, fed = _demo_collection_with_pool()
     out = io.StringIO()
     analyses_demo.load(stdout=out)
     assert PivotAnalysis.objects.get(name=analyses_demo.PIVOT_NAME).status == "done", out.getvalue()
@@ -288,6 +301,57 @@ def test_the_demo_loader_builds_and_computes_analyses_idempotently(shared_data):
     assert MetaEvaluation.objects.get(name=analyses_demo.METAEVAL_NAME).status == "done", out.getvalue()
     analyses_demo.load(stdout=out)
     assert PivotAnalysis.objects.count() == 1 and MetaEvaluation.objects.count() == 1
+
+
+def test_the_demo_analyses_use_the_version_the_demo_pool_feeds_so_they_follow_new_judgments(shared_data):
+    coll, version, fed = _demo_collection_with_pool()
+    analyses_demo.load(stdout=io.StringIO())
+    for model in (PivotAnalysis, CalibrationReport, StochasticSystem):
+        obj = model.objects.get(collection=coll)
+        assert obj.qrels_version == fed and obj.auto_recompute, model.__name__
+    from evaluation.analyses.selectors import analyses_for_version
+
+    assert sorted(kind for kind, _ in analyses_for_version(version_id=fed.pk)) == [
+        "calibration",
+        "pivots",
+        "stochastic",
+    ]
+
+
+def test_the_trec_dd_demo_is_filed_under_its_own_collection(shared_data):
+    coll, version, fed = _demo_collection_with_pool()
+    analyses_demo.load(stdout=io.StringIO())
+    dd = MetaEvaluation.objects.get(name=analyses_demo.METAEVAL_NAME)
+    assert dd.collection.name == analyses_demo.DD_COLLECTION != coll.name
+    assert dd.collection.year == 2016 and "TREC Dynamic Domain 2016" in dd.collection.corpus_note
+    assert not MetaEvaluation.objects.filter(collection=coll).exists()
+
+
+def test_reloading_an_older_demo_moves_its_analyses_where_they_belong(shared_data):
+    coll, version, fed = _demo_collection_with_pool()
+    stale = calibration_services.stochastic_system_create(
+        collection=coll,
+        runs=list(coll.runs.order_by("name")[:2]),
+        qrels_version=version,
+        name=analyses_demo.STOCHASTIC_NAME,
+    )
+    services.analysis_compute(kind="stochastic", analysis_id=stale.pk)
+    dd = metaeval_services.meta_evaluation_create(
+        collection=coll,
+        complex_metrics=["c1", "c2"],
+        dimensions={"Rel": ["p"]},
+        upload=io.BytesIO(b"run,topic,c1,c2,p\nA,1,.6,.1,.9\nB,1,.5,.2,.1\n"),
+        upload_name="dd.csv",
+        name=analyses_demo.METAEVAL_NAME,
+    )
+    out = io.StringIO()
+    analyses_demo.load(stdout=out)
+    stale.refresh_from_db()
+    dd.refresh_from_db()
+    assert stale.qrels_version == fed and stale.status == "done"
+    assert f"{analyses_demo.STOCHASTIC_NAME}: moved to qrels version 'original + new'" in out.getvalue()
+    assert dd.collection.name == analyses_demo.DD_COLLECTION
+    assert StochasticSystem.objects.count() == 1 and MetaEvaluation.objects.count() == 1
 
 
 def test_uploaded_document_lengths_feed_tot_time(django_capture_on_commit_callbacks):

@@ -67,3 +67,20 @@ def test_gain_curve_reports_metric_change_against_b_zero():
     assert curve[1]["gain"] == 1.0
     with pytest.raises(ValueError, match="at least 2 sample runs"):
         cal.risk_aware_run(samples[:1], 0.5)
+
+
+def test_samples_on_different_scales_go_to_one_scale_before_risk_aware_ranking():
+    # Both samples rank a > c > b; a BM25-like one scores ≈ 10–20, a dense-like one ≈ 80–110.
+    samples = [{"q": {"a": 20.0, "b": 10.0, "c": 15.0}}, {"q": {"a": 110.0, "b": 80.0, "c": 100.0}}]
+
+    def order(run):
+        return sorted(run["q"], key=lambda d: -run["q"][d])
+
+    # Raw, var(a) = 45² = 2025 dwarfs the means: at b = 0.05 the worst doc, b (var 35² = 1225), comes first.
+    assert order(cal.risk_aware_run(samples, 0.05))[0] == "b"
+    scaled = cal.normalise_samples(samples, "minmax")
+    assert scaled[1]["q"] == pytest.approx({"a": 1.0, "b": 0.0, "c": 2 / 3})
+    for b in (0.0, 0.05, 1.0, 2.0):
+        assert order(cal.risk_aware_run(scaled, b)) == ["a", "c", "b"]
+    with pytest.raises(ValueError, match=r"scores outside \[0, 1\]"):
+        cal.normalise_samples(samples, "none")

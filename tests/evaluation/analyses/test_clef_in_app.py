@@ -15,6 +15,7 @@ RUNS = {
     "IELAB_01": ("IELAB__IELAB_01.txt.gz", 0.2644),
     "IMS_baseline": ("IMS__baseline.exp.gz", 0.2291),
     "indri_okapi_qe": ("baselines__indri_okapi_qe.out.gz", 0.1141),
+    "elastic_BM25f_qe": ("baselines__elastic_BM25f_qe.out.gz", 0.1064),
 }
 
 

@@ -12,8 +12,11 @@ from judging.rating import services
 from tests import factories
 
 
-def paraphrase_collection(name: str = "Rate2020", year: int = 2020, topics: int = 2, turns: int = 3):
-    """Topics × turns, each turn with one manual/raw paraphrase pair (half tagged as coming from r_i)."""
+def paraphrase_collection(
+    name: str = "Rate2020", year: int = 2020, topics: int = 2, turns: int = 3, status: str = "approved"
+):
+    """Topics × turns, each turn with one manual/raw paraphrase pair (half tagged as coming from r_i), approved
+    (campaigns sample approved pairs) unless ``status`` says otherwise."""
     coll = factories.collection(name=name, year=year)
     k = 0
     for t in range(1, topics + 1):
@@ -26,10 +29,21 @@ def paraphrase_collection(name: str = "Rate2020", year: int = 2020, topics: int 
             k += 1
             source = "automatic" if k % 2 else "manual"
             m = Paraphrase.objects.create(
-                turn=turn, kind="manual", text=f"para {t}.{n}", origin="generated", provenance={"source": source}
+                turn=turn,
+                kind="manual",
+                text=f"para {t}.{n}",
+                origin="generated",
+                provenance={"source": source},
+                status=status,
             )
             r = Paraphrase.objects.create(
-                turn=turn, kind="raw", text=f"raw para {t}.{n}", origin="generated", pair=m, provenance={}
+                turn=turn,
+                kind="raw",
+                text=f"raw para {t}.{n}",
+                origin="generated",
+                pair=m,
+                provenance={},
+                status=status,
             )
             m.pair = r
             m.save()

@@ -110,3 +110,25 @@ def test_an_admin_creates_a_campaign_and_sees_kappa_update(browser, live_server,
     expected = selectors.campaign_agreement(campaign=c)["measures"]["semantic_similarity"]["kappa_raw"]
     assert shown == pytest.approx(expected, abs=5e-4)
     browser.save_screenshot(str(ARTIFACTS / "rating-report.png"))
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_a_tiny_negative_kappa_refreshed_by_the_report_reads_0_000_not_minus_0_000(
+    browser, live_server, admin_user, monkeypatch
+):
+    c = campaign(paraphrase_collection(), size=2, n=2)
+    real = selectors.campaign_agreement
+
+    def nearly_zero(*, campaign, **kw):
+        report = real(campaign=campaign, **kw)
+        for rep in report["measures"].values():
+            rep["kappa_raw"] = -1e-6
+        return report
+
+    monkeypatch.setattr(selectors, "campaign_agreement", nearly_zero)
+    browser_login(browser, live_server, "admin1", "pass-admin1")
+    browser.get(live_server.url + f"/rating/campaigns/{c.pk}/")
+    WebDriverWait(browser, 15).until(ec.text_to_be_present_in_element((By.ID, "agreement-updated"), "updated"))
+    cell = '#kappa-table tr[data-measure="semantic_similarity"] [data-f="kappa_raw"]'
+    assert browser.find_element(By.CSS_SELECTOR, cell).text == "0.000"

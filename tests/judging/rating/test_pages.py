@@ -136,3 +136,25 @@ def test_admin_pauses_and_reinstates_from_the_report(admin_client, camp):
     admin_client.post(reverse("rating-rater-pause", args=[camp.pk, u.pk]), {"paused": "0"})
     camp.refresh_from_db()
     assert sum(camp.items.values_list("completed_count", flat=True)) == 1
+
+
+def test_the_report_says_what_agreement_with_the_majority_is_computed_over(admin_client):
+    import uuid
+
+    from judging.rating import services
+
+    c = campaign(paraphrase_collection(), size=2, n=3)
+    a, b, odd = make_raters(3)
+    # a and b give 4, the odd one out 2: the odd rater's others agree (4–4), a's and b's split (4–2).
+    for user, score in ((a, 4), (b, 4), (odd, 2)):
+        while (asg := services.assignment_next(campaign=c, rater=user)) is not None:
+            services.rating_submit(
+                assignment_id=asg.pk,
+                rater=user,
+                values={k: score for k in c.measure_keys},
+                idempotency_key=uuid.uuid4().hex,
+            )
+    page = admin_client.get(reverse("rating-campaign", args=[c.pk])).content.decode()
+    assert "0.00 <span" in page and "(0 of 4 with a majority, of 4 scores)" in page
+    assert "(no majority among the others yet)" in page
+    assert "items where they split (e.g. 2–2) are left out" in page

@@ -31,6 +31,7 @@ def admin_pages(s):
         ("post", reverse("relevance-pool-derive", args=[p])),
         ("post", reverse("relevance-pool-status", args=[p])),
         ("post", reverse("relevance-pool-sync", args=[p])),
+        ("post", reverse("relevance-pool-texts", args=[p])),
         ("get", reverse("relevance-version-export", args=[v])),
         ("get", reverse("relevance-version-sidecar", args=[v])),
     ]
@@ -41,6 +42,7 @@ def admin_apis(s):
     return [
         ("get", reverse("api-relevance-pools")),
         ("post", reverse("api-relevance-pool-create")),
+        ("get", reverse("api-relevance-pool-preview")),
         ("get", reverse("api-relevance-pool", args=[p])),
         ("get", reverse("api-relevance-pool-pairs", args=[p])),
         ("post", reverse("api-relevance-version-derive")),

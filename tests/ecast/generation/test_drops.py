@@ -1,0 +1,80 @@
+"""Generation jobs store what each stage dropped and why, and the job page and API show it."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from ecast.generation import selectors, services
+from ecast.generation.tasks import generation_job_dispatch_task
+from ecast.models import GenerationTurn, Paraphrase
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+TEMPLATES = {"backend": "rule", "params": {"num_return_sequences": 2}, "sources": ["m"]}
+
+
+@pytest.fixture
+def throat(db):
+    """One conversation whose later turns depend on the first, as in CAsT (raw ≠ manual)."""
+    coll = factories.collection(name="Throat", year=2019)
+    conv = factories.conversation(coll, "31")
+    factories.turn(conv, 1, "What is throat cancer?")
+    factories.turn(conv, 2, "Is it treatable?", manual="Is throat cancer treatable?")
+    factories.turn(conv, 3, "What are its symptoms?", manual="What are the symptoms of throat cancer?")
+    return coll
+
+
+def _run(coll, cr_backend):
+    config = {"paraphrase": TEMPLATES, "cr": {"backend": cr_backend}, "clean": {"min_similarity": None}}
+    job = services.generation_job_create(collection=coll, config=config, seed=0)
+    generation_job_dispatch_task(job.pk)
+    job.refresh_from_db()
+    return job
+
+
+def test_a_job_with_the_default_context_removal_keeps_fluent_pairs_only(throat):
+    job = _run(throat, "anaphora")
+    raws = dict(
+        Paraphrase.objects.filter(turn__turn_id="31_3", kind="raw").values_list("pair__text", "text").order_by("pk")
+    )
+    assert raws == {
+        "Can you tell me what are the symptoms of throat cancer?": "Can you tell me what are its symptoms?",
+        "I would like to know what are the symptoms of throat cancer.": "I would like to know what are its symptoms.",
+    }
+    assert selectors.generation_job_drops(job=job)["total"] == 0
+
+
+def test_the_entity_removal_baseline_has_its_broken_outputs_dropped_and_counted(throat, admin_client, admin_api):
+    job = _run(throat, "entity_removal")
+    gt = GenerationTurn.objects.get(job=job, turn__turn_id="31_3")
+    assert gt.outputs == 0 and gt.details["drops"] == {"cr": {"ungrammatical": 2}}
+    assert {d["text"] for d in gt.details["dropped"]} == {
+        "Can you tell me what are the of?",
+        "I would like to know what are the of.",
+    }
+    assert not Paraphrase.objects.filter(turn__turn_id="31_3").exists()  # never saved as candidates
+    drops = selectors.generation_job_drops(job=job)
+    assert drops["by_stage"]["cr"]["ungrammatical"] >= 2
+    assert {"stage": "cr", "label": "Context removal", "reason": "ungrammatical"}.items() <= drops["rows"][-1].items()
+    page = admin_client.get(reverse("generation-job-detail", args=[job.pk])).content.decode()
+    assert "Dropped outputs" in page and "Context removal: ungrammatical 2" in page
+    assert "determiner_without_noun" in page  # the rule each drop broke, in the tooltip
+    detail = admin_api.get(reverse("api-generation-job-detail", args=[job.pk])).json()
+    assert detail["drops"]["cr"]["ungrammatical"] == drops["by_stage"]["cr"]["ungrammatical"]
+
+
+def test_a_job_created_without_a_config_gets_anaphora_and_the_similarity_floor(throat, admin_client):
+    job = services.generation_job_create(collection=throat)
+    assert job.config["cr"]["backend"] == "anaphora" and job.config["clean"] == {"min_similarity": 0.6}
+    job = services.generation_job_create(collection=throat, config={"clean": {"min_similarity": None}})
+    assert job.config["clean"] == {"min_similarity": None}  # an explicit null turns the floor off
+    form = admin_client.get(reverse("generation-jobs")).content.decode()
+    assert '<option value="anaphora" selected>' in form and '<option value="entity_removal">' in form
+
+
+def test_turns_finished_before_the_stages_counted_drops_show_their_paraphrase_drops():
+    details = {"dropped": [{"text": "x", "reason": "near duplicate"}, {"text": "y", "reason": "similarity"}]}
+    assert selectors.generation_turn_drops(details=details) == {"paraphrase": {"near duplicate": 1, "similarity": 1}}
+    assert selectors.generation_turn_drops(details={}) == {}
