@@ -33,8 +33,8 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from ecast.imports.errors import ImportFailed, row_error
-from ecast.imports.writers import Context, Result, fast_insert
-from ecast.models import Collection, Passage
+from ecast.imports.writers import Context, Result, passages_upsert
+from ecast.models import Collection
 
 OPTIONS = ("only_needed",)
 ID_KEYS = ("id", "docid", "_id", "passage_id", "pid")
@@ -362,22 +362,6 @@ def _forget_queries() -> None:
     a long import would hold gigabytes in a DEBUG process (a test capturing queries keeps its log)."""
     if settings.DEBUG and not connection.force_debug_cursor:
         connection.queries_log.clear()
-
-
-def passages_upsert(batch: list[tuple[str, str]], *, source: str) -> tuple[int, int]:
-    """Create or update passages by id (text and source); returns (created, updated). Same text: untouched."""
-    texts = dict(batch)
-    existing = {p.passage_id: p for p in Passage.objects.filter(passage_id__in=list(texts))}
-    new = [(pid, body, source) for pid, body in texts.items() if pid not in existing]
-    changed = []
-    for pid, row in existing.items():
-        if row.text != texts[pid]:
-            row.text, row.source = texts[pid], source
-            changed.append(row)
-    # COPY on PostgreSQL, executemany elsewhere: bulk_create spends most of a large import in Python per value.
-    fast_insert(Passage, ["passage_id", "text", "source"], new, plain={"passage_id", "text", "source"})
-    Passage.objects.bulk_update(changed, ["text", "source"], batch_size=BATCH)
-    return len(new), len(changed)
 
 
 def corpus_import(

@@ -501,25 +501,6 @@ def read_run(path: Path, *, name: str | None = None) -> dict[str, dict[str, floa
 # ---------------------------------------------------------------- passages and ad hoc queries
 
 
-def parse_passages_tsv(text: str, *, file: str, progress: Progress = None) -> Parsed:
-    """Passage texts ``id<TAB>text``. Records (line, passage_id, text)."""
-    p = Parsed(file)
-    lines = _lines(text)
-    seen: dict[str, int] = {}
-    for n, line in enumerate(lines, start=1):
-        if progress and n % 20000 == 0:
-            progress(n, len(lines))
-        if not line.strip():
-            continue
-        if "\t" not in line:
-            p.error(n, "expected 'id<TAB>text'")
-            continue
-        pid, body = line.split("\t", 1)
-        _add_passage(p, seen, n, pid.strip(), body.strip())
-    p.counts["passages"] = len(p.records)
-    return p
-
-
 def _add_passage(p: Parsed, seen: dict[str, int], n: int, pid: str, body: str) -> None:
     if not pid:
         p.error(n, "empty passage id")
@@ -532,37 +513,6 @@ def _add_passage(p: Parsed, seen: dict[str, int], n: int, pid: str, body: str) -
     else:
         seen[pid] = n
         p.records.append((n, pid, body))
-
-
-def parse_passages_jsonl(text: str, *, file: str, progress: Progress = None) -> Parsed:
-    """JSONL passages ``{"id": .., "text": ..}`` (also ``passage_id`` / ``contents``). Records (line, id, text)."""
-    p = Parsed(file)
-    lines = _lines(text)
-    seen: dict[str, int] = {}
-    for n, line in enumerate(lines, start=1):
-        if progress and n % 20000 == 0:
-            progress(n, len(lines))
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            p.error(n, f"invalid JSON: {exc.msg}")
-            continue
-        if not isinstance(obj, dict):
-            p.error(n, "expected a JSON object per line")
-            continue
-        pid = obj.get("id", obj.get("passage_id", obj.get("docid")))
-        body = obj.get("text", obj.get("contents"))
-        if pid is None or body is None:
-            p.error(n, "object needs an id ('id' or 'passage_id') and a text ('text' or 'contents')")
-            continue
-        if not isinstance(body, str):
-            p.error(n, "text must be a string")
-            continue
-        _add_passage(p, seen, n, str(pid).strip(), body.strip())
-    p.counts = {"passages": len(p.records), **p.counts}
-    return p
 
 
 def parse_crowd_passages(text: str, *, file: str) -> Parsed:

@@ -241,7 +241,8 @@ def write_cast_topics(ctx: Context) -> Result:
         Turn.objects.bulk_update(list(to_update.values()), fields, batch_size=CHUNK)
         counts.update(turns_created=len(to_create), turns_updated=len(to_update), topics=len(parsed.records))
         if passages:
-            counts.update(_upsert_passages([(0, k, v) for k, v in passages.items()], source=ctx.name))
+            created, updated = passages_upsert(passages.items(), source=ctx.name)
+            counts.update(passages_created=created, passages_updated=updated)
     return Result(counts=dict(counts), collection=collection)
 
 
@@ -449,28 +450,33 @@ def write_castur(ctx: Context) -> Result:
 # ---------------------------------------------------------------- passages
 
 
-def _upsert_passages(records: list[tuple[int, str, str]], *, source: str) -> dict[str, int]:
-    texts = {pid: body for _n, pid, body in records}
-    ids = list(texts)
-    existing: dict[str, Passage] = {}
-    for chunk in _chunks(ids):
-        existing.update({p.passage_id: p for p in Passage.objects.filter(passage_id__in=chunk)})
-    new = [Passage(passage_id=pid, text=texts[pid], source=source[:300]) for pid in ids if pid not in existing]
-    changed = []
-    for pid, row in existing.items():
-        if row.text != texts[pid]:
-            row.text, row.source = texts[pid], source[:300]
-            changed.append(row)
-    Passage.objects.bulk_create(new, batch_size=CHUNK)
-    Passage.objects.bulk_update(changed, ["text", "source"], batch_size=CHUNK)
-    return {"passages_created": len(new), "passages_updated": len(changed)}
+def passages_upsert(records: Iterable[tuple[str, str]], *, source: str) -> tuple[int, int]:
+    """Create or update passages by id, ``records`` being (id, text); returns (created, updated). Same text:
+    untouched. The one way passage texts are written (topic files, crowd CSVs, streamed corpora)."""
+    texts = dict(records)
+    source = source[:300]
+    created = updated = 0
+    for chunk in _chunks(list(texts)):
+        existing = {p.passage_id: p for p in Passage.objects.filter(passage_id__in=chunk)}
+        new = [(pid, texts[pid], source) for pid in chunk if pid not in existing]
+        changed = []
+        for pid, row in existing.items():
+            if row.text != texts[pid]:
+                row.text, row.source = texts[pid], source
+                changed.append(row)
+        # COPY on PostgreSQL, executemany elsewhere: bulk_create spends most of a large import in Python per value.
+        fast_insert(Passage, ["passage_id", "text", "source"], new, plain={"passage_id", "text", "source"})
+        Passage.objects.bulk_update(changed, ["text", "source"], batch_size=CHUNK)
+        created, updated = created + len(new), updated + len(changed)
+    return created, updated
 
 
 def _write_passages(ctx: Context, parsed: parsers.Parsed) -> Result:
     raise_if(parsed.errors)
     with transaction.atomic():
-        counts = _upsert_passages(parsed.records, source=ctx.name)
-    return Result(counts={**parsed.counts, **counts}, collection=ctx.collection)
+        created, updated = passages_upsert(((pid, body) for _n, pid, body in parsed.records), source=ctx.name)
+    counts = {**parsed.counts, "passages_created": created, "passages_updated": updated}
+    return Result(counts=counts, collection=ctx.collection)
 
 
 # Passage TSV/JSONL corpus files are streamed by ecast.imports.corpus (the passages_tsv / passages_jsonl kinds).

@@ -126,13 +126,6 @@ def test_it_validates_utterance_labels_and_castur_rows():
     assert [e["line"] for e in castur.errors] == [4, 5]
 
 
-def test_it_accepts_passage_jsonl_with_either_key_style():
-    text = '{"id": "a", "text": "x"}\n{"passage_id": "b", "contents": "y"}\n{"foo": 1}\nnot json\n'
-    parsed = parsers.parse_passages_jsonl(text, file="p.jsonl")
-    assert [r[1:] for r in parsed.records] == [("a", "x"), ("b", "y")]
-    assert [e["line"] for e in parsed.errors] == [3, 4]
-
-
 def test_it_parses_clef_queries():
     text = "<queries>\n<query>\n<id> 151001 </id>\n<en> anemia diet therapy </en>\n<fr> x </fr>\n</query>\n</queries>\n"
     assert parsers.parse_clef_queries(text, file="q").records == [(2, "151001", "anemia diet therapy")]
@@ -173,9 +166,3 @@ def test_the_reader_checks_the_size_limit_before_reading_and_gunzips(tmp_path):
     with pytest.raises(ImportFailed) as exc:
         read_text(latin)
     assert exc.value.errors[0]["line"] == 2
-
-
-def test_a_passage_tsv_counts_repeated_ids_in_its_report():
-    parsed = parsers.parse_passages_tsv("P1\tfirst\nP2\tsecond\nP1\tagain\n", file="p.tsv")
-    assert [r[1] for r in parsed.records] == ["P1", "P2"]
-    assert parsed.counts == {"passages": 2, "duplicates": 1}
