@@ -81,12 +81,17 @@ def original_plans(*, collection: Collection) -> list[BaselinePlan]:
     return [BaselinePlan(PREFIX + key, None, what, _plain(texts)) for key, (what, texts) in originals.items()]
 
 
+def test_set_run_name(test_set: TestSet) -> str:
+    """The name of a test set's BM25 run, e.g. ecast-bm25-Rm_2."""
+    letter = "r" if test_set.kind == TestSet.Kind.RAW else "m"
+    return f"{PREFIX}R{letter}_{test_set.index}"
+
+
 def test_set_plan(*, test_set: TestSet) -> BaselinePlan:
     """The run of one test set: p^m as it is (R^m), or p^r reformulated given the set's earlier turns (R^r)."""
     conversations = _conversations(test_set.collection)
     chosen = dict(test_set.items.values_list("turn_id", "paraphrase__text"))
-    letter = "r" if test_set.kind == TestSet.Kind.RAW else "m"
-    name = f"{PREFIX}R{letter}_{test_set.index}"
+    name = test_set_run_name(test_set)
     if test_set.kind == TestSet.Kind.MANUAL:
         turns = [t for conv in conversations for t in conv]
         texts = {t.turn_id: chosen.get(t.pk) or t.manual_rewrite or t.raw_utterance for t in turns}
@@ -150,7 +155,7 @@ def test_set_baseline_start(*, test_set: TestSet, user: Any = None) -> str:
     if n > MAX_PASSAGES:
         raise DomainError(f"{n:,} passages with text: more than the built-in BM25 indexes ({MAX_PASSAGES:,})")
     enqueue(BASELINE_TASK, test_set.pk, getattr(user, "pk", None))
-    return test_set_plan(test_set=test_set).name
+    return test_set_run_name(test_set)
 
 
 def test_set_baseline_make(*, test_set_id: int, user_id: int | None = None) -> Run | None:
