@@ -23,13 +23,16 @@ __all__ = [
     "RaterStatus",
 ]
 
-# Measures of ECAsT Table 5 / Fig. 4 (questions and 1..5 anchors as shown to raters), plus the answer-confidence
+# Measures of ECAsT Table 5 / Fig. 4 (questions and 1..5 anchors), plus the answer-confidence
 # scale of the CAsT-snippets crowd data (Łajewska & Balog 2023) used by imported relevance-style campaigns.
+# "question" names the paper's symbols (m_i, p^m, p^r) for admins; raters read "rater_question", which speaks of the
+# labels their page shows ("original question", "rewritten question", "in-conversation version").
 MEASURES: dict[str, dict] = {
     "semantic_similarity": {
         "name": "Semantic similarity",
         "question": "Do the original question (m_i) and the paraphrase (p^m) ask for the same information?",
         "anchors": ["Completely different", "Mostly different", "Somewhat similar", "Mostly the same", "Identical"],
+        "rater_question": "Do the original question and the rewritten question ask for the same information?",
         "shows": "m_i vs p^m",
     },
     "language_diversity": {
@@ -37,6 +40,8 @@ MEASURES: dict[str, dict] = {
         "question": "How different are the words and sentence structure of the paraphrase (p^m) from the original "
         "question (m_i)?",
         "anchors": ["Identical wording", "Few changes", "Some changes", "Many changes", "Completely reworded"],
+        "rater_question": "How different are the words and sentence structure of the rewritten question from the "
+        "original question?",
         "shows": "m_i vs p^m",
     },
     "raw_semantic_similarity": {
@@ -44,24 +49,29 @@ MEASURES: dict[str, dict] = {
         "question": "Read in this conversation, does the context-dependent paraphrase (p^r) ask for the same "
         "information as the paraphrase (p^m)?",
         "anchors": ["Completely different", "Mostly different", "Somewhat similar", "Mostly the same", "Identical"],
+        "rater_question": "Read after the conversation so far, does the in-conversation version ask for the same "
+        "information as the rewritten question?",
         "shows": "p^m vs p^r",
     },
     "conversational_entailment": {
         "name": "Conversational entailment",
         "question": "Does the paraphrase (p^m) fit the conversation so far as its next question?",
         "anchors": ["Not at all", "Barely", "Somewhat", "Mostly", "Perfectly"],
+        "rater_question": "Would the rewritten question make sense as the next question of this conversation?",
         "shows": "history h_i + p^m",
     },
     "passage_relevance": {
         "name": "Passage relevance",
         "question": "Does the passage answer the paraphrase (p^m)?",
         "anchors": ["Not relevant", "Slightly", "Partially", "Mostly", "Fully answers"],
+        "rater_question": "Does the passage answer the rewritten question?",
         "shows": "passage c_i + p^m",
     },
     "answer_confidence": {
         "name": "Answer confidence",
         "question": "How confident are you that the passage answers the question?",
         "anchors": ["Very low", "Low", "Medium", "High", "Very high"],
+        "rater_question": "How confident are you that the passage answers the question?",
         "shows": "query + passage",
     },
 }

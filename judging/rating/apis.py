@@ -36,7 +36,7 @@ class MeasureSerializer(serializers.Serializer):
     name = serializers.CharField()
     question = serializers.CharField()
     anchors = serializers.ListField(child=serializers.CharField())
-    shows = serializers.CharField()
+    shows = serializers.CharField(required=False, help_text="What the measure compares (admins only).")
 
 
 class MeApi(APIView):
@@ -89,6 +89,9 @@ class AssignmentSerializer(serializers.Serializer):
     passage_id = serializers.CharField()
     passage_text = serializers.CharField()
     measures = MeasureSerializer(many=True)
+    previous_values = serializers.DictField(
+        child=serializers.IntegerField(), help_text="The answer withdrawn with undo, to correct (empty otherwise)."
+    )
 
 
 class AssignmentNextApi(APIView):

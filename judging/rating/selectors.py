@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from ecast.csvfiles import csv_line
 from ecast.models import Paraphrase
-from judging.models import Campaign, RaterStatus, Rating, RatingAssignment, RatingItem
+from judging.models import MEASURES, Campaign, RaterStatus, Rating, RatingAssignment, RatingItem
 from judging.rating import agreement
 
 
@@ -59,6 +59,24 @@ def rater_queue(*, rater: Any) -> list[dict[str, Any]]:
     return out
 
 
+def rater_measures(*, campaign: Campaign) -> list[dict[str, Any]]:
+    """The campaign's measures in the words a rater reads: name, plain question, anchors (no paper symbols).
+
+    Campaigns store their measure definitions; one created before the plain wording existed takes it from the
+    registry, and a measure unknown to the registry keeps its own question."""
+    out = []
+    for m in campaign.measures:
+        plain = m.get("rater_question") or MEASURES.get(m["key"], {}).get("rater_question") or m["question"]
+        out.append({"key": m["key"], "name": m["name"], "question": plain, "anchors": list(m["anchors"])})
+    return out
+
+
+def previous_answer(*, assignment: RatingAssignment) -> dict[str, int]:
+    """The answer the rater withdrew with undo (the latest one), so the page can show it again for correction."""
+    history = assignment.history or []
+    return dict(history[-1].get("values") or {}) if history else {}
+
+
 def assignment_payload(*, assignment: RatingAssignment) -> dict[str, Any]:
     """What the rater page and API show for one assignment (never other raters' answers)."""
     item = assignment.item
@@ -72,7 +90,8 @@ def assignment_payload(*, assignment: RatingAssignment) -> dict[str, Any]:
         "context": item.context,
         "passage_id": item.passage_id,
         "passage_text": item.passage_text,
-        "measures": campaign.measures,
+        "measures": rater_measures(campaign=campaign),
+        "previous_values": previous_answer(assignment=assignment),
     }
 
 
@@ -80,6 +99,13 @@ def rater_done_count(*, campaign: Campaign, rater: Any) -> int:
     """Items this rater has completed in the campaign."""
     return RatingAssignment.objects.filter(
         campaign=campaign, rater=rater, status=RatingAssignment.Status.COMPLETED
+    ).count()
+
+
+def rater_open_leases(*, campaign: Campaign, rater: Any) -> int:
+    """Items leased to this rater in the campaign and not yet answered."""
+    return RatingAssignment.objects.filter(
+        campaign=campaign, rater=rater, status=RatingAssignment.Status.LEASED
     ).count()
 
 

@@ -8,6 +8,7 @@ leases or two ratings. On SQLite, ``transaction_mode=IMMEDIATE`` serialises writ
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
@@ -15,8 +16,8 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, OuterRef, Q, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models import BigIntegerField, Count, F, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Cast, Coalesce
 from django.utils import timezone
 
 from ecast.errors import DomainError
@@ -157,8 +158,22 @@ def _has_room(item: RatingItem, campaign: Campaign, now: datetime, exclude_pk: i
     return item.completed_count + live < campaign.raters_per_item
 
 
+# Per-rater order: position ↦ (position · a + b) mod P with P prime and 0 < a < P is a permutation of the positions,
+# so every rater gets their own fixed order (seeded by campaign seed and rater), computed in SQL on any backend.
+SHUFFLE_PRIME = 2_147_483_647
+
+
+def rater_order_key(*, seed: int, rater_id: int) -> tuple[int, int]:
+    """(a, b) of the rater's item permutation: the same for the same campaign seed and rater, different otherwise."""
+    digest = hashlib.sha256(f"{seed}:{rater_id}".encode()).digest()
+    a = int.from_bytes(digest[:8], "big") % (SHUFFLE_PRIME - 1) + 1
+    b = int.from_bytes(digest[8:16], "big") % SHUFFLE_PRIME
+    return a, b
+
+
 def _candidates(campaign: Campaign, rater: Any, now: datetime):
-    """Open regular items the rater has never had, with room, nearest to completion first (then seeded order)."""
+    """Open regular items the rater has never had, with room, nearest to completion first, then in the rater's own
+    seeded order (so no two raters see the items in the same sequence)."""
     taken = RatingAssignment.objects.filter(campaign=campaign, rater=rater).values("item_id")
     live = (
         RatingAssignment.objects.filter(item=OuterRef("pk"), status=RatingAssignment.Status.LEASED, expires_at__gt=now)
@@ -167,14 +182,19 @@ def _candidates(campaign: Campaign, rater: Any, now: datetime):
         .annotate(c=Count("pk"))
         .values("c")
     )
+    a, b = rater_order_key(seed=campaign.seed, rater_id=rater.pk)
+    big = BigIntegerField()
     return (
         RatingItem.objects.filter(campaign=campaign, is_gold=False, completed_count__lt=campaign.raters_per_item)
         .exclude(pk__in=taken)
         .annotate(load=F("completed_count") + Coalesce(Subquery(live), Value(0)))
         .filter(load__lt=campaign.raters_per_item)
-        # Most completed ratings first (finished items accumulate); the order matches the (campaign, is_gold,
-        # completed_count, position) index scanned backwards, so PostgreSQL stops at the first item with room.
-        .order_by("-completed_count", "-position")
+        .annotate(
+            shuffle=(Cast("position", big) * Value(a, output_field=big) + Value(b, output_field=big))
+            % Value(SHUFFLE_PRIME, output_field=big)
+        )
+        # Most completed ratings first (finished items accumulate), then the rater's own order.
+        .order_by("-completed_count", "shuffle")
     )
 
 

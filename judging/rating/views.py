@@ -78,12 +78,17 @@ def rating_rate(request: HttpRequest, campaign_id: int) -> HttpResponse:
             "judging/rating_done.html",
             {"campaign": campaign, "done": done, "undo": undo, "message": "No more items for you in this campaign."},
         )
-    # "left" counts items not yet leased to this rater; the one on screen is left too.
-    left = 1 + next((r["left"] for r in sel.rater_queue(rater=request.user) if r["campaign"].pk == campaign.pk), 0)
+    # "left" counts items never leased to this rater plus those leased and not yet answered (the one on screen, and
+    # one handed out before an undo brought an earlier item back).
+    left = sel.rater_open_leases(campaign=campaign, rater=request.user) + next(
+        (r["left"] for r in sel.rater_queue(rater=request.user) if r["campaign"].pk == campaign.pk), 0
+    )
     item = assignment.item
+    # After an undo the withdrawn answer is shown again, so correcting one measure is one key press.
+    previous = sel.previous_answer(assignment=assignment)
     measures = []
-    for m in campaign.measures:
-        chosen = str(posted.get(m["key"], ""))
+    for m in sel.rater_measures(campaign=campaign):
+        chosen = str(posted.get(m["key"], previous.get(m["key"], "")))
         measures.append({**m, "options": list(enumerate(m["anchors"], start=1)), "chosen": chosen})
     return render(
         request,
@@ -98,6 +103,8 @@ def rating_rate(request: HttpRequest, campaign_id: int) -> HttpResponse:
             "done": done,
             "left": left,
             "total": done + left,
+            "position": done + 1,
+            "corrected": bool(previous) and not posted,
             "undo": undo,
             "error": error,
         },
@@ -109,8 +116,8 @@ def rating_rate(request: HttpRequest, campaign_id: int) -> HttpResponse:
 def rating_undo(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """Withdraw the rater's last submission (within the undo window) and show that item again."""
     try:
+        # The page that follows says the withdrawn answer is filled in; no second message.
         svc.rating_undo(assignment_id=int(request.POST.get("assignment_id", "0") or 0), rater=request.user)
-        messages.info(request, "Last answer withdrawn; rate the item again.")
     except (svc.RatingError, ValueError) as exc:
         messages.error(request, str(exc))
     return redirect("rating-rate", campaign_id=campaign_id)

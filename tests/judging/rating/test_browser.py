@@ -132,3 +132,74 @@ def test_a_tiny_negative_kappa_refreshed_by_the_report_reads_0_000_not_minus_0_0
     WebDriverWait(browser, 15).until(ec.text_to_be_present_in_element((By.ID, "agreement-updated"), "updated"))
     cell = '#kappa-table tr[data-measure="semantic_similarity"] [data-f="kappa_raw"]'
     assert browser.find_element(By.CSS_SELECTOR, cell).text == "0.000"
+
+
+def _rect(driver, css: str) -> dict:
+    return driver.execute_script(
+        "const el = document.querySelector(arguments[0]); const r = el.getBoundingClientRect();"
+        "return {top: r.top, bottom: r.bottom, height: r.height, vh: window.innerHeight,"
+        " scrolls: el.scrollHeight > el.clientHeight};",
+        css,
+    )
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_at_1366x768_the_whole_form_works_without_scrolling_and_undo_brings_the_answer_back(
+    browser, live_server, rater
+):
+    # Eight turns of history, five measures and long guidelines: the worst case a rater meets in the demo.
+    c = campaign(
+        paraphrase_collection(topics=1, turns=8),
+        size=8,
+        n=2,
+        measures=(
+            "semantic_similarity",
+            "language_diversity",
+            "raw_semantic_similarity",
+            "conversational_entailment",
+            "passage_relevance",
+        ),
+        guidelines="\n".join(f"Guideline {i}: read the whole conversation before answering." for i in range(40)),
+    )
+    browser.set_window_size(1366, 768)
+    browser_login(browser, live_server, "rater1", "pass-rater1")
+    browser.get(live_server.url + f"/rating/campaigns/{c.pk}/rate/")
+    submit = _rect(browser, "#submit-rating")
+    assert 0 <= submit["top"] and submit["bottom"] <= submit["vh"], submit
+    page = browser.find_element(By.TAG_NAME, "body").text
+    assert "Item 1 of 8" in page and "Rewritten question" in page and "p^m" not in page
+    browser.save_screenshot(str(ARTIFACTS / "rater-1366x768.png"))
+
+    body = browser.find_element(By.TAG_NAME, "body")
+    body.send_keys("?")
+    guide = _rect(browser, "#guidelines")
+    assert guide["top"] >= 0 and guide["bottom"] <= guide["vh"] and guide["scrolls"], guide
+    browser.save_screenshot(str(ARTIFACTS / "rater-guidelines-1366x768.png"))
+    body.send_keys(Keys.ESCAPE)
+
+    first = _item_id(browser)
+    body.send_keys("2", "3", "4", "5", "1")
+    submit = _rect(browser, "#submit-rating")  # the focus moved down five questions: Submit is still in view
+    assert 0 <= submit["top"] and submit["bottom"] <= submit["vh"], submit
+    body.send_keys(Keys.ENTER)
+    wait = WebDriverWait(browser, 10, ignored_exceptions=(StaleElementReferenceException, WebDriverException))
+    wait.until(ec.text_to_be_present_in_element((By.ID, "progress-text"), "1 done"))
+    assert "Item 2 of 8" in browser.find_element(By.ID, "item-position").text
+
+    browser.find_element(By.TAG_NAME, "body").send_keys("u")
+    wait.until(ec.presence_of_element_located((By.ID, "correcting")))
+    assert _item_id(browser) == first
+    assert "Item 1 of 8" in browser.find_element(By.ID, "item-position").text
+    assert "0 done · 8 left" in browser.find_element(By.ID, "progress-text").text
+    checked = browser.execute_script(
+        "return Array.from(document.querySelectorAll('fieldset.measure input:checked')).map(i => i.value);"
+    )
+    assert checked == ["2", "3", "4", "5", "1"]
+    browser.save_screenshot(str(ARTIFACTS / "rater-undo-correction.png"))
+    body = browser.find_element(By.TAG_NAME, "body")
+    body.send_keys(Keys.ARROW_RIGHT)  # the first question is focused again: 2 → 3, the rest stays
+    body.send_keys(Keys.ENTER)
+    wait.until(ec.text_to_be_present_in_element((By.ID, "progress-text"), "1 done"))
+    values = Rating.objects.get(rater=rater).values
+    assert [values[k] for k in c.measure_keys] == [3, 3, 4, 5, 1]

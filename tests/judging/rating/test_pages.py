@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -68,6 +70,41 @@ def test_undo_from_the_page_brings_the_item_back(rater_client, camp):
     assert Rating.objects.count() == 0
     page = rater_client.get(url)
     assert page.context["assignment"].pk == a.pk
+
+
+def test_after_undo_the_withdrawn_answer_is_filled_in_for_correction(rater_client, camp):
+    url = reverse("rating-rate", args=[camp.pk])
+    rater_client.get(url)
+    a = RatingAssignment.objects.get()
+    rater_client.post(url, _form(camp, a.pk, "k", score=2))
+    rater_client.post(reverse("rating-undo", args=[camp.pk]), {"assignment_id": a.pk})
+    html = rater_client.get(url).content.decode()
+    assert "Your previous answer is filled in" in html
+    for key in camp.measure_keys:
+        assert f'name="m_{key}" value="2" tabindex="-1" checked' in html
+        assert f'name="m_{key}" value="4" tabindex="-1" checked' not in html
+
+
+def test_raters_read_plain_questions_and_their_own_position_not_symbols_or_ids(rater_client, db):
+    c = campaign(
+        paraphrase_collection(),
+        size=6,
+        n=2,
+        measures=("semantic_similarity", "language_diversity", "raw_semantic_similarity", "conversational_entailment"),
+    )
+    html = rater_client.get(reverse("rating-rate", args=[c.pk])).content.decode()
+    a = RatingAssignment.objects.get()
+    assert re.findall(r"Item \d+", html) == ["Item 1"] and "Item 1 of 6" in html
+    assert "Do the original question and the rewritten question ask for the same information?" in html
+    assert "Rewritten question" in html and "As asked in the conversation" in html
+    for symbol in ("m_i", "p^m", "p^r", "h_i", "m<sub>i</sub>", "p<sup>m</sup>", "p<sup>r</sup>"):
+        assert symbol not in html, symbol
+    assert a.item.context["turn_id"] not in html
+
+
+def test_the_admin_still_sees_the_paper_symbols_on_the_campaign_form(admin_client, db):
+    html = admin_client.get(reverse("rating-campaigns")).content.decode()
+    assert "m_i" in html and "p^m" in html
 
 
 def test_the_queue_page_lists_open_campaigns(rater_client, camp):

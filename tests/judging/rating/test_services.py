@@ -248,3 +248,38 @@ def test_a_closed_campaign_hands_out_nothing_new():
     (u,) = make_raters(1)
     services.campaign_set_status(campaign=c, status="closed")
     assert services.assignment_next(campaign=c, rater=u) is None
+
+
+def _sequence(c, user) -> list[int]:
+    order = []
+    while (a := services.assignment_next(campaign=c, rater=user)) is not None:
+        order.append(a.item.position)
+        services.rating_submit(assignment_id=a.pk, rater=user, values=answer(c), idempotency_key=uuid.uuid4().hex)
+    return order
+
+
+def test_each_rater_gets_the_items_in_their_own_seeded_order():
+    coll = paraphrase_collection(topics=4, turns=4)
+    c = campaign(coll, size=12, n=5, gold_every=1000)
+    first, second = make_raters(2)
+    # Items with more ratings come first, so each rater here sees a whole level in their own order.
+    seq_first, seq_second = _sequence(c, first), _sequence(c, second)
+    positions = sorted(c.items.filter(is_gold=False).values_list("position", flat=True))
+    assert sorted(seq_first) == sorted(seq_second) == positions
+    assert seq_first != seq_second and seq_first != positions
+
+    def expected(user):
+        a, b = services.rater_order_key(seed=c.seed, rater_id=user.pk)
+        return sorted(positions, key=lambda p: (p * a + b) % services.SHUFFLE_PRIME)
+
+    assert seq_first == expected(first) and seq_second == expected(second)
+    again = campaign(coll, size=12, n=5, gold_every=1000, seed=c.seed)
+    assert _sequence(again, first) == seq_first  # same seed, same rater: same order
+
+
+def test_the_order_key_is_a_permutation_for_any_rater():
+    for rater_id in range(1, 30):
+        a, b = services.rater_order_key(seed=3, rater_id=rater_id)
+        assert 0 < a < services.SHUFFLE_PRIME
+        keys = {(p * a + b) % services.SHUFFLE_PRIME for p in range(500)}
+        assert len(keys) == 500
