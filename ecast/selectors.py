@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import Count, F, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from ecast import curation
 from ecast.jobs import heartbeat_key
@@ -79,9 +79,14 @@ def paraphrase_search(
     origin: str = "",
     utterance_class: str = "",
     include_history: bool = False,
+    half_decided: bool = False,
 ) -> QuerySet[Paraphrase]:
-    """Paraphrases whose text, or whose turn's utterance or rewrites, contain ``q``; filtered and ordered by turn."""
-    qs = Paraphrase.objects.select_related("turn", "turn__conversation", "turn__collection")
+    """Paraphrases whose text, or whose turn's utterance or rewrites, contain ``q``; filtered and ordered by turn.
+
+    ``half_decided`` keeps paraphrases whose pair partner has another status (e.g. approved manual, candidate raw)."""
+    qs = Paraphrase.objects.select_related("turn", "turn__conversation", "turn__collection", "pair")
+    if half_decided:
+        qs = qs.filter(pair__isnull=False, pair__is_current=True).exclude(status=F("pair__status"))
     if collection is not None:
         qs = qs.filter(turn__collection=collection)
     if not include_history:
@@ -172,6 +177,48 @@ class TurnPage:
     self_bleu_now: float | None = None
 
 
+def _pair_up(current: list[Paraphrase]) -> list[tuple[Paraphrase | None, Paraphrase | None]]:
+    """Current paraphrases (in id order) as (manual, raw) pairs in page order; a lone member fills one side."""
+    by_id = {p.pk: p for p in current}
+    pairs: list[tuple[Paraphrase | None, Paraphrase | None]] = []
+    placed: set[int] = set()
+    for p in current:
+        if p.pk in placed:
+            continue
+        partner = by_id.get(p.pair_id) if p.pair_id else None
+        if partner is not None and partner.pk in placed:
+            partner = None
+        placed.add(p.pk)
+        if partner is not None:
+            placed.add(partner.pk)
+        pairs.append((p, partner) if p.kind == Paraphrase.Kind.MANUAL else (partner, p))
+    return pairs
+
+
+def turn_after(*, turn: Turn) -> Turn | None:
+    """The next turn of the collection: later in the conversation, else the first turn of the next conversation."""
+    siblings = Turn.objects.filter(collection_id=turn.collection_id)
+    nxt = siblings.filter(conversation_id=turn.conversation_id, number__gt=turn.number).order_by("number").first()
+    if nxt is None:
+        nxt = siblings.filter(conversation_id__gt=turn.conversation_id).order_by("conversation_id", "number").first()
+    return nxt
+
+
+def curation_next(*, paraphrase: Paraphrase) -> tuple[Turn | None, Paraphrase | None]:
+    """Where a curator goes after deciding ``paraphrase``'s pair: the next pair of its turn with a member still a
+    candidate (wrapping to the top), as (its turn, its first member); else (the next turn, None); (None, None) at the
+    end of the collection."""
+    turn = paraphrase.turn
+    pairs = _pair_up(list(Paraphrase.objects.filter(turn=turn, is_current=True).order_by("id")))
+    here = next((i for i, pair in enumerate(pairs) if any(p is not None and p.pk == paraphrase.pk for p in pair)), -1)
+    order = pairs[here + 1 :] + pairs[: here + 1]
+    for pair in order:
+        members = [p for p in pair if p is not None]
+        if any(p.status == Paraphrase.Status.CANDIDATE for p in members):
+            return turn, members[0]
+    return turn_after(turn=turn), None
+
+
 def turn_page(*, turn: Turn) -> TurnPage:
     """Current paraphrases grouped as manual/raw pairs, repeated n-grams marked, conversation history, neighbours."""
     all_rows = list(Paraphrase.objects.filter(turn=turn).select_related("created_by").order_by("id"))
@@ -191,29 +238,13 @@ def turn_page(*, turn: Turn) -> TurnPage:
             return None
         return ParaphraseRow(p, curation.highlight(p.text, repeated), provenance_summary(p.provenance), history_of(p))
 
-    pairs: list[tuple[ParaphraseRow | None, ParaphraseRow | None]] = []
-    placed: set[int] = set()
-    for p in current:
-        if p.pk in placed:
-            continue
-        partner = by_id.get(p.pair_id) if p.pair_id else None
-        if partner is not None and (not partner.is_current or partner.pk in placed):
-            partner = None
-        placed.add(p.pk)
-        if partner is not None:
-            placed.add(partner.pk)
-        manual, raw = (p, partner) if p.kind == Paraphrase.Kind.MANUAL else (partner, p)
-        pairs.append((row(manual), row(raw)))
+    pairs = [(row(manual), row(raw)) for manual, raw in _pair_up(current)]
     history = list(Turn.objects.filter(conversation_id=turn.conversation_id, number__lt=turn.number).order_by("number"))
     siblings = Turn.objects.filter(collection_id=turn.collection_id)
     previous_turn = (
         siblings.filter(conversation_id=turn.conversation_id, number__lt=turn.number).order_by("-number").first()
     )
-    next_turn = siblings.filter(conversation_id=turn.conversation_id, number__gt=turn.number).order_by("number").first()
-    if next_turn is None:
-        next_turn = (
-            siblings.filter(conversation_id__gt=turn.conversation_id).order_by("conversation_id", "number").first()
-        )
+    next_turn = turn_after(turn=turn)
     kind_m = Paraphrase.Kind.MANUAL
     original = [p.text for p in all_rows if p.kind == kind_m and p.origin in ("imported", "generated")]
     now = [p.text for p in current if p.kind == kind_m and p.status != Paraphrase.Status.REJECTED]

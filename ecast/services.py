@@ -10,6 +10,8 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import QuerySet
+from django.utils import timezone
 
 from ecast.models import Collection, Paraphrase, Turn
 
@@ -64,30 +66,64 @@ def _lock(paraphrase: Paraphrase) -> Paraphrase:
 
 
 def _set_status(paraphrase: Paraphrase, status: str) -> Paraphrase:
-    row = _lock(paraphrase)
+    """Give a current paraphrase and its pair partner one status: a manual/raw pair is decided as a unit, so a release
+    never meets a half-approved pair made by a single click."""
+    ids = sorted({paraphrase.pk, *([paraphrase.pair_id] if paraphrase.pair_id else [])})
+    # Both rows locked in primary-key order, so curators acting on either member at once cannot deadlock.
+    rows = {p.pk: p for p in Paraphrase.objects.select_for_update().filter(pk__in=ids).order_by("pk")}
+    row = rows[paraphrase.pk]
     if not row.is_current:
         raise ValidationError("This paraphrase has been edited since; act on its current version.")
-    row.status = status
-    row.save(update_fields=["status", "updated_at"])
+    members = [row.pk]
+    if row.pair_id:
+        if row.pair_id not in rows:  # re-pointed by an edit between the read and the lock
+            rows[row.pair_id] = Paraphrase.objects.select_for_update().get(pk=row.pair_id)
+        if rows[row.pair_id].is_current:
+            members.append(row.pair_id)
+    Paraphrase.objects.filter(pk__in=members).update(status=status, updated_at=timezone.now())
+    row.refresh_from_db()
     return row
 
 
 @transaction.atomic
 def paraphrase_approve(*, paraphrase: Paraphrase, user: Any = None) -> Paraphrase:
-    """Mark a current paraphrase approved."""
+    """Approve a current paraphrase together with its pair partner."""
     return _set_status(paraphrase, Paraphrase.Status.APPROVED)
 
 
 @transaction.atomic
 def paraphrase_reject(*, paraphrase: Paraphrase, user: Any = None) -> Paraphrase:
-    """Mark a current paraphrase rejected."""
+    """Reject a current paraphrase together with its pair partner."""
     return _set_status(paraphrase, Paraphrase.Status.REJECTED)
 
 
 @transaction.atomic
 def paraphrase_reset(*, paraphrase: Paraphrase, user: Any = None) -> Paraphrase:
-    """Put a current paraphrase back to candidate (undo approve/reject)."""
+    """Put a current paraphrase and its pair partner back to candidate (undo approve/reject)."""
     return _set_status(paraphrase, Paraphrase.Status.CANDIDATE)
+
+
+BULK_STATUSES = (Paraphrase.Status.APPROVED, Paraphrase.Status.REJECTED, Paraphrase.Status.CANDIDATE)
+
+
+@transaction.atomic
+def paraphrase_bulk_status(*, paraphrases: QuerySet[Paraphrase], status: str, user: Any = None) -> dict[str, int]:
+    """Give every current paraphrase of ``paraphrases`` and its pair partner ``status``, in one transaction.
+
+    Returns the number of pairs (a lone paraphrase counts as one) and of paraphrase rows changed."""
+    if status not in BULK_STATUSES:
+        raise ValidationError(f"status must be one of {', '.join(BULK_STATUSES)}")
+    chosen = paraphrases.filter(is_current=True)
+    ids = set(chosen.values_list("pk", flat=True))
+    ids |= set(chosen.filter(pair__is_current=True).values_list("pair_id", flat=True))
+    ordered = sorted(ids)
+    if not ordered:
+        return {"pairs": 0, "paraphrases": 0}
+    locked = Paraphrase.objects.select_for_update().filter(pk__in=ordered).order_by("pk")
+    pairs = {min(pk, pair) if pair in ids else pk for pk, pair in locked.values_list("pk", "pair_id")}
+    stale = Paraphrase.objects.filter(pk__in=ordered).exclude(status=status)
+    changed = stale.update(status=status, updated_at=timezone.now())
+    return {"pairs": len(pairs), "paraphrases": changed}
 
 
 def _clean_text(text: str, field: str) -> str:

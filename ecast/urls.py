@@ -24,6 +24,7 @@ urlpatterns = [
     path("conversations/<int:pk>/", views.conversation_detail, name="conversation-detail"),
     path("turns/<int:pk>/", views.turn_detail, name="turn-detail"),
     path("paraphrases/", views.paraphrase_search, name="paraphrase-search"),
+    path("paraphrases/bulk/", views.paraphrase_bulk, name="paraphrase-bulk"),
     path("paraphrases/<int:pk>/approve/", views.paraphrase_approve, name="paraphrase-approve"),
     path("paraphrases/<int:pk>/reject/", views.paraphrase_reject, name="paraphrase-reject"),
     path("paraphrases/<int:pk>/reset/", views.paraphrase_reset, name="paraphrase-reset"),

@@ -9,7 +9,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.templatetags.static import static
 from django.urls import reverse
@@ -136,10 +136,8 @@ def conversation_detail(request: HttpRequest, pk: int) -> HttpResponse:
 # ---------------------------------------------------------------- search
 
 
-@admin_required
-def paraphrase_search(request: HttpRequest) -> HttpResponse:
-    """Text search over utterances and paraphrases with filters and pagination."""
-    params = request.GET
+def _search_filters(params: Any) -> tuple[Collection | None, dict[str, Any]]:
+    """The search page's filters from a query string (or the bulk form's copy of it); unknown values are ignored."""
     collection = None
     if params.get("collection", "").isdigit():
         collection = Collection.objects.filter(pk=int(params["collection"])).first()
@@ -152,10 +150,18 @@ def paraphrase_search(request: HttpRequest) -> HttpResponse:
         if params.get("utterance_class") in UtteranceClass.values
         else "",
         "include_history": params.get("include_history") == "1",
+        "half_decided": params.get("half_decided") == "1",
     }
+    return collection, filters
+
+
+@admin_required
+def paraphrase_search(request: HttpRequest) -> HttpResponse:
+    """Text search over utterances and paraphrases with filters, pagination and bulk approve/reject of pairs."""
+    collection, filters = _search_filters(request.GET)
     results = selectors.paraphrase_search(collection=collection, **filters)
-    page = Paginator(results, PAGE_SIZE).get_page(params.get("page"))
-    query = params.copy()
+    page = Paginator(results, PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
     query.pop("page", None)
     return render(
         request,
@@ -172,6 +178,37 @@ def paraphrase_search(request: HttpRequest) -> HttpResponse:
             "querystring": query.urlencode(),
         },
     )
+
+
+BULK_ACTIONS = {"approve": Paraphrase.Status.APPROVED, "reject": Paraphrase.Status.REJECTED}
+
+
+@require_POST
+@admin_required
+def paraphrase_bulk(request: HttpRequest) -> HttpResponse:
+    """Approve or reject, as pairs, the ticked paraphrases or every paraphrase matching the search's filters."""
+    back = reverse("paraphrase-search") + "?" + request.POST.get("querystring", "")
+    action = request.POST.get("action", "")
+    if action not in BULK_ACTIONS:
+        messages.error(request, "Choose approve or reject.")
+        return HttpResponseRedirect(back)
+    if request.POST.get("scope") == "filtered":
+        collection, filters = _search_filters(QueryDict(request.POST.get("querystring", "")))
+        chosen = selectors.paraphrase_search(collection=collection, **filters)
+    else:
+        ids = [int(x) for x in request.POST.getlist("ids") if x.isdigit()]
+        if not ids:
+            messages.error(request, "Tick at least one paraphrase, or use “… all matching”.")
+            return HttpResponseRedirect(back)
+        chosen = Paraphrase.objects.filter(pk__in=ids)
+    done = services.paraphrase_bulk_status(paraphrases=chosen, status=BULK_ACTIONS[action], user=request.user)
+    verb = "approved" if action == "approve" else "rejected"
+    messages.success(
+        request,
+        f"{done['pairs']} pair{'s' if done['pairs'] != 1 else ''} {verb} "
+        f"({done['paraphrases']} paraphrase{'s' if done['paraphrases'] != 1 else ''} changed status).",
+    )
+    return HttpResponseRedirect(back)
 
 
 # ---------------------------------------------------------------- per-turn curation
@@ -235,8 +272,22 @@ def _back(request: HttpRequest, paraphrase: Paraphrase) -> HttpResponseRedirect:
     return HttpResponseRedirect(reverse("turn-detail", args=[paraphrase.turn_id]) + f"#p{paraphrase.pk}")
 
 
+def _advance(request: HttpRequest, paraphrase: Paraphrase) -> HttpResponseRedirect:
+    """After approve/reject on the turn page: the next undecided pair of the turn, else the next turn."""
+    if request.POST.get("next"):
+        return _back(request, paraphrase)
+    turn, target = selectors.curation_next(paraphrase=paraphrase)
+    if target is not None:
+        return HttpResponseRedirect(reverse("turn-detail", args=[target.turn_id]) + f"#p{target.pk}")
+    if turn is None:
+        messages.info(request, "Every pair of this turn is decided, and this is the collection's last turn.")
+        return _back(request, paraphrase)
+    messages.info(request, f"Every pair of turn {paraphrase.turn.turn_id} is decided: on to turn {turn.turn_id}.")
+    return HttpResponseRedirect(reverse("turn-detail", args=[turn.pk]))
+
+
 def _status_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
-    paraphrase = get_object_or_404(Paraphrase, pk=pk)
+    paraphrase = get_object_or_404(Paraphrase.objects.select_related("turn"), pk=pk)
     service = {
         "approve": services.paraphrase_approve,
         "reject": services.paraphrase_reject,
@@ -246,27 +297,28 @@ def _status_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
         paraphrase = service(paraphrase=paraphrase, user=request.user)
     except ValidationError as exc:
         messages.error(request, "; ".join(exc.messages))
-    return _back(request, paraphrase)
+        return _back(request, paraphrase)
+    return _back(request, paraphrase) if action == "reset" else _advance(request, paraphrase)
 
 
 @require_POST
 @admin_required
 def paraphrase_approve(request: HttpRequest, pk: int) -> HttpResponse:
-    """Approve one paraphrase and go back to its turn."""
+    """Approve a paraphrase pair and move on to the next undecided pair."""
     return _status_action(request, pk, "approve")
 
 
 @require_POST
 @admin_required
 def paraphrase_reject(request: HttpRequest, pk: int) -> HttpResponse:
-    """Reject one paraphrase and go back to its turn."""
+    """Reject a paraphrase pair and move on to the next undecided pair."""
     return _status_action(request, pk, "reject")
 
 
 @require_POST
 @admin_required
 def paraphrase_reset(request: HttpRequest, pk: int) -> HttpResponse:
-    """Put one paraphrase back to candidate."""
+    """Put a paraphrase pair back to candidate and stay on it."""
     return _status_action(request, pk, "reset")
 
 

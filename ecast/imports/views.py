@@ -7,7 +7,7 @@ from typing import Any
 from django import forms
 from django.conf import settings
 from django.contrib import messages
-from django.db.models import Count, Q
+from django.db.models import F
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -17,7 +17,7 @@ from ecast.imports import registry, services
 from ecast.imports.errors import warning_kind, warnings_summary
 from ecast.models import Collection, ImportJob, Paraphrase
 from ecast.permissions import admin_required
-from ecast.releases import STATUSES
+from ecast.releases import STATUSES, release_pairs
 from ecast.rest import job_health_data
 from ecast.selectors import job_health
 
@@ -184,23 +184,22 @@ def import_job_progress(request: HttpRequest, pk: int) -> JsonResponse:
 
 @admin_required
 def release_page(request: HttpRequest) -> HttpResponse:
-    """Download links for the ECAsT CSV and the JSONL release, per collection and status."""
-    collections = Collection.objects.annotate(
-        approved=Count(
-            "turns__paraphrases",
-            filter=Q(
-                turns__paraphrases__kind=Paraphrase.Kind.MANUAL,
-                turns__paraphrases__status=Paraphrase.Status.APPROVED,
-                turns__paraphrases__is_current=True,
-            ),
-        )
-    ).order_by("year", "name")
-    selected = request.GET.get("collection", "")
+    """Download links for the ECAsT CSV and the JSONL release, per collection and status, with the number of rows
+    each download has and the half-decided pairs it leaves out."""
     status = request.GET.get("status", "approved")
     if status not in STATUSES:
         status = "approved"
+    rows = []
+    for c in Collection.objects.order_by("year", "name"):
+        half = Paraphrase.objects.filter(
+            turn__collection=c, kind=Paraphrase.Kind.MANUAL, is_current=True, pair__is_current=True
+        ).exclude(status=F("pair__status"))
+        # The count comes from the very queryset the download streams, so page and file always agree.
+        rows.append(
+            {"collection": c, "rows": release_pairs(collection=c, status=status).count(), "half_decided": half.count()}
+        )
     return render(
         request,
         "ecast/releases/release_page.html",
-        {"collections": collections, "selected": selected, "status": status, "statuses": STATUSES},
+        {"rows": rows, "status": status, "statuses": STATUSES, "total_rows": sum(r["rows"] for r in rows)},
     )

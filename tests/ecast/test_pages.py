@@ -48,6 +48,8 @@ def _posts(turn, pair):
         (reverse("paraphrase-reject", args=[m]), {}),
         (reverse("paraphrase-reset", args=[m]), {}),
         (reverse("paraphrase-edit", args=[m]), {"text": "Hacked"}),
+        (reverse("paraphrase-bulk"), {"action": "approve", "ids": [m]}),
+        (reverse("paraphrase-bulk"), {"action": "reject", "scope": "filtered", "querystring": ""}),
         (reverse("turn-detail", args=[turn.pk]), {"manual_text": "Hacked", "raw_text": "Hacked"}),
         (reverse("collection-list"), {"name": "Hacked", "relevance_threshold": 1}),
     ]
@@ -89,7 +91,7 @@ def test_the_turn_page_shows_sources_pairs_provenance_and_repeats(admin_client, 
     assert '<mark class="repeat">throat cancer</mark>' in html
     assert "backend=t5 · model=castorini/t5-base-canard · seed=7" in html
     assert "No, I meant surgery." in html
-    assert "shortcuts" in html and "next / previous paraphrase" in html
+    assert "shortcuts" in html and "next / previous pair" in html
 
 
 def test_reintroduce_prefills_the_add_form_with_the_sentence_and_the_pair(admin_client, turn, pair):
@@ -106,9 +108,12 @@ def test_reintroduce_prefills_the_add_form_with_the_sentence_and_the_pair(admin_
 def test_actions_on_the_turn_page_approve_edit_and_add(admin_client, turn, pair):
     manual, raw = pair
     response = admin_client.post(reverse("paraphrase-approve", args=[manual.pk]))
-    assert response.status_code == 302 and response["Location"].endswith(f"/turns/{turn.pk}/#p{manual.pk}")
+    # The turn's only pair is decided, so the curator moves on to the next turn.
+    next_turn = turn.collection.turns.get(turn_id="1_3")
+    assert response.status_code == 302 and response["Location"].endswith(f"/turns/{next_turn.pk}/")
     manual.refresh_from_db()
-    assert manual.status == "approved"
+    raw.refresh_from_db()
+    assert manual.status == raw.status == "approved"
     admin_client.post(reverse("paraphrase-edit", args=[manual.pk]), {"text": "Is throat cancer curable?"})
     new = Paraphrase.objects.get(text="Is throat cancer curable?")
     assert new.origin == "edited" and new.edited_from_id == manual.pk and new.pair_id == raw.pk
@@ -227,3 +232,77 @@ def test_the_collection_page_shows_the_first_question_when_a_topic_has_no_title(
     html = admin_client.get(reverse("collection-detail", args=[small_collection.pk])).content.decode()
     assert "<td>Bees</td>" in html
     assert "this is the conversation's first question.\">“What is throat cancer?”</span>" in html
+
+
+def test_approve_and_reject_move_on_to_the_next_undecided_pair_then_the_next_turn(admin_client, turn):
+    first = services.paraphrase_add(turn=turn, manual_text="Can throat cancer be treated?", raw_text="Can it?")
+    second = services.paraphrase_add(turn=turn, manual_text="Is throat cancer curable?", raw_text="Curable?")
+    third = services.paraphrase_add(turn=turn, manual_text="Can throat cancer be cured?", raw_text="Cured?")
+    services.paraphrase_approve(paraphrase=third[0])
+    url = reverse("turn-detail", args=[turn.pk])
+    response = admin_client.post(reverse("paraphrase-approve", args=[first[1].pk]))  # either member decides the pair
+    assert response["Location"] == f"{url}#p{second[0].pk}"  # the third pair is decided already: skipped
+    response = admin_client.post(reverse("paraphrase-reject", args=[second[0].pk]))
+    next_turn = turn.collection.turns.get(turn_id="1_3")
+    assert response["Location"] == reverse("turn-detail", args=[next_turn.pk])
+    page = admin_client.get(response["Location"]).content.decode()
+    assert "Every pair of turn 1_2 is decided: on to turn 1_3." in page
+    statuses = {p.text: p.status for p in Paraphrase.objects.filter(turn=turn)}
+    assert statuses == {
+        "Can throat cancer be treated?": "approved", "Can it?": "approved",
+        "Is throat cancer curable?": "rejected", "Curable?": "rejected",
+        "Can throat cancer be cured?": "approved", "Cured?": "approved",
+    }  # fmt: skip
+    # Undo keeps the curator on the pair it puts back.
+    response = admin_client.post(reverse("paraphrase-reset", args=[second[0].pk]))
+    assert response["Location"] == f"{url}#p{second[0].pk}"
+
+
+def test_a_half_decided_pair_is_marked_on_the_turn_page_and_found_by_search(admin_client, turn, pair):
+    manual, raw = pair
+    Paraphrase.objects.filter(pk=manual.pk).update(status="approved")  # e.g. imported that way
+    html = admin_client.get(reverse("turn-detail", args=[turn.pk])).content.decode()
+    assert "half-decided: manual approved, raw candidate" in html
+    found = admin_client.get(reverse("paraphrase-search"), {"half_decided": "1"})
+    assert [p.pk for p in found.context["page"]] == [manual.pk, raw.pk]
+    assert "half-decided: raw is candidate" in found.content.decode()
+    services.paraphrase_approve(paraphrase=manual)
+    assert not list(admin_client.get(reverse("paraphrase-search"), {"half_decided": "1"}).context["page"])
+
+
+def test_bulk_approve_ticked_rows_decides_their_pairs(admin_client, turn, small_collection):
+    a = services.paraphrase_add(turn=turn, manual_text="Can throat cancer be treated?", raw_text="Can it?")
+    b = services.paraphrase_add(turn=turn, manual_text="Is throat cancer curable?", raw_text="Curable?")
+    c = services.paraphrase_add(turn=turn, manual_text="Can throat cancer be cured?", raw_text="Cured?")
+    response = admin_client.post(
+        reverse("paraphrase-bulk"), {"action": "approve", "ids": [a[0].pk, b[1].pk], "querystring": "q=throat"}
+    )
+    assert response.status_code == 302 and response["Location"] == reverse("paraphrase-search") + "?q=throat"
+    page = admin_client.get(response["Location"]).content.decode()
+    assert "2 pairs approved (4 paraphrases changed status)." in page
+    status = dict(Paraphrase.objects.values_list("pk", "status"))
+    assert [status[p.pk] for p in (*a, *b, *c)] == ["approved"] * 4 + ["candidate"] * 2
+    nothing = admin_client.post(reverse("paraphrase-bulk"), {"action": "approve", "querystring": ""})
+    assert "Tick at least one paraphrase" in admin_client.get(nothing["Location"]).content.decode()
+
+
+def test_bulk_reject_all_matching_uses_the_search_filters(admin_client, turn, small_collection):
+    keep = services.paraphrase_add(turn=turn, manual_text="Can throat cancer be treated?", raw_text="Can it?")
+    drop = services.paraphrase_add(turn=turn, manual_text="Is throat cancer curable today?", raw_text="Today?")
+    other = factories.collection(name="Elsewhere")
+    other_turn = factories.turn(factories.conversation(other, "9"), 1, "Is it curable today?")
+    elsewhere = services.paraphrase_add(turn=other_turn, manual_text="Is throat cancer curable today?")
+    search = f"q=curable+today&collection={small_collection.pk}"
+    html = admin_client.get(reverse("paraphrase-search") + "?" + search).content.decode()
+    assert "all 1 matching" in html and 'name="querystring" value="q=curable+today&amp;collection=' in html
+    admin_client.post(reverse("paraphrase-bulk"), {"action": "reject", "scope": "filtered", "querystring": search})
+    status = dict(Paraphrase.objects.values_list("pk", "status"))
+    assert [status[p.pk] for p in keep] == ["candidate", "candidate"]
+    assert [status[p.pk] for p in drop] == ["rejected", "rejected"]
+    assert [status[p.pk] for p in elsewhere] == ["candidate", "candidate"]
+
+
+def test_raters_cannot_bulk_approve(rater_client, pair):
+    response = rater_client.post(reverse("paraphrase-bulk"), {"action": "approve", "ids": [pair[0].pk]})
+    assert response.status_code == 403
+    assert set(Paraphrase.objects.values_list("status", flat=True)) == {"candidate"}

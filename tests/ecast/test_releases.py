@@ -158,3 +158,15 @@ def test_the_jsonl_release_keeps_formula_like_text_exactly(small_collection):
     (line,) = releases.jsonl_lines(releases.release_jsonl_rows(pairs_queryset=releases.release_pairs()))
     row = json.loads(line)
     assert (row["manual_paraphrase"], row["raw_paraphrase"]) == ("=cmd|' /C calc'!A0", "@SUM(A1)")
+
+
+def test_the_release_page_counts_exactly_the_rows_of_the_file_and_the_half_decided_pairs(pairs, admin_client):
+    a, _b, c = pairs
+    Paraphrase.objects.filter(pk=c[0].pk).update(status="approved")  # half-decided: left out of the file
+    html = admin_client.get("/releases/").content.decode()
+    coll = a[0].turn.collection
+    rows = _streamed(admin_client.get("/api/releases/ecast.csv", {"collection": coll.pk})).splitlines()
+    assert len(rows) - 1 == 2
+    assert f'<tr data-collection="{coll.pk}">' in html
+    row = html.split(f'<tr data-collection="{coll.pk}">')[1].split("</tr>")[0]
+    assert '<td class="num release-rows">2</td>' in row and "half_decided=1" in row and ">1</a>" in row

@@ -56,12 +56,42 @@ def test_later_turns_need_a_raw_paraphrase(turn2):
     assert not Paraphrase.objects.exists()
 
 
-def test_approve_and_reject_change_only_the_status(pair):
-    manual, _ = pair
+def test_approve_and_reject_change_only_the_status_of_the_whole_pair(pair):
+    manual, raw = pair
     assert services.paraphrase_approve(paraphrase=manual).status == "approved"
-    assert services.paraphrase_reject(paraphrase=manual).status == "rejected"
+    raw.refresh_from_db()
+    assert raw.status == "approved"
+    assert services.paraphrase_reject(paraphrase=raw).status == "rejected"
     manual.refresh_from_db()
-    assert manual.status == "rejected" and manual.is_current
+    assert manual.status == "rejected" and manual.is_current and manual.text == "Can throat cancer be treated?"
+    services.paraphrase_reset(paraphrase=manual)
+    assert set(Paraphrase.objects.values_list("status", flat=True)) == {"candidate"}
+
+
+def test_deciding_an_edited_pair_reaches_the_partners_current_version(pair):
+    manual, raw = pair
+    new_raw = services.paraphrase_edit(paraphrase=raw, text="Can it be cured?")
+    services.paraphrase_approve(paraphrase=manual)
+    new_raw.refresh_from_db()
+    raw.refresh_from_db()
+    assert new_raw.status == "approved" and raw.status == "candidate"  # the retired version keeps its status
+
+
+def test_bulk_status_decides_pairs_in_one_go_and_counts_them(turn2):
+    a = services.paraphrase_add(turn=turn2, manual_text="Can throat cancer be treated?", raw_text="Can it?")
+    b = services.paraphrase_add(turn=turn2, manual_text="Is throat cancer curable?", raw_text="Curable?")
+    c = services.paraphrase_add(turn=turn2, manual_text="Can throat cancer be cured?", raw_text="Cured?")
+    services.paraphrase_approve(paraphrase=b[0])
+    chosen = Paraphrase.objects.filter(pk__in=[a[0].pk, a[1].pk, b[1].pk])
+    assert services.paraphrase_bulk_status(paraphrases=chosen, status="approved") == {"pairs": 2, "paraphrases": 2}
+    status = dict(Paraphrase.objects.values_list("pk", "status"))
+    assert [status[p.pk] for p in (*a, *b, *c)] == ["approved"] * 4 + ["candidate"] * 2
+    with pytest.raises(ValidationError, match="status must be one of"):
+        services.paraphrase_bulk_status(paraphrases=chosen, status="deleted")
+    assert services.paraphrase_bulk_status(paraphrases=Paraphrase.objects.none(), status="rejected") == {
+        "pairs": 0,
+        "paraphrases": 0,
+    }
 
 
 def test_edit_creates_a_new_row_keeps_the_old_one_and_relinks_the_pair(pair, admin_user):

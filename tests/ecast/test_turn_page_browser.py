@@ -34,35 +34,37 @@ def test_a_curator_works_a_turn_with_the_keyboard(browser, live_server, admin_us
     browser_login(browser, live_server, "admin1", "pass-admin1")
     browser.get(f"{live_server.url}/turns/{turn.pk}/")
     assert browser.find_elements(By.CSS_SELECTOR, "mark.repeat")  # "throat cancer" repeated
-    selected = browser.find_element(By.CSS_SELECTOR, ".para.selected")
-    assert selected.get_attribute("id") == f"p{m1.pk}"
+    selected = browser.find_element(By.CSS_SELECTOR, "tr.pair-row.selected")
+    assert selected.find_element(By.CSS_SELECTOR, ".para").get_attribute("id") == f"p{m1.pk}"
 
-    _press(browser, "a")  # approve the first paraphrase
+    _press(browser, "a")  # approve the first pair: both members, then on to the next undecided pair
     _wait_status(m1.pk, "approved")
-    WebDriverWait(browser, 10).until(ec.presence_of_element_located((By.CSS_SELECTOR, f"#p{m1.pk}.selected")))
+    _wait_status(r1.pk, "approved")
+    WebDriverWait(browser, 10).until(
+        ec.presence_of_element_located((By.CSS_SELECTOR, f"tr.pair-row.selected #p{m2.pk}"))
+    )
+    assert "approved" in browser.find_element(By.ID, f"p{r1.pk}").text
 
-    _press(browser, "j")  # raw partner of the first pair
-    _press(browser, "j")  # manual paraphrase of the second pair
-    assert browser.find_element(By.CSS_SELECTOR, ".para.selected").get_attribute("id") == f"p{m2.pk}"
-    _press(browser, "r")
-    _wait_status(m2.pk, "rejected")
-
-    WebDriverWait(browser, 10).until(ec.presence_of_element_located((By.CSS_SELECTOR, f"#p{m2.pk}.selected")))
-    _press(browser, "k")
-    _press(browser, "e")  # edit the raw paraphrase of the first pair
+    _press(browser, "k")  # back to the first pair
+    _press(browser, "E")  # edit its raw paraphrase; Ctrl+Enter saves
     textarea = browser.switch_to.active_element
     assert textarea.tag_name == "textarea"
     textarea.send_keys(Keys.CONTROL, "a")
     textarea.send_keys("Could it be treated?")
-    textarea.find_element(By.XPATH, "..").find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    textarea.send_keys(Keys.CONTROL, Keys.ENTER)
     WebDriverWait(browser, 10).until(lambda d: "Edit saved" in d.page_source)
     new = Paraphrase.objects.get(text="Could it be treated?")
-    assert new.edited_from_id == r1.pk and new.pair_id == m1.pk
+    assert new.edited_from_id == r1.pk and new.pair_id == m1.pk and new.status == "approved"
 
     _press(browser, "?")
     assert browser.find_element(By.ID, "help").is_displayed()
     browser.save_screenshot(str(ARTIFACTS / "turn_page.png"))
     _press(browser, "?")
 
-    _press(browser, "n")  # next turn
+    _press(browser, "j")
+    assert browser.find_element(By.CSS_SELECTOR, "tr.pair-row.selected .para").get_attribute("id") == f"p{m2.pk}"
+    _press(browser, "r")  # the last undecided pair: rejected, and the curator is taken to the next turn
+    _wait_status(m2.pk, "rejected")
+    _wait_status(r2.pk, "rejected")
     WebDriverWait(browser, 10).until(lambda d: "Turn 1_3" in d.page_source)
+    assert "Every pair of turn 1_2 is decided: on to turn 1_3." in browser.find_element(By.TAG_NAME, "body").text
