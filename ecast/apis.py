@@ -326,7 +326,7 @@ class _StatusApi(AdminApi):
 
 
 class ParaphraseApproveApi(_StatusApi):
-    """Approve a current paraphrase."""
+    """Approve a current paraphrase together with its manual/raw partner."""
 
     action = "approve"
 
@@ -336,13 +336,39 @@ class ParaphraseApproveApi(_StatusApi):
 
 
 class ParaphraseRejectApi(_StatusApi):
-    """Reject a current paraphrase."""
+    """Reject a current paraphrase together with its manual/raw partner."""
 
     action = "reject"
 
     @extend_schema(request=None, responses={200: ParaphraseOutput})
     def post(self, request: Request, pk: int) -> Response:
         return self._run(request, pk)
+
+
+class ParaphraseBulkStatusApi(AdminApi):
+    """Approve, reject or reset many paraphrases at once, each with its pair partner, in one transaction."""
+
+    class InputSerializer(serializers.Serializer):
+        ids = serializers.ListField(child=serializers.IntegerField(), allow_empty=False, max_length=100_000)
+        status = serializers.ChoiceField(choices=list(services.BULK_STATUSES))
+
+        class Meta:
+            ref_name = "ParaphraseBulkStatusInput"
+
+    class OutputSerializer(serializers.Serializer):
+        pairs = serializers.IntegerField()
+        paraphrases = serializers.IntegerField(help_text="Rows whose status changed.")
+
+    @extend_schema(request=InputSerializer, responses={200: OutputSerializer})
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        done = services.paraphrase_bulk_status(
+            paraphrases=Paraphrase.objects.filter(pk__in=data.validated_data["ids"]),
+            status=data.validated_data["status"],
+            user=request.user,
+        )
+        return Response(self.OutputSerializer(done).data)
 
 
 class ParaphraseEditApi(AdminApi):

@@ -45,6 +45,7 @@ urlpatterns = [
     path("api/passages/<str:passage_id>/", apis.PassageDetailApi.as_view(), name="api-passage-detail"),
     path("api/paraphrases/", apis.ParaphraseListApi.as_view(), name="api-paraphrase-list"),
     path("api/paraphrases/add/", apis.ParaphraseAddApi.as_view(), name="api-paraphrase-add"),
+    path("api/paraphrases/bulk-status/", apis.ParaphraseBulkStatusApi.as_view(), name="api-paraphrase-bulk-status"),
     path("api/paraphrases/<int:pk>/", apis.ParaphraseDetailApi.as_view(), name="api-paraphrase-detail"),
     path("api/paraphrases/<int:pk>/history/", apis.ParaphraseHistoryApi.as_view(), name="api-paraphrase-history"),
     path("api/paraphrases/<int:pk>/approve/", apis.ParaphraseApproveApi.as_view(), name="api-paraphrase-approve"),

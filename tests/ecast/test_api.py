@@ -4,7 +4,7 @@ import pytest
 
 from ecast import services
 from ecast.auth import clear_failures
-from ecast.models import Passage
+from ecast.models import Paraphrase, Passage
 from tests import factories
 
 
@@ -35,6 +35,7 @@ def _endpoints(d):
         ("get", f"/api/paraphrases/{m}/history/", None),
         ("post", f"/api/paraphrases/{m}/approve/", None),
         ("post", f"/api/paraphrases/{m}/reject/", None),
+        ("post", "/api/paraphrases/bulk-status/", {"ids": [m], "status": "approved"}),
         ("post", f"/api/paraphrases/{m}/edit/", {"text": "Edited"}),
         ("post", "/api/paraphrases/add/", {"turn": t, "manual_text": "x", "raw_text": "y"}),
     ]
@@ -169,3 +170,12 @@ def test_an_api_path_missing_its_slash_is_redirected_on_read_and_explained_on_wr
 def test_pages_outside_the_api_keep_the_html_404(admin_client):
     response = admin_client.get("/no-such-page/")
     assert response.status_code == 404 and response["Content-Type"].startswith("text/html")
+
+
+def test_bulk_status_decides_pairs_and_rejects_unknown_statuses(admin_api, data):
+    m = data["manual"]
+    body = admin_api.post("/api/paraphrases/bulk-status/", {"ids": [m.pk], "status": "rejected"}, format="json")
+    assert body.status_code == 200 and body.json() == {"pairs": 1, "paraphrases": 2}
+    assert set(Paraphrase.objects.filter(turn=m.turn).values_list("status", flat=True)) == {"rejected"}
+    bad = admin_api.post("/api/paraphrases/bulk-status/", {"ids": [m.pk], "status": "gone"}, format="json")
+    assert bad.status_code == 400 and "status" in bad.json()
