@@ -22,12 +22,13 @@ from ecast.selectors import jobs_health
 from evaluation import metrics, stats
 from evaluation import selectors as sel
 from evaluation import services as svc
-from evaluation.models import EvaluationJob, QrelsVersion, Run, Score
+from evaluation.models import EvaluationJob, Qrel, QrelsVersion, Run, Score
 from evaluation.plots import bars_svg, deltas_svg, history_svg
 
 
 def pick_version(request: HttpRequest) -> tuple[Collection | None, QrelsVersion | None]:
-    """The collection and qrels version a page is about: from ?version= or ?collection=, else the first one."""
+    """The collection and qrels version a page is about: from ?version= or ?collection=, else the first collection;
+    within a collection, the version judged most recently in ecast, else the oldest."""
     vid = request.GET.get("version") or request.POST.get("version")
     if vid and str(vid).isdigit():
         version = QrelsVersion.objects.select_related("collection").filter(pk=int(vid)).first()
@@ -42,13 +43,17 @@ def pick_version(request: HttpRequest) -> tuple[Collection | None, QrelsVersion 
         collection = Collection.objects.filter(qrels_versions__isnull=False).order_by("name").first()
     if collection is None:
         return None, None
-    version = (
-        QrelsVersion.objects.select_related("collection")
-        .filter(collection=collection)
-        .order_by("created_at", "id")
+    # The version that gained a judgment most recently is the one a person watching the page expects to move;
+    # without judgments made in ecast, the oldest ("original").
+    judged = (
+        Qrel.objects.filter(version__collection=collection, source=Qrel.Source.ASSESSED)
+        .order_by("-created_at", "-id")
+        .values_list("version_id", flat=True)
         .first()
     )
-    return collection, version
+    versions = QrelsVersion.objects.select_related("collection").filter(collection=collection)
+    version = versions.filter(pk=judged).first() if judged else None
+    return collection, version or versions.order_by("created_at", "id").first()
 
 
 def _measure(request: HttpRequest, default: str = metrics.HEADLINE) -> str:

@@ -28,8 +28,12 @@ def robustness_params(request: HttpRequest) -> rsel.RobustnessParams | None:
     if collection is None or base is None:
         return None
     versions = {str(v.pk): v for v in QrelsVersion.objects.filter(collection=collection)}
+    after = None
+    if not data.get("version") and base.parent_id:
+        # The picked default is a derived version gaining judgments: compare it with the version it came from.
+        base, after = versions.get(str(base.parent_id), base), base
     base = versions.get(data.get("base", ""), base)
-    extended = versions.get(data.get("extended", ""))
+    extended = versions.get(data.get("extended", "")) or (after if after is not None and after != base else None)
     if extended is None:
         # Default "after": the newest version derived from the base one, if any.
         extended = QrelsVersion.objects.filter(collection=collection, parent=base).order_by("-created_at").first()

@@ -325,3 +325,15 @@ def test_the_run_upload_form_starts_on_the_only_collection(admin_client, scored)
     build(name="Second")
     page = admin_client.get(reverse("evaluation-runs")).content.decode()
     assert "---------" in page  # with two collections the admin chooses
+
+
+def test_pages_open_on_the_version_that_gained_judgments_and_robustness_compares_it_with_its_parent(
+    admin_client, scored
+):
+    coll, original, _runs = scored
+    assert admin_client.get(reverse("evaluation-leaderboard")).context["version"] == original
+    derived = derive(original, "original + pool", {"1_1": {"d9": 2}})
+    assert admin_client.get(reverse("evaluation-leaderboard")).context["version"] == derived
+    assert admin_client.get(reverse("evaluation-leaderboard"), {"version": original.pk}).context["version"] == original
+    params = admin_client.get(reverse("evaluation-robustness")).context["p"]
+    assert (params.base, params.extended) == (original, derived)
