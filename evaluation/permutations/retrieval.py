@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import shutil
+import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -92,6 +94,15 @@ def _stemmer() -> tuple[str, Callable[[str], str] | None]:
     return "porter", PorterStemmer().stem
 
 
+def _bm25s() -> Any:
+    """bm25s, imported on first use (it is heavy); it sets its logger to DEBUG on import and narrates every index
+    build, so its messages are kept to warnings."""
+    import bm25s
+
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    return bm25s
+
+
 class Bm25Index:
     """A bm25s index plus the passage ids of its rows."""
 
@@ -105,7 +116,7 @@ class Bm25Index:
     @classmethod
     def build(cls, doc_ids: Sequence[str], texts: Sequence[str]) -> Bm25Index:
         """Tokenise (English stopwords, Porter stemming when available) and index."""
-        import bm25s
+        bm25s = _bm25s()
 
         if not doc_ids:
             raise ValueError("cannot build an index over an empty corpus")
@@ -118,24 +129,31 @@ class Bm25Index:
         return cls(retriever, list(doc_ids), name)
 
     def save(self, path: Path) -> None:
-        tmp = path.with_name(path.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        self.retriever.save(str(tmp), show_progress=False)
-        (tmp / "doc_ids.json").write_text(json.dumps({"doc_ids": self.doc_ids, "stemmer": self.stemmer_name}))
-        shutil.rmtree(path, ignore_errors=True)
-        tmp.rename(path)  # atomic: a reader never sees a half-written index
+        """Write the index under ``path`` atomically. Workers sharing a cache each write into their own temporary
+        directory; the first rename wins and a later writer of the same key (same corpus) drops its copy."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f"{path.name}.tmp-"))
+        try:
+            self.retriever.save(str(tmp), show_progress=False)
+            (tmp / "doc_ids.json").write_text(json.dumps({"doc_ids": self.doc_ids, "stemmer": self.stemmer_name}))
+            try:
+                tmp.rename(path)  # atomic: a reader never sees a half-written index
+            except OSError:
+                if not (path / "doc_ids.json").exists():
+                    raise
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
     @classmethod
     def load(cls, path: Path) -> Bm25Index:
-        import bm25s
+        bm25s = _bm25s()
 
         meta = json.loads((path / "doc_ids.json").read_text())
         retriever = bm25s.BM25.load(str(path), show_progress=False)
         return cls(retriever, meta["doc_ids"], meta["stemmer"])
 
     def _tokens(self, text: str) -> list[str]:
-        import bm25s
+        bm25s = _bm25s()
 
         toks = bm25s.tokenize([text], stopwords="en", return_ids=False, show_progress=False)[0]
         return [self._stem(t) for t in toks] if self._stem else list(toks)

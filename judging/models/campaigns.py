@@ -111,6 +111,9 @@ class Campaign(models.Model):
     gold_every = models.PositiveSmallIntegerField(default=5, help_text="Serve a gold item every k items.")
     gold_tolerance = models.PositiveSmallIntegerField(default=1, help_text="A gold answer within ±t counts as right.")
     sample_size = models.PositiveIntegerField(default=0)
+    include_candidates = models.BooleanField(
+        default=False, help_text="Sampled unapproved candidates too (otherwise approved pairs only)."
+    )
     seed = models.BigIntegerField(default=0)
     strata = models.JSONField(default=dict, blank=True, help_text="Stratum → number of items sampled.")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)

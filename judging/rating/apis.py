@@ -173,6 +173,7 @@ class CampaignOutputSerializer(serializers.Serializer):
     undo_seconds = serializers.IntegerField()
     gold_threshold = serializers.FloatField()
     sample_size = serializers.IntegerField()
+    include_candidates = serializers.BooleanField()
     seed = serializers.IntegerField()
     strata = serializers.DictField()
     created_at = serializers.DateTimeField()

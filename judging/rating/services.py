@@ -98,6 +98,7 @@ def campaign_create(
         gold_every=max(gold_every, 1),
         gold_tolerance=gold_tolerance,
         sample_size=sample_size,
+        include_candidates=include_candidates,
         seed=seed,
         strata=strata,
         created_by=created_by,

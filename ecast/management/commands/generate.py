@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from ecast import jobs
 from ecast.generation import selectors, services
 from ecast.models import Collection
+from ecast.pipeline.run import DEFAULT_CONFIG
 from ecast.rest import validation_payload
 
 
@@ -21,9 +22,10 @@ class Command(BaseCommand):
         parser.add_argument("collection", help="collection name")
         parser.add_argument("--conversations", nargs="*", default=[], help="topic ids")
         parser.add_argument("--turns", nargs="*", default=[], help="turn ids such as 81_2")
-        parser.add_argument("--cqr", default="rule")
-        parser.add_argument("--paraphrase", default="smollm")
-        parser.add_argument("--cr", default="rule")
+        # Defaults are the pipeline's, so the command and the web form generate the same thing.
+        parser.add_argument("--cqr", default=DEFAULT_CONFIG["cqr"]["backend"])
+        parser.add_argument("--paraphrase", default=DEFAULT_CONFIG["paraphrase"]["backend"])
+        parser.add_argument("--cr", default=DEFAULT_CONFIG["cr"]["backend"])
         parser.add_argument("--cqr-model", default="")
         parser.add_argument("--paraphrase-model", default="")
         parser.add_argument("--cr-model", default="")
@@ -32,7 +34,13 @@ class Command(BaseCommand):
         parser.add_argument("--top-k", type=int, default=50)
         parser.add_argument("--top-p", type=float, default=0.95)
         parser.add_argument("--max-new-tokens", type=int, default=40)
-        parser.add_argument("--min-similarity", type=float, default=None)
+        parser.add_argument(
+            "--min-similarity",
+            type=float,
+            default=DEFAULT_CONFIG["clean"]["min_similarity"],
+            help="MiniLM cosine floor to the source (default %(default)s)",
+        )
+        parser.add_argument("--no-similarity-floor", action="store_true", help="keep outputs however far they drift")
         parser.add_argument("--sources", nargs="+", default=["r", "m"], choices=["r", "m"])
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--chunk-size", type=int, default=10)
@@ -66,7 +74,7 @@ class Command(BaseCommand):
                     "sources": o["sources"],
                 },
                 "cr": stage("cr"),
-                "clean": {"min_similarity": o["min_similarity"]},
+                "clean": {"min_similarity": None if o["no_similarity_floor"] else o["min_similarity"]},
             }
         )
         try:

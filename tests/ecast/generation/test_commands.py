@@ -17,7 +17,10 @@ pytestmark = pytest.mark.django_db
 
 def test_generate_sync_with_rule_backends_is_deterministic(small_collection):
     out = io.StringIO()
-    call_command("generate", "Mini", "--paraphrase", "rule", "-n", "2", "--sync", "--chunk-size", "4", stdout=out)
+    call_command(
+        "generate", "Mini", "--paraphrase", "rule", "--cr", "rule", "--no-similarity-floor", "-n", "2", "--sync",
+        "--chunk-size", "4", stdout=out,
+    )  # fmt: skip
     job = GenerationJob.objects.get()
     assert job.status == "succeeded" and "succeeded" in out.getvalue().lower()
     p = Paraphrase.objects.get(turn__turn_id="1_3", kind="manual", provenance__source="r", text__startswith="Can you")
@@ -35,7 +38,9 @@ def test_generate_names_a_bad_backend(small_collection):
 
 
 def test_make_test_sets_exports_cast_json(small_collection, tmp_path):
-    call_command("generate", "Mini", "--paraphrase", "rule", "-n", "3", "--sync", stdout=io.StringIO())
+    call_command(
+        "generate", "Mini", "--paraphrase", "rule", "-n", "3", "--no-similarity-floor", "--sync", stdout=io.StringIO()
+    )
     out = io.StringIO()
     call_command(
         "make_test_sets", "Mini", "--statuses", "candidate", "--seed", "2", "--export-dir", str(tmp_path), stdout=out
@@ -54,3 +59,13 @@ def test_demo_job_is_created_once(small_collection):
     assert job.status == "succeeded" and job.total_turns == 6
     assert demo.load(stdout=io.StringIO()).pk == job.pk
     assert GenerationJob.objects.count() == 1
+
+
+def test_generate_uses_the_pipeline_defaults_unless_told_otherwise(small_collection):
+    call_command("generate", "Mini", "--paraphrase", "rule", "-n", "2", "--sync", stdout=io.StringIO())
+    job = GenerationJob.objects.get()
+    assert job.config["cr"]["backend"] == "anaphora" and job.config["clean"] == {"min_similarity": 0.6}
+    call_command(
+        "generate", "Mini", "--paraphrase", "rule", "-n", "2", "--no-similarity-floor", "--sync", stdout=io.StringIO()
+    )
+    assert GenerationJob.objects.latest("pk").config["clean"] == {"min_similarity": None}

@@ -54,7 +54,7 @@ def test_a_collection_with_only_candidates_is_refused_with_what_to_do():
     assert _statuses(campaign) == {"candidate"}
 
 
-def test_the_api_samples_approved_pairs_unless_include_candidates_is_true(admin_api, mixed):
+def test_the_api_samples_approved_pairs_unless_include_candidates_is_true(admin_api, admin_client, mixed):
     url = reverse("api-rating-campaign-create")
     body = {"collection_ids": [mixed.pk], "sample_size": 50, "seed": 1}
     r = admin_api.post(url, {**body, "name": "api default"}, format="json")
@@ -63,6 +63,11 @@ def test_the_api_samples_approved_pairs_unless_include_candidates_is_true(admin_
     r = admin_api.post(url, {**body, "name": "api candidates", "include_candidates": True}, format="json")
     assert r.status_code == 201, r.json()
     assert _statuses(Campaign.objects.get(name="api candidates")) == {"approved", "candidate"}
+    # The campaign records what it was sampled from, for the API and the report.
+    assert r.json()["include_candidates"] is True
+    assert Campaign.objects.get(name="api default").include_candidates is False
+    report = reverse("rating-campaign", args=[Campaign.objects.get(name="api candidates").pk])
+    assert "sampled from approved pairs and unapproved candidates" in admin_client.get(report).content.decode()
 
 
 def test_the_form_leaves_candidates_out_unless_the_box_is_ticked(admin_client, mixed):
