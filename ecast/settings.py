@@ -174,8 +174,10 @@ ECAST_MODEL_DIR = Path(os.environ.get("ECAST_MODEL_DIR", VAR_DIR / "models"))
 ECAST_CACHE_DIR = Path(os.environ.get("ECAST_CACHE_DIR", VAR_DIR / "cache"))
 ECAST_LOGIN_ATTEMPTS = _env_int("ECAST_LOGIN_ATTEMPTS", 10)
 # Debounce windows: a burst of judgments triggers one background recompute per area.
-# A judgment is recomputed almost at once; the short window folds a burst of clicks into one recompute.
-ECAST_RECOMPUTE_DELAY_S = _env_float("ECAST_RECOMPUTE_DELAY_S", 0.3)
+# 0: a judgment's turn is recomputed at once when no drain is queued; later judgments coalesce into the next drain.
+ECAST_RECOMPUTE_DELAY_S = _env_float("ECAST_RECOMPUTE_DELAY_S", 0.0)
+# How long one live-event stream stays open before the browser reconnects (holds one web thread meanwhile).
+ECAST_EVENTS_STREAM_SECONDS = _env_float("ECAST_EVENTS_STREAM_SECONDS", 25.0)
 ECAST_PERMUTATION_RESCORE_DEBOUNCE_S = _env_int("ECAST_PERMUTATION_RESCORE_DEBOUNCE_S", 10)
 ECAST_ANALYSIS_DEBOUNCE_SECONDS = _env_int("ECAST_ANALYSIS_DEBOUNCE_SECONDS", 30)
 # Failed log-ins are counted per (username, IP) within this window; reaching the limit blocks that pair for it.

@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from django.core.cache import cache
 from django.db.models import Avg, Count, Max, QuerySet, StdDev
 
 from ecast.models import Turn
@@ -201,3 +202,9 @@ def turn_qrels(turn: Turn, version_name: str, min_grade: int) -> dict[str, int]:
     """{passage_id: grade} of a turn's qrels in the named version, graded at least ``min_grade``."""
     rows = Qrel.objects.filter(turn=turn, version__name=version_name, grade__gte=min_grade)
     return {pid: int(grade) for pid, grade in rows.values_list("passage_id", "grade")}
+
+
+def scores_stamp(*, version_id: int) -> str:
+    """The shared-cache stamp of the version's last score write ("" before any): cheap enough to ask ten times a
+    second from the live event stream."""
+    return str(cache.get(f"evaluation:scores-stamp:{version_id}") or "")

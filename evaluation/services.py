@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import logging
 import tempfile
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.db.models import Avg, Count, Min
@@ -21,7 +23,7 @@ from django.utils import timezone
 
 from ecast.imports.errors import ImportFailed
 from ecast.imports.services import run_import
-from ecast.jobs import debounce, debounce_release, enqueue
+from ecast.jobs import debounce, debounce_release, enqueue, exclusive
 from ecast.models import Collection, TestSet, Turn
 from evaluation import metrics
 from evaluation.models import DirtyTurn, EvaluationJob, LeaderboardSnapshot, Qrel, QrelsVersion, Run, RunTurn, Score
@@ -40,7 +42,8 @@ BATCH = 5000
 
 
 def recompute_delay_s() -> float:
-    """Debounce window for the live recompute (setting ECAST_RECOMPUTE_DELAY_S, default 0.3 s)."""
+    """Debounce window for the live recompute (setting ECAST_RECOMPUTE_DELAY_S, default 0: recompute at once when
+    idle; judgments arriving while a drain is queued or running are coalesced into the next drain)."""
     return float(settings.ECAST_RECOMPUTE_DELAY_S)
 
 
@@ -123,6 +126,7 @@ def _compute_version(
                 stale = stale.filter(turn_id__in=list(turn_pks))
             stale.delete()  # no signals or cascades hang off Score, so Django issues one DELETE statement
             _insert_scores(rows)
+            transaction.on_commit(lambda: scores_stamp_touch(version_id=version.pk))
         written += len(rows)
         if progress:
             progress(len(chunk))
@@ -299,6 +303,16 @@ def recompute_key(version_id: int) -> str:
     return f"evaluation:recompute:{version_id}"
 
 
+def scores_stamp_touch(*, version_id: int) -> None:
+    """Record in the shared cache that the version's stored scores just changed (read by the live event stream
+    through ``selectors.scores_stamp``, so a watching page hears of new scores without asking the database)."""
+    cache.set(f"evaluation:scores-stamp:{version_id}", str(time.time_ns()), timeout=None)
+
+
+# A drain that finds another drain of the same version computing tries again this soon (the marks wait for it).
+DRAIN_RETRY_S = 0.5
+
+
 def dirty_turns_mark(*, version_id: int, turn_ids: Iterable[int]) -> bool:
     """Remember changed turns and schedule one drain after the debounce window; True if a task was scheduled."""
     pks = sorted(set(int(t) for t in turn_ids))
@@ -326,6 +340,19 @@ def dirty_turns_drain(*, version_id: int) -> EvaluationJob | None:
     version = QrelsVersion.objects.select_related("collection").filter(pk=version_id).first()
     if version is None:
         return None
+    # One drain per version at a time: two would write the same turns' scores and collide on Score's unique
+    # constraint. A drain queued while another computes waits for it, then takes every mark made meanwhile.
+    with exclusive(DRAIN_LOCK, version_id, wait=0) as mine:
+        if not mine:
+            enqueue(DRAIN_TASK, version_id, countdown=DRAIN_RETRY_S)
+            return None
+        return _drain_locked(version)
+
+
+DRAIN_LOCK = "evaluation-drain"
+
+
+def _drain_locked(version: QrelsVersion) -> EvaluationJob | None:
     with transaction.atomic():
         rows = list(DirtyTurn.objects.select_for_update().filter(version=version).values_list("pk", "turn_id"))
         if not rows and not version_needs_full_compute(version=version):

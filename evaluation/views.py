@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Iterator
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -79,6 +82,8 @@ def _leaderboard_svg(data: dict[str, Any]) -> str:
 def leaderboard(request: HttpRequest) -> HttpResponse:
     collection, version = pick_version(request)
     measure = _measure(request)
+    # Read before the scores, so a write landing in between still reaches the page as an event.
+    stamp = sel.scores_stamp(version_id=version.pk) if version else ""
     data = sel.leaderboard_data(version=version, measure=measure) if version else None
     return render(
         request,
@@ -86,6 +91,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         {
             "collection": collection,
             "version": version,
+            "scores_stamp": stamp,
             "collections": Collection.objects.order_by("name"),
             "versions": QrelsVersion.objects.filter(collection=collection) if collection else [],
             "measure": measure,
@@ -415,3 +421,38 @@ def job_status(request: HttpRequest, pk: int) -> JsonResponse:
 def to_json(value: Any) -> str:
     """Compact JSON for data attributes."""
     return json.dumps(value, separators=(",", ":"))
+
+
+EVENTS_TICK_S = 0.1  # how often an open stream looks at the version's score stamp (one cache read)
+EVENTS_KEEPALIVE_S = 10.0
+
+
+def _score_events(version_id: int, since: str, seconds: float) -> Iterator[str]:
+    # retry: the browser reconnects this soon after the stream ends, so a page is never deaf for long.
+    yield "retry: 300\n\n"
+    last, quiet_since, end = since, time.monotonic(), time.monotonic() + seconds
+    while time.monotonic() < end:
+        stamp = sel.scores_stamp(version_id=version_id)
+        if stamp != last:
+            last, quiet_since = stamp, time.monotonic()
+            yield f"id: {stamp}\nevent: scores\ndata: {stamp}\n\n"
+        elif time.monotonic() - quiet_since > EVENTS_KEEPALIVE_S:
+            quiet_since = time.monotonic()
+            yield ": keep-alive\n\n"  # a comment line keeps proxies from closing an idle stream
+        time.sleep(EVENTS_TICK_S)
+
+
+@admin_required
+def score_events(request: HttpRequest, pk: int) -> StreamingHttpResponse:
+    """Server-sent events: a "scores" event as soon as the version's stored scores change (pushed within a tenth of
+    a second of the worker's commit). The stream ends after ECAST_EVENTS_STREAM_SECONDS and the browser reconnects,
+    sending the last stamp it saw, so nothing is missed in between."""
+    version = get_object_or_404(QrelsVersion, pk=pk)
+    since = request.headers.get("Last-Event-ID") or request.GET.get("since") or sel.scores_stamp(version_id=version.pk)
+    response = StreamingHttpResponse(
+        _score_events(version.pk, since, float(settings.ECAST_EVENTS_STREAM_SECONDS)),
+        content_type="text/event-stream",
+    )
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"  # nginx: pass events through as they come
+    return response

@@ -28,6 +28,8 @@ def test_the_leaderboard_updates_live_when_a_judgment_arrives(browser, live_serv
     weak = runs["weak"].pk
     before = _cell(browser, weak)
     browser.execute_script("window.__noReload = 'still here';")
+    # The page listens to the server's score events (the poll is only the fallback).
+    WebDriverWait(browser, 10).until(lambda d: "as soon as they are computed" in d.find_element(By.ID, "lb-live").text)
 
     # The weak run's rank-1 document for 1_1 ("x1") becomes highly relevant.
     turn = coll.turns.get(turn_id="1_1")

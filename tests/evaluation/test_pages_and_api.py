@@ -337,3 +337,32 @@ def test_pages_open_on_the_version_that_gained_judgments_and_robustness_compares
     assert admin_client.get(reverse("evaluation-leaderboard"), {"version": original.pk}).context["version"] == original
     params = admin_client.get(reverse("evaluation-robustness")).context["p"]
     assert (params.base, params.extended) == (original, derived)
+
+
+def test_the_score_event_stream_pushes_a_scores_event_when_the_version_changes(admin_client, scored, settings):
+    coll, version, _runs = scored
+    settings.ECAST_EVENTS_STREAM_SECONDS = 0.3
+    services.scores_stamp_touch(version_id=version.pk)
+    response = admin_client.get(reverse("evaluation-score-events", args=[version.pk]), {"since": "stale"})
+    assert response["Content-Type"] == "text/event-stream" and response["Cache-Control"] == "no-cache"
+    body = b"".join(response.streaming_content).decode()
+    stamp = cache_stamp(version.pk)
+    assert body.startswith("retry: 300") and f"id: {stamp}\nevent: scores\ndata: {stamp}\n\n" in body
+    # A page that has seen the current stamp hears nothing until the next change.
+    quiet = admin_client.get(reverse("evaluation-score-events", args=[version.pk]), {"since": stamp})
+    assert "event: scores" not in b"".join(quiet.streaming_content).decode()
+
+
+def test_the_score_event_stream_is_for_admins(rater_client, scored):
+    from django.test import Client
+
+    _coll, version, _runs = scored
+    url = reverse("evaluation-score-events", args=[version.pk])
+    assert rater_client.get(url).status_code == 403
+    assert Client().get(url).status_code == 302
+
+
+def cache_stamp(version_id: int) -> str:
+    from evaluation.selectors import scores_stamp
+
+    return scores_stamp(version_id=version_id)

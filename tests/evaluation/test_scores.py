@@ -184,3 +184,47 @@ def test_uploading_reuses_the_job_the_run_created_event_queued(django_capture_on
             collection=coll, uploaded=SimpleUploadedFile("r.run", b"1_1 Q0 d1 1 1.0 up\n"), name="up"
         )
     assert EvaluationJob.objects.filter(run=run).count() == 1 and job.run == run
+
+
+def test_a_recompute_stamps_the_version_so_a_watching_page_hears_of_it(django_capture_on_commit_callbacks):
+    from evaluation.selectors import scores_stamp
+
+    coll, version, runs = build()
+    before = scores_stamp(version_id=version.pk)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.scores_compute_for_version(version=version)
+    first = scores_stamp(version_id=version.pk)
+    assert first and first != before
+    with django_capture_on_commit_callbacks(execute=True):  # the judgment's drain runs at once (eager tasks here)
+        services.dirty_turns_mark(version_id=version.pk, turn_ids=[coll.turns.get(turn_id="1_1").pk])
+    assert EvaluationJob.objects.filter(kind="turns").exists()
+    assert scores_stamp(version_id=version.pk) not in ("", first)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_drain_finding_another_drain_of_its_version_at_work_requeues_itself_and_leaves_the_marks():
+    import os
+
+    from django.db import connection, connections
+
+    from ecast import jobs
+
+    if connection.vendor != "postgresql":
+        if os.environ.get("CI"):
+            pytest.fail("CI must run the drain-lock test on PostgreSQL")
+        pytest.skip("the drain lock is a PostgreSQL advisory lock; the SQLite setup runs one worker")
+    coll, version, runs = build()
+    turn = coll.turns.get(turn_id="1_1")
+    DirtyTurn.objects.create(version=version, turn=turn)
+    other = connections.create_connection("default")  # a drain of the same version in another worker
+    try:
+        with other.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [jobs.advisory_key(services.DRAIN_LOCK), version.pk])
+        with mock.patch("evaluation.tasks.dirty_turns_drain_task.apply_async") as again:
+            assert services.dirty_turns_drain(version_id=version.pk) is None
+        assert again.call_args.kwargs["countdown"] == services.DRAIN_RETRY_S
+        assert list(DirtyTurn.objects.values_list("turn_id", flat=True)) == [turn.pk]
+    finally:
+        other.close()
+    job = services.dirty_turns_drain(version_id=version.pk)
+    assert job is not None and job.turn_ids == [turn.pk] and not DirtyTurn.objects.exists()
