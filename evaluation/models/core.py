@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from array import array
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 
@@ -71,6 +74,72 @@ class Run(models.Model):
         return self.name
 
 
+class DocIdsField(models.BinaryField):
+    """A ranking's doc ids in rank order, stored as one UTF-8 blob of newline-separated ids.
+
+    TREC run columns are whitespace-separated, so an id never holds a newline; splitting a blob is many times
+    cheaper than decoding JSON, which matters when a recompute reads millions of ids."""
+
+    _pyi_private_set_type: list[str] | tuple[str, ...] | bytes
+    _pyi_private_get_type: list[str]  # type: ignore[assignment]  # decoded on read, unlike a plain BinaryField
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("default", list)
+        super().__init__(*args, **kwargs)
+
+    def deconstruct(self) -> Any:
+        name, path, args, kwargs = super().deconstruct()
+        kwargs.pop("default", None)
+        return name, path, args, kwargs
+
+    def from_db_value(self, value: Any, expression: Any, connection: Any) -> list[str] | None:
+        if value is None:
+            return None
+        text = bytes(value).decode("utf-8")
+        return text.split("\n") if text else []
+
+    def to_python(self, value: Any) -> Any:
+        if isinstance(value, (bytes, memoryview)):
+            return self.from_db_value(value, None, None)
+        return value
+
+    def get_db_prep_value(self, value: Any, connection: Any, prepared: bool = False) -> Any:
+        if isinstance(value, (list, tuple)):
+            value = "\n".join(value).encode("utf-8")
+        return super().get_db_prep_value(value, connection, prepared)
+
+
+class ScoresField(models.BinaryField):
+    """A ranking's scores in rank order, stored as packed IEEE-754 doubles (8 bytes each, exact)."""
+
+    _pyi_private_set_type: list[float] | tuple[float, ...] | bytes
+    _pyi_private_get_type: list[float]  # type: ignore[assignment]  # decoded on read, unlike a plain BinaryField
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("default", list)
+        super().__init__(*args, **kwargs)
+
+    def deconstruct(self) -> Any:
+        name, path, args, kwargs = super().deconstruct()
+        kwargs.pop("default", None)
+        return name, path, args, kwargs
+
+    def from_db_value(self, value: Any, expression: Any, connection: Any) -> list[float] | None:
+        if value is None:
+            return None
+        return array("d", bytes(value)).tolist()
+
+    def to_python(self, value: Any) -> Any:
+        if isinstance(value, (bytes, memoryview)):
+            return self.from_db_value(value, None, None)
+        return value
+
+    def get_db_prep_value(self, value: Any, connection: Any, prepared: bool = False) -> Any:
+        if isinstance(value, (list, tuple)):
+            value = array("d", [float(v) for v in value]).tobytes()
+        return super().get_db_prep_value(value, connection, prepared)
+
+
 class RunTurn(models.Model):
     """The ranking of one run for one turn, stored column-wise: doc ids and scores in rank order.
 
@@ -79,8 +148,8 @@ class RunTurn(models.Model):
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="rankings")
     turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="rankings")
-    doc_ids = models.JSONField(default=list)
-    scores = models.JSONField(default=list)
+    doc_ids = DocIdsField()
+    scores = ScoresField()
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["run", "turn"], name="uniq_run_turn")]
@@ -96,9 +165,14 @@ class Score(models.Model):
     Judged turns the run did not rank are stored as 0 (trec_eval -c semantics).
     """
 
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="scores")
-    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="scores")
-    version = models.ForeignKey(QrelsVersion, on_delete=models.CASCADE, related_name="scores")
+    # Scores are derived rows written tens of thousands at a time: no database foreign-key constraints (each
+    # would be checked per row at commit; Django still cascades deletes of runs, turns and versions), and no
+    # single-column indexes on run and version, which the composite ones below already lead with.
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="scores", db_constraint=False, db_index=False)
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="scores", db_constraint=False)
+    version = models.ForeignKey(
+        QrelsVersion, on_delete=models.CASCADE, related_name="scores", db_constraint=False, db_index=False
+    )
     measure = models.CharField(max_length=64, help_text="ir_measures string, e.g. nDCG@3")
     value = models.FloatField()
     threshold = models.PositiveSmallIntegerField()
