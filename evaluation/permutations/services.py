@@ -4,6 +4,7 @@ scoring) with its status bookkeeping, and the debounced rescore when judgments c
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from collections import Counter
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from ecast.jobs import debounce, debounce_release, enqueue
@@ -357,7 +358,7 @@ def permutation_experiment_score(*, experiment: PermutationExperiment) -> int:
         # fsum is exactly rounded, so the mean does not depend on the (permuted) order of the turns
         r.mean = math.fsum(r.per_turn.values()) / len(r.per_turn) if r.per_turn else None
     with transaction.atomic():
-        PermutationResult.objects.bulk_update(results, ["per_turn", "mean"], batch_size=2000)
+        _results_write(results)
         PermutationExperiment.objects.filter(pk=experiment.pk).update(
             status=PermutationExperiment.Status.DONE,
             scored_version=version,
@@ -369,6 +370,32 @@ def permutation_experiment_score(*, experiment: PermutationExperiment) -> int:
 
 
 @transaction.atomic
+def _results_write(results: list[PermutationResult]) -> None:
+    """Store per-turn scores and means of many results in a few statements (inside the caller's transaction).
+
+    Django's ``bulk_update`` builds one CASE expression per column and batch, which made it most of a scoring
+    run; PostgreSQL gets the rows by COPY into a temporary table and one UPDATE … FROM, SQLite one executemany."""
+    if not results:
+        return
+    table = connection.ops.quote_name(PermutationResult._meta.db_table)
+    rows = [(r.pk, json.dumps(r.per_turn), r.mean) for r in results]
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("CREATE TEMP TABLE ecast_perm_scores (id bigint, per_turn jsonb, mean double precision)")
+            with cursor.cursor.copy("COPY ecast_perm_scores (id, per_turn, mean) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+            cursor.execute(
+                f"UPDATE {table} AS r SET per_turn = t.per_turn, mean = t.mean"
+                " FROM ecast_perm_scores t WHERE r.id = t.id"
+            )
+            cursor.execute("DROP TABLE ecast_perm_scores")
+        else:
+            cursor.executemany(
+                f"UPDATE {table} SET per_turn = %s, mean = %s WHERE id = %s", [(p, m, i) for i, p, m in rows]
+            )
+
+
 def permutation_experiment_set_version(*, experiment: PermutationExperiment, version: QrelsVersion) -> None:
     """Point the experiment at another qrels version of its collection; rescoring follows in the background."""
     if version.collection_id != experiment.collection_id:
