@@ -152,17 +152,25 @@ def part_experiment() -> None:
                     collection=coll, name=f"bench-{workers}-{time.time():.0f}", qrels_version=version,
                     systems=systems, k=100, seed=1,
                 )  # fmt: skip
+            scoring_from = None
             while True:
                 exp.refresh_from_db()
+                if exp.status == "scoring" and scoring_from is None:
+                    scoring_from = time.perf_counter()
                 if exp.status in ("done", "failed"):
                     break
-                time.sleep(0.2)
+                time.sleep(0.05)
             dt = time.perf_counter() - t0
+            phases = (
+                f" (retrieval {scoring_from - t0:.1f} s, scoring {dt - (scoring_from - t0):.1f} s)"
+                if scoring_from is not None
+                else ""
+            )
             n_perm = exp.permutations.count()
             label = f"{workers} worker(s)" if workers else "eager, in-process (no REDIS_URL)"
             print(f"[experiment] {exp.status}: {coll.conversations.count()} conversations, {n_perm} orders × "
                   f"{len(systems)} systems = {n_perm * len(systems)} scored runs, "
-                  f"{exp.queries.count()} distinct BM25 queries; {label}: {dt:.1f} s {exp.error}")  # fmt: skip
+                  f"{exp.queries.count()} distinct BM25 queries; {label}: {dt:.1f} s{phases} {exp.error}")  # fmt: skip
         finally:
             for p in procs:
                 p.terminate()
