@@ -186,6 +186,7 @@ def register() -> None:
             written=_written_version,
             existing=_existing_version,
             links=_links,
+            formats=("trec_qrels",),
         ),
         after="castur",
     )
@@ -199,6 +200,7 @@ def register() -> None:
             written=_written_run,
             existing=_existing_run,
             links=_links,
+            formats=("trec_run",),
         ),
         after="qrels",
     )

@@ -18,6 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from xml.etree.ElementTree import Element, ParseError
+
+from defusedxml import DefusedXmlException
+from defusedxml.ElementTree import fromstring as safe_fromstring
 
 from ecast.csvfiles import restore_cell
 from ecast.imports.errors import ImportFailed, row_error
@@ -540,27 +544,77 @@ def parse_crowd_passages(text: str, *, file: str) -> Parsed:
     return p
 
 
-CLEF_QUERY = re.compile(r"<query>(.*?)</query>", re.S)
-CLEF_FIELD = re.compile(r"<(id|en|title)>(.*?)</\1>", re.S)
+# CLEF eHealth topics come in two layouts: 2016–2018 ``<queries><query><id>…</id><en>…</en>…</query>`` (the query
+# text in <en>, or <title>) and 2021 ``<topics><topic><id>…</id><query>…</query><narrative>…</narrative></topic>``.
+CLEF_LAYOUTS = {"topic": ("query",), "query": ("en", "title")}
+_XML_DECLARATIONS = re.compile(r"<!(DOCTYPE|ENTITY)\b", re.I)
+_XML_POSITION = re.compile(r":? line \d+, column \d+$")
+# "&" not starting an entity or character reference: the organisers' 2021 narratives hold a few bare ones.
+_BARE_AMPERSAND = re.compile(r"&(?!(?:#\d+|#x[0-9a-fA-F]+|[A-Za-z_][\w.-]*);)")
+
+
+def _xml_element(block: str) -> Element:
+    """One element, parsed by the standard library's parser through defusedxml (no DTD, no entity expansion)."""
+    return safe_fromstring(_BARE_AMPERSAND.sub("&amp;", block), forbid_dtd=True)
+
+
+def _xml_text(element: Element | None) -> str:
+    return " ".join("".join(element.itertext()).split()) if element is not None else ""
 
 
 def parse_clef_queries(text: str, *, file: str) -> Parsed:
-    """CLEF eHealth XML-like queries (``<query><id> 151001 </id><en> text </en>…``). Records (line, qid, text)."""
+    """CLEF eHealth topics, 2016–2018 ``<queries><query><id>…</id><en>…</en>`` or 2021 ``<topics><topic><id>…</id>
+    <query>…</query>``. Records (line, qid, text), the line being that of the element's opening tag.
+
+    Each <query>/<topic> element is parsed on its own (XML, no DTD or entities), so one malformed element is
+    reported with its line and the others are still checked; a bare "&" in a text is read as itself, as the
+    organisers meant it.
+    """
     p = Parsed(file)
-    if "<query>" not in text:
-        p.error(None, "no <query> elements found; expected the CLEF eHealth queries format")
+    declaration = _XML_DECLARATIONS.search(text)
+    if declaration:
+        n = text.count("\n", 0, declaration.start()) + 1
+        p.error(n, "a DTD or entity declaration (<!DOCTYPE, <!ENTITY) is not allowed in a topics file")
         return p
-    seen: set[str] = set()
-    for match in CLEF_QUERY.finditer(text):
-        n = text.count("\n", 0, match.start()) + 1
-        fields = {k: " ".join(v.split()) for k, v in CLEF_FIELD.findall(match.group(1))}
-        qid, body = fields.get("id", ""), fields.get("en") or fields.get("title", "")
-        if not qid or not body:
-            p.error(n, "query without <id> or <en> text")
+    tag = "topic" if re.search(r"<topic\b", text) else "query" if re.search(r"<query\b", text) else ""
+    if not tag:
+        p.error(None, "no <topic> or <query> elements found; expected CLEF eHealth topics (XML)")
+        return p
+    opening = re.compile(rf"<{tag}\b[^>]*>")
+    closing = re.compile(rf"</{tag}\s*>")
+    line_of = _Lines(text)
+    seen: dict[str, int] = {}
+    pos = 0
+    while match := opening.search(text, pos):
+        n = line_of(match.start())
+        close = closing.search(text, match.end())
+        following = opening.search(text, match.end())
+        if close is None or (following is not None and following.start() < close.start()):
+            until = f"the next <{tag}>" if following else "the end of the file"
+            p.error(n, f"<{tag}> is not closed before {until}")
+            if following is None:
+                break
+            pos = following.start()
+            continue
+        pos = close.end()
+        try:
+            element = _xml_element(text[match.start() : close.end()])
+        except (ParseError, DefusedXmlException) as exc:
+            row = getattr(exc, "position", (1, 0))[0]
+            reason = _XML_POSITION.sub("", str(exc))  # the position is the element's, not the file's: the line says it
+            p.error(n + row - 1, f"<{tag}> is not well-formed XML: {reason}")
+            continue
+        qid = _xml_text(element.find("id"))
+        body = next((t for t in (_xml_text(element.find(k)) for k in CLEF_LAYOUTS[tag]) if t), "")
+        wanted = " or ".join(f"<{k}>" for k in CLEF_LAYOUTS[tag])
+        if not qid:
+            p.error(n, f"<{tag}> without an <id>")
+        elif not body:
+            p.error(n, f"{tag} {qid}: no query text in {wanted}")
         elif qid in seen:
-            p.error(n, f"query {qid} appears twice")
+            p.error(n, f"{tag} {qid} appears twice (first on line {seen[qid]})")
         else:
-            seen.add(qid)
+            seen[qid] = n
             p.records.append((n, qid, body))
     p.counts = {"queries": len(p.records)}
     return p

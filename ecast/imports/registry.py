@@ -13,7 +13,7 @@ from typing import Any
 
 from django.urls import reverse
 
-from ecast.imports import corpus, writers
+from ecast.imports import corpus, formats, writers
 from ecast.models import Collection, ImportJob
 
 Writer = Callable[[writers.Context], writers.Result]
@@ -36,6 +36,9 @@ class ImportKind:
     existing: Callable[[Collection, dict[str, Any]], Any] | None = None
     # Pages to visit after the import, {label: url}, shown on its job page.
     links: Callable[[ImportJob], dict[str, str]] | None = None
+    # The file formats it reads (names of ``formats.READABLE``): a file that looks like another format is refused
+    # with one message before it is parsed. Empty: any file goes to the parser.
+    formats: tuple[str, ...] = ()
 
 
 _KINDS: dict[str, ImportKind] = {}
@@ -43,6 +46,9 @@ _KINDS: dict[str, ImportKind] = {}
 
 def register(kind: ImportKind, *, after: str | None = None) -> None:
     """Add or replace a kind; ``after`` lists it right after another kind (the import page's order)."""
+    unknown = [f for f in kind.formats if f not in formats.READABLE]
+    if unknown:
+        raise ValueError(f"import kind {kind.name!r} names unknown format(s) {', '.join(unknown)}")
     items = [(name, k) for name, k in _KINDS.items() if name != kind.name]
     position = len(items)
     if after is not None:
@@ -76,6 +82,19 @@ def second_file(name: str) -> str | None:
     return kind.second_file if kind else None
 
 
+def formats_of(name: str) -> tuple[str, ...]:
+    """The formats kind ``name`` reads (empty: unknown kind, or one that does not say)."""
+    kind = _KINDS.get(name)
+    if kind is None:
+        return ()
+    return kind.formats
+
+
+def readers_of(fmt: str) -> list[ImportKind]:
+    """The kinds that read format ``fmt``, in listing order."""
+    return [k for k in _KINDS.values() if fmt in formats_of(k.name)]
+
+
 def choices() -> list[tuple[str, str]]:
     """(name, label) of every kind, for form fields (callable, so kinds registered later are listed too)."""
     return [(k.name, k.label) for k in _KINDS.values()]
@@ -88,25 +107,55 @@ for _kind in (
         writers.write_cast_topics,
         options=("year", "resolved_tsv"),
         second_file="resolved_tsv",
+        formats=("cast_topics_json",),
     ),
-    ImportKind("cast2019_resolved", "CAsT 2019 resolved rewrites TSV", writers.write_cast2019_resolved),
+    ImportKind(
+        "cast2019_resolved",
+        "CAsT 2019 resolved rewrites TSV",
+        writers.write_cast2019_resolved,
+        formats=("cast2019_resolved_tsv",),
+    ),
     ImportKind(
         "ecast_csv",
         "ECAsT paraphrase CSV",
         writers.write_ecast_csv,
         links=lambda _job: {"Release": reverse("releases")},
+        formats=("ecast_csv",),
     ),
     ImportKind(
         "utterance_labels",
         "Utterance classes TSV (SE/FT/PT)",
         writers.write_utterance_labels,
         options=("skip_unknown",),
+        formats=("utterance_labels_tsv",),
     ),
-    ImportKind("castur", "CAsTUR turn dependencies TSV", writers.write_castur),
+    ImportKind("castur", "CAsTUR turn dependencies TSV", writers.write_castur, formats=("castur_tsv",)),
     # Streamed (corpus.py): MS MARCO-size files in flat memory; only_needed keeps the pooled/judged/ranked ids.
-    ImportKind("passages_tsv", "Passages TSV (id<TAB>text)", corpus.write_passages_tsv, options=corpus.OPTIONS),
-    ImportKind("passages_jsonl", "Passages JSONL", corpus.write_passages_jsonl, options=corpus.OPTIONS),
-    ImportKind("crowd_passages", "Passages from crowd CSV (Input.passage)", writers.write_crowd_passages),
-    ImportKind("clef_queries", "CLEF eHealth queries (ad hoc turns)", writers.write_clef_queries),
+    ImportKind(
+        "passages_tsv",
+        "Passages TSV (id<TAB>text)",
+        corpus.write_passages_tsv,
+        options=corpus.OPTIONS,
+        formats=("passages_tsv",),
+    ),
+    ImportKind(
+        "passages_jsonl",
+        "Passages JSONL",
+        corpus.write_passages_jsonl,
+        options=corpus.OPTIONS,
+        formats=("passages_jsonl",),
+    ),
+    ImportKind(
+        "crowd_passages",
+        "Passages from crowd CSV (Input.passage)",
+        writers.write_crowd_passages,
+        formats=("crowd_csv",),
+    ),
+    ImportKind(
+        "clef_queries",
+        "CLEF eHealth topics XML, 2016–2018 and 2021 (ad hoc turns)",
+        writers.write_clef_queries,
+        formats=("clef_queries_xml", "clef_topics_xml"),
+    ),
 ):
     register(_kind)

@@ -1,8 +1,10 @@
 """Import services: one entry point (``import_file``) used by the admin page, the REST API and ``import_data``.
 
 Every import is recorded as an ImportJob: progress while it runs, then either counts (succeeded) or the full
-{file, line, reason} error report (failed, with nothing else written). The kinds, their writers and options
-come from ``ecast.imports.registry``.
+{file, line, reason} error report (failed, with nothing else written). The kinds, their writers, options and
+formats come from ``ecast.imports.registry``. Before any parsing the head of the file is sniffed
+(``ecast.imports.formats``): a file in a format the kind does not read fails with one message saying what it looks
+like and what the kind reads, instead of an error for every line.
 """
 
 from __future__ import annotations
@@ -20,9 +22,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from ecast import jobs
-from ecast.imports import registry, writers
+from ecast.imports import formats, registry, writers
 from ecast.imports.errors import ImportFailed, row_error
-from ecast.models import Collection, ImportJob, TestSet
+from ecast.models import Collection, ImportJob, TestSet, Turn
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +59,69 @@ def _checked_kind(kind: str, options: dict[str, Any], name: str) -> registry.Imp
     return found
 
 
+def _flag(value: Any) -> bool:
+    return value.strip().lower() in ("1", "true", "yes", "on") if isinstance(value, str) else bool(value)
+
+
+def _checked_format(
+    kind: registry.ImportKind,
+    sniffed: formats.Sniffed | None,
+    *,
+    name: str,
+    options: dict[str, Any],
+    collection: Collection | None,
+) -> None:
+    """Refuse, with one message, a file that looks like a format the kind does not read (from its head alone).
+
+    A file that looks like a format the kind reads, or like nothing known, goes on to the parser and its per-line
+    errors. Qrels and runs whose turn ids belong to topics ecast cannot import (CAsT 2022, iKAT) are refused too
+    unless such turns exist (made ad hoc) or ``create_turns`` will make them.
+    """
+    reads = registry.formats_of(kind.name)
+    if sniffed is None or not reads:
+        return
+    message = ""
+    if sniffed.formats & set(reads):
+        if sniffed.id_scheme and not _flag(options.get("create_turns")):
+            turns = Turn.objects.filter(turn_id__in=sniffed.qids)
+            if collection is not None:
+                turns = turns.filter(collection=collection)
+            if not turns.exists():
+                message = formats.refusal(
+                    sniffed,
+                    kind_label=kind.label,
+                    reads=list(reads),
+                    unknown_ids_in=collection.name if collection is not None else "any collection",
+                    create_turns="create_turns" in kind.options,
+                )
+    else:
+        others = [k for k in registry.kinds() if k.name != kind.name]
+        read_by = [k.label for k in others if sniffed.formats & set(registry.formats_of(k.name))]
+        message = formats.refusal(sniffed, kind_label=kind.label, reads=list(reads), read_by=read_by)
+    if message:
+        raise ImportFailed([row_error(name, None, message, kind="format")])
+
+
+def _sniffed(head: formats.Head | None) -> formats.Sniffed | None:
+    # The sniffer only sharpens the message for a file of the wrong format: a bug in it must not stop an import.
+    try:
+        return formats.sniff(head)
+    except Exception:  # noqa: BLE001
+        log.exception("could not tell the format of an import file; leaving it to the parser")
+        return None
+
+
+def _sniff_upload(uploaded: Any) -> formats.Sniffed | None:
+    """What an upload looks like, from its head; the upload is rewound for storing."""
+    try:
+        uploaded.seek(0)
+        head = formats.read_head(uploaded)
+        uploaded.seek(0)
+    except (AttributeError, OSError, ValueError):
+        return None
+    return _sniffed(head)
+
+
 def import_job_execute(*, job: ImportJob, path: Path) -> ImportJob:
     """Run one job's import now: status running → succeeded (counts) or failed (errors, nothing written)."""
     job.status = ImportJob.Status.RUNNING
@@ -72,7 +137,10 @@ def import_job_execute(*, job: ImportJob, path: Path) -> ImportJob:
         progress=_progress_updater(job),
     )
     try:
-        result = _checked_kind(job.kind, options, job.file_name).writer(ctx)
+        kind = _checked_kind(job.kind, options, job.file_name)
+        sniffed = _sniffed(formats.read_head_of(path))
+        _checked_format(kind, sniffed, name=job.file_name, options=options, collection=job.collection)
+        result = kind.writer(ctx)
     except ImportFailed as exc:
         job.status, job.errors = ImportJob.Status.FAILED, exc.errors
     except Exception as exc:  # noqa: BLE001 - an unexpected bug must still end the job visibly
@@ -150,7 +218,8 @@ def import_job_start(
     extras = dict(extra_uploads or {})
     limit = settings.ECAST_MAX_UPLOAD_BYTES
     try:
-        second_file = _checked_kind(kind, {**job.options, **extras}, name).second_file
+        found = _checked_kind(kind, {**job.options, **extras}, name)
+        second_file = found.second_file
         # A path typed into a web form would let a request read any file on the server: upload it instead.
         if second_file in job.options:
             raise ImportFailed([row_error(name, None, f"upload {second_file} as a file, not a path")])
@@ -160,6 +229,8 @@ def import_job_start(
                 uname = Path(getattr(upload, "name", name)).name
                 reason = f"file is {size:,} bytes; the upload limit (ECAST_MAX_UPLOAD_BYTES) is {limit:,} bytes"
                 raise ImportFailed([row_error(uname, None, reason)])
+        # Refused before storing, like an oversized upload: the job page and the API answer at once.
+        _checked_format(found, _sniff_upload(uploaded), name=name, options=job.options, collection=collection)
     except ImportFailed as exc:
         job.status, job.errors, job.finished_at = ImportJob.Status.FAILED, exc.errors, timezone.now()
         job.save()
