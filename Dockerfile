@@ -34,4 +34,7 @@ RUN DJANGO_SECRET_KEY=build-only DJANGO_DEBUG=0 ECAST_VAR_DIR=/tmp/build-var pyt
 
 USER ecast
 EXPOSE 8000
-CMD ["gunicorn", "ecast.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--timeout", "120"]
+# Threaded workers: rating requests are short, but each open live-score stream (server-sent events) holds a thread
+# for ECAST_EVENTS_STREAM_SECONDS; 2 processes × 16 threads suit 2 cores. Override with GUNICORN_CMD_ARGS.
+ENV GUNICORN_CMD_ARGS="--workers 2 --threads 16 --worker-class gthread --timeout 120"
+CMD ["gunicorn", "ecast.wsgi:application", "--bind", "0.0.0.0:8000"]

@@ -103,8 +103,12 @@ TEMPLATES = [
 
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 if DATABASE_URL:
+    # Each web thread keeps its own connection for ECAST_DB_CONN_MAX_AGE seconds (0: one per request), so a host
+    # holds up to workers × threads connections: with more than a few hosts, put a pooler (PgBouncer in transaction
+    # mode) in front of PostgreSQL or lower the age.
+    conn_max_age = _env_int("ECAST_DB_CONN_MAX_AGE", 60)
     try:
-        DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+        DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=conn_max_age)}
     except Exception as exc:  # dj_database_url raises several types for bad URLs
         raise ImproperlyConfigured(f"DATABASE_URL is not a valid database URL: {exc}") from exc
 else:

@@ -90,6 +90,7 @@ def test_bad_security_values_stop_the_start(tmp_path):
         ("DJANGO_SECURE_PROXY_SSL_HEADER", "X-Forwarded-Proto"),
         ("ECAST_TRUSTED_PROXIES", "-1"),
         ("ECAST_LOGIN_RATE", "lots"),
+        ("ECAST_DB_CONN_MAX_AGE", "forever"),
     ]:
         result = _python({**_production_env(tmp_path), name: value}, "print(s.DEBUG)")
         assert result.returncode != 0 and name in result.stderr, (name, result.stderr[-300:])
@@ -101,3 +102,9 @@ def test_a_stale_threshold_a_live_job_could_reach_between_two_heartbeats_stops_t
     assert result.returncode != 0 and "ECAST_JOB_STALE_SECONDS (20) must be at least 3" in result.stderr
     result = _python({**env, "ECAST_JOB_STALE_SECONDS": "30"}, "print(s.ECAST_JOB_STALE_SECONDS)")
     assert result.returncode == 0 and result.stdout.strip() == "30", result.stderr[-300:]
+
+
+def test_the_database_connection_age_comes_from_the_environment(tmp_path):
+    env = {**_production_env(tmp_path), "ECAST_DB_CONN_MAX_AGE": "0"}
+    result = _python(env, "print(s.DATABASES['default']['CONN_MAX_AGE'])")
+    assert result.returncode == 0 and result.stdout.strip().splitlines()[-1] == "0", result.stderr[-300:]
