@@ -1,4 +1,5 @@
 from importlib import import_module
+from typing import Any
 
 from django.apps import AppConfig
 
@@ -19,3 +20,37 @@ class EcastConfig(AppConfig):
         from ecast import dashboard
 
         dashboard.register_ecast_sources()
+        _forget_tokens_on_change()
+
+
+def _forget_tokens_on_change() -> None:
+    """Cached API-token look-ups (ecast.auth) are dropped whenever what they hold changes."""
+    from django.contrib.auth import get_user_model
+    from django.db.models.signals import m2m_changed, post_delete, post_save
+    from rest_framework.authtoken.models import Token
+
+    from ecast.auth import token_cache_forget
+
+    user_model = get_user_model()
+
+    def token_changed(sender: Any, instance: Any, **kwargs: Any) -> None:
+        token_cache_forget(keys=[instance.key])
+
+    def user_saved(sender: Any, instance: Any, **kwargs: Any) -> None:
+        token_cache_forget(user_ids=[instance.pk])
+
+    def groups_changed(sender: Any, instance: Any, action: str, reverse: bool, pk_set: Any, **kwargs: Any) -> None:
+        if action not in ("post_add", "post_remove", "post_clear", "pre_clear"):
+            return
+        if not reverse:
+            token_cache_forget(user_ids=[instance.pk])
+        elif pk_set:
+            token_cache_forget(user_ids=pk_set)
+        else:  # a group cleared of its users
+            token_cache_forget(user_ids=list(instance.user_set.values_list("pk", flat=True)))
+
+    post_save.connect(token_changed, sender=Token, dispatch_uid="ecast-token-saved")
+    post_delete.connect(token_changed, sender=Token, dispatch_uid="ecast-token-deleted")
+    post_save.connect(user_saved, sender=user_model, dispatch_uid="ecast-user-saved")
+    post_delete.connect(user_saved, sender=user_model, dispatch_uid="ecast-user-deleted")
+    m2m_changed.connect(groups_changed, sender=user_model.groups.through, dispatch_uid="ecast-user-groups")

@@ -34,6 +34,7 @@ from django.core.cache.backends.locmem import LocMemCache
 from django.core.cache.backends.memcached import BaseMemcachedCache
 from django.core.cache.backends.redis import RedisCache
 from django.http import HttpResponse
+from rest_framework.authentication import TokenAuthentication
 
 # Caches whose add and incr are atomic: Redis and memcached across processes, locmem (one process) under its lock.
 # The file cache (the default without Redis) implements incr as get + set, so there counters are updated under a
@@ -220,3 +221,61 @@ class ThrottledLoginView(LoginView):
             response.status_code = 429
             response["Retry-After"] = str(form.retry_after)
         return response
+
+
+# --- API token look-ups, cached ---------------------------------------------------------------------------------
+#
+# Every API call used to cost two queries before any work: the token with its user, then the user's roles. Both are
+# kept in the shared cache for TOKEN_CACHE_SECONDS and dropped the moment they change (a token replaced or deleted,
+# a user's groups, flags or password saved), so a revoked token or role never outlives its change on any process.
+
+TOKEN_CACHE_SECONDS = 300
+
+
+def token_cache_key(key: str) -> str:
+    return "ecast:api-token:" + hashlib.sha256(key.encode()).hexdigest()[:40]
+
+
+def token_cache_forget(*, user_ids: Any = (), keys: Any = ()) -> None:
+    """Drop cached token look-ups: the given tokens, and every token of the given users."""
+    from rest_framework.authtoken.models import Token
+
+    found = list(keys)
+    ids = [int(u) for u in user_ids if u is not None]
+    if ids:
+        found += list(Token.objects.filter(user_id__in=ids).values_list("key", flat=True))
+    if found:
+        cache.delete_many([token_cache_key(k) for k in found])
+
+
+class CachedTokenAuthentication(TokenAuthentication):
+    """DRF's token authentication with the token → user → roles look-up served from the shared cache."""
+
+    def authenticate_credentials(self, key: str) -> tuple[Any, Any]:
+        from django.contrib.auth import get_user_model
+
+        from ecast.permissions import user_roles
+
+        hit = cache.get(token_cache_key(key))
+        if hit is not None:
+            user = get_user_model()(
+                id=hit["id"],
+                username=hit["username"],
+                is_active=True,
+                is_staff=hit["is_staff"],
+                is_superuser=hit["is_superuser"],
+            )
+            user._state.adding = False
+            user._state.db = "default"
+            user._ecast_roles = set(hit["roles"])  # type: ignore[attr-defined]  # read by permissions.user_roles
+            return user, key
+        user, token = super().authenticate_credentials(key)
+        entry = {
+            "id": user.pk,
+            "username": user.get_username(),
+            "is_staff": user.is_staff,
+            "is_superuser": user.is_superuser,
+            "roles": sorted(user_roles(user)),
+        }
+        cache.set(token_cache_key(key), entry, TOKEN_CACHE_SECONDS)
+        return user, token

@@ -14,19 +14,20 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
 from django.http import Http404
 from rest_framework import serializers
-from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.authentication import SessionAuthentication
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from ecast.auth import CachedTokenAuthentication
 from ecast.errors import DomainError
 from ecast.models import JobRecovery
 from ecast.permissions import IsAdmin
 from ecast.selectors import job_health, jobs_health
 
 # Token first, so an anonymous request gets 401 with a WWW-Authenticate header rather than 403.
-AUTHENTICATION = [TokenAuthentication, SessionAuthentication]
+AUTHENTICATION = [CachedTokenAuthentication, SessionAuthentication]
 
 
 class AdminApi(APIView):

@@ -203,7 +203,7 @@ if ECAST_TRUSTED_PROXIES < 0:
 REST_FRAMEWORK = {
     # Token first: its WWW-Authenticate challenge makes an anonymous call a 401 (session-first answers 403).
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "ecast.auth.CachedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
