@@ -135,6 +135,10 @@ def campaign_set_status(*, campaign: Campaign, status: str) -> Campaign:
 
 def _rater_status_locked(campaign: Campaign, rater: Any) -> RaterStatus:
     """The rater's status row, locked: serialises one rater's concurrent requests (double clicks, retries)."""
+    # One statement on every request but a rater's first in the campaign.
+    existing = RaterStatus.objects.select_for_update().filter(campaign=campaign, rater=rater).first()
+    if existing is not None:
+        return existing
     try:
         with transaction.atomic():
             RaterStatus.objects.get_or_create(campaign=campaign, rater=rater)
