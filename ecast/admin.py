@@ -2,7 +2,17 @@
 
 from django.contrib import admin
 
-from ecast.models import Collection, Conversation, ImportJob, Paraphrase, Passage, TestSet, TestSetItem, Turn
+from ecast.models import (
+    Collection,
+    Conversation,
+    ImportJob,
+    Paraphrase,
+    Passage,
+    PtkbStatement,
+    TestSet,
+    TestSetItem,
+    Turn,
+)
 
 
 @admin.register(Collection)
@@ -11,11 +21,17 @@ class CollectionAdmin(admin.ModelAdmin):
     search_fields = ["name"]
 
 
+class PtkbStatementInline(admin.TabularInline):
+    model = PtkbStatement
+    extra = 0
+
+
 @admin.register(Conversation)
 class ConversationAdmin(admin.ModelAdmin):
     list_display = ["topic_id", "collection", "title"]
     list_filter = ["collection"]
     search_fields = ["topic_id", "title"]
+    inlines = [PtkbStatementInline]
 
 
 @admin.register(Turn)

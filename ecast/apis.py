@@ -22,7 +22,7 @@ from rest_framework.views import APIView
 
 from ecast import auth, selectors, services
 from ecast.filters import CollectionFilter, ConversationFilter, ParaphraseFilter, PassageFilter, TurnFilter
-from ecast.models import Collection, Conversation, Paraphrase, Passage, Turn
+from ecast.models import Collection, Conversation, Paraphrase, Passage, PtkbStatement, Turn
 from ecast.rest import AUTHENTICATION, AdminApi
 
 # ---------------------------------------------------------------- serializers shared by several views
@@ -207,17 +207,24 @@ class ConversationListApi(AdminApi, generics.ListAPIView):
     serializer_class = OutputSerializer
 
 
-class ConversationDetailApi(AdminApi, generics.RetrieveAPIView):
-    """One conversation with its turn ids."""
+class PtkbStatementOutput(serializers.ModelSerializer):
+    class Meta:
+        model = PtkbStatement
+        fields = ["number", "text"]
 
-    queryset = Conversation.objects.prefetch_related("turns")
+
+class ConversationDetailApi(AdminApi, generics.RetrieveAPIView):
+    """One conversation with its turn ids and, for iKAT, the user's PTKB statements."""
+
+    queryset = Conversation.objects.prefetch_related("turns", "ptkb")
 
     class OutputSerializer(serializers.ModelSerializer):
         turns: Any = serializers.SlugRelatedField(many=True, read_only=True, slug_field="turn_id")
+        ptkb = PtkbStatementOutput(many=True, read_only=True)
 
         class Meta:
             model = Conversation
-            fields = ["id", "collection", "topic_id", "title", "description", "turns"]
+            fields = ["id", "collection", "topic_id", "title", "description", "turns", "ptkb"]
             ref_name = "ConversationDetail"
 
     serializer_class = OutputSerializer
@@ -247,6 +254,8 @@ class TurnOutput(serializers.ModelSerializer):
             "utterance_class",
             "depends_on",
             "relevant_turn_numbers",
+            "response_provenance",
+            "ptkb_provenance",
         ]
 
 

@@ -70,6 +70,14 @@ class Turn(models.Model):
     relevant_turn_numbers = models.JSONField(
         default=list, blank=True, help_text="Earlier turns this one relies on (CAsTUR / CAsT annotations)."
     )
+    # TREC iKAT: the canonical response is a written answer (in canonical_response_text, with no passage id) that
+    # cites passages and the user's PTKB statements.
+    response_provenance = models.JSONField(
+        default=list, blank=True, help_text="Passage ids the canonical response was written from (iKAT)."
+    )
+    ptkb_provenance = models.JSONField(
+        default=list, blank=True, help_text="Numbers of the conversation's PTKB statements the response used (iKAT)."
+    )
 
     class Meta:
         ordering = ["conversation_id", "number"]
@@ -81,6 +89,22 @@ class Turn(models.Model):
 
     def __str__(self) -> str:
         return self.turn_id
+
+
+class PtkbStatement(models.Model):
+    """One statement of a conversation's Personal Text Knowledge Base (TREC iKAT): what the user has told the
+    system about themselves ("I'm vegetarian."), numbered as in the topics file."""
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="ptkb")
+    number = models.PositiveSmallIntegerField()
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["conversation_id", "number"]
+        constraints = [models.UniqueConstraint(fields=["conversation", "number"], name="uniq_ptkb_number")]
+
+    def __str__(self) -> str:
+        return f"{self.number}. {self.text}"
 
 
 class Passage(models.Model):

@@ -12,7 +12,7 @@ from django.db.models import Count, F, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from ecast import curation
 from ecast.jobs import heartbeat_key
-from ecast.models import Collection, Conversation, ImportJob, JobRecovery, Paraphrase, Turn
+from ecast.models import Collection, Conversation, ImportJob, JobRecovery, Paraphrase, PtkbStatement, Turn
 
 
 def collection_list() -> QuerySet[Collection]:
@@ -175,6 +175,8 @@ class TurnPage:
     # Self-BLEU of manual paraphrases: as imported/generated, and now (current, not rejected). Lower = more diverse.
     self_bleu_before: float | None = None
     self_bleu_now: float | None = None
+    # The conversation's PTKB (iKAT), each statement marked when this turn's response used it.
+    ptkb: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _pair_up(current: list[Paraphrase]) -> list[tuple[Paraphrase | None, Paraphrase | None]]:
@@ -193,6 +195,19 @@ def _pair_up(current: list[Paraphrase]) -> list[tuple[Paraphrase | None, Paraphr
             placed.add(partner.pk)
         pairs.append((p, partner) if p.kind == Paraphrase.Kind.MANUAL else (partner, p))
     return pairs
+
+
+def ptkb_for_conversation(*, conversation_id: int, cited: Iterable[int] = ()) -> list[dict[str, Any]]:
+    """A conversation's PTKB (iKAT) as ``{number, text, cited}`` in number order, ``cited`` marking the statement
+    numbers given; empty for conversations without one (CAsT)."""
+    marked = set(cited)
+    rows = PtkbStatement.objects.filter(conversation_id=conversation_id).order_by("number")
+    return [{"number": n, "text": text, "cited": n in marked} for n, text in rows.values_list("number", "text")]
+
+
+def ptkb_for_turn(*, turn: Turn) -> list[dict[str, Any]]:
+    """The PTKB of the turn's conversation, the statements the turn's response used (``ptkb_provenance``) marked."""
+    return ptkb_for_conversation(conversation_id=turn.conversation_id, cited=turn.ptkb_provenance or [])
 
 
 def turn_after(*, turn: Turn) -> Turn | None:
@@ -258,6 +273,7 @@ def turn_page(*, turn: Turn) -> TurnPage:
         next_turn,
         self_bleu_before=curation.self_bleu(original),
         self_bleu_now=curation.self_bleu(now),
+        ptkb=ptkb_for_turn(turn=turn),
     )
 
 

@@ -129,7 +129,11 @@ def conversation_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(
         request,
         "ecast/conversation_detail.html",
-        {"conversation": conversation, "turns": selectors.turn_list(conversation=conversation)},
+        {
+            "conversation": conversation,
+            "turns": selectors.turn_list(conversation=conversation),
+            "ptkb": selectors.ptkb_for_conversation(conversation_id=conversation.pk),
+        },
     )
 
 

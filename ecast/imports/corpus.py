@@ -12,7 +12,9 @@ the file is. The apps that own runs, qrels and pools register where the needed i
 (``needed_ids_register``); ecast never imports them. Without the option every passage of the file is stored.
 
 Formats: TSV ``id<TAB>text`` (MS MARCO ``collection.tsv``) and JSONL objects with an id (``id``, ``docid``,
-``_id``, ``passage_id``, ``pid``) and a text (``contents``, ``text``, ``body``, ``passage``), plain or gzipped.
+``_id``, ``passage_id``, ``pid``) and a text (``contents``, ``text``, ``body``, ``passage``), plain or gzipped. TREC
+iKAT's ``*_psg_text.jsonl`` objects ``{"doc_id", "passage_id", "passage_text"}`` are stored under the id its runs and
+qrels use, ``<doc_id>:<passage_id>``.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from ecast.models import Collection
 OPTIONS = ("only_needed",)
 ID_KEYS = ("id", "docid", "_id", "passage_id", "pid")
 TEXT_KEYS = ("contents", "text", "body", "passage")
+IKAT_KEYS = ("doc_id", "passage_id", "passage_text")
 MAX_ID = 200  # Passage.passage_id max_length
 MAX_ERRORS = 1000  # the report keeps this many bad lines, then counts the rest
 BATCH = 2000  # records per spool batch and per database write
@@ -264,6 +267,8 @@ def _jsonl_record(line: str) -> tuple[str, str] | str:
         return f"invalid JSON: {exc.msg}"
     if not isinstance(obj, dict):
         return "expected a JSON object per line"
+    if "passage_text" in obj or "doc_id" in obj:
+        return _ikat_record(obj)
     pid = next((obj[k] for k in ID_KEYS if k in obj), None)
     body = next((obj[k] for k in TEXT_KEYS if k in obj), None)
     if pid is None or body is None:
@@ -273,6 +278,21 @@ def _jsonl_record(line: str) -> tuple[str, str] | str:
     if not isinstance(pid, str | int) or isinstance(pid, bool):
         return "id must be a string or a number"
     return str(pid).strip(), body.strip()
+
+
+def _ikat_record(obj: dict[str, Any]) -> tuple[str, str] | str:
+    """(``<doc_id>:<passage_id>``, text) of an iKAT passage object, or the reason it is bad."""
+    missing = [k for k in IKAT_KEYS if k not in obj]
+    if missing:
+        return f"an iKAT passage object needs {', '.join(IKAT_KEYS)}; this one lacks {', '.join(missing)}"
+    doc_id, passage_id, body = (obj[k] for k in IKAT_KEYS)
+    if not isinstance(doc_id, str) or not isinstance(passage_id, str | int) or isinstance(passage_id, bool):
+        return "doc_id must be a string and passage_id a string or a number"
+    if not isinstance(body, str):
+        return "passage_text must be a string"
+    if not doc_id.strip() or not str(passage_id).strip():
+        return "empty passage id"
+    return f"{doc_id.strip()}:{str(passage_id).strip()}", body.strip()
 
 
 PARSERS: dict[str, Callable[[str], tuple[str, str] | str]] = {"tsv": _tsv_record, "jsonl": _jsonl_record}

@@ -29,6 +29,9 @@ TEXT_KEYS = ("contents", "text", "body", "passage")
 # Formats some import kind reads: name → how the "reads …" part of a message lists it.
 READABLE: dict[str, str] = {
     "cast_topics_json": "CAsT 2019–2021 topics JSON (a list of topics, each with 'number' and 'turn')",
+    "ikat_topics_json": (
+        "iKAT 2023–2025 topics JSON (a list of topics, each with a 'ptkb' and 'turns' or, 2025, 'responses')"
+    ),
     "cast2019_resolved_tsv": "CAsT 2019 resolved rewrites TSV (turn_id<TAB>rewrite)",
     "ecast_csv": "the ECAsT paraphrase CSV (TURN_ID,MANUAL PARAPHRASE,RAW PARAPHRASE)",
     "utterance_labels_tsv": "utterance classes TSV (qid<TAB>utterance<TAB>SE|FT|PT)",
@@ -37,17 +40,22 @@ READABLE: dict[str, str] = {
     "trec_run": "TREC runs (qid Q0 docid rank score tag)",
     "passages_tsv": "passages TSV (id<TAB>text)",
     "passages_jsonl": (
-        f"passages JSONL (one object a line with an id — {', '.join(ID_KEYS)} — and a text — {', '.join(TEXT_KEYS)})"
+        f"passages JSONL (one object a line with an id — {', '.join(ID_KEYS)} — and a text — {', '.join(TEXT_KEYS)}; "
+        "or iKAT's doc_id, passage_id and passage_text)"
     ),
     "crowd_csv": "MTurk batch CSV with Input.passage_id and Input.passage columns",
     "clef_queries_xml": "CLEF eHealth 2016–2018 queries XML (<queries><query><id>…</id><en>…</en>)",
     "clef_topics_xml": "CLEF eHealth 2021 topics XML (<topics><topic><id>…</id><query>…</query>)",
 }
 
-# Qrels and run turn ids of collections ecast cannot import topics of yet: what to say about them.
+# iKAT passage texts JSONL: one passage a line, named "<doc_id>:<passage_id>" in runs and qrels (kept equal to
+# ``ecast.imports.corpus.IKAT_KEYS`` by a test).
+IKAT_KEYS = ("doc_id", "passage_id", "passage_text")
+
+# Qrels and run turn ids of collections whose topics another import brings, or none yet: what to say about them.
 ID_SCHEMES: dict[str, tuple[re.Pattern[str], str]] = {
     "cast2022": (re.compile(r"^\d+_\d+-\d+$"), "CAsT 2022 tree topics cannot be imported yet"),
-    "ikat": (re.compile(r"^\d+-\d+_\d+$"), "iKAT topics cannot be imported yet"),
+    "ikat": (re.compile(r"^\d+-\d+_\d+$"), "import its iKAT topics first, with “iKAT topics JSON (2023–2025)”"),
 }
 
 
@@ -198,9 +206,12 @@ def _topics_list(first: Any) -> Sniffed:
             return _unknown("a CAsT 2022 tree topics file (turns with 'participant'/'parent')")
         if any(isinstance(t.get("number"), str) and "-" in t["number"] for t in objs):
             return _unknown("a CAsT 2022 flattened topics file (branch-aware turn numbers such as '1-1')")
+    if "responses" in first or isinstance(first.get("ptkb"), list):
+        return _known("ikat_topics_json", "an iKAT 2025 topics file (topics with a 'ptkb' list and 'responses')")
     if "ptkb" in first or "turns" in first:
-        year = "2023 " if isinstance(first.get("number"), str) and "-" in first["number"] else ""
-        return _unknown(f"an iKAT {year}topics file (topics with a 'ptkb' and 'turns')")
+        number = first.get("number")
+        year = "2023 " if isinstance(number, str) and "-" in number else "2024 " if isinstance(number, int) else ""
+        return _known("ikat_topics_json", f"an iKAT {year}topics file (topics with a 'ptkb' and 'turns')")
     if "number" in first or "turn" in first:
         return _known("cast_topics_json", "CAsT topics JSON")
     return _unknown(f"a JSON list of objects with keys {_keys(first)}")
@@ -240,7 +251,7 @@ def _json(text: str, complete: bool) -> Sniffed | None:
         if re.search(r'"(participant|parent)"\s*:', text):
             return _unknown("a CAsT 2022 tree topics file (turns with 'participant'/'parent')")
         if re.search(r'"ptkb"\s*:', text):
-            return _unknown("an iKAT topics file (topics with a 'ptkb' and 'turns')")
+            return _known("ikat_topics_json", "an iKAT topics file (topics with a 'ptkb')")
         return _known("cast_topics_json", "a JSON file")
     lines = _sample_lines(text, complete)
     objects = []
@@ -261,12 +272,12 @@ def _json(text: str, complete: bool) -> Sniffed | None:
 
 
 def _jsonl(objects: list[dict[str, Any]]) -> Sniffed:
+    if any(set(IKAT_KEYS) <= set(o) for o in objects):
+        return _known("passages_jsonl", "an iKAT passage texts JSONL file (doc_id, passage_id, passage_text)")
     # One object with an id and a text is enough: the other lines then get the passage parser's own errors.
     if any(any(k in o for k in ID_KEYS) and any(k in o for k in TEXT_KEYS) for o in objects):
         return _known("passages_jsonl", "passages JSONL")
     first = objects[0]
-    if {"doc_id", "passage_id", "passage_text"} <= set(first):
-        return _unknown("an iKAT passage texts JSONL file (doc_id, passage_id, passage_text)")
     if len(objects) == 1:
         return _json_object(first)
     return _unknown(f"JSON Lines of objects with keys {_keys(first)}")

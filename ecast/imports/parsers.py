@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import bisect
 import csv
-import functools
 import io
-import json
 import math
 import re
 from collections.abc import Callable
@@ -57,162 +55,14 @@ def _lines(text: str) -> list[str]:
     return text.splitlines()
 
 
-# ---------------------------------------------------------------- CAsT topics (2019, 2020, 2021 JSON)
-
-
-def _str_field(p: Parsed, where: str, obj: dict, key: str, *, line: int | None, required: bool = False) -> str:
-    value = obj.get(key)
-    if value is None:
-        if required:
-            p.error(line, f"{where}: missing {key!r}")
-        return ""
-    if not isinstance(value, str):
-        p.error(line, f"{where}: {key!r} must be a string, got {type(value).__name__}")
-        return ""
-    if required and not value.strip():
-        p.error(line, f"{where}: {key!r} is empty")
-    return value.strip()
-
-
-def _int_field(p: Parsed, where: str, obj: dict, key: str, *, line: int | None) -> int | None:
-    value = obj.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        p.error(line, f"{where}: {key!r} must be an integer, got {value!r}")
-        return None
-    try:
-        number = int(value)
-    except ValueError:
-        p.error(line, f"{where}: {key!r} must be an integer, got {value!r}")
-        return None
-    if number < 1:
-        p.error(line, f"{where}: {key!r} must be ≥ 1, got {number}")
-        return None
-    return number
-
-
-_WS = re.compile(r"\s*")
-_TURN_KEY = re.compile(r'"turn"\s*:\s*\[')
-
-
-def _array_spans(text: str, pos: int) -> list[tuple[int, int]]:
-    """(start, end) offsets of the elements of the JSON array whose '[' is at ``pos`` (for error line numbers)."""
-    decoder = json.JSONDecoder()
-    spans: list[tuple[int, int]] = []
-    pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
-    try:
-        while pos < len(text) and text[pos] != "]":
-            _obj, end = decoder.raw_decode(text, pos)
-            spans.append((pos, end))
-            pos = _WS.match(text, end).end()  # type: ignore[union-attr]
-            if text.startswith(",", pos):
-                pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
-            else:
-                break
-    except ValueError:
-        pass
-    return spans
-
-
-class _Lines:
-    """Offset → 1-based line number."""
+class LineIndex:
+    """Offset → 1-based line number (for errors in files parsed as a whole: JSON, XML)."""
 
     def __init__(self, text: str):
         self.newlines = [i for i, ch in enumerate(text) if ch == "\n"]
 
     def __call__(self, offset: int) -> int:
         return bisect.bisect_right(self.newlines, offset - 1) + 1
-
-
-def parse_cast_topics(text: str, *, file: str) -> Parsed:
-    """CAsT topic JSON (2019 train/eval, 2020 automatic/manual/_extended, 2021): a list of topics with turns.
-
-    Records: {"number", "title", "description", "turns": [{"number", "turn_id", "raw_utterance", "manual_rewrite",
-    "automatic_rewrite", "canonical_response_id", "canonical_response_text", "canonical_from"}]}; empty strings mean
-    "not in this file" so that importing the automatic and the manual file of a year merge instead of erasing.
-    """
-    p = Parsed(file)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        p.error(exc.lineno, f"invalid JSON: {exc.msg} (column {exc.colno})")
-        return p
-    if not isinstance(data, list) or not data:
-        p.error(None, 'expected a non-empty JSON list of topics like [{"number": 31, "turn": [...]}]')
-        return p
-    line_of = _Lines(text)
-    topic_spans = _array_spans(text, _WS.match(text).end())  # type: ignore[union-attr]
-    seen_topics: set[int] = set()
-    for i, topic in enumerate(data, start=1):
-        where = f"topic #{i}"
-        span = topic_spans[i - 1] if i <= len(topic_spans) else None
-        line = line_of(span[0]) if span else None
-        if not isinstance(topic, dict):
-            p.error(line, f"{where}: expected an object with 'number' and 'turn', got {type(topic).__name__}")
-            continue
-        number = _int_field(p, where, topic, "number", line=line)
-        if number is not None:
-            where = f"topic {number}"
-            if number in seen_topics:
-                p.error(line, f"{where}: topic number appears twice")
-            seen_topics.add(number)
-        turns = topic.get("turn")
-        if not isinstance(turns, list) or not turns:
-            p.error(line, f"{where}: 'turn' must be a non-empty list")
-            continue
-        key = _TURN_KEY.search(text, span[0], span[1]) if span else None
-        turn_spans = _array_spans(text, key.end() - 1) if key else []
-        turn_records: list[dict[str, Any]] = []
-        record: dict[str, Any] = {
-            "number": number,
-            "title": _str_field(p, where, topic, "title", line=line),
-            "description": _str_field(p, where, topic, "description", line=line),
-            "turns": turn_records,
-        }
-        seen_turns: set[int] = set()
-        for j, turn in enumerate(turns, start=1):
-            twhere = f"{where}, turn #{j}"
-            tline = line_of(turn_spans[j - 1][0]) if j <= len(turn_spans) else line
-            if not isinstance(turn, dict):
-                p.error(tline, f"{twhere}: expected an object, got {type(turn).__name__}")
-                continue
-            tnum = _int_field(p, twhere, turn, "number", line=tline)
-            if tnum is not None:
-                twhere = f"{where}, turn {tnum}"
-                if tnum in seen_turns:
-                    p.error(tline, f"{twhere}: turn number appears twice")
-                seen_turns.add(tnum)
-
-            field = functools.partial(_str_field, p, twhere, turn, line=tline)
-            manual_id = field("manual_canonical_result_id")
-            auto_id = field("automatic_canonical_result_id")
-            doc_id = field("canonical_result_id")
-            canonical_from = ""
-            canonical = ""
-            if manual_id:
-                canonical, canonical_from = manual_id, "manual"
-            elif doc_id:
-                # CAsT 2021 names a document plus the index of the canonical passage inside it.
-                pidx = turn.get("passage_id")
-                canonical = f"{doc_id}-{pidx}" if isinstance(pidx, int | str) and str(pidx) != "" else doc_id
-                canonical_from = "manual"
-            elif auto_id:
-                canonical, canonical_from = auto_id, "automatic"
-            passage_text = field("canonical_passage") or field("passage")
-            turn_records.append(
-                {
-                    "number": tnum,
-                    "turn_id": f"{number}_{tnum}",
-                    "raw_utterance": field("raw_utterance", required=True),
-                    "manual_rewrite": field("manual_rewritten_utterance"),
-                    "automatic_rewrite": field("automatic_rewritten_utterance"),
-                    "canonical_response_id": canonical,
-                    "canonical_response_text": passage_text,
-                    "canonical_from": canonical_from,
-                }
-            )
-        p.records.append(record)
-    p.counts = {"topics": len(p.records), "turns": sum(len(t["turns"]) for t in p.records)}
-    return p
 
 
 # ---------------------------------------------------------------- simple TSVs
@@ -582,7 +432,7 @@ def parse_clef_queries(text: str, *, file: str) -> Parsed:
         return p
     opening = re.compile(rf"<{tag}\b[^>]*>")
     closing = re.compile(rf"</{tag}\s*>")
-    line_of = _Lines(text)
+    line_of = LineIndex(text)
     seen: dict[str, int] = {}
     pos = 0
     while match := opening.search(text, pos):

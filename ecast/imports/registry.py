@@ -116,6 +116,13 @@ for _kind in (
         formats=("cast2019_resolved_tsv",),
     ),
     ImportKind(
+        "ikat_topics",
+        "iKAT topics JSON (2023–2025)",
+        writers.write_ikat_topics,
+        options=("year",),
+        formats=("ikat_topics_json",),
+    ),
+    ImportKind(
         "ecast_csv",
         "ECAsT paraphrase CSV",
         writers.write_ecast_csv,

@@ -41,7 +41,7 @@ class ImportForm(forms.Form):
     collection = forms.ModelChoiceField(
         queryset=Collection.objects.all(),
         required=False,
-        empty_label="(automatic: CAsT year / collection of the turn ids)",
+        empty_label="(automatic: CAsT/iKAT year / collection of the turn ids)",
     )
     extra_file = forms.FileField(
         required=False,

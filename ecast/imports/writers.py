@@ -19,14 +19,17 @@ from django.db import connection, transaction
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
-from ecast.imports import parsers
+from ecast.imports import parsers, topics
 from ecast.imports.errors import ImportFailed, row_error
 from ecast.imports.readers import read_text
-from ecast.models import Collection, Conversation, Paraphrase, Passage, Turn
+from ecast.models import Collection, Conversation, Paraphrase, Passage, PtkbStatement, Turn
 
 CHUNK = 2000
 # Default collection per CAsT year (threshold = the relevance level the year's published numbers use).
 CAST_DEFAULTS = {2019: ("CAsT 2019", 1), 2020: ("CAsT 2020", 2), 2021: ("CAsT 2021", 2), 2022: ("CAsT 2022", 2)}
+# iKAT grades passages 0–4 on the CAsT scale; binary measures start at grade 2 as for CAsT 2020–2022 (a collection
+# setting: change it on the collection page when an evaluation uses another threshold).
+IKAT_DEFAULTS = {2023: ("iKAT 2023", 2), 2024: ("iKAT 2024", 2), 2025: ("iKAT 2025", 2)}
 
 
 @dataclass
@@ -180,7 +183,7 @@ TURN_FIELDS = ["raw_utterance", "manual_rewrite", "automatic_rewrite", "canonica
 
 def write_cast_topics(ctx: Context) -> Result:
     """CAsT topics JSON (+ optional resolved TSV): conversations and turns, merged field by field on re-import."""
-    parsed = parsers.parse_cast_topics(ctx.text(), file=ctx.name)
+    parsed = topics.parse_cast_topics(ctx.text(), file=ctx.name)
     resolved: parsers.Parsed | None = None
     if ctx.options.get("resolved_tsv"):
         rpath = Path(str(ctx.options["resolved_tsv"]))
@@ -283,6 +286,124 @@ def write_cast2019_resolved(ctx: Context) -> Result:
         raise_if(errors)
         Turn.objects.bulk_update(changed, ["manual_rewrite"], batch_size=CHUNK)
     return Result(counts={"rewrites": len(parsed.records), "turns_updated": len(changed)}, collection=collection)
+
+
+# ---------------------------------------------------------------- iKAT topics
+
+IKAT_TURN_FIELDS = [
+    "raw_utterance",
+    "manual_rewrite",
+    "canonical_response_text",
+    "response_provenance",
+    "ptkb_provenance",
+]
+
+
+def _ikat_collection(ctx: Context, year: int | None) -> Collection:
+    if ctx.collection is not None:
+        return ctx.collection
+    if ctx.options.get("year"):
+        try:
+            year = int(str(ctx.options["year"]))
+        except ValueError:
+            year = None
+    if year not in IKAT_DEFAULTS:
+        reason = "cannot tell the iKAT year from the file: choose a collection or pass year=2023, 2024 or 2025"
+        raise ImportFailed([row_error(ctx.name, None, reason)])
+    name, threshold = IKAT_DEFAULTS[year]
+    collection, _ = Collection.objects.get_or_create(
+        name=name,
+        defaults={
+            "year": year,
+            "relevance_threshold": threshold,
+            "corpus_note": "TREC iKAT passages of ClueWeb22-B, ids <doc_id>:<passage_id>",
+        },
+    )
+    return collection
+
+
+def _ikat_turn_values(rec: dict[str, Any]) -> dict[str, Any]:
+    # The response is the turn's canonical response c_i: a written answer, so it has no passage id.
+    return {
+        "raw_utterance": rec["raw_utterance"],
+        "manual_rewrite": rec["manual_rewrite"],
+        "canonical_response_text": rec["response"],
+        "response_provenance": rec["response_provenance"],
+        "ptkb_provenance": rec["ptkb_provenance"],
+    }
+
+
+def write_ikat_topics(ctx: Context) -> Result:
+    """iKAT topics JSON (2023, 2024 or 2025, told from the fields): conversations, turns and each conversation's
+    PTKB, in one transaction; a re-import brings them in line with the file and changes nothing when they are."""
+    parsed = topics.parse_ikat_topics(ctx.text(), file=ctx.name)
+    raise_if(parsed.errors)
+    counts = Counter[str]()
+    with transaction.atomic():
+        collection = _ikat_collection(ctx, parsed.counts.get("year"))
+        convs = {c.topic_id: c for c in Conversation.objects.filter(collection=collection)}
+        new_convs, changed_convs = [], []
+        for topic in parsed.records:
+            conv = convs.get(topic["number"])
+            title = topic["title"][:500]
+            if conv is None:
+                conv = Conversation(collection=collection, topic_id=topic["number"], title=title)
+                convs[conv.topic_id] = conv
+                new_convs.append(conv)
+            elif title and conv.title != title:
+                conv.title = title
+                changed_convs.append(conv)
+        Conversation.objects.bulk_create(new_convs)
+        Conversation.objects.bulk_update(changed_convs, ["title"])
+        if new_convs and not all(c.pk for c in new_convs):  # backends that do not return ids from bulk inserts
+            convs = {c.topic_id: c for c in Conversation.objects.filter(collection=collection)}
+
+        # PTKB: a conversation whose statements differ from the file's gets the file's, all of them.
+        wanted = {convs[t["number"]].pk: t["ptkb"] for t in parsed.records}
+        stored: dict[int, list[tuple[int, str]]] = defaultdict(list)
+        for conv_pk, number, text in PtkbStatement.objects.filter(conversation_id__in=list(wanted)).values_list(
+            "conversation_id", "number", "text"
+        ):
+            stored[conv_pk].append((number, text))
+        replace = [pk for pk, statements in wanted.items() if sorted(stored.get(pk, [])) != statements]
+        PtkbStatement.objects.filter(conversation_id__in=replace).delete()
+        PtkbStatement.objects.bulk_create(
+            [PtkbStatement(conversation_id=pk, number=n, text=text) for pk in replace for n, text in wanted[pk]],
+            batch_size=CHUNK,
+        )
+
+        existing = {t.turn_id: t for t in Turn.objects.filter(collection=collection)}
+        to_create: list[Turn] = []
+        to_update: list[Turn] = []
+        for topic in parsed.records:
+            conv = convs[topic["number"]]
+            for rec in topic["turns"]:
+                values = _ikat_turn_values(rec)
+                turn = existing.get(rec["turn_id"])
+                if turn is None:
+                    turn = Turn(
+                        conversation=conv, collection=collection, number=rec["number"], turn_id=rec["turn_id"], **values
+                    )
+                    existing[turn.turn_id] = turn
+                    to_create.append(turn)
+                elif any(getattr(turn, k) != v for k, v in values.items()):
+                    for k, v in values.items():
+                        setattr(turn, k, v)
+                    to_update.append(turn)
+        Turn.objects.bulk_create(to_create, batch_size=CHUNK)
+        Turn.objects.bulk_update(to_update, IKAT_TURN_FIELDS, batch_size=CHUNK)
+        if parsed.counts.get("year"):
+            counts["year"] = parsed.counts["year"]
+        counts.update(
+            topics=len(parsed.records),
+            conversations_created=len(new_convs),
+            turns=parsed.counts["turns"],
+            turns_created=len(to_create),
+            turns_updated=len(to_update),
+            ptkb_statements=parsed.counts["ptkb_statements"],
+            ptkb_conversations_written=len(replace),
+        )
+    return Result(counts=dict(counts), collection=collection)
 
 
 # ---------------------------------------------------------------- ECAsT paraphrases

@@ -1,4 +1,9 @@
-"""Conversational query reformulation (ECAsT Stage 1): (h_i, u_i) → r_i, batched, via the stage registry."""
+"""Conversational query reformulation (ECAsT Stage 1): (h_i, u_i) → r_i, batched, via the stage registry.
+
+The input is the earlier turns only. For TREC iKAT turns the user's PTKB ("I'm vegetarian.") is not part of it yet,
+so no backend resolves a personal reference from it; the manual rewrite m_i, which the organisers resolved with the
+PTKB, carries that knowledge into the paraphrases made from m_i.
+"""
 
 from __future__ import annotations
 

@@ -63,7 +63,7 @@ def _paraphrase_context(p: Paraphrase) -> dict[str, Any]:
         .values("number", "raw_utterance")
     )
     pair = p.pair.text if p.pair_id and p.pair else ""
-    return {
+    context = {
         "turn_id": turn.turn_id,
         "collection": turn.collection.name,
         "year": turn.collection.year,
@@ -74,6 +74,14 @@ def _paraphrase_context(p: Paraphrase) -> dict[str, Any]:
         "paraphrase_manual": p.text,
         "paraphrase_raw": pair if pair else (p.text if turn.number == 1 else ""),
     }
+    # iKAT conversations carry the user's PTKB: part of what a rater reads the question against, so it is in the
+    # item's snapshot too ({number, text, cited}); CAsT items have none and no key.
+    # ``.all()`` reads the rows ``paraphrase_pool`` prefetched (one query per campaign, not one per item).
+    cited = set(turn.ptkb_provenance or [])
+    statements = sorted(turn.conversation.ptkb.all(), key=lambda s: s.number)
+    if statements:
+        context["ptkb"] = [{"number": s.number, "text": s.text, "cited": s.number in cited} for s in statements]
+    return context
 
 
 def item_from_paraphrase(campaign: Campaign, p: Paraphrase, *, position: int, gold: dict | None = None) -> RatingItem:
@@ -114,6 +122,7 @@ def paraphrase_pool(*, collections: Iterable[Collection], include_candidates: bo
             status__in=pool_statuses(include_candidates=include_candidates),
         )
         .select_related("turn", "turn__collection", "turn__conversation", "pair")
+        .prefetch_related("turn__conversation__ptkb")
         .order_by("pk")
     )
 

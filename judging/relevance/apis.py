@@ -262,6 +262,7 @@ class AssignmentItemsApi(APIView):
     class OutputSerializer(serializers.Serializer):
         turns = serializers.ListField(child=serializers.DictField())
         pairs = serializers.ListField(child=serializers.DictField())
+        ptkb = serializers.ListField(child=serializers.DictField(), help_text="The user's PTKB (iKAT), numbered.")
         progress = serializers.DictField(child=serializers.IntegerField())
 
     @extend_schema(responses={200: OutputSerializer})

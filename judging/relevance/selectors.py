@@ -10,6 +10,7 @@ from django.db.models import Count, F, Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
+from ecast import selectors as ecast_selectors
 from ecast.models import Passage, Turn
 from evaluation.models import Qrel, QrelsVersion
 from judging.models import GRADE_LABELS, AssessorAssignment, AssessorJudgment, Pool, PoolPair
@@ -88,8 +89,14 @@ def assignment_items(*, assignment: AssessorAssignment) -> dict[str, Any]:
                 "raw": t.raw_utterance,
                 "manual": t.manual_rewrite,
                 "response": t.canonical_response_text,
+                "ptkb_provenance": list(t.ptkb_provenance or []),
             }
             for t in turns
+        ],
+        # The user's PTKB (iKAT): judged relevance is personal, so the assessor reads it beside the conversation.
+        "ptkb": [
+            {"number": s["number"], "text": s["text"]}
+            for s in ecast_selectors.ptkb_for_conversation(conversation_id=assignment.conversation_id)
         ],
         "pairs": [
             {

@@ -56,6 +56,18 @@
     }
     const current = turns.find((t) => t.number === pair.turn_number);
     $("reference").textContent = current ? current.manual || current.raw : "";
+    // PTKB statements the current turn's response used: highlighted in the list and repeated under the reference.
+    const cited = new Set(current && current.ptkb_provenance ? current.ptkb_provenance.map(String) : []);
+    const used = [];
+    for (const li of document.querySelectorAll("#ptkb-list li")) {
+      li.classList.toggle("ptkb-cited", cited.has(li.dataset.number));
+      if (cited.has(li.dataset.number)) used.push(li.dataset.number + ". " + li.textContent);
+    }
+    const line = $("ptkb-current");
+    if (line) {
+      line.hidden = !used.length;
+      line.textContent = used.length ? "About the user, relied on for this turn: " + used.join(" · ") : "";
+    }
   }
 
   function render() {

@@ -1,5 +1,7 @@
 """Curation pages: admin-only, search/filter/pagination, per-turn curation with history and repeats."""
 
+import re
+
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
@@ -7,6 +9,7 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
 from ecast import services
+from ecast.imports.services import import_file
 from ecast.models import Collection, ImportJob, Paraphrase
 from tests import factories
 
@@ -306,3 +309,47 @@ def test_raters_cannot_bulk_approve(rater_client, pair):
     response = rater_client.post(reverse("paraphrase-bulk"), {"action": "approve", "ids": [pair[0].pk]})
     assert response.status_code == 403
     assert set(Paraphrase.objects.values_list("status", flat=True)) == {"candidate"}
+
+
+@pytest.fixture
+def ikat_2023(db, shared_data):
+    """The real iKAT 2023 training topics, imported: conversations with the user's PTKB."""
+    job = import_file(kind="ikat_topics", path=shared_data / "ikat/2023/2023_train_topics.json")
+    assert job.status == ImportJob.Status.SUCCEEDED, job.errors
+    return job.collection
+
+
+def _ptkb_items(html: str) -> list[tuple[str, str, bool]]:
+    panel = html[html.index('id="ptkb"') :]
+    panel = panel[: panel.index("</ol>")]
+    items = re.findall(r'<li value="(\d+)"( class="ptkb-cited")?>([^<]*)</li>', panel)
+    return [(number, text, bool(cited)) for number, cited, text in items]
+
+
+def test_the_turn_page_shows_the_users_ptkb_with_the_statements_the_response_used_highlighted(admin_client, ikat_2023):
+    turn = ikat_2023.turns.get(turn_id="1-1_1")
+    html = admin_client.get(reverse("turn-detail", args=[turn.pk])).content.decode()
+    assert "Personal knowledge (PTKB)" in html
+    items = _ptkb_items(html)
+    assert len(items) == 11 and items[0] == ("1", "I graduated from Tilburg university.", False)
+    assert [(n, cited) for n, _text, cited in items if cited] == [("5", True)]  # the turn's ptkb_provenance
+    assert "Do you want to continue your bachelor&#x27;s studies" in html  # the response, as c_i
+    later = ikat_2023.turns.get(turn_id="1-1_3")  # used statements 5 and 2, written from one passage
+    html = admin_client.get(reverse("turn-detail", args=[later.pk])).content.decode()
+    assert 'id="response-provenance"' in html and "<code>clueweb22-en0034-09-03452:1</code>" in html
+    assert [n for n, _text, cited in _ptkb_items(html) if cited] == ["2", "5"]
+
+
+def test_cast_turns_show_no_ptkb_panel(admin_client, turn):
+    html = admin_client.get(reverse("turn-detail", args=[turn.pk])).content.decode()
+    assert "Personal knowledge (PTKB)" not in html and 'id="response-provenance"' not in html
+
+
+def test_the_conversation_page_and_api_give_the_ptkb(admin_client, admin_api, ikat_2023):
+    conv = ikat_2023.conversations.get(topic_id="1-2")
+    html = admin_client.get(reverse("conversation-detail", args=[conv.pk])).content.decode()
+    assert "Personal knowledge (PTKB): " in html and len(_ptkb_items(html)) == conv.ptkb.count()
+    body = admin_api.get(f"/api/conversations/{conv.pk}/").json()
+    assert body["ptkb"][0] == {"number": 1, "text": conv.ptkb.get(number=1).text}
+    turn = admin_api.get(f"/api/turns/{conv.turns.get(number=1).pk}/").json()
+    assert turn["turn_id"] == "1-2_1" and isinstance(turn["ptkb_provenance"], list) and "response_provenance" in turn

@@ -47,21 +47,27 @@ def _refused(kind, path, **kw) -> str:
         (
             "cast_topics",
             "ikat/2023/2023_test_topics.json",
-            f"This looks like an iKAT 2023 topics file (topics with a 'ptkb' and 'turns'), which ecast cannot import; "
-            f"{TOPICS_READS}",
+            "This looks like an iKAT 2023 topics file (topics with a 'ptkb' and 'turns'), which the “iKAT topics JSON "
+            f"(2023–2025)” import reads; {TOPICS_READS}",
         ),
         (
             "cast_topics",
             "ikat/2024/2024_test_topics.json",
-            f"This looks like an iKAT topics file (topics with a 'ptkb' and 'turns'), which ecast cannot import; "
-            f"{TOPICS_READS}",
+            "This looks like an iKAT 2024 topics file (topics with a 'ptkb' and 'turns'), which the “iKAT topics JSON "
+            f"(2023–2025)” import reads; {TOPICS_READS}",
         ),
         (
-            "passages_jsonl",
+            "ikat_topics",
+            "cast/2020/2020_manual_evaluation_topics_v1.0.json",
+            "This looks like CAsT topics JSON, which the “CAsT topics JSON (2019/2020/2021)” import reads; the “iKAT "
+            "topics JSON (2023–2025)” import reads iKAT 2023–2025 topics JSON (a list of topics, each with a 'ptkb' "
+            "and 'turns' or, 2025, 'responses').",
+        ),
+        (
+            "passages_tsv",
             "ikat/2023/2023_train_topics_psg_text.jsonl",
-            "This looks like an iKAT passage texts JSONL file (doc_id, passage_id, passage_text), which ecast cannot "
-            "import; the “Passages JSONL” import reads passages JSONL (one object a line with an id — id, docid, "
-            "_id, passage_id, pid — and a text — contents, text, body, passage).",
+            "This looks like an iKAT passage texts JSONL file (doc_id, passage_id, passage_text), which the “Passages "
+            "JSONL” import reads; the “Passages TSV (id<TAB>text)” import reads passages TSV (id<TAB>text).",
         ),
         (
             "qrels",
@@ -155,11 +161,11 @@ def test_qrels_with_cast_2022_turn_ids_are_refused_until_such_turns_exist(shared
     assert not Run.objects.exclude(collection=adhoc).exists()
 
 
-def test_the_ikat_ptkb_judgments_are_refused_as_qrels_without_create_turns(shared_data):
+def test_the_ikat_ptkb_judgments_are_refused_as_qrels_until_the_ikat_topics_are_imported(shared_data):
     reason = _refused("qrels", shared_data / "ikat/2023/ptkb_rel_nist")
     assert reason.startswith(
         "This looks like an iKAT PTKB relevance file (turn, 0, statement number, 0|1), and no turn has such an id "
-        "in any collection (iKAT topics cannot be imported yet)"
+        "in any collection (import its iKAT topics first, with “iKAT topics JSON (2023–2025)”)"
     )
 
 

@@ -16,7 +16,9 @@ import pytest
 from ecast.imports import corpus, formats, registry
 from tests.conftest import REPO
 
-CLEF_2021 = Path(__file__).parent / "data" / "clef_ehealth_2021"
+DATA = Path(__file__).parent / "data"
+CLEF_2021 = DATA / "clef_ehealth_2021"
+IKAT_2025 = "ikat_2025/2025_test_topics.json.gz"
 
 # Every real file of ../shared/data (and of the 2021 CLEF topics copied here) that some kind reads, by kind.
 READ_BY_KIND = {
@@ -30,6 +32,12 @@ READ_BY_KIND = {
         "cast/2020/automatic_evaluation_topics_annotated_v1.1.json",
         "cast/2021/2021_automatic_evaluation_topics_v1.0.json",
         "cast/2021/2021_manual_evaluation_topics_v1.0.json",
+    ],
+    "ikat_topics": [
+        "ikat/2023/2023_train_topics.json",
+        "ikat/2023/2023_test_topics.json",
+        "ikat/2024/2024_test_topics.json",
+        IKAT_2025,
     ],
     "cast2019_resolved": [
         "cast/2019/evaluation_topics_annotated_resolved_v1.0.tsv",
@@ -61,6 +69,7 @@ READ_BY_KIND = {
         "clef_ehealth_2018/runs_irtask1/baselines__indri_okapi_qe.out.gz",
         "clef_ehealth_2018/runs_irtask1/baselines__terrier_BM25_noqe.out.gz",
     ],
+    "passages_jsonl": ["ikat/2023/2023_train_topics_psg_text.jsonl", "ikat/2023/2023_test_topics_psg_text.jsonl"],
     "crowd_passages": [
         f"crowd/cast2020_snippets_lajewska2023/group-{g}_batch-{b}_paragraph_regular.csv.gz"
         for g in "ABCDE"
@@ -74,17 +83,14 @@ NOT_READ = {
     "cast/2022/2022_evaluation_topics_tree_v1.0.json": "a CAsT 2022 tree topics file (turns with 'participant'",
     "cast/2022/2022_evaluation_topics_flattened_duplicated_v1.0.json": "a CAsT 2022 flattened topics file",
     "cast/2022/2022_evaluation_topics_turn_ids.json": "a CAsT 2022 turn ids file",
-    "ikat/2023/2023_train_topics.json": "an iKAT 2023 topics file",
-    "ikat/2023/2023_test_topics.json": "an iKAT 2023 topics file",
-    "ikat/2024/2024_test_topics.json": "an iKAT topics file",
-    "ikat/2023/2023_train_topics_psg_text.jsonl": "an iKAT passage texts JSONL file",
-    "ikat/2023/2023_test_topics_psg_text.jsonl": "an iKAT passage texts JSONL file",
     "runs/cast2019_decaf/exp1.trec_eval.txt": "trec_eval output",
     "trec_dd_meta/trec-all-2016-evals.csv.gz": "a CSV file (header: , run, iteration, topic",
 }
 
 
 def _real(shared_data: Path, name: str) -> Path:
+    if name == IKAT_2025:
+        return DATA / name
     return CLEF_2021 / name if name.startswith("topics") else shared_data / name
 
 
@@ -99,6 +105,22 @@ def test_real_files_no_kind_reads_are_named_for_what_they_are(shared_data, name,
     sniffed = formats.sniff_path(shared_data / name)
     assert sniffed is not None and not sniffed.formats
     assert sniffed.looks.startswith(looks)
+
+
+@pytest.mark.parametrize(
+    ("name", "looks"),
+    [
+        ("ikat/2023/2023_test_topics.json", "an iKAT 2023 topics file (topics with a 'ptkb' and 'turns')"),
+        ("ikat/2024/2024_test_topics.json", "an iKAT 2024 topics file (topics with a 'ptkb' and 'turns')"),
+        (IKAT_2025, "an iKAT 2025 topics file (topics with a 'ptkb' list and 'responses')"),
+        (
+            "ikat/2023/2023_test_topics_psg_text.jsonl",
+            "an iKAT passage texts JSONL file (doc_id, passage_id, passage_text)",
+        ),
+    ],
+)
+def test_ikat_files_are_named_with_their_year(shared_data, name, looks):
+    assert formats.sniff_path(_real(shared_data, name)).looks == looks
 
 
 def test_the_ikat_ptkb_judgments_are_qrels_with_ikat_turn_ids(shared_data):
@@ -213,6 +235,7 @@ def test_a_truncated_gzip_file_is_left_to_the_reader_which_names_it_corrupt():
 
 def test_the_passage_keys_are_the_ones_the_corpus_import_reads():
     assert (formats.ID_KEYS, formats.TEXT_KEYS) == (corpus.ID_KEYS, corpus.TEXT_KEYS)
+    assert formats.IKAT_KEYS == corpus.IKAT_KEYS
 
 
 def test_the_registry_lists_the_formats_of_each_kind_and_refuses_unknown_ones():

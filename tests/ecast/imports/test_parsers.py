@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from ecast.imports import parsers
+from ecast.imports import parsers, topics
 from ecast.imports.errors import ImportFailed
 from ecast.imports.readers import read_text
 
@@ -69,9 +69,9 @@ def test_it_reads_the_crlf_resolved_tsv_without_carriage_returns():
 
 
 def test_it_rejects_topics_json_of_the_wrong_shape():
-    parsed = parsers.parse_cast_topics('{"number": 1}', file="t.json")
+    parsed = topics.parse_cast_topics('{"number": 1}', file="t.json")
     assert parsed.errors and "JSON list of topics" in parsed.errors[0]["reason"]
-    parsed = parsers.parse_cast_topics(
+    parsed = topics.parse_cast_topics(
         '[{"number": 1, "turn": [{"number": 1}, {"number": "x", "raw_utterance": 3}]}]', file="t"
     )
     reasons = [e["reason"] for e in parsed.errors]
@@ -79,21 +79,21 @@ def test_it_rejects_topics_json_of_the_wrong_shape():
     assert any("'number' must be an integer" in r for r in reasons)
     assert any("must be a string" in r for r in reasons)
     turns = '[{"number": 1, "raw_utterance": "a"},\n {"number": 1, "raw_utterance": ""}]'
-    parsed = parsers.parse_cast_topics(f'[\n{{"number": 5,\n "turn": {turns}}},\n{{"number": 5, "turn": 3}}]', file="t")
+    parsed = topics.parse_cast_topics(f'[\n{{"number": 5,\n "turn": {turns}}},\n{{"number": 5, "turn": 3}}]', file="t")
     assert [(e["line"], e["reason"]) for e in parsed.errors] == [
         (4, "topic 5, turn 1: turn number appears twice"),
         (4, "topic 5, turn 1: 'raw_utterance' is empty"),
         (5, "topic 5: topic number appears twice"),
         (5, "topic 5: 'turn' must be a non-empty list"),
     ]
-    parsed = parsers.parse_cast_topics("[{\n  'number': 1\n}]", file="t")
+    parsed = topics.parse_cast_topics("[{\n  'number': 1\n}]", file="t")
     assert parsed.errors[0]["line"] == 2 and "invalid JSON" in parsed.errors[0]["reason"]
 
 
 def test_it_builds_2021_canonical_passage_ids_from_document_and_index():
     turn = {"number": 1, "raw_utterance": "u", "canonical_result_id": "MARCO_D5", "passage_id": 3, "passage": "p"}
     text = json.dumps([{"number": 106, "turn": [turn]}])
-    turn = parsers.parse_cast_topics(text, file="t").records[0]["turns"][0]
+    turn = topics.parse_cast_topics(text, file="t").records[0]["turns"][0]
     assert (turn["turn_id"], turn["canonical_response_id"], turn["canonical_response_text"]) == (
         "106_1",
         "MARCO_D5-3",

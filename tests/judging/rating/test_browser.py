@@ -12,6 +12,9 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
+from ecast import services as ecast_services
+from ecast.imports.services import import_file
+from ecast.models import Paraphrase
 from judging.models import Campaign, Rating, RatingAssignment
 from judging.rating import selectors, services
 from tests.conftest import ARTIFACTS, browser_login
@@ -203,3 +206,31 @@ def test_at_1366x768_the_whole_form_works_without_scrolling_and_undo_brings_the_
     wait.until(ec.text_to_be_present_in_element((By.ID, "progress-text"), "1 done"))
     values = Rating.objects.get(rater=rater).values
     assert [values[k] for k in c.measure_keys] == [3, 3, 4, 5, 1]
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_at_1366x768_an_ikat_item_folds_the_users_ptkb_and_submit_stays_in_view(
+    browser, live_server, rater, shared_data
+):
+    coll = import_file(kind="ikat_topics", path=shared_data / "ikat/2023/2023_test_topics.json").collection
+    turn = coll.turns.get(turn_id="17-3_16")  # 15 turns of history, 12 statements, 3 used
+    ecast_services.paraphrase_add(
+        turn=turn, manual_text=turn.manual_rewrite + " Please explain.", raw_text=turn.raw_utterance + " Please."
+    )
+    Paraphrase.objects.filter(turn=turn).update(status="approved")
+    c = campaign(coll, size=1, n=1, measures=("semantic_similarity", "conversational_entailment", "passage_relevance"))
+    browser.set_window_size(1366, 768)
+    browser_login(browser, live_server, "rater1", "pass-rater1")
+    browser.get(live_server.url + f"/rating/campaigns/{c.pk}/rate/")
+    details = browser.find_element(By.ID, "ptkb")
+    assert details.get_attribute("open") is None and "What the user told about themselves" in details.text
+    submit = _rect(browser, "#submit-rating")
+    assert 0 <= submit["top"] and submit["bottom"] <= submit["vh"], submit
+    browser.save_screenshot(str(ARTIFACTS / "rater-ikat-1366x768.png"))
+    details.find_element(By.TAG_NAME, "summary").click()
+    assert details.get_attribute("open") is not None
+    assert len(details.find_elements(By.CSS_SELECTOR, "ol.ptkb li")) == turn.conversation.ptkb.count()
+    submit = _rect(browser, "#submit-rating")
+    assert 0 <= submit["top"] and submit["bottom"] <= submit["vh"], submit
+    browser.save_screenshot(str(ARTIFACTS / "rater-ikat-ptkb-1366x768.png"))

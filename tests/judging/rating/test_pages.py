@@ -7,6 +7,9 @@ import re
 import pytest
 from django.urls import reverse
 
+from ecast import services as services_ecast
+from ecast.imports.services import import_file
+from ecast.models import Paraphrase
 from judging.models import Campaign, Rating, RatingAssignment
 from tests.judging.rating.support import campaign, make_raters, paraphrase_collection, rate_one
 
@@ -195,3 +198,35 @@ def test_the_report_says_what_agreement_with_the_majority_is_computed_over(admin
     assert "0.00 <span" in page and "(0 of 4 with a majority, of 4 scores)" in page
     assert "(no majority among the others yet)" in page
     assert "items where they split (e.g. 2–2) are left out" in page
+
+
+def test_an_ikat_item_keeps_the_users_ptkb_in_its_context_and_the_rate_page_folds_it(shared_data, rater_client):
+    job = import_file(kind="ikat_topics", path=shared_data / "ikat/2023/2023_train_topics.json")
+    turn = job.collection.turns.get(turn_id="1-1_3")
+    manual, _raw = services_ecast.paraphrase_add(
+        turn=turn,
+        manual_text="Which Dutch universities teach computer science?",
+        raw_text="Which of them teach computer science?",
+    )
+    Paraphrase.objects.filter(turn=turn).update(status="approved")
+    c = campaign(job.collection, size=1, n=1)
+    item = c.items.get()
+    assert item.paraphrase_id == manual.pk
+    ptkb = item.context["ptkb"]
+    assert len(ptkb) == 11 and ptkb[4] == {
+        "number": 5,
+        "text": "I have a bachelor's degree in computer science.",
+        "cited": True,
+    }
+    assert [s["number"] for s in ptkb if s["cited"]] == [2, 5]
+    html = rater_client.get(reverse("rating-rate", args=[c.pk])).content.decode()
+    panel = html[html.index('<details class="ptkb-panel" id="ptkb">') :]
+    panel = panel[: panel.index("</details>")]
+    assert "What the user told about themselves (11)" in panel
+    assert '<li value="5" class="ptkb-cited">I have a bachelor&#x27;s degree in computer science.</li>' in panel
+
+
+def test_cast_items_have_no_ptkb(camp, rater_client):
+    assert all("ptkb" not in item.context for item in camp.items.all())
+    html = rater_client.get(reverse("rating-rate", args=[camp.pk])).content.decode()
+    assert 'id="ptkb"' not in html

@@ -5,8 +5,9 @@ from unittest import mock
 import pytest
 from django.urls import reverse
 
+from ecast.imports.services import import_file
 from judging.models import AssessorJudgment, Pool, PoolPair
-from judging.relevance import services
+from judging.relevance import pools, services
 from tests.judging.relevance import helpers
 
 
@@ -164,3 +165,22 @@ def test_the_pairs_page_and_api_show_every_assessors_grade_and_filter_disagreeme
     assert [r["passage_id"] for r in unjudged["results"]] == ["d4"]
     page = admin_client.get(reverse("relevance-pool-pairs", args=[pool.pk]), {"only": "judged"})
     assert page.status_code == 200 and "assessor2: <strong>2</strong>" in page.content.decode()
+
+
+@pytest.mark.django_db
+def test_assessors_judge_an_ikat_topic_beside_the_users_ptkb(shared_data, assessor_client, assessor_api):
+    job = import_file(kind="ikat_topics", path=shared_data / "ikat/2023/2023_train_topics.json")
+    coll = job.collection
+    helpers.passages({"clueweb22-en0034-09-03452:1": "Computer science universities in the Netherlands."})
+    original = helpers.qrels(coll, {"1-1_1": {"clueweb22-en0016-21-09213:0": 1}})
+    ranked = ["clueweb22-en0034-09-03452:1", "clueweb22-en0016-21-09213:0", "clueweb22-en0041-44-05546:3"]
+    run = helpers.run(coll, "A", {"1-1_3": ranked})
+    pool = pools.pool_create(collection=coll, qrels_version=original, runs=[run], depth=3)
+    taken = assessor_api.post(reverse("api-relevance-pool-take", args=[pool.pk])).json()
+    items = assessor_api.get(reverse("api-relevance-assignment", args=[taken["id"]])).json()
+    statements = coll.conversations.get(topic_id="1-1").ptkb.order_by("number")
+    assert items["ptkb"] == [{"number": s.number, "text": s.text} for s in statements]
+    assert {t["turn_id"]: t["ptkb_provenance"] for t in items["turns"]}["1-1_3"] == [5, 2]
+    html = assessor_client.get(reverse("relevance-judge", args=[taken["id"]])).content.decode()
+    assert "Personal knowledge (PTKB)" in html and 'id="ptkb-list"' in html
+    assert '<li value="5" data-number="5">I have a bachelor&#x27;s degree in computer science.</li>' in html

@@ -6,6 +6,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
+from ecast.imports.services import import_file
 from judging.models import AssessorJudgment
 from judging.relevance import pools
 from tests import factories
@@ -60,3 +61,35 @@ def test_an_assessor_judges_a_topic_with_the_keyboard(browser, live_server, asse
     grades = dict(AssessorJudgment.objects.values_list("pair__passage_id", "grade"))
     assert grades == {"p1": 3, "p2": 0, "p3": 4}
     assert AssessorJudgment.objects.get(pair__passage_id="p2").history[0]["grade"] == 1
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_an_ikat_topic_shows_the_users_ptkb_with_what_the_current_turn_relied_on(
+    browser, live_server, assessor, shared_data
+):
+    coll = import_file(kind="ikat_topics", path=shared_data / "ikat/2023/2023_train_topics.json").collection
+    import_file(kind="passages_jsonl", path=shared_data / "ikat/2023/2023_train_topics_psg_text.jsonl")
+    original = helpers.qrels(coll, {"1-1_1": {"clueweb22-en0041-44-05546:3": 1}})
+    # 1-1_4's response used no statement; 1-1_5's used statement 2 ("I live in the Netherlands.").
+    run = helpers.run(coll, "A", {"1-1_4": ["clueweb22-en0016-21-09213:0"], "1-1_5": ["clueweb22-en0041-44-05546:3"]})
+    pools.pool_create(collection=coll, qrels_version=original, runs=[run], name="iKAT pool")
+
+    browser.set_window_size(1366, 768)
+    browser_login(browser, live_server, "assessor1", "pass-assessor1")
+    browser.get(live_server.url + "/judging/relevance/")
+    browser.find_element(By.XPATH, "//button[normalize-space()='Take a topic']").click()
+    wait = WebDriverWait(browser, 10)
+    wait.until(ec.text_to_be_present_in_element((By.ID, "pair-turn"), "1-1_4"))
+    cited = lambda: [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#ptkb-list li.ptkb-cited")]  # noqa: E731
+    assert browser.find_element(By.ID, "ptkb").is_displayed() and cited() == []
+    assert not browser.find_element(By.ID, "ptkb-current").is_displayed()
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#ptkb-list li")) == 11
+    browser.find_element(By.TAG_NAME, "body").send_keys("2")
+    wait.until(ec.text_to_be_present_in_element((By.ID, "pair-turn"), "1-1_5"))
+    assert [text.split(" ←")[0] for text in cited()] == ["I live in the Netherlands."]
+    current = browser.find_element(By.ID, "ptkb-current")
+    assert current.is_displayed() and current.text.endswith("2. I live in the Netherlands.")
+    browser.save_screenshot(str(ARTIFACTS / "assessor-ikat-ptkb.png"))
+    browser.execute_script("document.getElementById('ptkb').scrollIntoView()")
+    browser.save_screenshot(str(ARTIFACTS / "assessor-ikat-ptkb-list.png"))
