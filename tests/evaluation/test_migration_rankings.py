@@ -40,6 +40,8 @@ def test_json_rankings_become_blobs_and_back(tmp_path):
         "DJANGO_SETTINGS_MODULE": "ecast.settings",
     }
     env.pop("REDIS_URL", None)
+    # Every other app at its latest state (the setup creates rows through today's models), rankings as JSON.
+    _manage(env, "migrate", "-v0")
     _manage(env, "migrate", "evaluation", "0002", "-v0")
     _manage(env, "shell", "-c", SETUP)
     _manage(env, "migrate", "evaluation", "0003", "-v0")
