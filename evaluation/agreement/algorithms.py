@@ -1,0 +1,266 @@
+"""Agreement between two assessments of the same items, after Voorhees (2000) (plain Python; no Django).
+
+Voorhees, "Variations in relevance judgments and the measurement of retrieval effectiveness", IP&M 36(5), 2000:
+two assessors judge the same (topic, document) items; how much they agree is measured item by item, and what the
+disagreement does to evaluation is measured by Kendall's τ between the system rankings each set of judgments gives.
+Here, over the items both assessments judged:
+
+* Cohen's κ from scikit-learn (``cohen_kappa_score``), linear-weighted when the scale is graded (0–4: a 3 against a
+  4 is a smaller disagreement than a 0 against a 4), unweighted when it is binary; its confidence interval is the
+  asymptotic one, κ ± z·SE with the SE of Fleiss, Cohen & Everitt (1969) as statsmodels' ``cohens_kappa`` computes
+  it from the confusion table (items taken as independent);
+* the confusion matrix (grades of A × grades of B), exact agreement, and the same after binarising at a relevance
+  threshold, with Voorhees' overlap |A ∩ B| / |A ∪ B| of the two relevant sets;
+* the same per topic;
+* Kendall's τ-b (scipy, through :func:`evaluation.stats.kendall_tau`) between the systems' scores under each
+  assessment, with the pairs of systems the two order differently.
+
+Input everywhere: ``{(turn_id, item_id): grade}`` — any two assessments keyed the same way (qrels versions,
+PTKB statement relevance, crowd labels) plug in. Linear weights are index distances in the label list, so the label
+list is always the contiguous run of integer grades: then the weight of a disagreement is its grade distance.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from evaluation import stats
+
+Item = tuple[str, str]
+Grades = Mapping[Item, int]
+
+# The relevance scale of the product (CAsT, ECAsT Table 6): a graded assessment's table always shows all of it.
+RELEVANCE_SCALE = (0, 1, 2, 3, 4)
+LEVEL = 0.95
+CI_METHOD = (
+    "asymptotic 95% interval κ ± 1.96·SE, SE of Fleiss, Cohen & Everitt (1969) from statsmodels cohens_kappa "
+    "on the confusion table (items taken as independent)"
+)
+
+
+def topic_of(turn_id: str) -> str:
+    """The topic of a turn id ``<topic>_<turn>`` (CAsT ``81_3`` → ``81``, iKAT ``9-1_3`` → ``9-1``)."""
+    return turn_id.rsplit("_", 1)[0]
+
+
+def natural_key(text: str) -> tuple[Any, ...]:
+    """Sort key that puts ``81_2`` before ``81_10``."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", text) if part)
+
+
+@dataclass(frozen=True)
+class PairedItem:
+    """One item both assessments judged, with its two grades."""
+
+    topic: str
+    turn: str
+    item: str
+    a: int
+    b: int
+
+
+def paired_items(a: Grades, b: Grades, *, topic: Callable[[str], str] = topic_of) -> list[PairedItem]:
+    """The items judged by both, in (topic, turn, item) order."""
+    common = set(a) & set(b)
+    # One topic lookup and sort key per turn, not per item: a collection has tens of thousands of items.
+    topics = {t: topic(t) for t in {t for t, _ in common}}
+    order = {t: (natural_key(topics[t]), natural_key(t)) for t in topics}
+    keys = sorted(common, key=lambda k: (order[k[0]], k[1]))
+    return [PairedItem(topics[t], t, i, int(a[(t, i)]), int(b[(t, i)])) for t, i in keys]
+
+
+def is_graded(grades: Iterable[int]) -> bool:
+    """Whether a set of grades uses more than the binary 0/1 scale."""
+    return any(g not in (0, 1) for g in grades)
+
+
+def scale_of(grades: Iterable[int]) -> list[int]:
+    """The contiguous grades from the lowest to the highest seen, always covering 0–1 (binary) or 0–4 (graded)."""
+    seen = {int(g) for g in grades}
+    floor = RELEVANCE_SCALE if is_graded(seen) else (0, 1)
+    seen |= set(floor)
+    return list(range(min(seen), max(seen) + 1))
+
+
+def binarise(grade: int, threshold: int) -> int:
+    """1 when the grade reaches the relevance threshold, else 0."""
+    return int(grade >= threshold)
+
+
+def exact(a: Sequence[int], b: Sequence[int]) -> float | None:
+    """Share of items given the same grade by both (None without items)."""
+    return sum(x == y for x, y in zip(a, b, strict=True)) / len(a) if a else None
+
+
+def overlap(a: Sequence[int], b: Sequence[int]) -> float | None:
+    """Voorhees' overlap of binary labels: |A ∩ B| / |A ∪ B| of the items each calls relevant (None if neither)."""
+    union = sum(1 for x, y in zip(a, b, strict=True) if x or y)
+    both = sum(1 for x, y in zip(a, b, strict=True) if x and y)
+    return both / union if union else None
+
+
+def confusion(a: Sequence[int], b: Sequence[int], *, scale: Sequence[int]) -> list[list[int]]:
+    """Counts of items per (grade of A, grade of B): rows A, columns B, in ``scale`` order (scikit-learn)."""
+    from sklearn.metrics import confusion_matrix
+
+    if not a:
+        return [[0] * len(scale) for _ in scale]
+    return confusion_matrix(list(a), list(b), labels=list(scale)).tolist()
+
+
+@dataclass(frozen=True)
+class Kappa:
+    """Cohen's κ of two label lists, its interval, or why it is undefined."""
+
+    value: float | None
+    weights: str | None
+    n: int
+    why_undefined: str = ""
+    se: float | None = None
+    low: float | None = None
+    high: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return asdict(self)
+
+
+def why_kappa_undefined(a: Sequence[int], b: Sequence[int]) -> str:
+    """The reason κ = (p_o − p_e) / (1 − p_e) has no value for these labels, or "" when it has one.
+
+    κ is 0/0 exactly when chance agreement is certain: both assessments put every item in one and the same
+    category (for linear weights too: the expected weighted disagreement is 0 only then).
+    """
+    if not a:
+        return "no item was judged in both assessments"
+    values = set(a) | set(b)
+    if len(values) == 1:
+        return f"both gave all {len(a)} item(s) grade {next(iter(values))}: chance agreement is 100%, so κ is 0/0"
+    return ""
+
+
+def kappa(a: Sequence[int], b: Sequence[int], *, scale: Sequence[int], weighted: bool, interval: bool = True) -> Kappa:
+    """Cohen's κ (scikit-learn), linear-weighted when ``weighted``, with the asymptotic interval (statsmodels)."""
+    from sklearn.metrics import cohen_kappa_score
+
+    weights = "linear" if weighted else None
+    why = why_kappa_undefined(a, b)
+    if why:
+        return Kappa(None, weights, len(a), why)
+    value = float(cohen_kappa_score(list(a), list(b), labels=list(scale), weights=weights))
+    if math.isnan(value):
+        return Kappa(None, weights, len(a), "κ is undefined for these labels")
+    if not interval:
+        return Kappa(value, weights, len(a))
+    se, low, high = kappa_interval(confusion(a, b, scale=scale), weighted=weighted, value=value)
+    return Kappa(value, weights, len(a), se=se, low=low, high=high)
+
+
+def kappa_interval(
+    table: Sequence[Sequence[int]], *, weighted: bool, value: float, level: float = LEVEL
+) -> tuple[float | None, float | None, float | None]:
+    """(SE, low, high) of κ from a confusion table over a contiguous scale; Nones when the SE is not defined."""
+    from scipy.stats import norm
+    from statsmodels.stats.inter_rater import cohens_kappa
+
+    arr = np.asarray(table, dtype=float)
+    if arr.sum() < 2:
+        return None, None, None
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        res = cohens_kappa(arr, wt="linear" if weighted else None)
+    var = float(res.var_kappa)
+    if not math.isfinite(var) or var < 0:
+        return None, None, None
+    se = math.sqrt(var)
+    z = float(norm.ppf(0.5 + level / 2))
+    return se, max(-1.0, value - z * se), min(1.0, value + z * se)
+
+
+def agreement(a: Grades, b: Grades, *, threshold: int, topic: Callable[[str], str] = topic_of) -> dict[str, Any]:
+    """The whole item-level report of two assessments: κ with interval, confusion, binarised view, per topic.
+
+    ``threshold`` is the relevance threshold graded scales are binarised at; a binary scale is its own binary view.
+    """
+    items = paired_items(a, b, topic=topic)
+    ga, gb = [p.a for p in items], [p.b for p in items]
+    graded = is_graded(ga) or is_graded(gb)
+    scale = scale_of([*ga, *gb])
+    cut = threshold if graded else 1
+    ba, bb = [binarise(g, cut) for g in ga], [binarise(g, cut) for g in gb]
+    by_topic: dict[str, list[int]] = {}
+    for i, p in enumerate(items):
+        by_topic.setdefault(p.topic, []).append(i)
+    topics = []
+    for name, idx in by_topic.items():
+        ta, tb = [ga[i] for i in idx], [gb[i] for i in idx]
+        k = kappa(ta, tb, scale=scale, weighted=graded, interval=False)
+        topics.append(
+            {
+                "topic": name,
+                "items": len(idx),
+                "exact": exact(ta, tb),
+                "kappa": k.value,
+                "why_undefined": k.why_undefined,
+                "overlap": overlap([ba[i] for i in idx], [bb[i] for i in idx]),
+            }
+        )
+    only_a = len(set(a) - set(b))
+    only_b = len(set(b) - set(a))
+    return {
+        "items": len(items),
+        "only_a": only_a,
+        "only_b": only_b,
+        "graded": graded,
+        "scale": scale,
+        "weights": "linear" if graded else None,
+        "ci_method": CI_METHOD,
+        "exact": exact(ga, gb),
+        "kappa": kappa(ga, gb, scale=scale, weighted=graded).as_dict(),
+        "confusion": confusion(ga, gb, scale=scale),
+        "binary": {
+            "threshold": cut,
+            "already_binary": not graded,
+            "exact": exact(ba, bb),
+            "kappa": kappa(ba, bb, scale=[0, 1], weighted=False).as_dict(),
+            "confusion": confusion(ba, bb, scale=[0, 1]),
+            "relevant_a": sum(ba),
+            "relevant_b": sum(bb),
+            "relevant_both": sum(1 for x, y in zip(ba, bb, strict=True) if x and y),
+            "overlap": overlap(ba, bb),
+        },
+        "topics": topics,
+    }
+
+
+def ranking_agreement(a: Mapping[str, float], b: Mapping[str, float]) -> dict[str, Any]:
+    """Kendall's τ-b (scipy) between the system orderings by score under A and under B, the systems with their
+    scores and ranks under both, and each pair of systems the two order differently with its four scores."""
+    res = stats.kendall_tau(a, b)
+    common = set(a) & set(b)
+    rank_a = stats.ranks({s: a[s] for s in common})
+    rank_b = stats.ranks({s: b[s] for s in common})
+    systems = [
+        {"system": s, "a": a[s], "b": b[s], "rank_a": rank_a[s], "rank_b": rank_b[s]}
+        for s in sorted(common, key=lambda s: (rank_a[s], rank_b[s], s))
+    ]
+    swapped = []
+    for pair in res["swapped"]:
+        x, y = pair["before_higher"], pair["before_lower"]  # x above y under A, below it under B
+        swapped.append({"x": x, "y": y, "a_x": a[x], "a_y": a[y], "b_x": b[x], "b_y": b[y]})
+    swapped.sort(key=lambda s: (rank_a[s["x"]], rank_a[s["y"]]))
+    return {
+        "tau": res["tau"],
+        "pvalue": res["pvalue"],
+        "n": res["n"],
+        "systems": systems,
+        "swapped": swapped,
+        "tied": res["tied"],
+    }

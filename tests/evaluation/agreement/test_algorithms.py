@@ -1,0 +1,154 @@
+"""The agreement core on hand-worked examples, and its κ and τ against scikit-learn's and scipy's."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from scipy.stats import kendalltau
+from sklearn.metrics import cohen_kappa_score
+
+from evaluation.agreement import algorithms as al
+
+REPO = Path(__file__).resolve().parents[3]
+
+# Four items over two topics. Grades A = 0, 1, 2, 2 and B = 0, 2, 2, 1.
+A = {("1_1", "d1"): 0, ("1_2", "d2"): 1, ("2_1", "d3"): 2, ("2_1", "d4"): 2}
+B = {("1_1", "d1"): 0, ("1_2", "d2"): 2, ("2_1", "d3"): 2, ("2_1", "d4"): 1}
+
+
+def test_linear_weighted_kappa_matches_the_hand_worked_value():
+    # Observed mean disagreement (0 + 1 + 0 + 1) / 4 = 0.5. Marginals A = B = (1/4, 1/4, 1/2) on grades 0, 1, 2;
+    # expected disagreement = 1/4·(1/4 + 2·1/2) + 1/4·(1/4 + 1/2) + 1/2·(2·1/4 + 1/4) = 0.875; κ = 1 − 0.5/0.875 = 3/7.
+    k = al.kappa([0, 1, 2, 2], [0, 2, 2, 1], scale=[0, 1, 2, 3, 4], weighted=True)
+    assert k.value == pytest.approx(3 / 7)
+    assert k.weights == "linear" and k.n == 4
+
+
+def test_unweighted_kappa_matches_the_hand_worked_value():
+    # p_o = 2/4, p_e = 1/16 + 1/16 + 1/4 = 0.375, κ = (0.5 − 0.375) / 0.625 = 0.2.
+    assert al.kappa([0, 1, 2, 2], [0, 2, 2, 1], scale=[0, 1, 2], weighted=False).value == pytest.approx(0.2)
+
+
+def test_unused_grades_at_the_ends_of_the_scale_leave_weighted_kappa_unchanged():
+    short = al.kappa([0, 1, 2, 2], [0, 2, 2, 1], scale=[0, 1, 2], weighted=True).value
+    assert short == pytest.approx(al.kappa([0, 1, 2, 2], [0, 2, 2, 1], scale=[0, 1, 2, 3, 4], weighted=True).value)
+
+
+def test_weights_are_grade_distances_even_when_middle_grades_are_unused():
+    # Only grades 0, 1 and 4 occur: without the full label list scikit-learn would weigh 1↔4 like 0↔1.
+    a, b = [0, 1, 4, 4, 1, 0], [1, 1, 4, 1, 0, 0]
+    expected = cohen_kappa_score(a + [2, 3], b + [2, 3], weights="linear")  # all five grades present
+    with_labels = cohen_kappa_score(a + [2, 3], b + [2, 3], weights="linear", labels=[0, 1, 2, 3, 4])
+    assert al.kappa(a + [2, 3], b + [2, 3], scale=al.scale_of(a + b), weighted=True).value == expected == with_labels
+    assert al.kappa(a, b, scale=al.scale_of(a + b), weighted=True).value == pytest.approx(
+        cohen_kappa_score(a, b, weights="linear", labels=[0, 1, 2, 3, 4])
+    )
+    assert al.kappa(a, b, scale=al.scale_of(a + b), weighted=True).value != pytest.approx(
+        cohen_kappa_score(a, b, weights="linear")
+    )
+
+
+def test_the_report_holds_kappa_confusion_binary_view_and_topics():
+    r = al.agreement(A, B, threshold=2)
+    assert r["items"] == 4 and r["only_a"] == r["only_b"] == 0
+    assert r["graded"] and r["scale"] == [0, 1, 2, 3, 4] and r["weights"] == "linear"
+    assert r["exact"] == 0.5
+    assert r["kappa"]["value"] == pytest.approx(3 / 7)
+    assert r["confusion"] == [
+        [1, 0, 0, 0, 0],
+        [0, 0, 1, 0, 0],
+        [0, 1, 1, 0, 0],
+        [0, 0, 0, 0, 0],
+        [0, 0, 0, 0, 0],
+    ]
+    # Binarised at 2: A = 0, 0, 1, 1 and B = 0, 1, 1, 0; p_o = p_e = 0.5 so κ = 0; overlap = 1 both / 3 either.
+    binary = r["binary"]
+    assert binary["threshold"] == 2 and not binary["already_binary"]
+    assert binary["confusion"] == [[1, 1], [1, 1]]
+    assert binary["kappa"]["value"] == pytest.approx(0.0)
+    assert binary["overlap"] == pytest.approx(1 / 3)
+    assert (binary["relevant_a"], binary["relevant_b"], binary["relevant_both"]) == (2, 2, 1)
+    # Topic 1: A = 0, 1 / B = 0, 2: disagreement 0.5 observed, 1.0 expected → κ = 0.5.
+    # Topic 2: A = 2, 2 / B = 2, 1: observed 0.5 = expected 0.5 → κ = 0.
+    t1, t2 = r["topics"]
+    assert (t1["topic"], t1["items"], t1["exact"], t1["kappa"]) == ("1", 2, 0.5, pytest.approx(0.5))
+    assert (t2["topic"], t2["items"], t2["exact"], t2["kappa"]) == ("2", 2, 0.5, pytest.approx(0.0))
+    assert t1["overlap"] == 0.0 and t2["overlap"] == 0.5
+
+
+def test_items_judged_on_one_side_only_are_counted_but_not_compared():
+    r = al.agreement({**A, ("3_1", "x"): 4}, {**B, ("3_1", "y"): 0, ("3_2", "z"): 1}, threshold=2)
+    assert (r["items"], r["only_a"], r["only_b"]) == (4, 1, 2)
+    assert r["kappa"]["value"] == pytest.approx(3 / 7)
+
+
+def test_kappa_is_undefined_when_both_give_every_item_one_grade_and_says_why():
+    r = al.agreement({**A, ("3_1", "x"): 3, ("3_1", "y"): 3}, {**B, ("3_1", "x"): 3, ("3_1", "y"): 3}, threshold=2)
+    t3 = r["topics"][-1]
+    assert t3["topic"] == "3" and t3["kappa"] is None and t3["exact"] == 1.0
+    assert "grade 3" in t3["why_undefined"] and "0/0" in t3["why_undefined"]
+    empty = al.agreement({("1_1", "a"): 1}, {("1_1", "b"): 1}, threshold=1)
+    assert empty["items"] == 0 and empty["kappa"]["value"] is None
+    assert empty["kappa"]["why_undefined"] == "no item was judged in both assessments"
+    assert empty["topics"] == [] and empty["exact"] is None
+
+
+def test_a_binary_scale_gets_unweighted_kappa_and_is_its_own_binary_view():
+    a = {("9-1_1", "1"): 1, ("9-1_1", "2"): 0, ("9-1_2", "1"): 1, ("9-2_1", "3"): 0}
+    b = {("9-1_1", "1"): 1, ("9-1_1", "2"): 1, ("9-1_2", "1"): 1, ("9-2_1", "3"): 0}
+    r = al.agreement(a, b, threshold=2)
+    # p_o = 3/4; marginals A (1/2, 1/2), B (1/4, 3/4): p_e = 1/8 + 3/8 = 1/2; κ = 0.25 / 0.5 = 0.5.
+    assert not r["graded"] and r["weights"] is None and r["scale"] == [0, 1]
+    assert r["kappa"]["value"] == pytest.approx(0.5)
+    assert r["binary"]["already_binary"] and r["binary"]["threshold"] == 1
+    assert r["binary"]["kappa"]["value"] == pytest.approx(0.5)
+    assert [t["topic"] for t in r["topics"]] == ["9-1", "9-2"]
+
+
+def test_the_interval_brackets_kappa_and_is_empty_for_a_single_item():
+    k = al.kappa([0, 1, 2, 2, 3, 4, 4, 1], [0, 2, 2, 1, 3, 4, 3, 1], scale=[0, 1, 2, 3, 4], weighted=True)
+    assert k.se is not None and k.se > 0 and k.low < k.value < k.high
+    assert k.high - k.value == pytest.approx(1.959964 * k.se, rel=1e-5) or k.high == 1.0
+    one = al.kappa([1], [2], scale=[0, 1, 2, 3, 4], weighted=True)
+    assert one.se is None and one.low is None
+
+
+def test_topics_and_turns_sort_naturally():
+    a = {("10_1", "x"): 1, ("2_10", "x"): 1, ("2_9", "x"): 0}
+    assert [(p.topic, p.turn) for p in al.paired_items(a, a)] == [("2", "2_9"), ("2", "2_10"), ("10", "10_1")]
+    assert al.topic_of("9-1_3") == "9-1" and al.topic_of("132_1-1") == "132"
+
+
+def test_kendall_tau_matches_the_hand_worked_value_and_lists_the_swapped_pair():
+    a = {"s1": 0.5, "s2": 0.4, "s3": 0.3, "s4": 0.2}
+    b = {"s1": 0.45, "s2": 0.30, "s3": 0.35, "s4": 0.10}
+    r = al.ranking_agreement(a, b)
+    # 6 pairs, 1 discordant (s2, s3): τ = (5 − 1) / 6.
+    assert r["tau"] == pytest.approx(2 / 3)
+    assert r["tau"] == pytest.approx(kendalltau(list(a.values()), list(b.values())).statistic)
+    assert r["swapped"] == [{"x": "s2", "y": "s3", "a_x": 0.4, "a_y": 0.3, "b_x": 0.30, "b_y": 0.35}]
+    assert [(s["system"], s["rank_a"], s["rank_b"]) for s in r["systems"]] == [
+        ("s1", 1, 1),
+        ("s2", 2, 3),
+        ("s3", 3, 2),
+        ("s4", 4, 4),
+    ]
+
+
+def test_kendall_tau_needs_two_systems_scored_under_both():
+    r = al.ranking_agreement({"s1": 0.5, "s2": 0.1}, {"s1": 0.4})
+    assert r["tau"] is None and r["n"] == 1 and r["swapped"] == []
+
+
+def test_importing_the_algorithms_loads_neither_django_nor_celery():
+    probe = (
+        "import json, sys; import evaluation.agreement.algorithms; "
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('django', 'celery'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
