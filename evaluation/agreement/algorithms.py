@@ -188,20 +188,27 @@ def agreement(a: Grades, b: Grades, *, threshold: int, topic: Callable[[str], st
     """The whole item-level report of two assessments: κ with interval, confusion, binarised view, per topic.
 
     ``threshold`` is the relevance threshold graded scales are binarised at; a binary scale is its own binary view.
+    When one assessment is graded and the other binary (NIST grades against crowd "holds an answer" labels), a
+    weighted κ over 0–4 would count a binary 1 against a 4 as three steps of disagreement, so the headline κ is the
+    binary one (the graded side cut at the threshold) and the confusion table keeps each side's own scale.
     """
     items = paired_items(a, b, topic=topic)
     ga, gb = [p.a for p in items], [p.b for p in items]
-    graded = is_graded(ga) or is_graded(gb)
-    scale = scale_of([*ga, *gb])
-    cut = threshold if graded else 1
-    ba, bb = [binarise(g, cut) for g in ga], [binarise(g, cut) for g in gb]
+    graded_a, graded_b = is_graded(ga), is_graded(gb)
+    mixed = graded_a != graded_b
+    graded = graded_a and graded_b
+    scale_a, scale_b = (scale_of(ga), scale_of(gb)) if mixed else (scale_of([*ga, *gb]),) * 2
+    cut_a, cut_b = (threshold if graded_a else 1), (threshold if graded_b else 1)
+    ba, bb = [binarise(g, cut_a) for g in ga], [binarise(g, cut_b) for g in gb]
+    # The labels κ is computed on: the grades themselves, or the binary view when the scales differ.
+    ka, kb, kscale = (ba, bb, [0, 1]) if mixed else (ga, gb, scale_a)
     by_topic: dict[str, list[int]] = {}
     for i, p in enumerate(items):
         by_topic.setdefault(p.topic, []).append(i)
     topics = []
     for name, idx in by_topic.items():
-        ta, tb = [ga[i] for i in idx], [gb[i] for i in idx]
-        k = kappa(ta, tb, scale=scale, weighted=graded, interval=False)
+        ta, tb = [ka[i] for i in idx], [kb[i] for i in idx]
+        k = kappa(ta, tb, scale=kscale, weighted=graded, interval=False)
         topics.append(
             {
                 "topic": name,
@@ -219,15 +226,20 @@ def agreement(a: Grades, b: Grades, *, threshold: int, topic: Callable[[str], st
         "only_a": only_a,
         "only_b": only_b,
         "graded": graded,
-        "scale": scale,
+        "mixed": mixed,
+        "scale": kscale,
+        "scale_a": scale_a,
+        "scale_b": scale_b,
         "weights": "linear" if graded else None,
         "ci_method": CI_METHOD,
-        "exact": exact(ga, gb),
-        "kappa": kappa(ga, gb, scale=scale, weighted=graded).as_dict(),
-        "confusion": confusion(ga, gb, scale=scale),
+        "exact": exact(ka, kb),
+        "kappa": kappa(ka, kb, scale=kscale, weighted=graded).as_dict(),
+        "confusion": cross_table(ga, gb, rows=scale_a, columns=scale_b),
         "binary": {
-            "threshold": cut,
-            "already_binary": not graded,
+            "threshold": threshold if (graded_a or graded_b) else 1,
+            "cut_a": cut_a,
+            "cut_b": cut_b,
+            "already_binary": not (graded_a or graded_b),
             "exact": exact(ba, bb),
             "kappa": kappa(ba, bb, scale=[0, 1], weighted=False).as_dict(),
             "confusion": confusion(ba, bb, scale=[0, 1]),
@@ -238,6 +250,14 @@ def agreement(a: Grades, b: Grades, *, threshold: int, topic: Callable[[str], st
         },
         "topics": topics,
     }
+
+
+def cross_table(a: Sequence[int], b: Sequence[int], *, rows: Sequence[int], columns: Sequence[int]) -> list[list[int]]:
+    """Counts per (grade of A, grade of B) with A's scale as rows and B's as columns (they differ when one side is
+    binary): the square confusion matrix over both scales, cut to the rows and columns each side can take."""
+    labels = sorted(set(rows) | set(columns))
+    full = confusion(a, b, scale=labels)
+    return [[full[labels.index(r)][labels.index(c)] for c in columns] for r in rows]
 
 
 def ranking_agreement(a: Mapping[str, float], b: Mapping[str, float]) -> dict[str, Any]:

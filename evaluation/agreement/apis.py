@@ -96,14 +96,21 @@ class AgreementApi(AdminApi):
         items = serializers.IntegerField(help_text="items judged in both")
         only_a = serializers.IntegerField()
         only_b = serializers.IntegerField()
-        graded = serializers.BooleanField()
-        scale = serializers.ListField(child=serializers.IntegerField())
+        graded = serializers.BooleanField(help_text="both assessments use graded scales (κ linear-weighted)")
+        mixed = serializers.BooleanField(
+            help_text="one assessment is graded and the other binary: κ is computed on the binary view"
+        )
+        scale = serializers.ListField(child=serializers.IntegerField(), help_text="the labels κ is computed over")
+        scale_a = serializers.ListField(child=serializers.IntegerField(), help_text="rows of the confusion matrix")
+        scale_b = serializers.ListField(child=serializers.IntegerField(), help_text="columns of the confusion matrix")
+        derived = serializers.BooleanField(help_text="B was derived from A, so it keeps A's judgments unchanged")
         weights = serializers.CharField(allow_null=True)
         ci_method = serializers.CharField()
         exact = serializers.FloatField(allow_null=True)
         kappa = AgreementKappaSerializer()
         confusion = serializers.ListField(
-            child=serializers.ListField(child=serializers.IntegerField()), help_text="rows: grades of A; columns: B"
+            child=serializers.ListField(child=serializers.IntegerField()),
+            help_text="rows: scale_a (grades of A); columns: scale_b (grades of B)",
         )
         binary = AgreementBinarySerializer()
         topics = AgreementTopicSerializer(many=True)

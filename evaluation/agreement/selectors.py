@@ -17,7 +17,7 @@ from evaluation.agreement import algorithms
 from evaluation.models import Qrel, QrelsVersion, Score
 
 # Bump when the cached report's shape changes, so old entries are never read back.
-CACHE_SCHEMA = 1
+CACHE_SCHEMA = 2
 CACHE_SECONDS = 7 * 24 * 3600
 
 
@@ -127,6 +127,8 @@ def agreement_report(*, a: QrelsVersion, b: QrelsVersion, measure: str = metrics
         "a": {"id": a.pk, "name": a.name},
         "b": {"id": b.pk, "name": b.name},
         "threshold": int(collection.relevance_threshold),
+        # A derived version starts as a copy of its parent, so the items both judged agree by construction.
+        "derived": b.parent_id == a.pk,
         **items,
         "ranking": ranking_agreement(a=a, b=b, measure=measure),
     }
@@ -148,8 +150,9 @@ def agreement_items(
     threshold = int(a.collection.relevance_threshold)
     items_a, items_b = version_items(version=a), version_items(version=b)
     topics = topic_lookup(collection_id=a.collection_id)
-    graded = algorithms.is_graded(items_a.values()) or algorithms.is_graded(items_b.values())
-    cut = threshold if graded else 1
+    # Each side is cut at the threshold only when it is graded: a binary side's 1 stays relevant.
+    cut_a = threshold if algorithms.is_graded(items_a.values()) else 1
+    cut_b = threshold if algorithms.is_graded(items_b.values()) else 1
 
     def topic_of(turn_id: str) -> str:
         return topics.get(turn_id) or algorithms.topic_of(turn_id)
@@ -174,13 +177,13 @@ def agreement_items(
         ]
     out = []
     for row in rows:
-        rel_a = None if row["a"] is None else algorithms.binarise(row["a"], cut)
-        rel_b = None if row["b"] is None else algorithms.binarise(row["b"], cut)
+        rel_a = None if row["a"] is None else algorithms.binarise(row["a"], cut_a)
+        rel_b = None if row["b"] is None else algorithms.binarise(row["b"], cut_b)
         if topic is not None and row["topic"] != topic:
             continue
         if grade_a is not None and (rel_a if binary else row["a"]) != grade_a:
             continue
         if grade_b is not None and (rel_b if binary else row["b"]) != grade_b:
             continue
-        out.append({**row, "relevant_a": rel_a, "relevant_b": rel_b, "threshold": cut})
+        out.append({**row, "relevant_a": rel_a, "relevant_b": rel_b, "threshold": max(cut_a, cut_b)})
     return out

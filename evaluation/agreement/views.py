@@ -62,12 +62,14 @@ def pick_pair(request: HttpRequest) -> tuple[Collection | None, QrelsVersion | N
     return collection, a, b or default_b
 
 
-def _cells(matrix: list[list[int]], labels: list[int]) -> list[tuple[int, list[tuple[int, int, float]]]]:
+def _cells(
+    matrix: list[list[int]], rows: list[int], columns: list[int]
+) -> list[tuple[int, list[tuple[int, int, float]]]]:
     """Rows (grade of A, [(grade of B, count, share of the largest cell)]) for a shaded confusion table."""
     top = max((c for row in matrix for c in row), default=0) or 1
     return [
-        (ga, [(gb, c, c / top) for gb, c in zip(labels, row, strict=True)])
-        for ga, row in zip(labels, matrix, strict=True)
+        (ga, [(gb, c, c / top) for gb, c in zip(columns, row, strict=True)])
+        for ga, row in zip(rows, matrix, strict=True)
     ]
 
 
@@ -100,8 +102,8 @@ def agreement(request: HttpRequest) -> HttpResponse:
         else:
             context["report"] = report
             context["query"] = f"a={a.pk}&b={b.pk}"
-            context["confusion"] = _cells(report["confusion"], report["scale"])
-            context["binary_confusion"] = _cells(report["binary"]["confusion"], [0, 1])
+            context["confusion"] = _cells(report["confusion"], report["scale_a"], report["scale_b"])
+            context["binary_confusion"] = _cells(report["binary"]["confusion"], [0, 1], [0, 1])
             context["exact_pct"] = _pct(report["exact"])
             context["binary_exact_pct"] = _pct(report["binary"]["exact"])
             context["overlap_pct"] = _pct(report["binary"]["overlap"])

@@ -152,3 +152,30 @@ def test_importing_the_algorithms_loads_neither_django_nor_celery():
     done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+
+
+def test_a_graded_assessment_against_a_binary_one_is_compared_on_relevance_not_on_grade_distance():
+    # NIST-style grades against crowd-style "holds an answer" labels, threshold 2. Binary view:
+    # A cut at 2 = 0, 0, 1, 1, 1, 0 against B = 0, 1, 1, 1, 0, 0 → p_o = 4/6; marginals A = B = (1/2, 1/2);
+    # p_e = 1/2; κ = (2/3 − 1/2) / (1/2) = 1/3. A weighted κ over 0–4 would read B's 1 against A's 4 as 3 steps.
+    graded = {("1_1", f"d{i}"): g for i, g in enumerate([0, 1, 2, 4, 3, 1])}
+    binary = {("1_1", f"d{i}"): g for i, g in enumerate([0, 1, 1, 1, 0, 0])}
+
+    report = al.agreement(graded, binary, threshold=2)
+
+    assert report["mixed"] and not report["graded"] and report["weights"] is None
+    assert report["kappa"]["value"] == pytest.approx(1 / 3)
+    assert report["kappa"]["value"] == pytest.approx(cohen_kappa_score([0, 0, 1, 1, 1, 0], [0, 1, 1, 1, 0, 0]))
+    assert report["exact"] == pytest.approx(4 / 6)
+    # The confusion table keeps each side's own scale: grades 0–4 of A against 0/1 of B.
+    assert report["scale_a"] == [0, 1, 2, 3, 4] and report["scale_b"] == [0, 1]
+    assert report["confusion"] == [[1, 0], [1, 1], [0, 1], [1, 0], [0, 1]]
+    # B's label 1 is relevant as it stands: only the graded side is cut at the threshold.
+    assert report["binary"]["relevant_a"] == 3 and report["binary"]["relevant_b"] == 3
+    assert report["binary"]["cut_a"] == 2 and report["binary"]["cut_b"] == 1
+
+
+def test_two_graded_assessments_share_one_square_confusion_table():
+    report = al.agreement(A, B, threshold=2)
+    assert not report["mixed"] and report["scale_a"] == report["scale_b"] == report["scale"] == [0, 1, 2, 3, 4]
+    assert len(report["confusion"]) == 5 and all(len(row) == 5 for row in report["confusion"])

@@ -217,3 +217,34 @@ def test_the_api_is_for_admins_only(anon_api, rater_api, assessor_api, admin_api
 def test_the_evaluation_pages_link_to_the_agreement_report(admin_client, pair):
     html = admin_client.get(reverse("evaluation-leaderboard")).content.decode()
     assert f'href="{PAGE}?collection=' in html
+
+
+def test_a_derived_version_is_said_to_keep_its_parents_judgments(admin_client, pair):
+    coll, original, derived, _ = pair
+    page = admin_client.get(PAGE, {"a": original.pk, "b": derived.pk}).content.decode()
+    assert "was derived from original and keeps its judgments" in page
+    assert "1 judgment(s) only in original + new" in page  # x1, judged only in B
+    other = QrelsVersion.objects.create(collection=coll, name="second assessor", parent=None)
+    turn = Qrel.objects.filter(version=original).first().turn
+    Qrel.objects.create(version=other, turn=turn, passage_id="d1", grade=1)
+    page = admin_client.get(PAGE, {"a": original.pk, "b": other.pk}).content.decode()
+    assert "was derived from" not in page
+
+
+def test_a_binary_assessment_against_graded_grades_is_compared_on_relevance(admin_client, admin_api, pair):
+    coll, original, _, _ = pair
+    crowd = QrelsVersion.objects.create(collection=coll, name="crowd", parent=None)
+    graded = list(Qrel.objects.filter(version=original).select_related("turn").order_by("turn__turn_id", "passage_id"))
+    for q in graded:  # the crowd says "relevant" exactly where the grade is 1 or more
+        Qrel.objects.create(version=crowd, turn=q.turn, passage_id=q.passage_id, grade=int(q.grade >= 1))
+
+    page = admin_client.get(PAGE, {"a": original.pk, "b": crowd.pk}).content.decode()
+    data = admin_api.get(API, {"a": original.pk, "b": crowd.pk}).json()
+
+    assert "relevant or not: A is graded and cut at grade ≥" in page
+    assert data["mixed"] and data["scale_a"] == [0, 1, 2, 3, 4] and data["scale_b"] == [0, 1]
+    cut = coll.relevance_threshold
+    a = [int(q.grade >= cut) for q in graded]
+    b = [int(q.grade >= 1) for q in graded]
+    assert data["kappa"]["value"] == pytest.approx(cohen_kappa_score(a, b))
+    assert data["binary"]["relevant_b"] == sum(b)
