@@ -64,23 +64,9 @@ def assignment_progress(*, assignment: AssessorAssignment) -> dict[str, int]:
     return {"done": done, "total": total}
 
 
-def assignment_items(*, assignment: AssessorAssignment) -> dict[str, Any]:
-    """Everything the judging page needs: the conversation's turns and the pairs to grade, in judging order."""
-    turns = list(Turn.objects.filter(conversation_id=assignment.conversation_id).order_by("number"))
-    heads = list(
-        PoolPair.objects.filter(
-            pool_id=assignment.pool_id, turn__conversation_id=assignment.conversation_id, cluster_head_id=F("pk")
-        )
-        .annotate(cluster_size=Count("members"))
-        .select_related("turn")
-        .order_by("turn__number", "best_rank", "passage_id")
-    )
-    texts = dict(Passage.objects.filter(passage_id__in=[h.passage_id for h in heads]).values_list("passage_id", "text"))
-    mine = dict(
-        AssessorJudgment.objects.filter(assessor_id=assignment.assessor_id, pair__in=heads).values_list(
-            "pair_id", "grade"
-        )
-    )
+def conversation_context(*, conversation_id: int) -> dict[str, Any]:
+    """What a judging page shows beside the item: the conversation's turns (with responses) and the user's PTKB."""
+    turns = Turn.objects.filter(conversation_id=conversation_id).order_by("number")
     return {
         "turns": [
             {
@@ -96,8 +82,29 @@ def assignment_items(*, assignment: AssessorAssignment) -> dict[str, Any]:
         # The user's PTKB (iKAT): judged relevance is personal, so the assessor reads it beside the conversation.
         "ptkb": [
             {"number": s["number"], "text": s["text"]}
-            for s in ecast_selectors.ptkb_for_conversation(conversation_id=assignment.conversation_id)
+            for s in ecast_selectors.ptkb_for_conversation(conversation_id=conversation_id)
         ],
+    }
+
+
+def assignment_items(*, assignment: AssessorAssignment) -> dict[str, Any]:
+    """Everything the judging page needs: the conversation's turns and the pairs to grade, in judging order."""
+    heads = list(
+        PoolPair.objects.filter(
+            pool_id=assignment.pool_id, turn__conversation_id=assignment.conversation_id, cluster_head_id=F("pk")
+        )
+        .annotate(cluster_size=Count("members"))
+        .select_related("turn")
+        .order_by("turn__number", "best_rank", "passage_id")
+    )
+    texts = dict(Passage.objects.filter(passage_id__in=[h.passage_id for h in heads]).values_list("passage_id", "text"))
+    mine = dict(
+        AssessorJudgment.objects.filter(assessor_id=assignment.assessor_id, pair__in=heads).values_list(
+            "pair_id", "grade"
+        )
+    )
+    return {
+        **conversation_context(conversation_id=assignment.conversation_id),
         "pairs": [
             {
                 "id": h.pk,
