@@ -136,7 +136,7 @@ def _statement_run(companion: Collection, turn_ids: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_a_statement_run_is_scored_as_pytrec_eval_scores_it(ikat2023, ptkb_nist, tmp_path):
+def test_a_statement_run_is_scored_as_pytrec_eval_scores_it(ikat2023, ptkb_nist, tmp_path, admin_client):
     version = _version(ok("ptkb_qrels", ptkb_nist))
     companion = version.collection
     qrels = read_qrels(ptkb_nist)
@@ -156,6 +156,9 @@ def test_a_statement_run_is_scored_as_pytrec_eval_scores_it(ikat2023, ptkb_nist,
     # Judged turns the run leaves out count as 0, as in trec_eval -c: the mean is over all 98 judged turns.
     mean = score_means(version=version, measures=["nDCG@3"])[run.pk]["nDCG@3"]
     assert mean == pytest.approx(sum(expected[q]["ndcg_cut_3"] for q in turn_ids) / 98, abs=1e-9)
+    # The leaderboard of the PTKB version lists the statement run with that mean.
+    page = admin_client.get(f"/evaluation/?version={version.pk}").content.decode()
+    assert ">overlap<" in page and f">{mean:.4f}<" in page
 
 
 def test_a_passage_qrels_file_is_refused_with_one_message(ikat2023, shared_data):
