@@ -186,7 +186,8 @@ def admin_index(request: HttpRequest) -> HttpResponse:
         request,
         "judging/relevance/admin_index.html",
         {
-            "pools": sel.pool_list(),
+            # PTKB tasks have their own page (judging/ptkb); this one lists the passage pools.
+            "pools": sel.pool_list().filter(kind=Pool.Kind.PASSAGES),
             "versions": sel.qrels_versions(),
             "collections": collections,
             "collection": collection,

@@ -132,3 +132,11 @@ def test_the_tasks_judgments_export_in_the_ikat_format_and_compare_with_the_publ
     assert report["items"] == 11 and report["binary"]["confusion"] == [[9, 0], [1, 1]]
     page = admin_client.get(reverse("ptkb-task", args=[task.pk])).content.decode()
     assert f"?a={published.pk}&amp;b={task.target_version_id}" in page
+
+
+def test_the_passage_pool_pages_leave_ptkb_tasks_to_their_own_page(task, admin_client, admin_api):
+    assert task not in admin_client.get(reverse("relevance-admin")).context["pools"]
+    resp = admin_client.get(reverse("relevance-pool", args=[task.pk]))
+    assert resp.status_code == 302 and resp["Location"] == reverse("ptkb-task", args=[task.pk])
+    listed = {p["name"]: p["kind"] for p in admin_api.get(reverse("api-relevance-pools")).json()}
+    assert listed == {"PTKB of topic 1-1": "ptkb"}
