@@ -18,7 +18,9 @@ from tests.judging.ptkb.conftest import TURNS
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
-def test_an_assessor_marks_statements_by_keyboard_and_the_counts_change(browser, live_server, assessor, shared_data):
+def test_an_assessor_marks_statements_by_keyboard_and_the_counts_change(
+    browser, live_server, assessor, admin_user, shared_data
+):
     coll = ok("ikat_topics", shared_data / "ikat/2023/2023_train_topics.json").collection
     task = services.ptkb_task_create(collection=coll, turn_ids=TURNS, name="PTKB of topic 1-1")
 
@@ -82,3 +84,11 @@ def test_an_assessor_marks_statements_by_keyboard_and_the_counts_change(browser,
     assert relevant == [("1-1_1", "2"), ("1-1_1", "5"), ("1-1_2", "3")]
     assert AssessorJudgment.objects.count() == 33
     assert Qrel.objects.filter(version=task.target_version, grade=1).count() == 3
+
+    # The admin's task page shows the same progress.
+    browser.delete_all_cookies()
+    browser_login(browser, live_server, "admin1", "pass-admin1")
+    browser.get(f"{live_server.url}/judging/ptkb/admin/tasks/{task.pk}/")
+    assert browser.find_element(By.ID, "turns-done").text == "3 / 3"
+    assert browser.find_element(By.ID, "relevant").text == "3 of 33 judgments"
+    browser.save_screenshot(str(ARTIFACTS / "ptkb_task.png"))
