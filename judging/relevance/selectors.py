@@ -225,6 +225,16 @@ def qrels_export_rows(*, version: QrelsVersion, aggregation: str) -> Iterator[tu
         yield qid, pid, grade
 
 
+PASSAGE_SCALE = {
+    "4": "fully meets",
+    "3": "highly meets",
+    "2": "moderately meets",
+    "1": "slightly meets",
+    "0": "fails to meet",
+}
+PTKB_SCALE = {"1": "the statement matters for the turn", "0": "it does not"}
+
+
 def qrels_export_sidecar(*, version: QrelsVersion, aggregation: str) -> dict[str, Any]:
     """What an export contains and how it was made: threshold, pools (runs, depth), assessors, counts."""
     chain = _version_chain(version)
@@ -246,19 +256,17 @@ def qrels_export_sidecar(*, version: QrelsVersion, aggregation: str) -> dict[str
         .filter(n__gt=1)
         .count()
     )
+    # A PTKB companion's items are statement numbers graded 0/1: the iKAT PTKB relevance format.
+    ptkb = version.collection.ptkb_of_id is not None
     return {
-        "format": "TREC qrels: turn_id 0 passage_id grade",
+        "format": "iKAT PTKB relevance: turn_id 0 statement_number 0|1"
+        if ptkb
+        else "TREC qrels: turn_id 0 passage_id grade",
         "collection": version.collection.name,
         "qrels_version": version.name,
         "parent_version": version.parent.name if version.parent else None,
         "relevance_threshold": version.collection.relevance_threshold,
-        "grade_scale": {
-            "4": "fully meets",
-            "3": "highly meets",
-            "2": "moderately meets",
-            "1": "slightly meets",
-            "0": "fails to meet",
-        },  # fmt: skip
+        "grade_scale": PTKB_SCALE if ptkb else PASSAGE_SCALE,
         "aggregation": aggregation,
         "pools": [
             {

@@ -102,6 +102,9 @@ def test_the_export_page_serves_the_ikat_format(ikat2023, ptkb_nist, admin_clien
     text = b"".join(response.streaming_content).decode()
     assert text.splitlines() == ptkb_nist.read_text().splitlines()
     assert all(re.fullmatch(r"\d+-\d+_\d+ 0 \d+ [01]", line) for line in text.splitlines())
+    sidecar = admin_client.get(f"/judging/relevance/admin/versions/{version.pk}/sidecar/").json()
+    assert sidecar["format"] == "iKAT PTKB relevance: turn_id 0 statement_number 0|1"
+    assert sorted(sidecar["grade_scale"]) == ["0", "1"] and sidecar["counts"]["rows"] == 1030
 
 
 def test_agreement_between_nist_and_the_organisers_is_scikit_learns_kappa(ikat2023, ptkb_nist, ptkb_org, admin_client):
