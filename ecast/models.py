@@ -15,6 +15,17 @@ class Collection(models.Model):
     relevance_threshold = models.PositiveSmallIntegerField(
         default=1, help_text="Minimum grade counted as relevant by binary measures (MAP, recall, P@k, bpref)."
     )
+    # TREC iKAT: a collection's PTKB assessments live in a companion collection that mirrors its conversations and
+    # turns and whose "passages" are PTKB statement numbers, so PTKB qrels, statement runs, pools, the leaderboard
+    # and the agreement report all work on it as on any collection (``ecast.services.ptkb_collection_sync``).
+    ptkb_of = models.OneToOneField(
+        "self",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="ptkb_companion",
+        help_text="The iKAT collection whose PTKB statements this collection's items are.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -22,6 +33,11 @@ class Collection(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def ptkb_source(self) -> Collection:
+        """The iKAT collection whose PTKB this companion mirrors; a collection that is no companion is its own."""
+        return self.ptkb_of or self
 
 
 class Conversation(models.Model):

@@ -13,7 +13,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from ecast.models import Collection, Paraphrase, Turn
+from ecast.models import Collection, Conversation, Paraphrase, PtkbStatement, Turn
 
 _COLLECTION_FIELDS = ("name", "year", "corpus_note", "relevance_threshold")
 
@@ -218,3 +218,118 @@ def paraphrase_add(
     manual_row.save(update_fields=["pair"])
     raw_row.save(update_fields=["pair"])
     return manual_row, raw_row
+
+
+# ---------------------------------------------------------------- PTKB companion collections (TREC iKAT)
+
+# Turn fields that tie a turn to its place; everything else is copied, so fields other features add travel too.
+_TURN_PLACE = ("id", "conversation", "collection")
+
+
+def ptkb_companion_name(collection: Collection) -> str:
+    """The name of a collection's PTKB companion: "<name> PTKB" (cut to the field's length)."""
+    limit = Collection._meta.get_field("name").max_length or 100
+    return f"{collection.name[: limit - 5]} PTKB"
+
+
+@transaction.atomic
+def ptkb_collection_sync(*, collection: Collection) -> Collection:
+    """The PTKB companion of an iKAT collection, created or brought in line with it: the same conversations (topic
+    ids), turns (turn ids and texts) and PTKB statements; its items are statement numbers, graded 0/1.
+
+    Assessments of which statements matter for a turn are then qrels versions of the companion and statement
+    rankings its runs, so judging, evaluation and agreement treat them like any collection's. Given a companion,
+    its source is synced. Turns the source lost stay in the companion with their judgments.
+    """
+    source = collection.ptkb_source
+    if not PtkbStatement.objects.filter(conversation__collection=source).exists():
+        raise ValidationError(f"{source.name} has no PTKB statements: import its iKAT topics first.")
+    companion = Collection.objects.select_for_update().filter(ptkb_of=source).first()
+    if companion is None:
+        name = ptkb_companion_name(source)
+        if Collection.objects.filter(name=name).exists():
+            raise ValidationError(f"A collection named {name!r} exists and is not the PTKB of {source.name}.")
+        companion = Collection(
+            name=name,
+            year=source.year,
+            ptkb_of=source,
+            corpus_note=f"PTKB statements of {source.name}: item ids are statement numbers within a conversation.",
+            relevance_threshold=1,
+        )
+        companion.full_clean()
+        companion.save()
+    convs = _ptkb_sync_conversations(source, companion)
+    _ptkb_sync_turns(source, companion, convs)
+    return companion
+
+
+def _ptkb_sync_conversations(source: Collection, companion: Collection) -> dict[int, int]:
+    """Mirror conversations and their statements; returns {source conversation pk: companion conversation pk}."""
+    mine = {c.topic_id: c for c in Conversation.objects.filter(collection=companion)}
+    mapping: dict[int, int] = {}
+    for conv in Conversation.objects.filter(collection=source).order_by("id"):
+        copy = mine.get(conv.topic_id)
+        if copy is None:
+            copy = Conversation.objects.create(
+                collection=companion, topic_id=conv.topic_id, title=conv.title, description=conv.description
+            )
+        elif (copy.title, copy.description) != (conv.title, conv.description):
+            copy.title, copy.description = conv.title, conv.description
+            copy.save(update_fields=["title", "description"])
+        mapping[conv.pk] = copy.pk
+    wanted: dict[int, list[tuple[int, str]]] = {pk: [] for pk in mapping.values()}
+    for conv_pk, number, text in PtkbStatement.objects.filter(conversation__collection=source).values_list(
+        "conversation_id", "number", "text"
+    ):
+        wanted[mapping[conv_pk]].append((number, text))
+    have: dict[int, list[tuple[int, str]]] = {pk: [] for pk in mapping.values()}
+    for conv_pk, number, text in PtkbStatement.objects.filter(conversation__collection=companion).values_list(
+        "conversation_id", "number", "text"
+    ):
+        have.setdefault(conv_pk, []).append((number, text))
+    stale = [pk for pk in wanted if sorted(wanted[pk]) != sorted(have.get(pk, []))]
+    PtkbStatement.objects.filter(conversation_id__in=stale).delete()
+    PtkbStatement.objects.bulk_create(
+        [PtkbStatement(conversation_id=pk, number=n, text=t) for pk in stale for n, t in wanted[pk]]
+    )
+    return mapping
+
+
+def _ptkb_sync_turns(source: Collection, companion: Collection, convs: dict[int, int]) -> None:
+    """Mirror turns by turn id, copying every field but their place (links between turns are re-pointed)."""
+    fields = [f for f in Turn._meta.concrete_fields if f.name not in _TURN_PLACE]
+    links = [f for f in fields if f.is_relation and f.related_model is Turn]
+    plain = [f for f in fields if f not in links]
+    src = list(Turn.objects.filter(collection=source).order_by("conversation_id", "number"))
+    mine = {t.turn_id: t for t in Turn.objects.filter(collection=companion)}
+    to_create, to_update = [], []
+    for turn in src:
+        values = {f.attname: getattr(turn, f.attname) for f in plain}
+        copy = mine.get(turn.turn_id)
+        if copy is None:
+            to_create.append(Turn(collection=companion, conversation_id=convs[turn.conversation_id], **values))
+        elif any(getattr(copy, k) != v for k, v in values.items()):
+            for k, v in values.items():
+                setattr(copy, k, v)
+            to_update.append(copy)
+    Turn.objects.bulk_create(to_create, batch_size=500)
+    if to_update:
+        Turn.objects.bulk_update(to_update, [f.name for f in plain], batch_size=500)
+    if not links:
+        return
+    by_pk = {t.pk: t.turn_id for t in src}
+    mine = {t.turn_id: t for t in Turn.objects.filter(collection=companion)}
+    relinked = []
+    for turn in src:
+        copy = mine[turn.turn_id]
+        changed = False
+        for f in links:
+            target = getattr(turn, f.attname)
+            value = mine[by_pk[target]].pk if target in by_pk else None
+            if getattr(copy, f.attname) != value:
+                setattr(copy, f.attname, value)
+                changed = True
+        if changed:
+            relinked.append(copy)
+    if relinked:
+        Turn.objects.bulk_update(relinked, [f.name for f in links], batch_size=500)

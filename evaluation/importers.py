@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
@@ -17,7 +18,8 @@ from ecast import providers
 from ecast.imports import parsers, registry
 from ecast.imports.errors import ImportFailed, row_error
 from ecast.imports.writers import Context, Result, fast_insert, raise_if, resolve_qids
-from ecast.models import Collection, ImportJob, TestSet
+from ecast.models import Collection, ImportJob, PtkbStatement, TestSet, Turn
+from ecast.services import ptkb_collection_sync
 from evaluation import events, selectors
 from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
 
@@ -46,45 +48,117 @@ def write_qrels(ctx: Context) -> Result:
                     for q in sorted(unknown, key=first.__getitem__)
                 ]
             )
-        version, created = QrelsVersion.objects.get_or_create(
-            collection=collection,
-            name=version_name,
-            defaults={"source_file": ctx.name, "created_by": ctx.user if getattr(ctx.user, "pk", None) else None},
+        version, created, wanted, changed_turns = _replace_imported_qrels(
+            ctx, collection, version_name, [(turns[q].pk, d, g) for _n, q, d, g in parsed.records]
         )
-        old_turns = set(
-            Qrel.objects.filter(version=version, source=Qrel.Source.IMPORTED).values_list("turn_id", flat=True)
+    counts = {"qrels": len(wanted), **_import_counts(parsed, wanted, changed_turns, created)}
+    return Result(counts=counts, collection=collection, extra={"version_id": version.pk})
+
+
+def _ptkb_source(ctx: Context, qids: set[str]) -> Collection:
+    """The iKAT collection a PTKB file is about: the chosen one (or the one its companion mirrors), else the one
+    holding most of its turn ids."""
+    collection = ctx.collection or resolve_qids(ctx, qids, kind="PTKB relevance file")[0]
+    return collection.ptkb_source
+
+
+def write_ptkb_qrels(ctx: Context) -> Result:
+    """iKAT PTKB relevance (``9-1_1 0 <statement number> <0|1>``) into a qrels version of the collection's PTKB
+    companion (option ``version``, default the file's name, e.g. "ptkb_rel_nist"); re-import replaces its imported
+    rows. Unknown turns, statement numbers the turn's PTKB lacks and grades other than 0/1 are errors."""
+    parsed = parsers.parse_qrels(ctx.text(), file=ctx.name, progress=ctx.progress)
+    raise_if(parsed.errors)
+    if not parsed.records:
+        raise ImportFailed([row_error(ctx.name, None, "no PTKB relevance lines found")])
+    version_name = str(ctx.options.get("version") or Path(ctx.name).stem)[:100]
+    with transaction.atomic():
+        source = _ptkb_source(ctx, {r[1] for r in parsed.records})
+        turns = {t.turn_id: t for t in Turn.objects.filter(collection=source)}
+        statements: dict[int, set[str]] = {}
+        for conv_pk, number in PtkbStatement.objects.filter(conversation__collection=source).values_list(
+            "conversation_id", "number"
+        ):
+            statements.setdefault(conv_pk, set()).add(str(number))
+        errors, reported = [], set()
+        for n, qid, item, grade in parsed.records:
+            turn = turns.get(qid)
+            if turn is None:
+                if qid not in reported:
+                    reported.add(qid)
+                    errors.append(row_error(ctx.name, n, f"unknown turn {qid} in {source.name} (import its topics)"))
+                continue
+            known = statements.get(turn.conversation_id, set())
+            if item not in known:
+                have = f"statements {', '.join(sorted(known, key=int))}" if known else "no PTKB"
+                errors.append(
+                    row_error(ctx.name, n, f"unknown PTKB statement {item!r} for {qid} (its user has {have})")
+                )
+            elif grade not in (0, 1):
+                errors.append(row_error(ctx.name, n, f"PTKB relevance is 0 or 1, got {grade}"))
+        raise_if(errors)
+        try:
+            companion = ptkb_collection_sync(collection=source)
+        except ValidationError as exc:
+            raise ImportFailed([row_error(ctx.name, None, "; ".join(exc.messages))]) from exc
+        mirrored = dict(Turn.objects.filter(collection=companion).values_list("turn_id", "pk"))
+        version, created, wanted, changed_turns = _replace_imported_qrels(
+            ctx, companion, version_name, [(mirrored[q], d, g) for _n, q, d, g in parsed.records]
         )
-        current = {
-            (t, p): g for t, p, g in Qrel.objects.filter(version=version).values_list("turn_id", "passage_id", "grade")
-        }
-        assessed = set(
-            Qrel.objects.filter(version=version, source=Qrel.Source.ASSESSED).values_list("turn_id", "passage_id")
-        )
-        wanted = {(turns[q].pk, d): g for _n, q, d, g in parsed.records if (turns[q].pk, d) not in assessed}
-        imported_now = {k: v for k, v in current.items() if k not in assessed}
-        changed_turns: set[int] = set()
-        if imported_now != wanted:
-            changed_turns = {key[0] for key, _grade in set(imported_now.items()) ^ set(wanted.items())}
-            Qrel.objects.filter(version=version, source=Qrel.Source.IMPORTED).delete()
-            now = timezone.now()
-            fast_insert(
-                Qrel,
-                ["version_id", "turn_id", "passage_id", "grade", "source", "created_at"],
-                [(version.pk, t, p, g, Qrel.Source.IMPORTED, now) for (t, p), g in wanted.items()],
-                plain={"version_id", "turn_id", "passage_id"},
-            )
-            version.source_file = ctx.name
-            version.save(update_fields=["source_file", "updated_at"])
-            events.qrels_changed(version_id=version.pk, turn_ids=changed_turns | (old_turns - {t for t, _ in wanted}))
     counts = {
-        "qrels": len(wanted),
+        "judgments": len(wanted),
+        "relevant": sum(1 for g in wanted.values() if g > 0),
+        **_import_counts(parsed, wanted, changed_turns, created),
+    }
+    return Result(counts=counts, collection=companion, extra={"version_id": version.pk})
+
+
+def _import_counts(
+    parsed: parsers.Parsed, wanted: dict[tuple[int, str], int], changed_turns: set[int], created: bool
+) -> dict[str, int]:
+    """What a qrels-like import reports besides its rows: turns, duplicates, rows an assessor's grade kept."""
+    return {
         "turns": len({t for t, _ in wanted}),
         "duplicate_lines": parsed.counts.get("duplicate_lines", 0),
         "kept_assessed": len(parsed.records) - len(wanted),
         "turns_changed": len(changed_turns),
         "version_created": int(created),
     }
-    return Result(counts=counts, collection=collection, extra={"version_id": version.pk})
+
+
+def _replace_imported_qrels(
+    ctx: Context, collection: Collection, version_name: str, records: list[tuple[int, str, int]]
+) -> tuple[QrelsVersion, bool, dict[tuple[int, str], int], set[int]]:
+    """Make a version's imported rows exactly ``records`` (turn pk, item, grade), keeping its assessed rows (an
+    assessor's grade wins over the file's); tells evaluation which turns changed. Call inside a transaction."""
+    version, created = QrelsVersion.objects.get_or_create(
+        collection=collection,
+        name=version_name,
+        defaults={"source_file": ctx.name, "created_by": ctx.user if getattr(ctx.user, "pk", None) else None},
+    )
+    old_turns = set(Qrel.objects.filter(version=version, source=Qrel.Source.IMPORTED).values_list("turn_id", flat=True))
+    current = {
+        (t, p): g for t, p, g in Qrel.objects.filter(version=version).values_list("turn_id", "passage_id", "grade")
+    }
+    assessed = set(
+        Qrel.objects.filter(version=version, source=Qrel.Source.ASSESSED).values_list("turn_id", "passage_id")
+    )
+    wanted = {(t, d): g for t, d, g in records if (t, d) not in assessed}
+    imported_now = {k: v for k, v in current.items() if k not in assessed}
+    changed_turns: set[int] = set()
+    if imported_now != wanted:
+        changed_turns = {key[0] for key, _grade in set(imported_now.items()) ^ set(wanted.items())}
+        Qrel.objects.filter(version=version, source=Qrel.Source.IMPORTED).delete()
+        now = timezone.now()
+        fast_insert(
+            Qrel,
+            ["version_id", "turn_id", "passage_id", "grade", "source", "created_at"],
+            [(version.pk, t, p, g, Qrel.Source.IMPORTED, now) for (t, p), g in wanted.items()],
+            plain={"version_id", "turn_id", "passage_id"},
+        )
+        version.source_file = ctx.name
+        version.save(update_fields=["source_file", "updated_at"])
+        events.qrels_changed(version_id=version.pk, turn_ids=changed_turns | (old_turns - {t for t, _ in wanted}))
+    return version, created, wanted, changed_turns
 
 
 def write_run(ctx: Context) -> Result:
@@ -168,6 +242,23 @@ def _existing_version(collection: Collection, options: dict[str, Any]) -> QrelsV
     return QrelsVersion.objects.filter(collection=collection, name=str(options.get("version") or "original")).first()
 
 
+def _existing_ptkb_version(collection: Collection, options: dict[str, Any]) -> QrelsVersion | None:
+    # Without a version option the version is named after the file, which only the upload tells.
+    name = str(options.get("version") or "")[:100]
+    companion = collection if collection.ptkb_of_id else Collection.objects.filter(ptkb_of=collection).first()
+    if not name or companion is None:
+        return None
+    return QrelsVersion.objects.filter(collection=companion, name=name).first()
+
+
+def _ptkb_links(job: ImportJob) -> dict[str, str]:
+    collection = f"?collection={job.collection_id}" if job.collection_id else ""
+    return {
+        "Agreement": reverse("evaluation-agreement") + collection,
+        "Leaderboard": reverse("evaluation-leaderboard") + collection,
+    }
+
+
 def _existing_run(collection: Collection, options: dict[str, Any]) -> Run | None:
     # Without a name option the run is named after its tag, which only the file tells.
     name = str(options.get("name") or "")[:200]
@@ -189,6 +280,19 @@ def register() -> None:
             formats=("trec_qrels",),
         ),
         after="castur",
+    )
+    registry.register(
+        registry.ImportKind(
+            "ptkb_qrels",
+            "iKAT PTKB relevance (turn 0 statement 0|1)",
+            write_ptkb_qrels,
+            options=("version",),
+            written=_written_version,
+            existing=_existing_ptkb_version,
+            links=_ptkb_links,
+            formats=("ikat_ptkb_qrels",),
+        ),
+        after="qrels",
     )
     registry.register(
         registry.ImportKind(

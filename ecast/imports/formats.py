@@ -38,6 +38,7 @@ READABLE: dict[str, str] = {
     "castur_tsv": "CAsTUR TSV (current_turn<TAB>relevant_turn)",
     "trec_qrels": "TREC qrels (qid iter docid grade)",
     "trec_run": "TREC runs (qid Q0 docid rank score tag)",
+    "ikat_ptkb_qrels": "iKAT PTKB relevance (turn_id 0 statement_number 0|1)",
     "passages_tsv": "passages TSV (id<TAB>text)",
     "passages_jsonl": (
         f"passages JSONL (one object a line with an id — {', '.join(ID_KEYS)} — and a text — {', '.join(TEXT_KEYS)}; "
@@ -405,7 +406,11 @@ def _lines(text: str, complete: bool) -> Sniffed | None:
     if best in ("trec_qrels", "trec_run"):
         scheme, qids = _id_scheme(lines)
         docids = [cols[2] for cols in map(str.split, lines) if len(cols) > 2]
-        if scheme == "ikat" and best == "trec_qrels" and all(re.match(r"^\d{1,3}$", d) for d in docids):
+        # Qrels over statement numbers (iKAT 2024 turn ids look like CAsT's, so the numbers alone tell).
+        ptkb = best == "trec_qrels" and all(re.match(r"^\d{1,3}$", d) for d in docids)
+        if ptkb:
+            formats = formats | {"ikat_ptkb_qrels"}
+        if scheme == "ikat" and ptkb:
             looks = "an iKAT PTKB relevance file (turn, 0, statement number, 0|1)"
         elif scheme:
             looks = f"{looks} with {'CAsT 2022' if scheme == 'cast2022' else 'iKAT'} turn ids such as {qids[0]}"

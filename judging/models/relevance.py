@@ -30,6 +30,10 @@ class Pool(models.Model):
         CLOSED = "closed", "Closed"
         FAILED = "failed", "Failed to build"
 
+    class Kind(models.TextChoices):
+        PASSAGES = "passages", "Passage relevance (0–4)"
+        PTKB = "ptkb", "PTKB statement relevance (0/1)"
+
     class Aggregation(models.TextChoices):
         MAJORITY = "majority", "Majority"
         MEDIAN = "median", "Median (lower)"
@@ -37,6 +41,9 @@ class Pool(models.Model):
 
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="relevance_pools")
     name = models.CharField(max_length=200)
+    # What a pair's "passage" is: a passage id graded 0–4, or (PTKB tasks, on a PTKB companion collection) the
+    # number of a PTKB statement graded 0/1, judged a turn at a time on its own page.
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.PASSAGES)
     # The version whose judgments decide what is "unjudged".
     qrels_version = models.ForeignKey(QrelsVersion, on_delete=models.PROTECT, related_name="pools_checked")
     # The derived version ("original + new") that receives this pool's judgments; set by qrels_version_derive.

@@ -30,6 +30,7 @@ class PoolOutputSerializer(JobHealthFields, serializers.Serializer):
     job_kind = pools.KIND
     id = serializers.IntegerField()
     name = serializers.CharField()
+    kind = serializers.CharField(help_text='"passages" (graded 0–4) or "ptkb" (PTKB statements, 0/1: a PTKB task)')
     collection = serializers.CharField(source="collection.name")
     qrels_version = serializers.CharField(source="qrels_version.name")
     target_version = serializers.CharField(source="target_version.name", allow_null=True, default=None)

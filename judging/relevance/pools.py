@@ -26,7 +26,12 @@ MAX_DEPTH = 100
 _CHUNK = 900  # below SQLite's bound-parameter limit on old builds
 
 
-def _resolve_turns(collection: Collection, turn_ids: Iterable[Any] | None) -> list[Turn] | None:
+def split_turn_ids(text: str) -> list[str] | None:
+    """Turn ids typed into a form (space or comma separated); None when none is given (= every turn)."""
+    return [t for t in text.replace(",", " ").split() if t] or None
+
+
+def resolve_turns(collection: Collection, turn_ids: Iterable[Any] | None) -> list[Turn] | None:
     """Turn pks (ints) or "<topic>_<n>" ids (strings) → Turn rows of the collection; unknown ids are an error."""
     if turn_ids is None:
         return None
@@ -179,7 +184,7 @@ def _pool_check(
         raise ValidationError(f"runs: {', '.join(foreign)} belong to another collection")
     if not 1 <= int(depth) <= MAX_DEPTH:
         raise ValidationError(f"depth: must be between 1 and {MAX_DEPTH}, got {depth}")
-    turns = _resolve_turns(collection, turn_ids)
+    turns = resolve_turns(collection, turn_ids)
     if turns is not None and not turns:
         raise ValidationError("turn_ids: the list of turns is empty")
     return run_list, turns, int(depth)

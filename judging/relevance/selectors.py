@@ -64,23 +64,9 @@ def assignment_progress(*, assignment: AssessorAssignment) -> dict[str, int]:
     return {"done": done, "total": total}
 
 
-def assignment_items(*, assignment: AssessorAssignment) -> dict[str, Any]:
-    """Everything the judging page needs: the conversation's turns and the pairs to grade, in judging order."""
-    turns = list(Turn.objects.filter(conversation_id=assignment.conversation_id).order_by("number"))
-    heads = list(
-        PoolPair.objects.filter(
-            pool_id=assignment.pool_id, turn__conversation_id=assignment.conversation_id, cluster_head_id=F("pk")
-        )
-        .annotate(cluster_size=Count("members"))
-        .select_related("turn")
-        .order_by("turn__number", "best_rank", "passage_id")
-    )
-    texts = dict(Passage.objects.filter(passage_id__in=[h.passage_id for h in heads]).values_list("passage_id", "text"))
-    mine = dict(
-        AssessorJudgment.objects.filter(assessor_id=assignment.assessor_id, pair__in=heads).values_list(
-            "pair_id", "grade"
-        )
-    )
+def conversation_context(*, conversation_id: int) -> dict[str, Any]:
+    """What a judging page shows beside the item: the conversation's turns (with responses) and the user's PTKB."""
+    turns = Turn.objects.filter(conversation_id=conversation_id).order_by("number")
     return {
         "turns": [
             {
@@ -96,8 +82,29 @@ def assignment_items(*, assignment: AssessorAssignment) -> dict[str, Any]:
         # The user's PTKB (iKAT): judged relevance is personal, so the assessor reads it beside the conversation.
         "ptkb": [
             {"number": s["number"], "text": s["text"]}
-            for s in ecast_selectors.ptkb_for_conversation(conversation_id=assignment.conversation_id)
+            for s in ecast_selectors.ptkb_for_conversation(conversation_id=conversation_id)
         ],
+    }
+
+
+def assignment_items(*, assignment: AssessorAssignment) -> dict[str, Any]:
+    """Everything the judging page needs: the conversation's turns and the pairs to grade, in judging order."""
+    heads = list(
+        PoolPair.objects.filter(
+            pool_id=assignment.pool_id, turn__conversation_id=assignment.conversation_id, cluster_head_id=F("pk")
+        )
+        .annotate(cluster_size=Count("members"))
+        .select_related("turn")
+        .order_by("turn__number", "best_rank", "passage_id")
+    )
+    texts = dict(Passage.objects.filter(passage_id__in=[h.passage_id for h in heads]).values_list("passage_id", "text"))
+    mine = dict(
+        AssessorJudgment.objects.filter(assessor_id=assignment.assessor_id, pair__in=heads).values_list(
+            "pair_id", "grade"
+        )
+    )
+    return {
+        **conversation_context(conversation_id=assignment.conversation_id),
         "pairs": [
             {
                 "id": h.pk,
@@ -218,6 +225,16 @@ def qrels_export_rows(*, version: QrelsVersion, aggregation: str) -> Iterator[tu
         yield qid, pid, grade
 
 
+PASSAGE_SCALE = {
+    "4": "fully meets",
+    "3": "highly meets",
+    "2": "moderately meets",
+    "1": "slightly meets",
+    "0": "fails to meet",
+}
+PTKB_SCALE = {"1": "the statement matters for the turn", "0": "it does not"}
+
+
 def qrels_export_sidecar(*, version: QrelsVersion, aggregation: str) -> dict[str, Any]:
     """What an export contains and how it was made: threshold, pools (runs, depth), assessors, counts."""
     chain = _version_chain(version)
@@ -239,19 +256,17 @@ def qrels_export_sidecar(*, version: QrelsVersion, aggregation: str) -> dict[str
         .filter(n__gt=1)
         .count()
     )
+    # A PTKB companion's items are statement numbers graded 0/1: the iKAT PTKB relevance format.
+    ptkb = version.collection.ptkb_of_id is not None
     return {
-        "format": "TREC qrels: turn_id 0 passage_id grade",
+        "format": "iKAT PTKB relevance: turn_id 0 statement_number 0|1"
+        if ptkb
+        else "TREC qrels: turn_id 0 passage_id grade",
         "collection": version.collection.name,
         "qrels_version": version.name,
         "parent_version": version.parent.name if version.parent else None,
         "relevance_threshold": version.collection.relevance_threshold,
-        "grade_scale": {
-            "4": "fully meets",
-            "3": "highly meets",
-            "2": "moderately meets",
-            "1": "slightly meets",
-            "0": "fails to meet",
-        },  # fmt: skip
+        "grade_scale": PTKB_SCALE if ptkb else PASSAGE_SCALE,
         "aggregation": aggregation,
         "pools": [
             {

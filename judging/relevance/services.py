@@ -140,6 +140,8 @@ def judgment_submit(
         raise ValidationError("This pair is judged through its near-duplicate cluster head.")
     if isinstance(grade, bool) or not isinstance(grade, int) or not 0 <= grade <= 4:
         raise ValidationError(f"grade: must be an integer 0–4, got {grade!r}")
+    if assignment.pool.kind == Pool.Kind.PTKB and grade not in (0, 1):
+        raise ValidationError(f"grade: a PTKB statement is relevant (1) or not (0), got {grade}")
     if assignment.pool.status != Pool.Status.OPEN:
         raise ValidationError("The pool is closed.")
 

@@ -71,6 +71,8 @@ def take(request: HttpRequest, pk: int) -> HttpResponse:
 def judge(request: HttpRequest, pk: int) -> HttpResponse:
     """Judge one topic, one passage at a time, keyboard first."""
     assignment = sel.assignment_for(user=request.user, pk=pk)
+    if assignment.pool.kind == Pool.Kind.PTKB:
+        return redirect("ptkb-judge", pk=pk)  # statements are judged a turn at a time, on their own page
     data = sel.assignment_items(assignment=assignment)
     data["progress"] = sel.assignment_progress(assignment=assignment)
     data["submit_url"] = reverse("api-relevance-judgment-submit", args=[assignment.pk])
@@ -159,14 +161,13 @@ def admin_index(request: HttpRequest) -> HttpResponse:
         form = PoolCreateForm(request.POST or None, collection=collection)
         if request.method == "POST" and form.is_valid():
             d = form.cleaned_data
-            turn_ids = [t for t in d["turn_ids"].replace(",", " ").split() if t] or None
             try:
                 pool = pools.pool_create_start(
                     collection=collection,
                     qrels_version=d["qrels_version"],
                     runs=list(d["runs"]),
                     depth=d["depth"],
-                    turn_ids=turn_ids,
+                    turn_ids=pools.split_turn_ids(d["turn_ids"]),
                     name=d["name"],
                     text_only=d["text_only"],
                     feed_version=d["feed_version"],
@@ -185,7 +186,8 @@ def admin_index(request: HttpRequest) -> HttpResponse:
         request,
         "judging/relevance/admin_index.html",
         {
-            "pools": sel.pool_list(),
+            # PTKB tasks have their own page (judging/ptkb); this one lists the passage pools.
+            "pools": sel.pool_list().filter(kind=Pool.Kind.PASSAGES),
             "versions": sel.qrels_versions(),
             "collections": collections,
             "collection": collection,
@@ -200,6 +202,8 @@ def admin_index(request: HttpRequest) -> HttpResponse:
 def pool_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """A pool: statistics, per-run contribution, per-topic progress, grades so far, and its admin actions."""
     pool = sel.pool_get(pk=pk)
+    if pool.kind == Pool.Kind.PTKB:
+        return redirect("ptkb-task", pk=pk)
     user_model = get_user_model()
     assessors = user_model.objects.filter(Q(groups__name=ASSESSOR)).distinct().order_by("username")
     per_turn = pool.stats.get("per_turn", {})

@@ -5,6 +5,7 @@
   "use strict";
   const root = document.getElementById("judge");
   if (!root) return;
+  const J = window.EcastJudging;
   const data = JSON.parse(document.getElementById("relevance-data").textContent);
   const pairs = data.pairs;
   const turns = data.turns;
@@ -26,35 +27,11 @@
   }
 
   function renderProgress() {
-    const done = judgedCount();
-    $("progress-text").textContent = done + " / " + total;
-    $("progress-bar").style.width = (total ? Math.round((100 * done) / total) : 0) + "%";
-    const n = pending.size;
-    $("save-state").textContent = n ? n + " unsaved…" : "all saved";
-    $("save-state").className = n ? "warn" : "muted";
+    J.renderProgress(judgedCount(), total, pending.size);
   }
 
   function renderConversation(pair) {
-    const list = $("conversation");
-    list.innerHTML = "";
-    for (const t of turns) {
-      if (t.number > pair.turn_number) break;
-      const li = document.createElement("li");
-      li.value = t.number;
-      const u = document.createElement("div");
-      u.textContent = t.raw;
-      li.appendChild(u);
-      if (t.number === pair.turn_number) {
-        li.className = "turn-current";
-      } else if (t.response) {
-        const r = document.createElement("div");
-        r.className = "muted response";
-        r.textContent = "↳ " + (t.response.length > 240 ? t.response.slice(0, 240) + "…" : t.response);
-        li.appendChild(r);
-      }
-      list.appendChild(li);
-    }
-    const current = turns.find((t) => t.number === pair.turn_number);
+    const current = J.renderConversation($("conversation"), turns, pair.turn_number);
     $("reference").textContent = current ? current.manual || current.raw : "";
     // PTKB statements the current turn's response used: highlighted in the list and repeated under the reference.
     const cited = new Set(current && current.ptkb_provenance ? current.ptkb_provenance.map(String) : []);
@@ -108,30 +85,19 @@
     const grade = pending.get(pairId);
     let retry = false;
     try {
-      const resp = await fetch(data.submit_url, {
-        method: "POST",
-        credentials: "same-origin",
-        headers: { "Content-Type": "application/json", "X-CSRFToken": csrf },
-        body: JSON.stringify({ pair: pairId, grade: grade }),
-      });
-      if (resp.status >= 400 && resp.status < 500) {
-        const body = await resp.json().catch(() => ({}));
-        $("message").textContent = "Not saved: " + (body.detail || resp.statusText);
-        $("message").className = "error";
+      const result = await J.postJSON(data.submit_url, csrf, { pair: pairId, grade: grade });
+      if (!result.ok) {
+        J.showMessage($("message"), "Not saved: " + result.detail, "error");
         if (pending.get(pairId) === grade) pending.delete(pairId);
-      } else if (!resp.ok) {
-        throw new Error(resp.statusText);
       } else {
-        const body = await resp.json();
         if (pending.get(pairId) === grade) pending.delete(pairId);
-        total = body.progress.total;
-        $("message").textContent = "";
+        total = result.body.progress.total;
+        J.showMessage($("message"), "");
       }
       attempt = 0;
     } catch (err) {
       retry = true;
-      $("message").textContent = "Connection problem — retrying…";
-      $("message").className = "warn";
+      J.showMessage($("message"), "Connection problem — retrying…", "warn");
     }
     if (!retry && !pending.has(pairId)) queue.shift();
     else if (!retry) {
@@ -142,7 +108,7 @@
     render();
     if (retry) {
       attempt += 1;
-      setTimeout(pump, Math.min(30000, 1000 * 2 ** Math.min(attempt, 5)));
+      setTimeout(pump, J.retryDelay(attempt));
     } else {
       pump();
     }
@@ -167,41 +133,18 @@
     render();
   }
 
-  function toggleHelp() {
-    $("help").hidden = !$("help").hidden;
-  }
-
-  document.addEventListener("keydown", (ev) => {
-    if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
-    const tag = (ev.target && ev.target.tagName) || "";
-    if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") return;
-    if (ev.key >= "0" && ev.key <= "4") {
+  J.bindNavigation({
+    move: move,
+    unsaved: () => pending.size > 0,
+    onKey: (ev) => {
+      if (ev.key < "0" || ev.key > "4") return false;
       ev.preventDefault();
       if (!ev.repeat) grade(Number(ev.key));
-    } else if (ev.key === "Backspace" || ev.key === "u") {
-      ev.preventDefault();
-      move(-1);
-    } else if (ev.key === "ArrowLeft") {
-      move(-1);
-    } else if (ev.key === "ArrowRight") {
-      move(1);
-    } else if (ev.key === "?") {
-      toggleHelp();
-    } else if (ev.key === "Escape") {
-      $("help").hidden = true;
-    }
+      return true;
+    },
   });
   for (const b of document.querySelectorAll(".grade-btn")) {
     b.addEventListener("click", () => grade(Number(b.dataset.grade)));
   }
-  $("back").addEventListener("click", () => move(-1));
-  $("next").addEventListener("click", () => move(1));
-  $("help-toggle").addEventListener("click", toggleHelp);
-  window.addEventListener("beforeunload", (ev) => {
-    if (pending.size) {
-      ev.preventDefault();
-      ev.returnValue = "";
-    }
-  });
   render();
 })();

@@ -55,6 +55,7 @@ READ_BY_KIND = {
         "clef_ehealth_2018/qrels/CLEF2018_qread_20180914.txt.gz",
         "clef_ehealth_2018/qrels/CLEF2018_qtrust_20180914.txt.gz",
     ],
+    "ptkb_qrels": ["ikat/2023/ptkb_rel_nist", "ikat/2023/ptkb_rel_org"],
     "run": [
         *(f"runs/cast2019_decaf/exp{n}.run.gz" for n in range(1, 17)),
         *(f"runs/cast2020_decaf/exp{n}.run.gz" for n in range(1, 9)),
@@ -123,9 +124,9 @@ def test_ikat_files_are_named_with_their_year(shared_data, name, looks):
     assert formats.sniff_path(_real(shared_data, name)).looks == looks
 
 
-def test_the_ikat_ptkb_judgments_are_qrels_with_ikat_turn_ids(shared_data):
+def test_the_ikat_ptkb_judgments_are_qrels_over_statement_numbers_with_ikat_turn_ids(shared_data):
     sniffed = formats.sniff_path(shared_data / "ikat/2023/ptkb_rel_nist")
-    assert sniffed is not None and sniffed.formats == {"trec_qrels"}
+    assert sniffed is not None and sniffed.formats == {"trec_qrels", "ikat_ptkb_qrels"}
     assert sniffed.id_scheme == "ikat" and sniffed.qids[0] == "9-1_3"
     assert sniffed.looks == "an iKAT PTKB relevance file (turn, 0, statement number, 0|1)"
 

@@ -1,4 +1,5 @@
-"""The import registry: evaluation registers the qrels and run kinds, listed where the import page always had them."""
+"""The import registry: evaluation registers the qrels, run and PTKB relevance kinds, listed where the import page
+always had them."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ def test_other_apps_kinds_are_registered_in_the_import_page_order():
         "castur",
         "qrels",
         "run",
+        "ptkb_qrels",
         "passages_tsv",
         "passages_jsonl",
         "crowd_passages",

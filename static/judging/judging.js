@@ -1,0 +1,101 @@
+// What the relevance and PTKB judging pages share: the "conversation so far" list and the submit that is retried
+// until the server answers (a 4xx is an answer: the submit was refused; a network error or 5xx is retried).
+(function () {
+  "use strict";
+
+  // Fill an <ol> with the turns up to ``currentNumber`` (earlier ones with a short response); returns the current turn.
+  function renderConversation(list, turns, currentNumber) {
+    list.innerHTML = "";
+    for (const t of turns) {
+      if (t.number > currentNumber) break;
+      const li = document.createElement("li");
+      li.value = t.number;
+      const u = document.createElement("div");
+      u.textContent = t.raw;
+      li.appendChild(u);
+      if (t.number === currentNumber) {
+        li.className = "turn-current";
+      } else if (t.response) {
+        const r = document.createElement("div");
+        r.className = "muted response";
+        r.textContent = "↳ " + (t.response.length > 240 ? t.response.slice(0, 240) + "…" : t.response);
+        li.appendChild(r);
+      }
+      list.appendChild(li);
+    }
+    return turns.find((t) => t.number === currentNumber);
+  }
+
+  // POST JSON; resolves to {ok: true, body} or {ok: false, detail} (refused), throws when it should be retried.
+  async function postJSON(url, csrf, payload) {
+    const resp = await fetch(url, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRFToken": csrf },
+      body: JSON.stringify(payload),
+    });
+    if (resp.status >= 400 && resp.status < 500) {
+      const body = await resp.json().catch(() => ({}));
+      return { ok: false, detail: body.detail || resp.statusText };
+    }
+    if (!resp.ok) throw new Error(resp.statusText);
+    return { ok: true, body: await resp.json() };
+  }
+
+  // Exponential back-off between retries, capped at 30 s.
+  function retryDelay(attempt) {
+    return Math.min(30000, 1000 * 2 ** Math.min(attempt, 5));
+  }
+
+  function showMessage(el, text, className) {
+    el.textContent = text;
+    el.className = className || "muted";
+  }
+
+  // The header's progress bar, "done / total" and how many submits still wait for the server.
+  function renderProgress(done, total, unsaved) {
+    const $ = (id) => document.getElementById(id);
+    $("progress-text").textContent = done + " / " + total;
+    $("progress-bar").style.width = (total ? Math.round((100 * done) / total) : 0) + "%";
+    $("save-state").textContent = unsaved ? unsaved + " unsaved…" : "all saved";
+    $("save-state").className = unsaved ? "warn" : "muted";
+  }
+
+  // Keys and buttons every judging page has: ⌫/u and ← go back, → moves on, ? toggles the help, Esc closes it. The
+  // page's own keys go first: ``onKey(ev)`` returns true when it handled the key. Leaving with unsaved work warns.
+  function bindNavigation({ move, onKey, unsaved }) {
+    const $ = (id) => document.getElementById(id);
+    const toggleHelp = () => {
+      $("help").hidden = !$("help").hidden;
+    };
+    document.addEventListener("keydown", (ev) => {
+      if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+      const tag = (ev.target && ev.target.tagName) || "";
+      if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") return;
+      if (onKey(ev)) return;
+      if (ev.key === "Backspace" || ev.key === "u") {
+        ev.preventDefault();
+        move(-1);
+      } else if (ev.key === "ArrowLeft") {
+        move(-1);
+      } else if (ev.key === "ArrowRight") {
+        move(1);
+      } else if (ev.key === "?") {
+        toggleHelp();
+      } else if (ev.key === "Escape") {
+        $("help").hidden = true;
+      }
+    });
+    $("back").addEventListener("click", () => move(-1));
+    $("next").addEventListener("click", () => move(1));
+    $("help-toggle").addEventListener("click", toggleHelp);
+    window.addEventListener("beforeunload", (ev) => {
+      if (unsaved()) {
+        ev.preventDefault();
+        ev.returnValue = "";
+      }
+    });
+  }
+
+  window.EcastJudging = { renderConversation, renderProgress, postJSON, retryDelay, showMessage, bindNavigation };
+})();
