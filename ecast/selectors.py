@@ -235,6 +235,18 @@ def turn_history(*, turn: Turn, users_only: bool = False) -> list[Turn]:
     return [t for t in path if not (users_only and t.is_system)]
 
 
+def path_entry(turn: Turn) -> dict[str, Any]:
+    """What a history block shows of a turn: its text (a System turn's response) and, in a tree, its branch-aware
+    number, participant and mixed initiative; a linear turn gets exactly the {number, text} it always had."""
+    entry: dict[str, Any] = {
+        "number": turn.number,
+        "text": turn.canonical_response_text if turn.is_system else turn.raw_utterance,
+    }
+    if turn.tree_number:
+        entry.update(label=turn.tree_number, participant=turn.participant, mixed_initiative=turn.mixed_initiative)
+    return entry
+
+
 def turn_after(*, turn: Turn) -> Turn | None:
     """The next turn of the collection: later in the conversation, else the first turn of the next conversation."""
     siblings = Turn.objects.filter(collection_id=turn.collection_id)

@@ -67,6 +67,9 @@ def assignment_progress(*, assignment: AssessorAssignment) -> dict[str, int]:
 def assignment_items(*, assignment: AssessorAssignment) -> dict[str, Any]:
     """Everything the judging page needs: the conversation's turns and the pairs to grade, in judging order."""
     turns = list(Turn.objects.filter(conversation_id=assignment.conversation_id).order_by("number"))
+    # Each turn carries its path: the page shows the conversation so far as the path to the pair's turn (in a
+    # CAsT 2022 tree, never a sibling branch; in a linear conversation, every turn up to it).
+    paths = ecast_selectors.turn_paths(turns)
     heads = list(
         PoolPair.objects.filter(
             pool_id=assignment.pool_id, turn__conversation_id=assignment.conversation_id, cluster_head_id=F("pk")
@@ -90,6 +93,8 @@ def assignment_items(*, assignment: AssessorAssignment) -> dict[str, Any]:
                 "manual": t.manual_rewrite,
                 "response": t.canonical_response_text,
                 "ptkb_provenance": list(t.ptkb_provenance or []),
+                "path": [p.number for p in paths[t.pk]],
+                **{k: v for k, v in ecast_selectors.path_entry(t).items() if k not in ("number", "text")},
             }
             for t in turns
         ],

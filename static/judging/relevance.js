@@ -37,10 +37,35 @@
   function renderConversation(pair) {
     const list = $("conversation");
     list.innerHTML = "";
+    const here = turns.find((t) => t.number === pair.turn_number);
+    // The conversation so far is the path to the pair's turn (a conversation tree's branch, never a sibling's).
+    const path = new Set(here ? here.path : []);
     for (const t of turns) {
-      if (t.number > pair.turn_number) break;
+      if (!path.has(t.number)) continue;
       const li = document.createElement("li");
       li.value = t.number;
+      li.dataset.turnId = t.turn_id;
+      if (t.label) {
+        const label = document.createElement("span");
+        label.className = "turn-label";
+        label.textContent = t.label + " · " + t.participant;
+        li.appendChild(label);
+      }
+      if (t.participant === "System") {
+        li.classList.add("system-turn");
+        if (t.mixed_initiative) {
+          const badge = document.createElement("span");
+          badge.className = "badge mixed-initiative";
+          badge.textContent = t.mixed_initiative === "clarification" ? "Clarifying question" : "Suggestion";
+          li.appendChild(badge);
+        }
+        const said = document.createElement("div");
+        said.className = "system-said";
+        said.textContent = t.response.length > 300 ? t.response.slice(0, 300) + "…" : t.response;
+        li.appendChild(said);
+        list.appendChild(li);
+        continue;
+      }
       const u = document.createElement("div");
       u.textContent = t.raw;
       li.appendChild(u);
