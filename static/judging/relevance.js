@@ -43,9 +43,10 @@
     for (const t of turns) {
       if (!path.has(t.number)) continue;
       const li = document.createElement("li");
-      li.value = t.number;
       li.dataset.turnId = t.turn_id;
+      if (!t.label) li.value = t.number;
       if (t.label) {
+        li.classList.add("tree-turn"); // its branch-aware number is its label, not the list's count
         const label = document.createElement("span");
         label.className = "turn-label";
         label.textContent = t.label + " · " + t.participant;
@@ -70,7 +71,7 @@
       u.textContent = t.raw;
       li.appendChild(u);
       if (t.number === pair.turn_number) {
-        li.className = "turn-current";
+        li.classList.add("turn-current");
       } else if (t.response) {
         const r = document.createElement("div");
         r.className = "muted response";
