@@ -59,10 +59,14 @@ def write_cast2022_topics(ctx: Context) -> Result:
             last_number[turn.conversation_id] = max(last_number[turn.conversation_id], turn.number)
         to_create: list[Turn] = []
         to_update: list[Turn] = []
+        relink: list[Turn] = []
+        depth: dict[str, int] = {}
         for topic in parsed.records:
             conv = convs[topic["number"]]
             for rec in topic["turns"]:
                 values = _values(rec)
+                parent = existing[f"{topic['number']}_{rec['parent']}"] if rec["parent"] else None
+                depth[rec["turn_id"]] = depth[parent.turn_id] + 1 if parent is not None else 0
                 found = existing.get(rec["turn_id"])
                 if found is None:
                     # New turns go after the conversation's others, in file order: parents keep lower numbers.
@@ -74,25 +78,27 @@ def write_cast2022_topics(ctx: Context) -> Result:
                         turn_id=rec["turn_id"],
                         **values,
                     )
+                    turn.parent = parent
                     existing[turn.turn_id] = turn
                     to_create.append(turn)
-                elif any(getattr(found, k) != v for k, v in values.items()):
+                    continue
+                if any(getattr(found, k) != v for k, v in values.items()):
                     for k, v in values.items():
                         setattr(found, k, v)
                     to_update.append(found)
-        Turn.objects.bulk_create(to_create, batch_size=CHUNK)
+                if found.parent_id != (parent.pk if parent is not None else None):
+                    found.parent = parent
+                    relink.append(found)
+        # A new turn's parent must have its id before the turn is inserted: one insert per depth of the trees
+        # (a few dozen), cheaper than linking parents afterwards with a bulk update of every turn.
+        for level in sorted({depth[t.turn_id] for t in to_create}):
+            batch = [t for t in to_create if depth[t.turn_id] == level]
+            for turn in batch:
+                turn.parent_id = turn.parent.pk if turn.parent is not None else None
+            Turn.objects.bulk_create(batch, batch_size=CHUNK)
         Turn.objects.bulk_update(to_update, TREE_FIELDS, batch_size=CHUNK)
-        # Parents need the turns' ids, so they are linked once every turn of the file exists.
-        ids = dict(Turn.objects.filter(collection=collection).values_list("turn_id", "pk"))
-        relink = []
-        for topic in parsed.records:
-            for rec in topic["turns"]:
-                turn = existing[rec["turn_id"]]
-                turn.pk = turn.pk or ids[turn.turn_id]
-                parent = ids[f"{topic['number']}_{rec['parent']}"] if rec["parent"] else None
-                if turn.parent_id != parent:
-                    turn.parent_id = parent
-                    relink.append(turn)
+        for turn in relink:  # a turn already stored that now follows another turn (perhaps one just inserted)
+            turn.parent_id = turn.parent.pk if turn.parent is not None else None
         Turn.objects.bulk_update(relink, ["parent"], batch_size=CHUNK)
         created = {t.turn_id for t in to_create}
         counts.update(
