@@ -303,7 +303,7 @@ def _sample_lines(text: str, complete: bool) -> list[str]:
     return [line for line in lines if line.strip()][:SAMPLE_LINES]
 
 
-_TURN_ID = re.compile(r"^\d+_\d+$")
+_TURN_ID = re.compile(r"^\d+_\d+(-\d+)?$")  # as ``parsers.TURN_ID``
 _INT = re.compile(r"^-?\d+$")
 _MEASURE = re.compile(r"^[A-Za-z][\w.@-]*$")  # trec_eval measure names: map, P_5, ndcg_cut_3, iprec_at_recall_0.00
 _NUMBER = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^[-+]?(inf|nan)$", re.I)

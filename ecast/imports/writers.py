@@ -526,6 +526,8 @@ def write_utterance_labels(ctx: Context) -> Result:
                 errors.append(
                     row_error(ctx.name, n, f"unknown turn {qid} in {collection.name} (use skip_unknown=true to skip)")
                 )
+            elif turn.is_system:
+                errors.append(row_error(ctx.name, n, f"{qid} is a System turn: only User turns have a class"))
             elif turn.utterance_class != label:
                 turn.utterance_class = label
                 changed.append(turn)

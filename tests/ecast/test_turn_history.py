@@ -125,3 +125,12 @@ def test_a_tree_test_set_exports_in_the_tree_layout_and_imports_back(tree, tmp_p
     assert (again.counts["turns"], again.counts["paths"], again.counts["user_turns"]) == (408, 50, 205)
     assert _turn(again.collection, "133_3-2").manual_rewrite == "P 133_3-2"
     assert _turn(again.collection, "133_3-2").parent.turn_id == "133_3-1"
+
+
+def test_the_turn_api_gives_a_tree_turn_s_participant_parent_and_number(admin_api, tree):
+    body = admin_api.get(f"/api/turns/{_turn(tree, '133_3-1').pk}/").json()
+    assert (body["participant"], body["parent_turn_id"], body["tree_number"]) == ("System", "133_1-5", "3-1")
+    assert body["mixed_initiative"] == "clarification" and body["raw_utterance"] == ""
+    assert body["canonical_response_text"] == "What beauty product would you like to make?"
+    first = admin_api.get(f"/api/turns/{_turn(tree, '133_1-1').pk}/").json()
+    assert (first["participant"], first["parent"], first["parent_turn_id"]) == ("User", None, None)

@@ -11,6 +11,7 @@ import math
 import pytest
 
 from ecast import trees
+from ecast.imports.services import import_file
 from ecast.models import Turn
 from evaluation.models import Permutation, PermutationResult
 from evaluation.permutations import orders as P
@@ -91,11 +92,23 @@ def test_the_longest_path_counts_by_the_closed_form(shared_data):
     assert P.count_orders(P.structure_from_labels(labels)) == math.factorial(6) * math.factorial(3) == 4320
 
 
-@pytest.mark.django_db
-def test_an_experiment_permutes_each_path_of_a_tree_on_its_own(shared_data):
+def _labelled_132(shared_data, tmp_path):
+    """The tree imported and topic 132 labelled through the utterance classes import (qid<TAB>utterance<TAB>class)."""
     coll = ok("cast2022_topics", shared_data / TREE).collection
-    for number, cls in TOPIC_132.items():
-        Turn.objects.filter(collection=coll, turn_id=f"132_{number}").update(utterance_class=cls)
+    utterances = dict(Turn.objects.filter(collection=coll).values_list("turn_id", "raw_utterance"))
+    labels = tmp_path / "labels_132.tsv"
+    labels.write_text("".join(f"132_{n}\t{utterances[f'132_{n}']}\t{cls}\n" for n, cls in TOPIC_132.items()))
+    assert ok("utterance_labels", labels, collection=coll).counts["turns_updated"] == 15
+    system = tmp_path / "system.tsv"
+    system.write_text("132_1-2\tThe COP26 event …\tSE\n")
+    refused = import_file(kind="utterance_labels", path=system, collection=coll)
+    assert [e["reason"] for e in refused.errors] == ["132_1-2 is a System turn: only User turns have a class"]
+    return coll
+
+
+@pytest.mark.django_db
+def test_an_experiment_permutes_each_path_of_a_tree_on_its_own(shared_data, tmp_path):
+    coll = _labelled_132(shared_data, tmp_path)
     conv = coll.conversations.get(topic_id="132")
     exp = svc.permutation_experiment_create(
         collection=coll,
@@ -133,10 +146,8 @@ def test_an_experiment_permutes_each_path_of_a_tree_on_its_own(shared_data):
 
 
 @pytest.mark.django_db
-def test_a_turn_depends_on_its_own_path(shared_data):
-    coll = ok("cast2022_topics", shared_data / TREE).collection
-    for number, cls in TOPIC_132.items():
-        Turn.objects.filter(collection=coll, turn_id=f"132_{number}").update(utterance_class=cls)
+def test_a_turn_depends_on_its_own_path(shared_data, tmp_path):
+    coll = _labelled_132(shared_data, tmp_path)
     svc.conversation_dependencies_refresh(conversation=coll.conversations.get(topic_id="132"))
     deps = dict(Turn.objects.filter(conversation__topic_id="132").values_list("tree_number", "depends_on__tree_number"))
     # 3-1's path has no SE after turn 1, so it depends on 1-1, not on 2-11 (earlier in the file, another branch).
