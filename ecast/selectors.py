@@ -227,6 +227,14 @@ def turn_paths(turns: Sequence[Turn]) -> dict[int, list[Turn]]:
     return {pk: [by_pk[p] for p in trees.path_to(parents, pk)] for pk in by_pk}
 
 
+def leaf_paths(turns: Sequence[Turn]) -> list[list[Turn]]:
+    """One conversation's root-to-leaf paths (``turn_paths`` of the turns no turn follows), in leaf order: the
+    conversations a tree holds; a linear conversation is its one path."""
+    paths = turn_paths(turns)
+    inner = {p[-2].pk for p in paths.values() if len(p) > 1}
+    return [paths[t.pk] for t in sorted(turns, key=lambda t: t.number) if t.pk not in inner]
+
+
 def turn_history(*, turn: Turn, users_only: bool = False) -> list[Turn]:
     """The turns before ``turn`` on its path (the history h_i), first turn first; ``users_only`` drops the System
     turns of a tree (what a rewriter reads as h_i: the user's earlier utterances)."""

@@ -12,7 +12,7 @@ from django.db.models import Count, QuerySet
 
 from ecast.models import Collection, Conversation, Passage, Turn
 from ecast.permissions import is_admin
-from ecast.selectors import turn_paths
+from ecast.selectors import leaf_paths
 from evaluation.models import Permutation, PermutationExperiment, PermutationResult, Qrel, UtteranceLabel
 from evaluation.permutations import anova
 from evaluation.permutations import orders as permutations
@@ -70,16 +70,13 @@ def conversation_paths(*, conversation: Conversation) -> list[tuple[str, list[Tu
     turns = list(conversation.turns.order_by("number"))
     if not any(t.tree_number for t in turns):
         return [("", turns)]
-    paths = turn_paths(turns)
-    inner = {t.parent_id for t in turns}
     out: list[tuple[str, list[Turn]]] = []
     seen: set[tuple[int, ...]] = set()
-    for leaf in turns:
-        users = tuple(t.number for t in paths[leaf.pk] if not t.is_system)
-        if leaf.pk in inner or users in seen:
-            continue
-        seen.add(users)
-        out.append((leaf.tree_number, paths[leaf.pk]))
+    for path in leaf_paths(turns):
+        users = tuple(t.number for t in path if not t.is_system)
+        if users not in seen:
+            seen.add(users)
+            out.append((path[-1].tree_number, path))
     return out
 
 

@@ -134,3 +134,21 @@ def test_the_turn_api_gives_a_tree_turn_s_participant_parent_and_number(admin_ap
     assert body["canonical_response_text"] == "What beauty product would you like to make?"
     first = admin_api.get(f"/api/turns/{_turn(tree, '133_1-1').pk}/").json()
     assert (first["participant"], first["parent"], first["parent_turn_id"]) == ("User", None, None)
+
+
+def test_a_raw_test_set_run_reformulates_each_turn_given_its_own_path(tree):
+    from evaluation.permutations import retrieval
+    from evaluation.robustness import services as robustness
+
+    users = Turn.objects.filter(collection=tree, participant="User")
+    for turn in users:
+        Paraphrase.objects.create(turn=turn, kind="raw", text=turn.raw_utterance, status="approved", origin="added")
+    (test_set,) = testsets.test_sets_create(collection=tree, kind="raw", n_sets=1, seed=1)
+    plan = robustness.test_set_plan(test_set=test_set)
+    assert set(plan.queries) == set(users.values_list("turn_id", flat=True))  # 205 queries, none for System turns
+    lotion = _turn(tree, "133_3-2")
+    path = [*selectors.turn_history(turn=lotion, users_only=True), lotion]
+    expected = retrieval.queries_for_order(
+        "rewrite", [t.number for t in path], {t.number: t.raw_utterance for t in path}
+    )
+    assert plan.queries["133_3-2"] == expected[lotion.number]
