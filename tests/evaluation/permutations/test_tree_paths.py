@@ -13,7 +13,7 @@ import pytest
 from ecast import trees
 from ecast.imports.services import import_file
 from ecast.models import Turn
-from evaluation.models import Permutation, PermutationResult
+from evaluation.models import Permutation, PermutationResult, Qrel
 from evaluation.permutations import orders as P
 from evaluation.permutations import selectors as sel
 from evaluation.permutations import services as svc
@@ -165,3 +165,39 @@ def test_the_labelling_page_shows_one_path_with_the_system_side(client, admin_us
     assert listed.count('class="label-turn"') == 9 and 'data-label="2-13"' in listed
     assert "Woah. They’re not all bad, right?" not in listed  # 1-7 is on the path to 1-8
     assert "The COP26 event is a global united Nations summit" in listed  # System 1-2, the system's side
+
+
+@pytest.mark.django_db
+def test_each_path_is_retrieved_and_scored_over_its_own_turns(
+    shared_data, tmp_path, settings, django_capture_on_commit_callbacks
+):
+    settings.ECAST_CACHE_DIR = tmp_path / "cache"
+    coll = _labelled_132(shared_data, tmp_path)
+    # A real corpus to search (iKAT passages; CAsT 2022's own are not in the shared data) and qrels from the
+    # passages the System answers were written from.
+    ok("passages_jsonl", shared_data / "ikat/2023/2023_train_topics_psg_text.jsonl")
+    version = factories.qrels_version(coll)
+    answers = Turn.objects.filter(collection=coll, conversation__topic_id="132", participant="System")
+    Qrel.objects.bulk_create(
+        Qrel(version=version, turn=a.parent, passage_id=pid, grade=4)
+        for a in answers.select_related("parent")
+        for pid in a.response_provenance
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        exp = svc.permutation_experiment_create(
+            collection=coll,
+            name="tree",
+            qrels_version=version,
+            systems=["current", "cu"],
+            k=3,
+            corpus="all",
+            conversations=[coll.conversations.get(topic_id="132")],
+        )
+    exp.refresh_from_db()
+    assert exp.status == "done", exp.error
+    paths = _paths_132(shared_data)
+    results = PermutationResult.objects.filter(permutation__experiment=exp).select_related("permutation")
+    assert results.count() == 2 * Permutation.objects.filter(experiment=exp).count() == 2 * (3 + 4 + 4)
+    for r in results:
+        on_path = {f"132_{n}" for n in paths[r.permutation.path]}
+        assert set(r.queries) == on_path and set(r.per_turn) <= on_path and r.mean is not None
