@@ -232,6 +232,8 @@ class ConversationDetailApi(AdminApi, generics.RetrieveAPIView):
 
 class TurnOutput(serializers.ModelSerializer):
     topic_id = serializers.CharField(source="conversation.topic_id", read_only=True)
+    # Conversation trees (CAsT 2022): the turn id of the turn this one follows; null for a first or linear turn.
+    parent_turn_id = serializers.CharField(source="parent.turn_id", read_only=True, default=None)
 
     class Meta:
         model = Turn
@@ -256,6 +258,11 @@ class TurnOutput(serializers.ModelSerializer):
             "relevant_turn_numbers",
             "response_provenance",
             "ptkb_provenance",
+            "participant",
+            "parent",
+            "parent_turn_id",
+            "tree_number",
+            "mixed_initiative",
         ]
 
 
@@ -264,14 +271,14 @@ class TurnListApi(AdminApi, generics.ListAPIView):
 
     serializer_class = TurnOutput
     filterset_class = TurnFilter
-    queryset = Turn.objects.select_related("conversation").order_by("conversation_id", "number")
+    queryset = Turn.objects.select_related("conversation", "parent").order_by("conversation_id", "number")
 
 
 class TurnDetailApi(AdminApi, generics.RetrieveAPIView):
     """One turn with its source texts."""
 
     serializer_class = TurnOutput
-    queryset = Turn.objects.select_related("conversation")
+    queryset = Turn.objects.select_related("conversation", "parent")
 
 
 class PassageOutput(serializers.ModelSerializer):

@@ -62,12 +62,26 @@ class UtteranceClass(models.TextChoices):
     PREVIOUS_TOPIC = "PT", "Depends on a previous topic"
 
 
+class Participant(models.TextChoices):
+    USER = "User", "User"
+    SYSTEM = "System", "System"
+
+
+class MixedInitiative(models.TextChoices):
+    """A System turn that hands the initiative to the user instead of answering (``ecast.trees.mixed_initiative``)."""
+
+    CLARIFICATION = "clarification", "Clarifying question"
+    SUGGESTION = "suggestion", "Suggestion"
+
+
 class Turn(models.Model):
     """One utterance u_i of a conversation with its rewrites, canonical response and dependency labels."""
 
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="turns")
     # Denormalised so that "<topic>_<turn>" ids resolve with one indexed lookup per collection.
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="turns")
+    # In a tree, the turn's position in its topics file: ancestors always come first, so ordering a path by number
+    # keeps its order; the number people read is ``tree_number``.
     number = models.PositiveSmallIntegerField()
     turn_id = models.CharField(max_length=64, help_text="<topic>_<turn>, as in qrels and runs.")
     raw_utterance = models.TextField()
@@ -94,6 +108,16 @@ class Turn(models.Model):
     ptkb_provenance = models.JSONField(
         default=list, blank=True, help_text="Numbers of the conversation's PTKB statements the response used (iKAT)."
     )
+    # TREC CAsT 2022 conversation trees: a System turn is the system's side of the conversation (its response in
+    # canonical_response_text, its passages in response_provenance, no utterance); ``parent`` links each turn to the
+    # one it follows, so the history of a turn is its path (``ecast.selectors.turn_history``). Linear conversations
+    # leave these at their defaults: User turns, no parent (each follows the turn numbered before it).
+    participant = models.CharField(max_length=6, choices=Participant.choices, default=Participant.USER)
+    parent = models.ForeignKey("self", on_delete=models.CASCADE, null=True, blank=True, related_name="children")
+    tree_number = models.CharField(
+        max_length=16, blank=True, help_text='Branch-aware number in a conversation tree ("1-3"); empty when linear.'
+    )
+    mixed_initiative = models.CharField(max_length=13, choices=MixedInitiative.choices, blank=True)
 
     class Meta:
         ordering = ["conversation_id", "number"]
@@ -105,6 +129,15 @@ class Turn(models.Model):
 
     def __str__(self) -> str:
         return self.turn_id
+
+    @property
+    def label(self) -> str:
+        """The number people read: the branch-aware one in a tree ("1-3"), else the turn number."""
+        return self.tree_number or str(self.number)
+
+    @property
+    def is_system(self) -> bool:
+        return self.participant == Participant.SYSTEM
 
 
 class PtkbStatement(models.Model):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -10,7 +10,7 @@ from typing import Any
 from django.core.cache import cache
 from django.db.models import Count, F, OuterRef, Prefetch, Q, QuerySet, Subquery
 
-from ecast import curation
+from ecast import curation, trees
 from ecast.jobs import heartbeat_key
 from ecast.models import Collection, Conversation, ImportJob, JobRecovery, Paraphrase, PtkbStatement, Turn
 
@@ -60,6 +60,7 @@ def turn_list(*, conversation: Conversation) -> QuerySet[Turn]:
     )
     return (
         Turn.objects.filter(conversation=conversation)
+        .select_related("parent")
         .prefetch_related(current_rows)
         .annotate(
             n_paraphrases=Count("paraphrases", filter=current),
@@ -210,6 +211,50 @@ def ptkb_for_turn(*, turn: Turn) -> list[dict[str, Any]]:
     return ptkb_for_conversation(conversation_id=turn.conversation_id, cited=turn.ptkb_provenance or [])
 
 
+def turn_paths(turns: Sequence[Turn]) -> dict[int, list[Turn]]:
+    """turn pk → its path: the turns from the first one down to it (itself last), for one conversation's turns.
+
+    The one place histories are made. A conversation tree (CAsT 2022) follows ``parent``, so a turn's path holds
+    its User and System ancestors and never a turn of a sibling branch; a linear conversation's path is every
+    turn numbered before it, as it has always been.
+    """
+    ordered = sorted(turns, key=lambda t: t.number)
+    by_pk = {t.pk: t for t in ordered}
+    if any(t.tree_number for t in ordered):
+        parents = {t.pk: (t.parent_id if t.parent_id in by_pk else None) for t in ordered}
+    else:
+        parents = trees.linear_parents([t.pk for t in ordered])
+    return {pk: [by_pk[p] for p in trees.path_to(parents, pk)] for pk in by_pk}
+
+
+def leaf_paths(turns: Sequence[Turn]) -> list[list[Turn]]:
+    """One conversation's root-to-leaf paths (``turn_paths`` of the turns no turn follows), in leaf order: the
+    conversations a tree holds; a linear conversation is its one path."""
+    paths = turn_paths(turns)
+    inner = {p[-2].pk for p in paths.values() if len(p) > 1}
+    return [paths[t.pk] for t in sorted(turns, key=lambda t: t.number) if t.pk not in inner]
+
+
+def turn_history(*, turn: Turn, users_only: bool = False) -> list[Turn]:
+    """The turns before ``turn`` on its path (the history h_i), first turn first; ``users_only`` drops the System
+    turns of a tree (what a rewriter reads as h_i: the user's earlier utterances)."""
+    turns = list(Turn.objects.filter(conversation_id=turn.conversation_id).order_by("number"))
+    path = turn_paths(turns)[turn.pk][:-1]
+    return [t for t in path if not (users_only and t.is_system)]
+
+
+def path_entry(turn: Turn) -> dict[str, Any]:
+    """What a history block shows of a turn: its text (a System turn's response) and, in a tree, its branch-aware
+    number, participant and mixed initiative; a linear turn gets exactly the {number, text} it always had."""
+    entry: dict[str, Any] = {
+        "number": turn.number,
+        "text": turn.canonical_response_text if turn.is_system else turn.raw_utterance,
+    }
+    if turn.tree_number:
+        entry.update(label=turn.tree_number, participant=turn.participant, mixed_initiative=turn.mixed_initiative)
+    return entry
+
+
 def turn_after(*, turn: Turn) -> Turn | None:
     """The next turn of the collection: later in the conversation, else the first turn of the next conversation."""
     siblings = Turn.objects.filter(collection_id=turn.collection_id)
@@ -254,7 +299,7 @@ def turn_page(*, turn: Turn) -> TurnPage:
         return ParaphraseRow(p, curation.highlight(p.text, repeated), provenance_summary(p.provenance), history_of(p))
 
     pairs = [(row(manual), row(raw)) for manual, raw in _pair_up(current)]
-    history = list(Turn.objects.filter(conversation_id=turn.conversation_id, number__lt=turn.number).order_by("number"))
+    history = turn_history(turn=turn)
     siblings = Turn.objects.filter(collection_id=turn.collection_id)
     previous_turn = (
         siblings.filter(conversation_id=turn.conversation_id, number__lt=turn.number).order_by("-number").first()

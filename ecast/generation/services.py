@@ -16,10 +16,20 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ecast import jobs, providers
-from ecast.models import Collection, Conversation, GenerationJob, GenerationTurn, Paraphrase, Passage, Turn
+from ecast.models import (
+    Collection,
+    Conversation,
+    GenerationJob,
+    GenerationTurn,
+    Paraphrase,
+    Participant,
+    Passage,
+    Turn,
+)
 from ecast.pipeline import backends, preprocess
 from ecast.pipeline.run import DEFAULT_CONFIG, TurnInput, provenance_base, run_turn
 from ecast.pipeline.similarity import cosine
+from ecast.selectors import turn_history, turn_paths
 
 MAX_CHUNK = 500
 
@@ -65,7 +75,13 @@ def _normalise_config(config: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def _selected_turns(collection: Collection, selection: dict[str, Any]) -> list[Turn]:
-    qs = Turn.objects.filter(collection=collection).select_related("conversation").order_by("conversation_id", "number")
+    # System turns of a conversation tree are the system's side: there is no utterance to paraphrase.
+    qs = (
+        Turn.objects.filter(collection=collection)
+        .exclude(participant=Participant.SYSTEM)
+        .select_related("conversation")
+        .order_by("conversation_id", "number")
+    )
     topics = [str(t) for t in selection.get("conversations") or []]
     turn_ids = [str(t) for t in selection.get("turns") or []]
     if topics:
@@ -175,7 +191,11 @@ def turn_preprocess_conversation(*, conversation: Conversation) -> int:
     """
     turns = list(conversation.turns.order_by("number"))
     pres = [preprocess.preprocess(t.raw_utterance) for t in turns]
-    unreliable = preprocess.unreliable_responses([p.negative_feedback for p in pres])
+    # The turn a negative feedback reacts to is the one before it on its path: in a tree, its parent (the System
+    # turn whose response it rejects), never the turn numbered before it on a sibling branch.
+    paths, index = turn_paths(turns), {t.pk: i for i, t in enumerate(turns)}
+    previous = [index[paths[t.pk][-2].pk] if len(paths[t.pk]) > 1 else None for t in turns]
+    unreliable = preprocess.unreliable_responses([p.negative_feedback for p in pres], previous)
     changed = 0
     for turn, pre, bad in zip(turns, pres, unreliable, strict=True):
         fields: dict[str, Any] = {"feedback_sentences": pre.feedback, "revealment_sentences": pre.revealment}
@@ -203,11 +223,8 @@ def _replacement_for(turn: Turn) -> str | None:
 
 
 def _turn_input(turn: Turn) -> TurnInput:
-    earlier = list(
-        Turn.objects.filter(conversation_id=turn.conversation_id, number__lt=turn.number)
-        .order_by("number")
-        .values_list("raw_utterance", "manual_rewrite")
-    )
+    # h_i is the path to the turn (in a tree, never a sibling branch); the rewriter reads the user's utterances.
+    earlier = [(t.raw_utterance, t.manual_rewrite) for t in turn_history(turn=turn, users_only=True)]
     return TurnInput(
         turn.turn_id,
         turn.number,

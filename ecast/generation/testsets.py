@@ -85,7 +85,7 @@ def test_set_export(*, test_set: TestSet) -> list[dict[str, Any]]:
     topics: dict[int, dict[str, Any]] = {}
     turns = (
         Turn.objects.filter(collection=test_set.collection)
-        .select_related("conversation")
+        .select_related("conversation", "parent")
         .order_by("conversation_id", "number")
     )
     for turn in turns:
@@ -93,6 +93,9 @@ def test_set_export(*, test_set: TestSet) -> list[dict[str, Any]]:
         topic = topics.setdefault(
             conv.pk, {"number": _num(conv.topic_id), "title": conv.title, "description": conv.description, "turn": []}
         )
+        if turn.tree_number:
+            topic["turn"].append(_tree_entry(turn, field, items.get(turn.pk)))
+            continue
         para = items.get(turn.pk)
         original = turn.raw_utterance if field == "raw_utterance" else (turn.manual_rewrite or turn.raw_utterance)
         entry: dict[str, Any] = {"number": turn.number, field: para.text if para else original}
@@ -101,6 +104,24 @@ def test_set_export(*, test_set: TestSet) -> list[dict[str, Any]]:
             entry["canonical_result_id"] = turn.canonical_response_id
         topic["turn"].append(entry)
     return list(topics.values())
+
+
+def _tree_entry(turn: Turn, field: str, para: Paraphrase | None) -> dict[str, Any]:
+    """A turn of a conversation tree in the CAsT 2022 tree layout, so every path of the test set is a path of the
+    original tree (and the file imports back as one): System turns keep their response, User turns get the
+    paraphrase."""
+    entry: dict[str, Any] = {"number": turn.tree_number, "participant": turn.participant}
+    if turn.parent is not None:
+        entry["parent"] = turn.parent.tree_number
+    if turn.is_system:
+        entry.update(response=turn.canonical_response_text, provenance=list(turn.response_provenance or []))
+        return entry
+    original = turn.raw_utterance if field == "raw_utterance" else (turn.manual_rewrite or turn.raw_utterance)
+    key = "utterance" if field == "raw_utterance" else field
+    entry.update({key: para.text if para else original, "paraphrase_id": para.pk if para else None})
+    if key != "utterance":
+        entry["utterance"] = turn.raw_utterance  # the tree layout needs every User turn's utterance
+    return entry
 
 
 def _num(topic_id: str) -> int | str:

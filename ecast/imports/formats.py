@@ -29,6 +29,8 @@ TEXT_KEYS = ("contents", "text", "body", "passage")
 # Formats some import kind reads: name → how the "reads …" part of a message lists it.
 READABLE: dict[str, str] = {
     "cast_topics_json": "CAsT 2019–2021 topics JSON (a list of topics, each with 'number' and 'turn')",
+    "cast2022_tree_json": "CAsT 2022 tree topics JSON (turns with 'participant' and 'parent')",
+    "cast2022_flattened_json": "CAsT 2022 flattened topics JSON (one entry per path, turn numbers such as '1-1')",
     "ikat_topics_json": (
         "iKAT 2023–2025 topics JSON (a list of topics, each with a 'ptkb' and 'turns' or, 2025, 'responses')"
     ),
@@ -55,7 +57,10 @@ IKAT_KEYS = ("doc_id", "passage_id", "passage_text")
 
 # Qrels and run turn ids of collections whose topics another import brings, or none yet: what to say about them.
 ID_SCHEMES: dict[str, tuple[re.Pattern[str], str]] = {
-    "cast2022": (re.compile(r"^\d+_\d+-\d+$"), "CAsT 2022 tree topics cannot be imported yet"),
+    "cast2022": (
+        re.compile(r"^\d+_\d+-\d+$"),
+        "import its CAsT 2022 topics first, with “CAsT 2022 topics JSON (tree or flattened)”",
+    ),
     "ikat": (re.compile(r"^\d+-\d+_\d+$"), "import its iKAT topics first, with “iKAT topics JSON (2023–2025)”"),
 }
 
@@ -204,9 +209,11 @@ def _topics_list(first: Any) -> Sniffed:
     if isinstance(turns, list):
         objs = [t for t in turns if isinstance(t, dict)]
         if any("participant" in t or "parent" in t for t in objs):
-            return _unknown("a CAsT 2022 tree topics file (turns with 'participant'/'parent')")
+            return _known("cast2022_tree_json", "a CAsT 2022 tree topics file (turns with 'participant'/'parent')")
         if any(isinstance(t.get("number"), str) and "-" in t["number"] for t in objs):
-            return _unknown("a CAsT 2022 flattened topics file (branch-aware turn numbers such as '1-1')")
+            return _known(
+                "cast2022_flattened_json", "a CAsT 2022 flattened topics file (branch-aware turn numbers such as '1-1')"
+            )
     if "responses" in first or isinstance(first.get("ptkb"), list):
         return _known("ikat_topics_json", "an iKAT 2025 topics file (topics with a 'ptkb' list and 'responses')")
     if "ptkb" in first or "turns" in first:
@@ -221,7 +228,10 @@ def _topics_list(first: Any) -> Sniffed:
 def _json_object(obj: dict[str, Any]) -> Sniffed:
     values = list(obj.values())[:5]
     if values and all(isinstance(v, list) and all(isinstance(x, str) and "-" in x for x in v) for v in values):
-        return _unknown("a CAsT 2022 turn ids file (topic → turn numbers such as '1-1')")
+        return _unknown(
+            "a CAsT 2022 turn ids file (topic → the numbers of its User turns, such as '1-1'; the turns come with the "
+            "tree or flattened topics file)"
+        )
     if not obj:
         return _unknown("an empty JSON object")
     return _unknown(f"a JSON object with keys {_keys(obj)}")
@@ -250,7 +260,7 @@ def _json(text: str, complete: bool) -> Sniffed | None:
         if ok:
             return _topics_list(first)
         if re.search(r'"(participant|parent)"\s*:', text):
-            return _unknown("a CAsT 2022 tree topics file (turns with 'participant'/'parent')")
+            return _known("cast2022_tree_json", "a CAsT 2022 tree topics file (turns with 'participant'/'parent')")
         if re.search(r'"ptkb"\s*:', text):
             return _known("ikat_topics_json", "an iKAT topics file (topics with a 'ptkb')")
         return _known("cast_topics_json", "a JSON file")
@@ -294,7 +304,7 @@ def _sample_lines(text: str, complete: bool) -> list[str]:
     return [line for line in lines if line.strip()][:SAMPLE_LINES]
 
 
-_TURN_ID = re.compile(r"^\d+_\d+$")
+_TURN_ID = re.compile(r"^\d+_\d+(-\d+)?$")  # as ``parsers.TURN_ID``
 _INT = re.compile(r"^-?\d+$")
 _MEASURE = re.compile(r"^[A-Za-z][\w.@-]*$")  # trec_eval measure names: map, P_5, ndcg_cut_3, iprec_at_recall_0.00
 _NUMBER = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^[-+]?(inf|nan)$", re.I)

@@ -26,7 +26,7 @@ from ecast.imports.errors import ImportFailed, row_error
 from ecast.imports.readers import read_text
 
 Progress = Callable[[int, int], None] | None
-TURN_ID = re.compile(r"^\d+_\d+$")
+TURN_ID = re.compile(r"^\d+_\d+(-\d+)?$")  # 31_2; CAsT 2022 trees: 132_1-3 (branch-aware)
 UTTERANCE_CLASSES = ("SE", "FT", "PT")
 # trec_eval ranks by score descending and breaks ties by docid descending (strcmp on the docno); the importer
 # recomputes ranks the same way so stored rank order is exactly what trec_eval would evaluate.

@@ -13,7 +13,7 @@ from typing import Any
 
 from django.urls import reverse
 
-from ecast.imports import corpus, formats, writers
+from ecast.imports import corpus, formats, tree_writer, writers
 from ecast.models import Collection, ImportJob
 
 Writer = Callable[[writers.Context], writers.Result]
@@ -114,6 +114,12 @@ for _kind in (
         "CAsT 2019 resolved rewrites TSV",
         writers.write_cast2019_resolved,
         formats=("cast2019_resolved_tsv",),
+    ),
+    ImportKind(
+        "cast2022_topics",
+        "CAsT 2022 topics JSON (tree or flattened)",
+        tree_writer.write_cast2022_topics,
+        formats=("cast2022_tree_json", "cast2022_flattened_json"),
     ),
     ImportKind(
         "ikat_topics",

@@ -16,7 +16,7 @@ from ecast.imports.parsers import LineIndex, Parsed
 # ---------------------------------------------------------------- CAsT topics (2019, 2020, 2021 JSON)
 
 
-def _str_field(p: Parsed, where: str, obj: dict, key: str, *, line: int | None, required: bool = False) -> str:
+def str_field(p: Parsed, where: str, obj: dict, key: str, *, line: int | None, required: bool = False) -> str:
     value = obj.get(key)
     if value is None:
         if required:
@@ -50,7 +50,7 @@ _WS = re.compile(r"\s*")
 _TURN_KEY = re.compile(r'"turn"\s*:\s*\[')
 
 
-def _array_spans(text: str, pos: int) -> list[tuple[int, int]]:
+def array_spans(text: str, pos: int) -> list[tuple[int, int]]:
     """(start, end) offsets of the elements of the JSON array whose '[' is at ``pos`` (for error line numbers)."""
     decoder = json.JSONDecoder()
     spans: list[tuple[int, int]] = []
@@ -69,6 +69,19 @@ def _array_spans(text: str, pos: int) -> list[tuple[int, int]]:
     return spans
 
 
+def load_topic_list(p: Parsed, text: str, *, example: str) -> list[Any] | None:
+    """The file's JSON list of topics; None (with the error recorded) when it is not JSON or not a non-empty list."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        p.error(exc.lineno, f"invalid JSON: {exc.msg} (column {exc.colno})")
+        return None
+    if not isinstance(data, list) or not data:
+        p.error(None, f"expected a non-empty JSON list of topics like {example}")
+        return None
+    return data
+
+
 def parse_cast_topics(text: str, *, file: str) -> Parsed:
     """CAsT topic JSON (2019 train/eval, 2020 automatic/manual/_extended, 2021): a list of topics with turns.
 
@@ -77,16 +90,11 @@ def parse_cast_topics(text: str, *, file: str) -> Parsed:
     "not in this file" so that importing the automatic and the manual file of a year merge instead of erasing.
     """
     p = Parsed(file)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        p.error(exc.lineno, f"invalid JSON: {exc.msg} (column {exc.colno})")
-        return p
-    if not isinstance(data, list) or not data:
-        p.error(None, 'expected a non-empty JSON list of topics like [{"number": 31, "turn": [...]}]')
+    data = load_topic_list(p, text, example='[{"number": 31, "turn": [...]}]')
+    if data is None:
         return p
     line_of = LineIndex(text)
-    topic_spans = _array_spans(text, _WS.match(text).end())  # type: ignore[union-attr]
+    topic_spans = array_spans(text, _WS.match(text).end())  # type: ignore[union-attr]
     seen_topics: set[int] = set()
     for i, topic in enumerate(data, start=1):
         where = f"topic #{i}"
@@ -106,12 +114,12 @@ def parse_cast_topics(text: str, *, file: str) -> Parsed:
             p.error(line, f"{where}: 'turn' must be a non-empty list")
             continue
         key = _TURN_KEY.search(text, span[0], span[1]) if span else None
-        turn_spans = _array_spans(text, key.end() - 1) if key else []
+        turn_spans = array_spans(text, key.end() - 1) if key else []
         turn_records: list[dict[str, Any]] = []
         record: dict[str, Any] = {
             "number": number,
-            "title": _str_field(p, where, topic, "title", line=line),
-            "description": _str_field(p, where, topic, "description", line=line),
+            "title": str_field(p, where, topic, "title", line=line),
+            "description": str_field(p, where, topic, "description", line=line),
             "turns": turn_records,
         }
         seen_turns: set[int] = set()
@@ -128,7 +136,7 @@ def parse_cast_topics(text: str, *, file: str) -> Parsed:
                     p.error(tline, f"{twhere}: turn number appears twice")
                 seen_turns.add(tnum)
 
-            field = functools.partial(_str_field, p, twhere, turn, line=tline)
+            field = functools.partial(str_field, p, twhere, turn, line=tline)
             manual_id = field("manual_canonical_result_id")
             auto_id = field("automatic_canonical_result_id")
             doc_id = field("canonical_result_id")
@@ -306,16 +314,11 @@ def parse_ikat_topics(text: str, *, file: str) -> Parsed:
     the fields and topic numbers tell (None when they do not).
     """
     p = Parsed(file)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        p.error(exc.lineno, f"invalid JSON: {exc.msg} (column {exc.colno})")
-        return p
-    if not isinstance(data, list) or not data:
-        p.error(None, 'expected a non-empty JSON list of topics like [{"number": "9-1", "ptkb": …, "turns": [...]}]')
+    data = load_topic_list(p, text, example='[{"number": "9-1", "ptkb": …, "turns": [...]}]')
+    if data is None:
         return p
     line_of = LineIndex(text)
-    topic_spans = _array_spans(text, _WS.match(text).end())  # type: ignore[union-attr]
+    topic_spans = array_spans(text, _WS.match(text).end())  # type: ignore[union-attr]
     seen_topics: dict[str, int | None] = {}
     layouts: dict[str, str] = {}  # layout → the first topic using it, for the mixed-layout error
     raw_numbers: list[Any] = []
@@ -344,7 +347,7 @@ def parse_ikat_topics(text: str, *, file: str) -> Parsed:
             p.error(line, f"{where}: {fields['turns']!r} must be a non-empty list of turns")
             continue
         key = _IKAT_TURNS_KEY.search(text, span[0], span[1]) if span else None
-        turn_spans = _array_spans(text, key.end() - 1) if key else []
+        turn_spans = array_spans(text, key.end() - 1) if key else []
         turn_records: list[dict[str, Any]] = []
         seen_turns: set[int] = set()
         for j, turn in enumerate(turns, start=1):
@@ -359,7 +362,7 @@ def parse_ikat_topics(text: str, *, file: str) -> Parsed:
                 if tnum in seen_turns:
                     p.error(tline, f"{twhere}: turn_id appears twice")
                 seen_turns.add(tnum)
-            field = functools.partial(_str_field, p, twhere, turn, line=tline)
+            field = functools.partial(str_field, p, twhere, turn, line=tline)
             turn_records.append(
                 {
                     "number": tnum,
@@ -374,7 +377,7 @@ def parse_ikat_topics(text: str, *, file: str) -> Parsed:
         p.records.append(
             {
                 "number": number,
-                "title": _str_field(p, where, topic, "title", line=line),
+                "title": str_field(p, where, topic, "title", line=line),
                 "layout": layout,
                 "ptkb": ptkb or [],
                 "turns": turn_records,

@@ -166,7 +166,7 @@ def _year_for(topics: list[dict], ctx: Context) -> int | None:
     return 2019 if top <= 80 else 2020 if top <= 105 else 2021 if top <= 131 else None
 
 
-def _collection_for_year(ctx: Context, year: int | None) -> Collection:
+def collection_for_year(ctx: Context, year: int | None) -> Collection:
     if ctx.collection is not None:
         return ctx.collection
     if year not in CAST_DEFAULTS:
@@ -191,7 +191,7 @@ def write_cast_topics(ctx: Context) -> Result:
     raise_if(parsed.errors + (resolved.errors if resolved else []))
     counts = Counter[str]()
     with transaction.atomic():
-        collection = _collection_for_year(ctx, _year_for(parsed.records, ctx))
+        collection = collection_for_year(ctx, _year_for(parsed.records, ctx))
         convs = {c.topic_id: c for c in Conversation.objects.filter(collection=collection)}
         new_convs = []
         for topic in parsed.records:
@@ -526,6 +526,8 @@ def write_utterance_labels(ctx: Context) -> Result:
                 errors.append(
                     row_error(ctx.name, n, f"unknown turn {qid} in {collection.name} (use skip_unknown=true to skip)")
                 )
+            elif turn.is_system:
+                errors.append(row_error(ctx.name, n, f"{qid} is a System turn: only User turns have a class"))
             elif turn.utterance_class != label:
                 turn.utterance_class = label
                 changed.append(turn)

@@ -361,9 +361,17 @@ def preprocess(text: str) -> Preprocessed:
     return result
 
 
-def unreliable_responses(negative_feedback: list[bool]) -> list[bool]:
-    """Turn i's canonical response is unreliable when turn i+1 gives negative feedback (ECAsT, Stage 3)."""
-    return [i + 1 < len(negative_feedback) and negative_feedback[i + 1] for i in range(len(negative_feedback))]
+def unreliable_responses(negative_feedback: list[bool], previous: list[int | None] | None = None) -> list[bool]:
+    """Turn i's canonical response is unreliable when a turn that follows it gives negative feedback (ECAsT,
+    Stage 3). ``previous[j]`` is the index of the turn that turn j follows: by default j-1; in a conversation tree
+    (CAsT 2022) its parent, so feedback on one branch never blames the response of a sibling branch."""
+    n = len(negative_feedback)
+    before = previous if previous is not None else [j - 1 if j else None for j in range(n)]
+    out = [False] * n
+    for j, negative in enumerate(negative_feedback):
+        if negative and before[j] is not None:
+            out[before[j]] = True  # type: ignore[index]
+    return out
 
 
 def pick_replacement(grades: dict[str, int], *, with_text: set[str] | None = None) -> str | None:

@@ -75,10 +75,14 @@ class PermutationExperiment(models.Model):
 
 
 class Permutation(models.Model):
-    """One order of one conversation's turns within an experiment (index 0 is the original order)."""
+    """One order of one conversation's turns (of one path of a tree) within an experiment; the first of each path is
+    the original order."""
 
     experiment = models.ForeignKey(PermutationExperiment, on_delete=models.CASCADE, related_name="permutations")
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+")
+    # A conversation tree (CAsT 2022) is permuted path by path: the leaf ("1-8") names the path; its orders hold
+    # the User turns along it and are numbered on from the previous path's (``evaluation.permutations.orders``).
+    path = models.CharField(max_length=16, blank=True, help_text="Leaf of the tree path permuted; empty when linear.")
     index = models.PositiveIntegerField()
     order = models.JSONField(help_text="Turn numbers in the permuted order.")
     is_original = models.BooleanField(default=False)

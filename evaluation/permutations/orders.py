@@ -11,6 +11,16 @@ conversation is not always valid under these rules (an FT turn may sit between a
 always included in the sampled set anyway, as the paper does ("100 unique permutations ... plus the original one";
 the odd counts of Table 1, e.g. 121 = 5! + 1, are valid orders plus an invalid original).
 
+Conversation trees (TREC CAsT 2022). A tree is not one conversation but several: each root-to-leaf path is what a
+user could have said, and each path is permuted as a conversation of its own, by the rules above, over the **User
+turns along it** (``path_labels``). System turns are the system's side: they are never moved and never queried, and
+the order of a path's User turns decides what each rewritten query sees before it. A User turn's class is relative
+to its path (FT: depends on the path's first turn, the tree's root; PT: on the nearest SE before it on the path),
+and since a turn has exactly one path from the root, its class is the same on every path through it. So the count
+of a path is ``count_orders`` of its User turns, exactly; a tree's count is the sum over its paths, a turn shared by
+two paths being permuted within each of them independently (the orders of one path never mix with another's);
+two leaves whose paths hold the same User turns (alternative System answers at the end) are one path.
+
 Plain Python: no Django imports.
 """
 
@@ -74,6 +84,12 @@ def structure_from_labels(labels: Sequence[tuple[int, str]]) -> Structure:
         units=tuple(tuple(u) for u in units),
         original=tuple(numbers),
     )
+
+
+def path_labels(labels: Sequence[tuple[int, str]]) -> list[tuple[int, str]]:
+    """The (number, class) pairs a conversation or one path of a tree is permuted by, in order: the User turns along
+    it; the first turn's class does not matter (it is fixed) and an unset one reads as SE."""
+    return [(n, c or (SE if i == 0 else "")) for i, (n, c) in enumerate(labels)]
 
 
 def dependency_map(labels: Sequence[tuple[int, str]]) -> dict[int, int | None]:

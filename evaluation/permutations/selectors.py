@@ -12,6 +12,7 @@ from django.db.models import Count, QuerySet
 
 from ecast.models import Collection, Conversation, Passage, Turn
 from ecast.permissions import is_admin
+from ecast.selectors import leaf_paths
 from evaluation.models import Permutation, PermutationExperiment, PermutationResult, Qrel, UtteranceLabel
 from evaluation.permutations import anova
 from evaluation.permutations import orders as permutations
@@ -59,7 +60,32 @@ def experiment_corpus(*, experiment: PermutationExperiment) -> tuple[list[str], 
 def conversation_labels(*, conversation: Conversation) -> list[tuple[int, str]]:
     """(number, class) in original order; turn 1's class is irrelevant (it is fixed) and defaults to SE."""
     turns = list(conversation.turns.order_by("number").values_list("number", "utterance_class"))
-    return [(n, c or (permutations.SE if i == 0 else "")) for i, (n, c) in enumerate(turns)]
+    return permutations.path_labels(turns)
+
+
+def conversation_paths(*, conversation: Conversation) -> list[tuple[str, list[Turn]]]:
+    """What is permuted in a conversation, as (path name, its turns in order): ("", every turn) when it is linear;
+    in a tree (CAsT 2022) one entry per root-to-leaf path, named by its leaf's branch-aware number, with the User
+    and System turns on it; paths holding the same User turns are listed once (see ``orders``)."""
+    turns = list(conversation.turns.order_by("number"))
+    if not any(t.tree_number for t in turns):
+        return [("", turns)]
+    out: list[tuple[str, list[Turn]]] = []
+    seen: set[tuple[int, ...]] = set()
+    for path in leaf_paths(turns):
+        users = tuple(t.number for t in path if not t.is_system)
+        if users not in seen:
+            seen.add(users)
+            out.append((path[-1].tree_number, path))
+    return out
+
+
+def permutation_paths(*, conversation: Conversation) -> list[tuple[str, list[tuple[int, str]]]]:
+    """(path name, (number, class) of its User turns) for every path permuted in the conversation."""
+    return [
+        (name, permutations.path_labels([(t.number, t.utterance_class) for t in turns if not t.is_system]))
+        for name, turns in conversation_paths(conversation=conversation)
+    ]
 
 
 def system_label(system: str) -> str:
@@ -73,9 +99,10 @@ def experiment_frame(*, experiment: PermutationExperiment, systems: list[str] | 
     qs = PermutationResult.objects.filter(permutation__experiment=experiment, mean__isnull=False)
     if systems:
         qs = qs.filter(system__in=systems)
-    rows = list(
+    found = list(
         qs.values_list(
             "permutation__conversation__topic_id",
+            "permutation__path",
             "permutation__index",
             "permutation__is_original",
             "system",
@@ -83,6 +110,8 @@ def experiment_frame(*, experiment: PermutationExperiment, systems: list[str] | 
             "permutation_id",
         )
     )
+    # Each path of a tree is a conversation of its own for every analysis: topic "142/5-9".
+    rows = [(f"{topic}/{path}" if path else topic, *rest) for topic, path, *rest in found]
     frame = pd.DataFrame(rows, columns=["topic", "perm", "is_original", "system", "score", "permutation_id"])
     frame["system"] = frame["system"].map(system_label)
     return frame
@@ -155,22 +184,27 @@ def experiment_progress(*, experiment: PermutationExperiment) -> dict[str, Any]:
 def experiment_conversation_summary(*, experiment: PermutationExperiment) -> list[dict[str, Any]]:
     """Per conversation: how many orders exist (exact), how many were sampled, whether the original is valid."""
     out = []
-    counts = dict(
-        Permutation.objects.filter(experiment=experiment)
-        .values("conversation_id")
+    counts = {
+        (conv, path): n
+        for conv, path, n in Permutation.objects.filter(experiment=experiment)
+        .values("conversation_id", "path")
         .annotate(n=Count("id"))
-        .values_list("conversation_id", "n")
-    )
-    for conv in Conversation.objects.filter(pk__in=counts).order_by("id"):
-        s = permutations.structure_from_labels(conversation_labels(conversation=conv))
-        out.append(
-            {
-                "conversation": conv,
-                "sampled": counts[conv.pk],
-                "valid_orders": permutations.count_orders(s),
-                "original_valid": permutations.original_is_valid(s),
-            }
-        )
+        .values_list("conversation_id", "path", "n")
+    }
+    for conv in Conversation.objects.filter(pk__in={c for c, _ in counts}).order_by("id"):
+        for path, labels in permutation_paths(conversation=conv):
+            if (conv.pk, path) not in counts:
+                continue
+            s = permutations.structure_from_labels(labels)
+            out.append(
+                {
+                    "conversation": conv,
+                    "path": path,
+                    "sampled": counts[(conv.pk, path)],
+                    "valid_orders": permutations.count_orders(s),
+                    "original_valid": permutations.original_is_valid(s),
+                }
+            )
     return out
 
 
@@ -203,6 +237,7 @@ def permutation_topics(*, experiment: PermutationExperiment, conversation: Conve
                 "title": conv.title,
                 "description": conv.description,
                 "permutation_id": f"perm{p.pk}",
+                **({"path": p.path} if p.path else {}),
                 "permutation_index": p.index,
                 "is_original": p.is_original,
                 "turn": topic_turns,

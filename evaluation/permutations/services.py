@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from ecast.jobs import debounce, debounce_release, enqueue
 from ecast.models import Collection, Conversation, Turn
+from ecast.selectors import turn_paths
 from evaluation.metrics import evaluate, parse_measure
 from evaluation.models import (
     Permutation,
@@ -45,7 +46,19 @@ KIND = "permutation"  # the job kind the heartbeat and the sweeper know experime
 
 
 def _turn_dependencies(turns: list[Turn]) -> dict[int, int | None]:
-    """Turn number → number it depends on, tolerating unlabelled turns (they depend on nothing yet)."""
+    """Turn number → number it depends on, read along the turn's path (in a tree its User ancestors, never a
+    sibling branch; linear: every earlier turn); System turns depend on nothing."""
+    paths = turn_paths(turns)
+    deps: dict[int, int | None] = {}
+    for t in turns:
+        users = [p for p in paths[t.pk] if not p.is_system]
+        deps[t.number] = None if t.is_system else _dependencies_along(users)[t.number]
+    return deps
+
+
+def _dependencies_along(turns: list[Turn]) -> dict[int, int | None]:
+    """Turn number → number it depends on, for the turns of one path in order, tolerating unlabelled turns (they
+    depend on nothing yet)."""
     deps: dict[int, int | None] = {}
     head: int | None = None
     first = turns[0].number if turns else None
@@ -208,20 +221,28 @@ def permutation_experiment_create(
     for conv in convs:
         if conv.collection_id != collection.pk:
             raise ValidationError(f"conversation {conv.topic_id} belongs to another collection")
-        labels = sel.conversation_labels(conversation=conv)
-        if not labels:
-            continue
-        missing = [n for n, c in labels[1:] if c not in CLASSES]
+        # A linear conversation is one path (""); a tree is permuted path by path (see ``orders``).
+        paths = [(path, labels) for path, labels in sel.permutation_paths(conversation=conv) if labels]
+        missing = sorted({n for _path, labels in paths for n, c in labels[1:] if c not in CLASSES})
         if missing:
-            warnings.append(f"topic {conv.topic_id} skipped: turns {missing} have no SE/FT/PT class")
+            numbers = dict(conv.turns.filter(number__in=missing).values_list("number", "tree_number"))
+            warnings.append(
+                f"topic {conv.topic_id} skipped: turns {[numbers[n] or n for n in missing]} have no SE/FT/PT class"
+            )
             continue
-        structure = perms.structure_from_labels(labels)
-        # Each conversation gets its own stream, so adding a conversation never changes another's sample.
-        orders = perms.sample_orders(structure, k, seed=_conversation_seed(seed, conv.topic_id))
-        rows += [
-            Permutation(experiment=exp, conversation=conv, index=i, order=list(o), is_original=(i == 0))
-            for i, o in enumerate(orders)
-        ]
+        index = 0  # the orders of a tree's paths are numbered on within the conversation
+        for path, labels in paths:
+            structure = perms.structure_from_labels(labels)
+            # Each conversation (path) gets its own stream, so adding one never changes another's sample.
+            stream = _conversation_seed(seed, f"{conv.topic_id}/{path}" if path else conv.topic_id)
+            orders = perms.sample_orders(structure, k, seed=stream)
+            rows += [
+                Permutation(
+                    experiment=exp, conversation=conv, path=path, index=index + i, order=list(o), is_original=(i == 0)
+                )
+                for i, o in enumerate(orders)
+            ]
+            index += len(orders)
     if not rows:
         raise ValidationError("no conversation has SE/FT/PT classes on every turn; label them first")
     Permutation.objects.bulk_create(rows, batch_size=2000)
@@ -341,13 +362,15 @@ def permutation_experiment_score(*, experiment: PermutationExperiment) -> int:
         if sub_qrels
         else {}
     )
-    conv_turns: dict[int, set[str]] = {}
+    conv_turns: dict[int, dict[int, str]] = {}
     for r in results:
         if r.run is not None:
             pconv = r.permutation.conversation_id
             if pconv not in conv_turns:
-                conv_turns[pconv] = set(Turn.objects.filter(conversation_id=pconv).values_list("turn_id", flat=True))
-            judged = {t: qrels[t] for t in conv_turns[pconv] if t in qrels}
+                conv_turns[pconv] = dict(Turn.objects.filter(conversation_id=pconv).values_list("number", "turn_id"))
+            # The turns of the permutation's order: every turn of a linear conversation, one path of a tree.
+            ids = {conv_turns[pconv][n] for n in r.permutation.order}
+            judged = {t: qrels[t] for t in ids if t in qrels}
             rd = {q: docs for q, docs in run_dict(run=r.run).items() if q in judged}
             per = (
                 evaluate(judged, rd, [measure], rel_threshold=threshold, judged_qids=judged)[measure] if judged else {}

@@ -261,12 +261,34 @@ def labels_derive(request: HttpRequest, pk: int) -> HttpResponse:
 @labeler_required
 def labels_conversation(request: HttpRequest, pk: int) -> HttpResponse:
     conv = get_object_or_404(Conversation.objects.select_related("collection"), pk=pk)
-    turns = list(conv.turns.order_by("number"))
+    # A tree (CAsT 2022) is labelled path by path, as it is permuted: the page shows one path's User turns to label
+    # with the System turns between them as context, and j/k, the forest and the order count follow that path.
+    paths = sel.conversation_paths(conversation=conv)
+    names = [name for name, _turns in paths]
+    at = names.index(request.GET["path"]) if request.GET.get("path") in names else 0
+    path, turns = paths[at]
     visible = sel.labels_visible_to(user=request.user, conversation=conv)
     siblings = list(conv.collection.conversations.order_by("id").values_list("pk", flat=True))
     i = siblings.index(conv.pk)
+    here = reverse("utterance-label-conversation", args=[conv.pk])
+    neighbours = [reverse("utterance-label-conversation", args=[c]) for c in siblings]
+    previous = f"{here}?path={names[at - 1]}" if at > 0 else (neighbours[i - 1] if i > 0 else None)
+    following = (
+        f"{here}?path={names[at + 1]}"
+        if at + 1 < len(names)
+        else (neighbours[i + 1] if i + 1 < len(siblings) else None)
+    )
     data = [
-        {"id": t.pk, "number": t.number, "turn_id": t.turn_id, "text": t.raw_utterance, "cls": visible.get(t.pk, "")}
+        {
+            "id": t.pk,
+            "number": t.number,
+            "label": t.label,
+            "turn_id": t.turn_id,
+            "system": t.is_system,
+            "mixed_initiative": t.get_mixed_initiative_display() if t.mixed_initiative else "",
+            "text": t.canonical_response_text if t.is_system else t.raw_utterance,
+            "cls": visible.get(t.pk, ""),
+        }
         for t in turns
     ]
     return render(
@@ -275,9 +297,11 @@ def labels_conversation(request: HttpRequest, pk: int) -> HttpResponse:
         {
             "conv": conv,
             "turns": data,
+            "path": path,
+            "paths": [(name, f"{here}?path={name}", n == at) for n, name in enumerate(names)] if path else [],
             "admin": is_admin(request.user),
-            "prev_pk": siblings[i - 1] if i > 0 else None,
-            "next_pk": siblings[i + 1] if i + 1 < len(siblings) else None,
+            "prev_url": previous,
+            "next_url": following,
             "classes": perms.CLASSES,
         },
     )

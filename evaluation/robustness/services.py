@@ -22,6 +22,7 @@ from ecast.errors import DomainError
 from ecast.imports.services import run_import
 from ecast.jobs import enqueue
 from ecast.models import Collection, Passage, TestSet, Turn
+from ecast.selectors import leaf_paths
 from evaluation.models import Run
 from evaluation.permutations import retrieval
 
@@ -57,10 +58,12 @@ def corpus_with_text(ids: Sequence[str] | None = None) -> tuple[list[str], list[
 
 
 def _conversations(collection: Collection) -> list[list[Turn]]:
+    """Each conversation's User turns in order; a tree (CAsT 2022) gives one list per root-to-leaf path, so a turn is
+    reformulated given its own path (a turn on several paths gets the same query from each)."""
     out: dict[int, list[Turn]] = {}
     for turn in Turn.objects.filter(collection=collection).order_by("conversation_id", "number"):
         out.setdefault(turn.conversation_id, []).append(turn)
-    return list(out.values())
+    return [[t for t in path if not t.is_system] for turns in out.values() for path in leaf_paths(turns)]
 
 
 def _plain(texts: dict[str, str]) -> dict[str, retrieval.WeightedQuery]:

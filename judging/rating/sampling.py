@@ -14,6 +14,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 
 from ecast.models import Collection, Paraphrase, Passage, Turn
+from ecast.selectors import path_entry, turn_history
 from judging.models import MEASURES, Campaign, RatingItem
 
 SCALE_MIN, SCALE_MAX = 1, 5
@@ -57,18 +58,15 @@ def _passage_for(turn: Turn) -> tuple[str, str]:
 
 def _paraphrase_context(p: Paraphrase) -> dict[str, Any]:
     turn = p.turn
-    history = list(
-        Turn.objects.filter(conversation_id=turn.conversation_id, number__lt=turn.number)
-        .order_by("number")
-        .values("number", "raw_utterance")
-    )
+    # The conversation so far is the path to the turn: in a tree (CAsT 2022) its User and System ancestors only.
+    history = [path_entry(h) for h in turn_history(turn=turn)]
     pair = p.pair.text if p.pair_id and p.pair else ""
     context = {
         "turn_id": turn.turn_id,
         "collection": turn.collection.name,
         "year": turn.collection.year,
         "conversation": turn.conversation.title,
-        "history": [{"number": h["number"], "text": h["raw_utterance"]} for h in history],
+        "history": history,
         "raw_utterance": turn.raw_utterance,
         "manual_rewrite": turn.manual_rewrite,
         "paraphrase_manual": p.text,

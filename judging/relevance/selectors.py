@@ -66,7 +66,10 @@ def assignment_progress(*, assignment: AssessorAssignment) -> dict[str, int]:
 
 def conversation_context(*, conversation_id: int) -> dict[str, Any]:
     """What a judging page shows beside the item: the conversation's turns (with responses) and the user's PTKB."""
-    turns = Turn.objects.filter(conversation_id=conversation_id).order_by("number")
+    turns = list(Turn.objects.filter(conversation_id=conversation_id).order_by("number"))
+    # Each turn carries its path: the page shows the conversation so far as the path to the item's turn (in a
+    # CAsT 2022 tree, never a sibling branch; in a linear conversation, every turn up to it).
+    paths = ecast_selectors.turn_paths(turns)
     return {
         "turns": [
             {
@@ -76,6 +79,8 @@ def conversation_context(*, conversation_id: int) -> dict[str, Any]:
                 "manual": t.manual_rewrite,
                 "response": t.canonical_response_text,
                 "ptkb_provenance": list(t.ptkb_provenance or []),
+                "path": [p.number for p in paths[t.pk]],
+                **{k: v for k, v in ecast_selectors.path_entry(t).items() if k not in ("number", "text")},
             }
             for t in turns
         ],

@@ -91,7 +91,7 @@
       const t = document.createElementNS(ns, "text");
       t.setAttribute("x", x(i)); t.setAttribute("y", y + 4); t.setAttribute("text-anchor", "middle");
       t.setAttribute("font-size", "10"); t.setAttribute("fill", "#fff");
-      t.textContent = li.dataset.number;
+      t.textContent = li.dataset.label || li.dataset.number; // a tree's branch-aware number ("2-3")
       svg.appendChild(t);
       const lab = document.createElementNS(ns, "text");
       lab.setAttribute("x", x(i)); lab.setAttribute("y", y + 26); lab.setAttribute("text-anchor", "middle");

@@ -3,18 +3,46 @@
 (function () {
   "use strict";
 
-  // Fill an <ol> with the turns up to ``currentNumber`` (earlier ones with a short response); returns the current turn.
+  // Fill an <ol> with the conversation so far: the path to turn ``currentNumber`` (a conversation tree's branch, never
+  // a sibling's; in a linear conversation every turn up to it), earlier User turns with a short response and System
+  // turns as the system's side. Returns the current turn.
   function renderConversation(list, turns, currentNumber) {
     list.innerHTML = "";
+    const here = turns.find((t) => t.number === currentNumber);
+    const path = new Set(here && here.path ? here.path : turns.filter((t) => t.number <= currentNumber).map((t) => t.number));
     for (const t of turns) {
-      if (t.number > currentNumber) break;
+      if (!path.has(t.number)) continue;
       const li = document.createElement("li");
-      li.value = t.number;
+      li.dataset.turnId = t.turn_id;
+      if (t.label) {
+        li.classList.add("tree-turn"); // its branch-aware number is its label, not the list's count
+        const label = document.createElement("span");
+        label.className = "turn-label";
+        label.textContent = t.label + " · " + t.participant;
+        li.appendChild(label);
+      } else {
+        li.value = t.number;
+      }
+      if (t.participant === "System") {
+        li.classList.add("system-turn");
+        if (t.mixed_initiative) {
+          const badge = document.createElement("span");
+          badge.className = "badge mixed-initiative";
+          badge.textContent = t.mixed_initiative === "clarification" ? "Clarifying question" : "Suggestion";
+          li.appendChild(badge);
+        }
+        const said = document.createElement("div");
+        said.className = "system-said";
+        said.textContent = t.response.length > 300 ? t.response.slice(0, 300) + "…" : t.response;
+        li.appendChild(said);
+        list.appendChild(li);
+        continue;
+      }
       const u = document.createElement("div");
       u.textContent = t.raw;
       li.appendChild(u);
       if (t.number === currentNumber) {
-        li.className = "turn-current";
+        li.classList.add("turn-current");
       } else if (t.response) {
         const r = document.createElement("div");
         r.className = "muted response";
@@ -23,7 +51,7 @@
       }
       list.appendChild(li);
     }
-    return turns.find((t) => t.number === currentNumber);
+    return here;
   }
 
   // POST JSON; resolves to {ok: true, body} or {ok: false, detail} (refused), throws when it should be retried.

@@ -35,14 +35,15 @@ def _refused(kind, path, **kw) -> str:
         (
             "cast_topics",
             TREE,
-            "This looks like a CAsT 2022 tree topics file (turns with 'participant'/'parent'), which ecast cannot "
-            f"import; {TOPICS_READS} (a list of topics, each with 'number' and 'turn').",
+            "This looks like a CAsT 2022 tree topics file (turns with 'participant'/'parent'), which the “CAsT 2022 "
+            f"topics JSON (tree or flattened)” import reads; {TOPICS_READS} (a list of topics, each with 'number' and "
+            "'turn').",
         ),
         (
             "cast_topics",
             "cast/2022/2022_evaluation_topics_flattened_duplicated_v1.0.json",
-            "This looks like a CAsT 2022 flattened topics file (branch-aware turn numbers such as '1-1'), which ecast "
-            f"cannot import; {TOPICS_READS}",
+            "This looks like a CAsT 2022 flattened topics file (branch-aware turn numbers such as '1-1'), which the "
+            f"“CAsT 2022 topics JSON (tree or flattened)” import reads; {TOPICS_READS}",
         ),
         (
             "cast_topics",
@@ -143,8 +144,9 @@ def test_qrels_with_cast_2022_turn_ids_are_refused_until_such_turns_exist(shared
     reason = _refused("qrels", path, collection=coll)
     assert reason == (
         "This looks like TREC qrels (qid iter docid grade) with CAsT 2022 turn ids such as 132_1-1, and no turn has "
-        "such an id in CAsT 2020 (CAsT 2022 tree topics cannot be imported yet); the “Qrels (qid iter docid grade)” "
-        "import reads TREC qrels (qid iter docid grade) of turns already imported, or of any ids with the option "
+        "such an id in CAsT 2020 (import its CAsT 2022 topics first, with “CAsT 2022 topics JSON (tree or "
+        "flattened)”); the “Qrels (qid iter docid grade)” import reads TREC qrels (qid iter docid grade) of turns "
+        "already imported, or of any ids with the option "
         "create_turns=true (each id a single-turn conversation)."
     )
     adhoc = Collection.objects.create(name="CAsT 2022 ad hoc", year=2022)
@@ -214,5 +216,5 @@ def test_import_data_prints_the_message_and_fails(shared_data):
         call_command("import_data", "cast_topics", str(shared_data / TREE), stderr=err)
     assert err.getvalue().startswith(
         "2022_evaluation_topics_tree_v1.0.json: This looks like a CAsT 2022 tree topics file (turns with "
-        "'participant'/'parent'), which ecast cannot import;"
+        "'participant'/'parent'), which the “CAsT 2022 topics JSON (tree or flattened)” import reads;"
     )

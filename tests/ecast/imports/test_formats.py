@@ -76,13 +76,15 @@ READ_BY_KIND = {
         for g in "ABCDE"
         for b in range(1, 6)
     ],
+    "cast2022_topics": [
+        "cast/2022/2022_evaluation_topics_tree_v1.0.json",
+        "cast/2022/2022_evaluation_topics_flattened_duplicated_v1.0.json",
+    ],
     "clef_queries": ["clef_ehealth_2018/clef2018_queries_task1_task4.txt", "topics.txt", "topics_narrative.txt"],
 }
 
 # Real files no kind reads, and what they are taken for.
 NOT_READ = {
-    "cast/2022/2022_evaluation_topics_tree_v1.0.json": "a CAsT 2022 tree topics file (turns with 'participant'",
-    "cast/2022/2022_evaluation_topics_flattened_duplicated_v1.0.json": "a CAsT 2022 flattened topics file",
     "cast/2022/2022_evaluation_topics_turn_ids.json": "a CAsT 2022 turn ids file",
     "runs/cast2019_decaf/exp1.trec_eval.txt": "trec_eval output",
     "trec_dd_meta/trec-all-2016-evals.csv.gz": "a CSV file (header: , run, iteration, topic",

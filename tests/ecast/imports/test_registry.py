@@ -11,6 +11,7 @@ def test_other_apps_kinds_are_registered_in_the_import_page_order():
     assert registry.names() == [
         "cast_topics",
         "cast2019_resolved",
+        "cast2022_topics",
         "ikat_topics",
         "ecast_csv",
         "utterance_labels",

@@ -133,6 +133,8 @@ def _letters(text: str) -> str:
 
 def test_negative_feedback_marks_the_previous_response_unreliable():
     assert unreliable_responses([False, False, True, False, True]) == [False, True, False, True, False]
+    # In a tree the turn blamed is the one the feedback follows (its parent), not the one numbered before it.
+    assert unreliable_responses([False, False, True, True], [None, 0, 0, 1]) == [True, True, False, False]
 
 
 def test_replacement_prefers_grade_4_then_3_and_passages_with_text():

@@ -1,0 +1,286 @@
+"""Parsers of TREC CAsT 2022 topic files: the tree file and the flattened ("duplicated") file.
+
+Tree file: a list of topics ``{"number": 132, "turn": [...]}`` whose turns carry a branch-aware ``number``
+("1-1"), a ``participant`` (User or System) and, but for the first, a ``parent``. User turns have ``utterance``
+and ``manual_rewritten_utterance``, System turns ``response`` and ``provenance`` (passage ids).
+
+Flattened file: one entry per root-to-leaf path (a topic number repeats once per path), each a linear list of
+User turns, each with the ``response`` and ``provenance`` of the System turn that follows it on that path. The
+System turns' own numbers are not in the file; they are recovered by ``ecast.trees.flattened_system_number`` and
+the paths are merged back into the tree, so both files import to the same turns.
+
+Both parsers return the same records: {"number": "132", "layout": "tree" | "flattened", "paths": int,
+"turns": [{"number": "1-1", "turn_id": "132_1-1", "participant", "parent": "1-1" | None, "raw_utterance",
+"manual_rewrite", "response", "provenance": [ids], "mixed_initiative"}]} with parents before their children.
+Plain Python (no Django), the same contract as ``ecast.imports.parsers``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections import Counter
+from typing import Any
+
+from ecast import trees
+from ecast.imports.parsers import LineIndex, Parsed
+from ecast.imports.topics import array_spans, load_topic_list, str_field
+
+_TURN_KEY = re.compile(r'"turn"\s*:\s*\[')
+MAX_PASSAGE_ID = 200  # Passage.passage_id
+EXAMPLE = '[{"number": 132, "turn": [{"number": "1-1", "participant": "User", …}]}]'
+
+
+def _topics(text: str, data: list[Any]):
+    """(topic, line, [(turn, line)]) for each topic of the file, lines for error messages."""
+    line_of = LineIndex(text)
+    spans = array_spans(text, len(text) - len(text.lstrip()))
+    for i, topic in enumerate(data):
+        span = spans[i] if i < len(spans) else None
+        line = line_of(span[0]) if span else None
+        turns = topic.get("turn") if isinstance(topic, dict) else None
+        key = _TURN_KEY.search(text, span[0], span[1]) if span else None
+        turn_spans = array_spans(text, key.end() - 1) if key else []
+        located = [
+            (turn, line_of(turn_spans[j][0]) if j < len(turn_spans) else line)
+            for j, turn in enumerate(turns if isinstance(turns, list) else [])
+        ]
+        yield i + 1, topic, line, located
+
+
+def _topic_number(p: Parsed, i: int, topic: Any, line: int | None) -> str | None:
+    if not isinstance(topic, dict):
+        p.error(line, f"topic #{i}: expected an object with 'number' and 'turn', got {type(topic).__name__}")
+        return None
+    value = topic.get("number")
+    if isinstance(value, bool) or not isinstance(value, int | str) or not str(value).strip().isdigit():
+        p.error(line, f"topic #{i}: 'number' must be a topic number such as 132, got {value!r}")
+        return None
+    if not isinstance(topic.get("turn"), list) or not topic["turn"]:
+        p.error(line, f"topic {value}: 'turn' must be a non-empty list")
+        return None
+    return str(int(value))
+
+
+def _branch_number(p: Parsed, where: str, turn: dict, key: str, *, line: int | None) -> str | None:
+    value = turn.get(key)
+    if not isinstance(value, str) or trees.split_branch_number(value.strip()) is None:
+        p.error(line, f'{where}: {key!r} must be a branch-aware turn number such as "1-3", got {value!r}')
+        return None
+    return value.strip()
+
+
+def _provenance(p: Parsed, where: str, turn: dict, *, line: int | None) -> list[str]:
+    value = turn.get("provenance", [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        p.error(line, f"{where}: 'provenance' must be a list of passage ids such as \"MARCO_26_222804180-1\"")
+        return []
+    ids = [v.strip() for v in value]
+    if any(len(v) > MAX_PASSAGE_ID for v in ids):
+        p.error(line, f"{where}: a passage id in 'provenance' is longer than {MAX_PASSAGE_ID} characters")
+    for v in ids:
+        if any(c.isspace() for c in v):
+            # The 2022 tree file has one ("MARCO_50_2268879788 -3"): kept as written, but no qrels line can name it.
+            p.warn(line, f"{where}: passage id {v!r} in 'provenance' contains a space", kind="provenance")
+    return list(dict.fromkeys(ids))
+
+
+def _record(topic: str, number: str, participant: str, parent: str | None, **values: Any) -> dict[str, Any]:
+    response = values.get("response", "")
+    return {
+        "number": number,
+        "turn_id": f"{topic}_{number}",
+        "participant": participant,
+        "parent": parent,
+        "raw_utterance": values.get("raw_utterance", ""),
+        "manual_rewrite": values.get("manual_rewrite", ""),
+        "response": response,
+        "provenance": values.get("provenance", []),
+        "mixed_initiative": trees.mixed_initiative(response) if participant == trees.SYSTEM else "",
+    }
+
+
+def _finish(p: Parsed, layout: str) -> Parsed:
+    turns = [t for topic in p.records for t in topic["turns"]]
+    kinds = Counter(t["participant"] for t in turns)
+    initiative = Counter(t["mixed_initiative"] for t in turns if t["mixed_initiative"])
+    p.counts = {
+        "layout": layout,
+        "topics": len(p.records),
+        "paths": sum(topic["paths"] for topic in p.records),
+        "turns": len(turns),
+        "user_turns": kinds[trees.USER],
+        "system_turns": kinds[trees.SYSTEM],
+        "clarifications": initiative[trees.CLARIFICATION],
+        "suggestions": initiative[trees.SUGGESTION],
+    }
+    return p
+
+
+def _paths(records: list[dict[str, Any]]) -> int:
+    return len(trees.leaves({t["number"]: t["parent"] for t in records}))
+
+
+def parse_cast2022_tree(text: str, *, file: str) -> Parsed:
+    """The CAsT 2022 tree topics file: every turn with its participant and parent (see the module docstring)."""
+    p = Parsed(file)
+    data = load_topic_list(p, text, example=EXAMPLE)
+    if data is None:
+        return p
+    seen_topics: set[str] = set()
+    for i, topic, line, located in _topics(text, data):
+        number = _topic_number(p, i, topic, line)
+        if number is None:
+            continue
+        where = f"topic {number}"
+        if number in seen_topics:
+            p.error(line, f"{where}: topic number appears twice")
+        seen_topics.add(number)
+        records: list[dict[str, Any]] = []
+        known: set[str] = set()
+        for j, (turn, tline) in enumerate(located, start=1):
+            twhere = f"{where}, turn #{j}"
+            if not isinstance(turn, dict):
+                p.error(tline, f"{twhere}: expected an object, got {type(turn).__name__}")
+                continue
+            tnum = _branch_number(p, twhere, turn, "number", line=tline)
+            if tnum is None:
+                continue
+            twhere = f"{where}, turn {tnum}"
+            if tnum in known:
+                p.error(tline, f"{twhere}: turn number appears twice")
+                continue
+            known.add(tnum)  # even when the turn is bad, so that its children are not reported too
+            participant = turn.get("participant")
+            if participant not in (trees.USER, trees.SYSTEM):
+                p.error(tline, f'{twhere}: \'participant\' must be "User" or "System", got {participant!r}')
+                continue
+            parent = turn.get("parent")
+            if parent is None and len(known) > 1:
+                p.error(tline, f"{twhere}: only the first turn of a topic may have no 'parent'")
+            elif parent is not None and parent not in known:
+                p.error(tline, f"{twhere}: 'parent' {parent!r} is not an earlier turn of this topic")
+            field = functools.partial(str_field, p, twhere, turn, line=tline)
+            values: dict[str, Any]
+            if participant == trees.USER:
+                values = {
+                    "raw_utterance": field("utterance", required=True),
+                    "manual_rewrite": field("manual_rewritten_utterance"),
+                }
+            else:
+                values = {
+                    "response": field("response", required=True),
+                    "provenance": _provenance(p, twhere, turn, line=tline),
+                }
+            records.append(_record(number, tnum, participant, parent, **values))
+        p.records.append({"number": number, "layout": "tree", "turns": records, "paths": _paths(records)})
+    return _finish(p, "tree")
+
+
+def _merge(
+    p: Parsed, nodes: dict[str, dict[str, Any]], rec: dict[str, Any], *, where: str, line: int | None
+) -> dict[str, Any]:
+    """Add a turn met on a path, or check it against the same turn met on an earlier path; returns the kept one."""
+    seen = nodes.setdefault(rec["number"], rec)
+    for key in ("parent", "raw_utterance", "manual_rewrite", "response", "provenance"):
+        if seen[key] != rec[key]:
+            p.error(line, f"{where}: its {key.replace('_', ' ')} differs from the same turn on an earlier path")
+            break
+    return seen
+
+
+def _flattened_paths(p: Parsed, text: str, data: list[Any]) -> dict[str, list[list[tuple[dict, int | None]]]]:
+    """topic → its paths, each a list of (User record, line) with the response on the record; bad turns reported."""
+    paths: dict[str, list[list[tuple[dict, int | None]]]] = {}
+    for i, topic, line, located in _topics(text, data):
+        number = _topic_number(p, i, topic, line)
+        if number is None:
+            continue
+        path: list[tuple[dict, int | None]] = []
+        paths.setdefault(number, []).append(path)
+        where = f"topic {number} path {len(paths[number])}"
+        for j, (turn, tline) in enumerate(located, start=1):
+            if not isinstance(turn, dict):
+                p.error(tline, f"{where}, turn #{j}: expected an object, got {type(turn).__name__}")
+                break
+            tnum = _branch_number(p, f"{where}, turn #{j}", turn, "number", line=tline)
+            if tnum is None:
+                break
+            twhere = f"{where}, turn {tnum}"
+            field = functools.partial(str_field, p, twhere, turn, line=tline)
+            rec = _record(
+                number,
+                tnum,
+                trees.USER,
+                None,
+                raw_utterance=field("utterance", required=True),
+                manual_rewrite=field("manual_rewritten_utterance"),
+            )
+            rec["answer"] = (field("response"), tuple(_provenance(p, twhere, turn, line=tline)))
+            if not rec["answer"][0] and j < len(located):
+                p.error(tline, f"{twhere}: only the last turn of a path may have no 'response'")
+            path.append((rec, tline))
+    return paths
+
+
+def parse_cast2022_flattened(text: str, *, file: str) -> Parsed:
+    """The CAsT 2022 flattened file: one linear path per entry, merged back into each topic's tree.
+
+    A System turn is told apart from another by the User turn it answers and its response; its number comes from
+    the User turns that follow it (``ecast.trees.flattened_system_number``).
+    """
+    p = Parsed(file)
+    data = load_topic_list(p, text, example=EXAMPLE)
+    if data is None:
+        return p
+    for number, paths in _flattened_paths(p, text, data).items():
+        # First pass: which User turns follow each System turn (a System turn = its User turn + its answer).
+        following: dict[tuple[str, tuple], list[str]] = {}
+        for path in paths:
+            for k, (rec, _line) in enumerate(path):
+                if rec["answer"][0]:
+                    after = [path[k + 1][0]["number"]] if k + 1 < len(path) else []
+                    following.setdefault((rec["number"], rec["answer"]), []).extend(after)
+        system_number = {key: trees.flattened_system_number(key[0], after) for key, after in following.items()}
+        clash = Counter(system_number.values())
+        for key, snum in system_number.items():
+            if clash[snum] > 1:
+                p.error(None, f"topic {number}: two System turns would be numbered {snum} (after {key[0]})")
+        # Second pass: the tree, parents before children, each turn checked against its copies on other paths.
+        nodes: dict[str, dict[str, Any]] = {}
+        for n, path in enumerate(paths, start=1):
+            parent: str | None = None
+            for rec, line in path:
+                answer = rec.pop("answer")
+                user = _merge(p, nodes, {**rec, "parent": parent}, where=f"topic {number} path {n}, turn", line=line)
+                if not answer[0]:
+                    break
+                snum = system_number[(user["number"], answer)]
+                system = _record(
+                    number, snum, trees.SYSTEM, user["number"], response=answer[0], provenance=list(answer[1])
+                )
+                _merge(p, nodes, system, where=f"topic {number} path {n}, System turn {snum}", line=line)
+                parent = snum
+        records = list(nodes.values())
+        p.records.append({"number": number, "layout": "flattened", "turns": records, "paths": _paths(records)})
+        if p.records[-1]["paths"] != len(paths):
+            p.warn(None, f"topic {number}: {len(paths)} paths in the file, {_paths(records)} once merged into a tree")
+    return _finish(p, "flattened")
+
+
+def is_tree(data_head: Any) -> bool:
+    """Whether the first topic of a parsed file is in the tree layout (its turns name a participant)."""
+    turns = data_head.get("turn") if isinstance(data_head, dict) else None
+    return isinstance(turns, list) and any(isinstance(t, dict) and "participant" in t for t in turns)
+
+
+def parse_cast2022_topics(text: str, *, file: str) -> Parsed:
+    """Either CAsT 2022 file, told by its turns: tree turns name their participant, flattened ones do not."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        data = None
+    if isinstance(data, list) and data and not is_tree(data[0]):
+        return parse_cast2022_flattened(text, file=file)
+    return parse_cast2022_tree(text, file=file)
