@@ -7,6 +7,7 @@ from django.db import models
 
 from ecast.models import Collection, Conversation, Turn
 from evaluation.models import QrelsVersion, Run
+from judging.relevance.strategies import DEFAULT_STRATEGY, STRATEGIES
 
 __all__ = ["Pool", "PoolPair", "AssessorAssignment", "AssessorJudgment", "GRADE_LABELS", "AGGREGATIONS"]
 
@@ -53,6 +54,9 @@ class Pool(models.Model):
     cluster_threshold = models.FloatField(default=0.9)
     assessors_per_pair = models.PositiveSmallIntegerField(default=1)
     aggregation = models.CharField(max_length=10, choices=Aggregation.choices, default=Aggregation.MAJORITY)
+    # The order in which an assessor gets a topic's pairs (judging.relevance.strategies); depth-first is the
+    # classic run-rank order, the others adapt to the judgments made.
+    strategy = models.CharField(max_length=20, choices=list(STRATEGIES.items()), default=DEFAULT_STRATEGY)
     # Assessors allowed to take topics; empty = every assessor.
     assessors = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="relevance_pools")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)

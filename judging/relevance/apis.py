@@ -20,10 +20,11 @@ from ecast.permissions import IsAssessor
 from ecast.rest import AdminApi, JobHealthFields
 from evaluation.models import QrelsVersion, Run
 from judging.models import Pool, PoolPair
-from judging.relevance import pools, versions
+from judging.relevance import ordering, pools, versions
 from judging.relevance import selectors as sel
 from judging.relevance import services as svc
 from judging.relevance.qrels_export import AGGREGATIONS, iter_qrels_chunks
+from judging.relevance.strategies import DEFAULT_STRATEGY, STRATEGIES
 
 
 class PoolOutputSerializer(JobHealthFields, serializers.Serializer):
@@ -39,6 +40,7 @@ class PoolOutputSerializer(JobHealthFields, serializers.Serializer):
     cluster_near_duplicates = serializers.BooleanField()
     assessors_per_pair = serializers.IntegerField()
     aggregation = serializers.CharField()
+    strategy = serializers.CharField(help_text="Judging order: " + ", ".join(STRATEGIES))
     status = serializers.CharField()
     error = serializers.CharField()
     stats = serializers.DictField()
@@ -140,6 +142,9 @@ class PoolCreateApi(AdminApi):
         cluster_threshold = serializers.FloatField(default=0.9, min_value=0.01, max_value=1.0)
         assessors_per_pair = serializers.IntegerField(default=1, min_value=1, max_value=10)
         aggregation = serializers.ChoiceField(choices=list(AGGREGATIONS), default="majority")
+        strategy = serializers.ChoiceField(
+            choices=list(STRATEGIES), default=DEFAULT_STRATEGY, help_text="Judging order of each topic's pairs"
+        )
 
     @extend_schema(request=InputSerializer, responses={202: PoolOutputSerializer})
     def post(self, request):
@@ -160,6 +165,7 @@ class PoolCreateApi(AdminApi):
             cluster_threshold=v["cluster_threshold"],
             assessors_per_pair=v["assessors_per_pair"],
             aggregation=v["aggregation"],
+            strategy=v["strategy"],
             created_by=request.user,
         )
         # 202: the worker computes the pairs; poll the pool until its status is "open" (or "failed").
@@ -172,12 +178,14 @@ class PoolDetailApi(AdminApi):
     class OutputSerializer(PoolOutputSerializer):
         topics = serializers.ListField(child=serializers.DictField())
         judgments = serializers.DictField()
+        found_curve = serializers.DictField(help_text="Relevant pairs found against judgments made, in order")
 
     @extend_schema(responses={200: OutputSerializer})
     def get(self, request, pk: int):
         pool = sel.pool_get(pk=pk)
         pool.topics = sel.pool_topic_progress(pool=pool)  # type: ignore[attr-defined]
         pool.judgments = sel.pool_judgment_summary(pool=pool)  # type: ignore[attr-defined]
+        pool.found_curve = ordering.pool_found_curve(pool=pool)  # type: ignore[attr-defined]
         return Response(self.OutputSerializer(pool).data)
 
 
@@ -263,6 +271,8 @@ class AssignmentItemsApi(APIView):
         turns = serializers.ListField(child=serializers.DictField())
         pairs = serializers.ListField(child=serializers.DictField())
         ptkb = serializers.ListField(child=serializers.DictField(), help_text="The user's PTKB (iKAT), numbered.")
+        ordered = serializers.BooleanField(help_text="The pool's order adapts to the judgments (MTF, MM-NS)")
+        strategy = serializers.CharField()
         progress = serializers.DictField(child=serializers.IntegerField())
 
     @extend_schema(responses={200: OutputSerializer})
@@ -288,6 +298,10 @@ class JudgmentSubmitApi(APIView):
         changed = serializers.BooleanField()
         progress = serializers.DictField(child=serializers.IntegerField())
         completed = serializers.BooleanField()
+        queue = serializers.ListField(
+            child=serializers.IntegerField(),
+            help_text="The topic's unjudged pairs in judging order; the first is the one to judge next",
+        )
 
     @extend_schema(request=InputSerializer, responses={200: OutputSerializer})
     def post(self, request, pk: int):
@@ -307,6 +321,7 @@ class JudgmentSubmitApi(APIView):
             "changed": changed,
             "progress": sel.assignment_progress(assignment=assignment),
             "completed": assignment.completed_at is not None,
+            "queue": ordering.assignment_queue(assignment=assignment),
         }
         return Response(self.OutputSerializer(out).data)
 

@@ -21,6 +21,7 @@ from ecast.models import Collection, Passage, Turn
 from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
 from judging.models import Pool, PoolPair
 from judging.relevance import dedup, versions
+from judging.relevance.strategies import DEFAULT_STRATEGY, STRATEGIES
 
 MAX_DEPTH = 100
 _CHUNK = 900  # below SQLite's bound-parameter limit on old builds
@@ -251,6 +252,7 @@ def _pool_prepare(
     cluster_threshold: float = 0.9,
     assessors_per_pair: int = 1,
     aggregation: str = "majority",
+    strategy: str = DEFAULT_STRATEGY,
 ) -> tuple[Pool, list[Run], list[Turn] | None]:
     """Check a pool request and store its row with its settings and runs (its pairs come from ``_pool_fill``);
     return the pool, its runs and the turns it is restricted to (None = all).
@@ -265,6 +267,8 @@ def _pool_prepare(
         raise ValidationError("assessors_per_pair: must be between 1 and 10")
     if aggregation not in Pool.Aggregation.values:
         raise ValidationError(f"aggregation: must be one of {', '.join(Pool.Aggregation.values)}")
+    if strategy not in STRATEGIES:
+        raise ValidationError(f"strategy: must be one of {', '.join(STRATEGIES)}")
     if cluster_near_duplicates and not 0.0 < float(cluster_threshold) <= 1.0:
         raise ValidationError("cluster_threshold: must be in (0, 1]")
     if text_only is None:
@@ -280,6 +284,7 @@ def _pool_prepare(
         cluster_threshold=float(cluster_threshold),
         assessors_per_pair=int(assessors_per_pair),
         aggregation=aggregation,
+        strategy=strategy,
         created_by=created_by,
         status=status,
     )

@@ -26,11 +26,12 @@ from evaluation.models import QrelsVersion, Run
 from evaluation.robustness.selectors import labelled_runs
 from evaluation.robustness.views import robustness_params
 from judging.models import GRADE_LABELS, Pool
-from judging.relevance import pools, texts, versions
+from judging.relevance import ordering, pools, texts, versions
 from judging.relevance import selectors as sel
 from judging.relevance import services as svc
 from judging.relevance.apis import export_file_name, qrels_streaming_response
 from judging.relevance.qrels_export import AGGREGATIONS
+from judging.relevance.strategies import DEFAULT_STRATEGY, STRATEGIES
 
 assessor_required = role_required(ASSESSOR)
 
@@ -116,6 +117,13 @@ class PoolCreateForm(forms.Form):
     cluster_threshold = forms.FloatField(min_value=0.01, max_value=1.0, initial=0.9, label="Shingle Jaccard ≥")
     assessors_per_pair = forms.IntegerField(min_value=1, max_value=10, initial=1)
     aggregation = forms.ChoiceField(choices=[(a, a) for a in AGGREGATIONS], initial="majority")
+    strategy = forms.ChoiceField(
+        required=False,  # scripts posting the older form get the classic order
+        choices=list(STRATEGIES.items()),
+        initial=DEFAULT_STRATEGY,
+        label="Judging order",
+        help_text="Move-to-front and MM-NS hand out next the pair most likely relevant, learning from each judgment.",
+    )
 
     def __init__(self, *args, collection: Collection, **kwargs):
         super().__init__(*args, **kwargs)
@@ -174,6 +182,7 @@ def admin_index(request: HttpRequest) -> HttpResponse:
                     cluster_threshold=d["cluster_threshold"],
                     assessors_per_pair=d["assessors_per_pair"],
                     aggregation=d["aggregation"],
+                    strategy=d["strategy"] or DEFAULT_STRATEGY,
                     created_by=request.user,
                 )
             except ValidationError as exc:
@@ -215,6 +224,7 @@ def pool_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "per_turn": list(per_turn.items()),
             "topics": topics,
             "summary": sel.pool_judgment_summary(pool=pool),
+            "curve": ordering.pool_found_curve(pool=pool),
             "assessors": assessors,
             "pool_assessors": set(pool.assessors.values_list("pk", flat=True)),
             "conversations": Conversation.objects.filter(pk__in=[t["conversation_id"] for t in topics]),
