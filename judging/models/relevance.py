@@ -6,8 +6,8 @@ from django.conf import settings
 from django.db import models
 
 from ecast.models import Collection, Conversation, Turn
+from evaluation.adjudication import DEFAULT_STRATEGY, STRATEGIES
 from evaluation.models import QrelsVersion, Run
-from judging.relevance.strategies import DEFAULT_STRATEGY, STRATEGIES
 
 __all__ = ["Pool", "PoolPair", "AssessorAssignment", "AssessorJudgment", "GRADE_LABELS", "AGGREGATIONS"]
 
@@ -54,7 +54,7 @@ class Pool(models.Model):
     cluster_threshold = models.FloatField(default=0.9)
     assessors_per_pair = models.PositiveSmallIntegerField(default=1)
     aggregation = models.CharField(max_length=10, choices=Aggregation.choices, default=Aggregation.MAJORITY)
-    # The order in which an assessor gets a topic's pairs (judging.relevance.strategies); depth-first is the
+    # The order in which an assessor gets a topic's pairs (evaluation.adjudication); depth-first is the
     # classic run-rank order, the others adapt to the judgments made.
     strategy = models.CharField(max_length=20, choices=list(STRATEGIES.items()), default=DEFAULT_STRATEGY)
     # Assessors allowed to take topics; empty = every assessor.

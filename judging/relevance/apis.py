@@ -18,13 +18,13 @@ from rest_framework.views import APIView
 from ecast.models import Collection
 from ecast.permissions import IsAssessor
 from ecast.rest import AdminApi, JobHealthFields
+from evaluation.adjudication import DEFAULT_STRATEGY, STRATEGIES
 from evaluation.models import QrelsVersion, Run
 from judging.models import Pool, PoolPair
 from judging.relevance import ordering, pools, versions
 from judging.relevance import selectors as sel
 from judging.relevance import services as svc
 from judging.relevance.qrels_export import AGGREGATIONS, iter_qrels_chunks
-from judging.relevance.strategies import DEFAULT_STRATEGY, STRATEGIES
 
 
 class PoolOutputSerializer(JobHealthFields, serializers.Serializer):

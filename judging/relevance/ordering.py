@@ -1,6 +1,6 @@
 """Reads for the judging order of a pool: which pair an assessor gets next, and the pool's relevant-found curve.
 
-The strategy (``judging.relevance.strategies``) sees one turn at a time: a conversation is leased whole to an
+The strategy (``evaluation.adjudication``) sees one turn at a time: a conversation is leased whole to an
 assessor, its turns are walked in turn order, and each turn is a topic with its own run lists (each run's ranking
 of that turn restricted to the pool's pairs, a near-duplicate standing for its cluster head). Its input is the
 assessor's own grades of that turn, so the next pair is a function of the judgments alone; a pair leased to
@@ -17,9 +17,9 @@ from typing import Any
 
 from django.db.models import F
 
+from evaluation import adjudication as strategies
 from evaluation.models import RunTurn
 from judging.models import AssessorAssignment, AssessorJudgment, Pool, PoolPair
-from judging.relevance import strategies
 
 DEPTH_FIRST = strategies.DEFAULT_STRATEGY
 

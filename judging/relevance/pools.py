@@ -18,10 +18,10 @@ from django.db import transaction
 
 from ecast.jobs import enqueue
 from ecast.models import Collection, Passage, Turn
+from evaluation.adjudication import DEFAULT_STRATEGY, STRATEGIES
 from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
 from judging.models import Pool, PoolPair
 from judging.relevance import dedup, versions
-from judging.relevance.strategies import DEFAULT_STRATEGY, STRATEGIES
 
 MAX_DEPTH = 100
 _CHUNK = 900  # below SQLite's bound-parameter limit on old builds

@@ -22,6 +22,7 @@ from ecast.imports.views import body_too_large
 from ecast.models import Collection, Conversation, ImportJob, Passage
 from ecast.permissions import ASSESSOR, admin_required, role_required
 from ecast.selectors import job_health
+from evaluation.adjudication import DEFAULT_STRATEGY, STRATEGIES
 from evaluation.models import QrelsVersion, Run
 from evaluation.robustness.selectors import labelled_runs
 from evaluation.robustness.views import robustness_params
@@ -31,7 +32,6 @@ from judging.relevance import selectors as sel
 from judging.relevance import services as svc
 from judging.relevance.apis import export_file_name, qrels_streaming_response
 from judging.relevance.qrels_export import AGGREGATIONS
-from judging.relevance.strategies import DEFAULT_STRATEGY, STRATEGIES
 
 assessor_required = role_required(ASSESSOR)
 

@@ -8,8 +8,9 @@ import threading
 import pytest
 from django.db import connection, connections
 
+from evaluation import adjudication as strategies
 from judging.models import AssessorAssignment, AssessorJudgment, PoolPair
-from judging.relevance import services, strategies, versions
+from judging.relevance import services, versions
 from tests.judging.relevance import helpers
 
 

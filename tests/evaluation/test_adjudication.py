@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from judging.relevance import strategies as st
+from evaluation import adjudication as st
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 
 # Two runs sharing one document; x and v relevant.
 SHARED = {"A": ["x", "y", "z"], "B": ["w", "x", "v"]}
@@ -53,6 +53,7 @@ def test_maxmean_without_discount_plays_the_arm_of_highest_posterior_mean():
     # 4 C 1/2: c1 not → 1/3, c2
     order = st.judging_order("mm_ns", UNEVEN, UNEVEN_REL, gamma=1.0)
     assert order == ["a1", "a2", "a3", "b1", "b2", "b3", "c1", "c2"]
+    assert st.judging_order("mm", UNEVEN, UNEVEN_REL) == order
 
 
 def test_maxmean_non_stationary_discounts_older_evidence():
@@ -145,7 +146,7 @@ def test_judgments_made_out_of_order_are_never_handed_out_again(name):
 
 def test_importing_the_strategies_loads_neither_django_nor_celery():
     probe = (
-        "import json, sys; import judging.relevance.strategies; "
+        "import json, sys; import evaluation.adjudication; "
         "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('django', 'celery'))))"
     )
     done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=120)

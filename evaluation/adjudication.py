@@ -1,4 +1,7 @@
-"""Judging orders for a relevance pool: which pooled document an assessor judges next (Django-free).
+"""Adjudication orders for a relevance pool: which pooled document is judged next (Django-free).
+
+Used live by the assessor queue (``judging.relevance.ordering``) and replayed by the budget simulation
+(``evaluation.analyses.budget``).
 
 A strategy works on one *topic* in the pooling sense: one query with its own ranked lists, one per run. In CAsT
 a conversation is judged as a whole, one turn after another, but every turn is a query with its own run lists,
@@ -28,13 +31,16 @@ Strategies (names as stored on a pool):
     retrieved the document. Non-stationary ("NS"): a run's chance of relevance falls as the judging goes deeper,
     so older evidence counts less: with the run's judged documents in the order they were judged, r_1 … r_n
     (1 relevant, 0 not), rel_j = Σ_k γ^(n−k)·r_k and nrel_j = Σ_k γ^(n−k)·(1 − r_k), discount γ = ``gamma``
-    (default 0.9; γ = 1 gives the stationary MM).
+    (default 0.9).
+
+``mm``
+    The stationary MaxMean bandit of the same papers: ``mm_ns`` with γ = 1 (every judgment of a run counts alike).
 
 Ties (documented rule, so that the order is a function of the judgments alone):
 - runs are ordered by name; ``depth_first`` breaks rank ties by document id;
 - ``mtf``: among runs of equal highest priority, the first one in cyclic name order *after* the run that just
   lost the turn (so the run that missed comes last among equals); the first run in name order starts;
-- ``mm_ns``: among arms of equal posterior mean, the first in name order.
+- ``mm_ns`` and ``mm``: among arms of equal posterior mean, the first in name order.
 
 Determinism: :func:`next_document` replays a strategy from the start, feeding it the known grade whenever it picks
 an already judged document, and returns the first pick that is not judged. The answer therefore depends only on
@@ -60,6 +66,7 @@ STRATEGIES: dict[str, str] = {
     "depth_first": "Depth-first by run rank (DocId / depth-k)",
     "mtf": "Move-to-front (Cormack et al. 1998)",
     "mm_ns": "MM-NS bandit (Losada et al. 2016/2017)",
+    "mm": "MM bandit, stationary (Losada et al. 2017)",
 }
 DEFAULT_GAMMA = 0.9
 
@@ -197,6 +204,8 @@ def make_strategy(name: str, runs: Runs, *, gamma: float = DEFAULT_GAMMA) -> Str
         return MoveToFront(runs)
     if name == "mm_ns":
         return MaxMeanNonStationary(runs, gamma=gamma)
+    if name == "mm":
+        return MaxMeanNonStationary(runs, gamma=1.0)
     raise ValueError(f"unknown judging strategy {name!r}; choose one of {', '.join(STRATEGIES)}")
 
 
