@@ -1,0 +1,80 @@
+"""Budget simulations: how fast each adjudication order finds the relevant passages and settles the system ranking."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from ecast.models import Collection
+from evaluation import adjudication
+from evaluation.analyses import budget
+from evaluation.analyses.selectors import qrels_for_version, run_as_dict
+from evaluation.analyses.services.toolkit import analysis_queue, check_measures, check_runs, check_version, progress_set
+from evaluation.models import BudgetSimulation, QrelsVersion, Run
+
+MAX_DEPTH = 100
+
+
+@transaction.atomic
+def budget_simulation_create(
+    *,
+    collection: Collection,
+    runs: Sequence[Run],
+    qrels_version: QrelsVersion | None,
+    depth: int = 10,
+    strategies: Sequence[str] = budget.DEFAULT_STRATEGIES,
+    measures: Sequence[str] = budget.DEFAULT_MEASURES,
+    fractions: Sequence[float] = budget.DEFAULT_FRACTIONS,
+    name: str = "",
+    created_by=None,
+) -> BudgetSimulation:
+    """Store a budget simulation of ``runs`` against a complete qrels version and queue it."""
+    runs = check_runs(collection, runs, 2, why="a system ranking needs two systems")
+    version = check_version(collection, qrels_version)
+    measures = check_measures(measures)
+    if not 1 <= int(depth) <= MAX_DEPTH:
+        raise ValidationError({"depth": f"between 1 and {MAX_DEPTH}"})
+    unknown = [s for s in strategies if s not in adjudication.STRATEGIES]
+    if unknown or not strategies:
+        raise ValidationError({"strategies": f"choose among {', '.join(adjudication.STRATEGIES)}"})
+    fractions = sorted({float(f) for f in fractions})
+    if not fractions or not all(0.0 < f <= 1.0 for f in fractions):
+        raise ValidationError({"fractions": "fractions of the pool in (0, 1], e.g. 0.1 0.25 0.5 1"})
+    obj = BudgetSimulation(
+        collection=collection,
+        name=name or f"Budget simulation · {len(runs)} runs · depth {int(depth)}",
+        qrels_version=version,
+        parameters={
+            "depth": int(depth),
+            "strategies": [s for s in adjudication.STRATEGIES if s in strategies],
+            "measures": measures,
+            "fractions": fractions,
+            "threshold": collection.relevance_threshold,
+        },
+        # The qrels version is the complete truth the strategies are replayed against, not a growing one.
+        auto_recompute=False,
+        created_by=created_by,
+    )
+    obj.full_clean()
+    obj.save()
+    obj.runs.set(runs)
+    analysis_queue(kind="budget", analysis_id=obj.id)
+    return obj
+
+
+def budget_simulation_compute(obj: BudgetSimulation) -> dict:
+    """Replay every strategy against the qrels version (progress: topics ordered and fractions scored)."""
+    p = obj.parameters
+    runs = {r.name: run_as_dict(run=r) for r in obj.runs.order_by("name")}
+    return budget.simulate(
+        runs=runs,
+        qrels=qrels_for_version(version=obj.qrels_version),
+        depth=int(p["depth"]),
+        threshold=int(p.get("threshold", obj.collection.relevance_threshold)),
+        strategies=p["strategies"],
+        measures=p["measures"],
+        fractions=p["fractions"],
+        progress=lambda done, total: progress_set(obj, done, total),
+    )
