@@ -66,7 +66,8 @@ def main() -> None:
         f"CAsT {args.year}: {len(runs)} runs, {res['topics']} judged turns, depth {args.depth}, threshold {threshold}: "
         f"{res['pool_size']} pooled pairs, {res['relevant_in_pool']} relevant"
     )
-    print(f"{'strategy':<12} {'50% rel':>8} {'80% rel':>8}   " + "  ".join(f"τ{m}@10%/25%".rjust(18) for m in TREC_EVAL))
+    heads = "  ".join(f"τ{m}@10%/25%".rjust(18) for m in TREC_EVAL)
+    print(f"{'strategy':<12} {'50% rel':>8} {'80% rel':>8}   {heads}")
     for s in strategies:
         r = res["strategies"][s]
         at = {row["fraction"]: row for row in r["tau"]}
