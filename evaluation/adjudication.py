@@ -36,6 +36,11 @@ Strategies (names as stored on a pool):
 ``mm``
     The stationary MaxMean bandit of the same papers: ``mm_ns`` with γ = 1 (every judgment of a run counts alike).
 
+Prior (bandits only): judgments that exist before the pool — an earlier qrels version grading some of a run's
+documents — can seed each arm. ``prior`` gives, per run, the relevance of its already-judged documents in rank
+order; they are fed to the arm as if judged first (so with γ < 1 the deepest weighs most), and the documents
+themselves are not in the pool. Depth-first and move-to-front ignore it: their papers define no prior.
+
 Ties (documented rule, so that the order is a function of the judgments alone):
 - runs are ordered by name; ``depth_first`` breaks rank ties by document id;
 - ``mtf``: among runs of equal highest priority, the first one in cyclic name order *after* the run that just
@@ -52,6 +57,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 __all__ = [
+    "BANDITS",
     "STRATEGIES",
     "DEFAULT_STRATEGY",
     "Strategy",
@@ -68,9 +74,11 @@ STRATEGIES: dict[str, str] = {
     "mm_ns": "MM-NS bandit (Losada et al. 2016/2017)",
     "mm": "MM bandit, stationary (Losada et al. 2017)",
 }
+BANDITS = ("mm_ns", "mm")  # the strategies that take a prior
 DEFAULT_GAMMA = 0.9
 
 Runs = Mapping[str, Sequence[str]]
+Prior = Mapping[str, Sequence[bool]]  # run → relevance of its documents judged before the pool, in rank order
 
 
 class Strategy:
@@ -93,6 +101,9 @@ class Strategy:
 
     def choose(self) -> str | None:
         raise NotImplementedError
+
+    def seed(self, prior: Prior) -> None:
+        """Start from earlier judgments (bandits only; the other strategies define no prior)."""
 
     def observe(self, doc: str, relevant: bool) -> None:
         self.judged[doc] = bool(relevant)
@@ -170,6 +181,12 @@ class MaxMeanNonStationary(Strategy):
             for d in docs:
                 self._runs_of.setdefault(d, []).append(i)
 
+    def seed(self, prior: Prior) -> None:
+        for i, name in enumerate(self.names):
+            for relevant in prior.get(name, ()):
+                self.rel[i] = self.gamma * self.rel[i] + (1.0 if relevant else 0.0)
+                self.nrel[i] = self.gamma * self.nrel[i] + (0.0 if relevant else 1.0)
+
     def mean(self, i: int) -> float:
         """Posterior mean of run i's Beta(1 + rel, 1 + nrel)."""
         return (1.0 + self.rel[i]) / (2.0 + self.rel[i] + self.nrel[i])
@@ -196,17 +213,22 @@ class MaxMeanNonStationary(Strategy):
             self.nrel[i] = self.gamma * self.nrel[i] + (0.0 if relevant else 1.0)
 
 
-def make_strategy(name: str, runs: Runs, *, gamma: float = DEFAULT_GAMMA) -> Strategy:
-    """A fresh strategy of the given name over one topic's run lists."""
+def make_strategy(name: str, runs: Runs, *, gamma: float = DEFAULT_GAMMA, prior: Prior | None = None) -> Strategy:
+    """A fresh strategy of the given name over one topic's run lists, seeded with ``prior`` if given."""
+    strategy: Strategy
     if name == "depth_first":
-        return DepthFirst(runs)
-    if name == "mtf":
-        return MoveToFront(runs)
-    if name == "mm_ns":
-        return MaxMeanNonStationary(runs, gamma=gamma)
-    if name == "mm":
-        return MaxMeanNonStationary(runs, gamma=1.0)
-    raise ValueError(f"unknown judging strategy {name!r}; choose one of {', '.join(STRATEGIES)}")
+        strategy = DepthFirst(runs)
+    elif name == "mtf":
+        strategy = MoveToFront(runs)
+    elif name == "mm_ns":
+        strategy = MaxMeanNonStationary(runs, gamma=gamma)
+    elif name == "mm":
+        strategy = MaxMeanNonStationary(runs, gamma=1.0)
+    else:
+        raise ValueError(f"unknown judging strategy {name!r}; choose one of {', '.join(STRATEGIES)}")
+    if prior:
+        strategy.seed(prior)
+    return strategy
 
 
 def _replay(strategy: Strategy, judged: Mapping[str, bool]) -> str | None:
@@ -218,17 +240,21 @@ def _replay(strategy: Strategy, judged: Mapping[str, bool]) -> str | None:
     return None
 
 
-def next_document(name: str, runs: Runs, judged: Mapping[str, bool], *, gamma: float = DEFAULT_GAMMA) -> str | None:
+def next_document(
+    name: str, runs: Runs, judged: Mapping[str, bool], *, gamma: float = DEFAULT_GAMMA, prior: Prior | None = None
+) -> str | None:
     """The document to judge next given the judgments so far ({doc: relevant}); None when every one is judged."""
-    return _replay(make_strategy(name, runs, gamma=gamma), judged)
+    return _replay(make_strategy(name, runs, gamma=gamma, prior=prior), judged)
 
 
-def planned_order(name: str, runs: Runs, judged: Mapping[str, bool], *, gamma: float = DEFAULT_GAMMA) -> list[str]:
+def planned_order(
+    name: str, runs: Runs, judged: Mapping[str, bool], *, gamma: float = DEFAULT_GAMMA, prior: Prior | None = None
+) -> list[str]:
     """The unjudged documents in the order they would come if every one of them turned out non-relevant.
 
     The first is exactly :func:`next_document`; the rest is a forecast that the next judgment may change.
     """
-    strategy = make_strategy(name, runs, gamma=gamma)
+    strategy = make_strategy(name, runs, gamma=gamma, prior=prior)
     out: list[str] = []
     doc = _replay(strategy, judged)
     while doc is not None:
@@ -244,6 +270,7 @@ def judging_order(
     relevant: Callable[[str], bool] | Mapping[str, bool] | Iterable[str],
     *,
     gamma: float = DEFAULT_GAMMA,
+    prior: Prior | None = None,
 ) -> list[str]:
     """Every pooled document once, in the order the strategy asks for them when ``relevant`` answers truthfully.
 
@@ -257,7 +284,7 @@ def judging_order(
     else:
         rel_set = set(relevant)
         is_rel = rel_set.__contains__
-    strategy = make_strategy(name, runs, gamma=gamma)
+    strategy = make_strategy(name, runs, gamma=gamma, prior=prior)
     out: list[str] = []
     while (doc := strategy.choose()) is not None:
         out.append(doc)

@@ -57,6 +57,10 @@ class Pool(models.Model):
     # The order in which an assessor gets a topic's pairs (evaluation.adjudication); depth-first is the
     # classic run-rank order, the others adapt to the judgments made.
     strategy = models.CharField(max_length=20, choices=list(STRATEGIES.items()), default=DEFAULT_STRATEGY)
+    # Bandit strategies only: the documents this version already grades seed each run's arm.
+    prior_version = models.ForeignKey(
+        QrelsVersion, on_delete=models.SET_NULL, null=True, blank=True, related_name="pools_seeded"
+    )
     # Assessors allowed to take topics; empty = every assessor.
     assessors = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="relevance_pools")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)

@@ -41,6 +41,7 @@ class PoolOutputSerializer(JobHealthFields, serializers.Serializer):
     assessors_per_pair = serializers.IntegerField()
     aggregation = serializers.CharField()
     strategy = serializers.CharField(help_text="Judging order: " + ", ".join(STRATEGIES))
+    prior_version = serializers.CharField(source="prior_version.name", allow_null=True, default=None)
     status = serializers.CharField()
     error = serializers.CharField()
     stats = serializers.DictField()
@@ -74,6 +75,15 @@ def _pool_sources(v: dict[str, Any]) -> tuple[Collection, QrelsVersion, list[Run
     if len(runs) != len(set(v["runs"])):
         raise ValidationError("runs: unknown run id")
     return collection, version, runs
+
+
+def _prior_version(pk: int | None) -> QrelsVersion | None:
+    if pk is None:
+        return None
+    version = QrelsVersion.objects.filter(pk=pk).first()
+    if version is None:
+        raise ValidationError(f"prior_version: unknown qrels version id {pk}")
+    return version
 
 
 class PoolPreviewApi(AdminApi):
@@ -145,6 +155,9 @@ class PoolCreateApi(AdminApi):
         strategy = serializers.ChoiceField(
             choices=list(STRATEGIES), default=DEFAULT_STRATEGY, help_text="Judging order of each topic's pairs"
         )
+        prior_version = serializers.IntegerField(
+            required=False, allow_null=True, default=None, help_text="MM / MM-NS: a qrels version seeding the arms"
+        )
 
     @extend_schema(request=InputSerializer, responses={202: PoolOutputSerializer})
     def post(self, request):
@@ -166,6 +179,7 @@ class PoolCreateApi(AdminApi):
             assessors_per_pair=v["assessors_per_pair"],
             aggregation=v["aggregation"],
             strategy=v["strategy"],
+            prior_version=_prior_version(v["prior_version"]),
             created_by=request.user,
         )
         # 202: the worker computes the pairs; poll the pool until its status is "open" (or "failed").

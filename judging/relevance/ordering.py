@@ -18,7 +18,7 @@ from typing import Any
 from django.db.models import F
 
 from evaluation import adjudication as strategies
-from evaluation.models import RunTurn
+from evaluation.models import Qrel, RunTurn
 from judging.models import AssessorAssignment, AssessorJudgment, Pool, PoolPair
 
 DEPTH_FIRST = strategies.DEFAULT_STRATEGY
@@ -53,6 +53,35 @@ def topic_run_lists(pool: Pool, pairs: list[PoolPair]) -> dict[int, dict[str, li
     return lists
 
 
+def topic_priors(pool: Pool, pairs: list[PoolPair]) -> dict[int, dict[str, list[bool]]]:
+    """Per turn pk: {run name: relevance of the run's top documents the prior version grades, in rank order}.
+
+    A run's top ``depth`` documents count (down to the deepest rank pooled when the pool skipped passages without
+    text), whether or not they are in the pool: a prior version of (say) automatic labels may grade pool pairs.
+    """
+    if pool.prior_version_id is None:
+        return {}
+    turn_pks = {p.turn_id for p in pairs}
+    threshold = pool.collection.relevance_threshold
+    graded = {
+        (turn_pk, pid): grade >= threshold
+        for turn_pk, pid, grade in Qrel.objects.filter(
+            version_id=pool.prior_version_id, turn_id__in=turn_pks
+        ).values_list("turn_id", "passage_id", "grade")
+    }
+    limit = max(pool.depth, int(pool.stats.get("deepest_rank") or 0))
+    run_names = dict(pool.runs.values_list("pk", "name"))
+    priors: dict[int, dict[str, list[bool]]] = defaultdict(dict)
+    rows = RunTurn.objects.filter(run_id__in=run_names, turn_id__in=turn_pks).values_list(
+        "run_id", "turn_id", "doc_ids"
+    )
+    for run_id, turn_pk, doc_ids in rows:
+        seen = [graded[(turn_pk, d)] for d in doc_ids[:limit] if (turn_pk, d) in graded]
+        if seen:
+            priors[turn_pk][run_names[run_id]] = seen
+    return priors
+
+
 def assignment_queue(*, assignment: AssessorAssignment) -> list[int]:
     """The unjudged cluster heads of the assessor's topic, in the order they will be handed out.
 
@@ -71,6 +100,7 @@ def assignment_queue(*, assignment: AssessorAssignment) -> list[int]:
         return [p.pk for p in heads if p.pk not in grades]
     threshold = pool.collection.relevance_threshold
     lists = topic_run_lists(pool, pairs)
+    priors = topic_priors(pool, pairs)
     by_turn: dict[int, dict[str, int]] = defaultdict(dict)
     turn_order: list[int] = []
     for p in heads:
@@ -81,7 +111,7 @@ def assignment_queue(*, assignment: AssessorAssignment) -> list[int]:
     for turn_pk in turn_order:
         ids = by_turn[turn_pk]
         judged = {pid: grades[pk] >= threshold for pid, pk in ids.items() if pk in grades}
-        planned = strategies.planned_order(pool.strategy, lists.get(turn_pk, {}), judged)
+        planned = strategies.planned_order(pool.strategy, lists.get(turn_pk, {}), judged, prior=priors.get(turn_pk))
         queue += [ids[pid] for pid in planned]
         # A head no run ranks (its runs were removed since) still has to be judged: it comes last in its turn.
         planned_set = set(planned)

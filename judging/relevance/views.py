@@ -125,8 +125,17 @@ class PoolCreateForm(forms.Form):
         help_text="Move-to-front and MM-NS hand out next the pair most likely relevant, learning from each judgment.",
     )
 
+    prior_version = forms.ModelChoiceField(
+        queryset=QrelsVersion.objects.none(),
+        required=False,
+        label="Prior for the bandit",
+        help_text="MM / MM-NS only: documents this version already grades seed each run's weight.",
+    )
+
     def __init__(self, *args, collection: Collection, **kwargs):
         super().__init__(*args, **kwargs)
+        self.fields["prior_version"].queryset = QrelsVersion.objects.filter(collection=collection)  # type: ignore[attr-defined]
+        self.fields["prior_version"].label_from_instance = lambda v: v.name  # type: ignore[attr-defined]
         self.fields["qrels_version"].queryset = QrelsVersion.objects.filter(collection=collection)  # type: ignore[attr-defined]
         self.fields["qrels_version"].label_from_instance = lambda v: v.name  # type: ignore[attr-defined]
         # Pools usually complete the imported judgments: start on the first imported version ("original").
@@ -183,6 +192,7 @@ def admin_index(request: HttpRequest) -> HttpResponse:
                     assessors_per_pair=d["assessors_per_pair"],
                     aggregation=d["aggregation"],
                     strategy=d["strategy"] or DEFAULT_STRATEGY,
+                    prior_version=d["prior_version"],
                     created_by=request.user,
                 )
             except ValidationError as exc:

@@ -73,6 +73,19 @@ def test_maxmean_credits_every_run_that_retrieved_the_judged_document():
     assert st.judging_order("mm_ns", SHARED, {"x", "v"}, gamma=0.5) == ["x", "y", "w", "z", "v"]
 
 
+def test_a_prior_seeds_the_bandit_arms_and_leaves_the_other_orders_alone():
+    # Earlier judgments: run B's two documents above the pool were relevant, A's one was not (γ = 1/2).
+    # A: rel 0, nrel 1 → 1/3; B: rel 1.5 (0.5·1 + 1), nrel 0 → 2.5/3.5 = 0.714 → B plays first: b1 rel, b2 rel, b3 rel
+    # then C 1/2 > A 1/3: c1 not → C 1/3; A 1/3 = C 1/3 → A (by name): a1 rel → A rel 1, nrel 0.5 → 2/3.5 = 0.571
+    # a2 not → A rel 0.5, nrel 1.25 → 1.5/3.75 = 0.4 > C 1/3: a3 not → A empty → C: c2
+    prior = {"A": [False], "B": [True, True]}
+    order = st.judging_order("mm_ns", UNEVEN, UNEVEN_REL, gamma=0.5, prior=prior)
+    assert order == ["b1", "b2", "b3", "c1", "a1", "a2", "a3", "c2"]
+    assert st.next_document("mm_ns", UNEVEN, {}, gamma=0.5, prior=prior) == "b1"
+    for name in ("depth_first", "mtf"):
+        assert st.judging_order(name, UNEVEN, UNEVEN_REL, prior=prior) == st.judging_order(name, UNEVEN, UNEVEN_REL)
+
+
 def test_next_document_replays_the_judgments_so_far():
     order = st.judging_order("mtf", UNEVEN, UNEVEN_REL)
     for k in range(len(order)):

@@ -61,8 +61,8 @@ ORDERED_RUNS = {
 
 def ordered_pool(coll: Collection, strategy: str, **kwargs) -> Pool:
     """Topics 1 and 2 ranked by runs A, B, C; nothing judged before."""
-    original = qrels(coll, {"2_2": {"zz": 0}})
-    runs = [run(coll, name, rankings) for name, rankings in ORDERED_RUNS.items()]
+    original = qrels(coll, {"2_2": {"zz": 0}}, name=f"original {Pool.objects.count()}")
+    runs = [run(coll, f"{name}{Pool.objects.count() or ''}", rankings) for name, rankings in ORDERED_RUNS.items()]
     return pools.pool_create(collection=coll, qrels_version=original, runs=runs, strategy=strategy, **kwargs)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from judging.models import AssessorJudgment, PoolPair
@@ -88,7 +89,17 @@ def test_pools_are_created_with_a_strategy_through_the_api(small_collection, adm
     ok = admin_api.post(reverse("api-relevance-pool-create"), {**body, "strategy": "mtf"}, format="json")
     assert ok.status_code == 202 and ok.json()["strategy"] == "mtf"
     default = admin_api.post(reverse("api-relevance-pool-create"), body, format="json")
-    assert default.json()["strategy"] == "depth_first"
+    assert default.json()["strategy"] == "depth_first" and default.json()["prior_version"] is None
+    unknown = admin_api.post(
+        reverse("api-relevance-pool-create"), {**body, "strategy": "mm_ns", "prior_version": 999}, format="json"
+    )
+    assert unknown.status_code == 400 and "prior_version" in str(unknown.json())
+    seeded = admin_api.post(
+        reverse("api-relevance-pool-create"),
+        {**body, "strategy": "mm_ns", "prior_version": original.pk, "name": "seeded"},
+        format="json",
+    )
+    assert seeded.status_code == 202 and seeded.json()["prior_version"] == original.name
 
 
 @pytest.mark.django_db
@@ -105,3 +116,18 @@ def test_the_pool_page_shows_relevant_found_against_judgments(small_collection, 
     assert '<strong id="found-now">2</strong> relevant found in <strong id="judgments-now">3</strong>' in page
     curve = admin_client.get(reverse("api-relevance-pool", args=[pool.pk])).json()["found_curve"]
     assert [(r["judgments"], r["found"]) for r in curve["rows"]] == [(0, 0), (1, 1), (2, 1), (3, 2)]
+
+
+@pytest.mark.django_db
+def test_a_prior_qrels_version_seeds_the_bandit(small_collection, assessor):
+    prior = helpers.qrels(small_collection, {"1_1": {"d4": 3, "d5": 2}}, name="earlier labels")
+    plain = helpers.ordered_pool(small_collection, "mm_ns")
+    seeded = helpers.ordered_pool(small_collection, "mm_ns", prior_version=prior, name="seeded")
+    # Unseeded, all arms tie at 1/2 → A (by name): d1. Seeded, B's d4 and d5 were relevant (B 2.9/3.9) → B: d4.
+    first = services.assignment_take(pool=plain, assessor=assessor)
+    assert PoolPair.objects.get(pk=ordering.next_pair(assignment=first)).passage_id == "d1"
+    other = helpers.assessor_user("assessor2")
+    second = services.assignment_take(pool=seeded, assessor=other)
+    assert PoolPair.objects.get(pk=ordering.next_pair(assignment=second)).passage_id == "d4"
+    with pytest.raises(ValidationError, match="only the bandit orders"):
+        helpers.ordered_pool(small_collection, "mtf", prior_version=prior, name="mtf with prior")
