@@ -44,7 +44,7 @@ def budget_simulation_create(
         raise ValidationError({"fractions": "fractions of the pool in (0, 1], e.g. 0.1 0.25 0.5 1"})
     obj = BudgetSimulation(
         collection=collection,
-        name=name or f"Budget simulation · {len(runs)} runs · depth {int(depth)}",
+        name=name or f"{len(runs)} runs · depth {int(depth)} · {version.name}",
         qrels_version=version,
         parameters={
             "depth": int(depth),
