@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import csv
 import io
+from datetime import timedelta
 
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
+from ecast import jobs
 from ecast.imports.parsers import read_qrels, read_run
 from evaluation.analyses import budget
 from evaluation.analyses.services import budget as budget_services
+from evaluation.models import BudgetSimulation
 from tests.evaluation.analyses.budget_reference import TREC_EVAL, plain_loop
 from tests.evaluation.analyses.helpers import collection_with_qrels, make_run
+from tests.job_health_helpers import fresh_cache  # noqa: F401 - a fixture
 
 
 @pytest.mark.slow
@@ -141,3 +146,20 @@ def test_an_admin_starts_a_simulation_from_the_page(admin_client, django_capture
     assert resp.status_code == 302, resp.content.decode()[:2000]
     report = admin_client.get(resp["Location"]).content.decode()
     assert "MM-NS bandit" in report and "Depth-first" not in report
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("fresh_cache")
+def test_a_simulation_whose_worker_died_is_queued_again_by_the_sweeper(settings, monkeypatch):
+    import evaluation.analyses.tasks  # noqa: F401 - registers the analysis job kinds with the sweeper
+    from evaluation.analyses.services import common
+
+    coll, version = collection_with_qrels(n_topics=1)
+    obj = BudgetSimulation.objects.create(collection=coll, name="b", qrels_version=version, status="running")
+    queued = []
+    monkeypatch.setattr(common, "enqueue", lambda task, *args: queued.append((task, *args)))
+    jobs.heartbeat_beat("analysis-budget", obj.pk)
+    later = timezone.now() + timedelta(seconds=settings.ECAST_JOB_STALE_SECONDS + 60)
+    actions = jobs.sweep_once(now=later)
+    assert [(a["kind"], a["job"]) for a in actions] == [("analysis-budget", obj.pk)]
+    assert queued == [("evaluation.analysis_compute", "budget", obj.pk)]
