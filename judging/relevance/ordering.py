@@ -158,6 +158,32 @@ def pool_found_curve(*, pool: Pool, points: int = 12) -> dict[str, Any]:
     }
 
 
+def collection_found_by_pool(*, pool: Pool) -> list[dict[str, Any]]:
+    """The other judged pools of the pool's collection: their order, judgments made and relevant found, so orders
+    in use can be compared side by side."""
+    others = (
+        Pool.objects.filter(collection_id=pool.collection_id, pairs__judgments__isnull=False)
+        .exclude(pk=pool.pk)
+        .select_related("collection")
+        .distinct()
+        .order_by("-created_at")
+    )
+    rows = []
+    for other in others:
+        curve = pool_found_curve(pool=other)
+        rows.append(
+            {
+                "pk": other.pk,
+                "name": other.name,
+                "strategy_label": curve["strategy_label"],
+                "judgments": curve["judgments"],
+                "found": curve["found"],
+                "heads": curve["heads"],
+            }
+        )
+    return rows
+
+
 def _polyline(curve: list[tuple[int, int]], *, width: int, height: int, x_max: int, y_max: int) -> str:
     """SVG polyline points for a small step chart drawn by the template."""
     return " ".join(f"{width * x / x_max:.1f},{height - height * y / y_max:.1f}" for x, y in curve)

@@ -235,6 +235,7 @@ def pool_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "topics": topics,
             "summary": sel.pool_judgment_summary(pool=pool),
             "curve": ordering.pool_found_curve(pool=pool),
+            "other_curves": ordering.collection_found_by_pool(pool=pool),
             "assessors": assessors,
             "pool_assessors": set(pool.assessors.values_list("pk", flat=True)),
             "conversations": Conversation.objects.filter(pk__in=[t["conversation_id"] for t in topics]),

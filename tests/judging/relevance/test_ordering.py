@@ -116,6 +116,15 @@ def test_the_pool_page_shows_relevant_found_against_judgments(small_collection, 
     assert '<strong id="found-now">2</strong> relevant found in <strong id="judgments-now">3</strong>' in page
     curve = admin_client.get(reverse("api-relevance-pool", args=[pool.pk])).json()["found_curve"]
     assert [(r["judgments"], r["found"]) for r in curve["rows"]] == [(0, 0), (1, 1), (2, 1), (3, 2)]
+    # A second pool of the collection, judged in another order, lists the first beside its own curve.
+    other = helpers.ordered_pool(small_collection, "mm_ns", name="bandit")
+    b = services.assignment_take(pool=other, assessor=assessor)
+    services.judgment_submit(
+        assignment=b, pair=PoolPair.objects.get(pool=other, passage_id="d1"), grade=0, assessor=assessor
+    )
+    page = admin_client.get(reverse("relevance-pool", args=[other.pk])).content.decode()
+    assert "MM-NS bandit" in page and 'id="found-others"' in page
+    assert '<td>Move-to-front (Cormack et al. 1998)</td><td class="num">3</td><td class="num">2</td>' in page
 
 
 @pytest.mark.django_db
