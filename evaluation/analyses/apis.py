@@ -191,6 +191,9 @@ class BudgetSimulationCreateApi(AdminApi):
         strategies = serializers.ListField(child=serializers.CharField(), default=list(budget.DEFAULT_STRATEGIES))
         measures = serializers.ListField(child=serializers.CharField(), default=list(budget.DEFAULT_MEASURES))
         fractions = serializers.ListField(child=serializers.FloatField(), default=list(budget.DEFAULT_FRACTIONS))
+        prior_version = serializers.IntegerField(
+            required=False, allow_null=True, default=None, help_text="A qrels version seeding the bandit orders"
+        )
         name = serializers.CharField(required=False, allow_blank=True, default="")
 
     @extend_schema(
@@ -211,6 +214,7 @@ class BudgetSimulationCreateApi(AdminApi):
             strategies=d["strategies"],
             measures=d["measures"],
             fractions=d["fractions"],
+            prior_version=_version(d["prior_version"]) if d["prior_version"] is not None else None,
             name=d["name"],
             created_by=request.user,
         )

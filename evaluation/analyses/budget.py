@@ -12,6 +12,9 @@ Barreiro (IP&M 2017, §5: relevant documents found per number of judgments; Kend
   documents, infAP estimates from the judged ones, as trec_eval does) and the system ranking by mean score is
   compared with the ranking under the full qrels by Kendall's τ (``evaluation.stats.kendall_tau``, scipy).
 
+A prior (another qrels version, e.g. earlier or automatic labels) seeds the bandit arms: per topic, each run's
+top-``depth`` documents that the prior grades, in rank order (``evaluation.adjudication``, "Prior").
+
 Metrics come from ``evaluation.metrics`` (ir_measures / pytrec_eval, trec_eval -c semantics).
 """
 
@@ -43,6 +46,12 @@ def ranked_lists(run: Mapping[str, Mapping[str, float]]) -> dict[str, list[str]]
 def topic_pools(ranked: Ranked, topics: Sequence[str], depth: int) -> dict[str, dict[str, list[str]]]:
     """Per topic: {run: its top-``depth`` documents} (runs that did not rank the topic are left out)."""
     return {t: {r: list(lists[t][:depth]) for r, lists in ranked.items() if lists.get(t)} for t in topics}
+
+
+def topic_prior(lists: Mapping[str, Sequence[str]], graded: Mapping[str, int], threshold: int) -> dict[str, list[bool]]:
+    """Per run: relevance of its listed documents that the prior grades, in rank order."""
+    out = {r: [graded[d] >= threshold for d in docs if d in graded] for r, docs in lists.items()}
+    return {r: seen for r, seen in out.items() if seen}
 
 
 def budget_costs(orders: Mapping[str, list[str]], rel_of: Mapping[str, set[str]], targets: Mapping[str, int]) -> dict:
@@ -79,6 +88,7 @@ def simulate(
     strategies: Sequence[str] = DEFAULT_STRATEGIES,
     measures: Sequence[str] = DEFAULT_MEASURES,
     fractions: Sequence[float] = DEFAULT_FRACTIONS,
+    prior: Qrels | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Relevant found per judgment budget and τ per pool fraction, for every strategy (see the module docstring)."""
@@ -92,6 +102,7 @@ def simulate(
     sizes = {t: len({d for docs in pools[t].values() for d in docs}) for t in topics}
     rel_of = {t: {d for d, g in qrels[t].items() if g >= threshold} for t in topics}
     total_rel = sum(len(rel_of[t] & {d for docs in pools[t].values() for d in docs}) for t in topics)
+    seeds = {t: topic_prior(pools[t], (prior or {}).get(t, {}), threshold) for t in topics} if prior else {}
     total = len(strategies) * (len(topics) + len(fractions))
     done = 0
 
@@ -105,13 +116,14 @@ def simulate(
         "relevant_in_pool": total_rel,
         "measures": list(measures),
         "fractions": list(fractions),
+        "prior": bool(prior),
         "full_means": full_means,
         "strategies": {},
     }
     for name in strategies:
         orders: dict[str, list[str]] = {}
         for t in topics:
-            orders[t] = adjudication.judging_order(name, pools[t], rel_of[t])
+            orders[t] = adjudication.judging_order(name, pools[t], rel_of[t], prior=seeds.get(t))
             done += 1
             if progress:
                 progress(done, total)

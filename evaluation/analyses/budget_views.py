@@ -33,6 +33,7 @@ def budget_page(request: HttpRequest) -> HttpResponse:
                 strategies=d["strategies"],
                 measures=split_list(d["measures"]),
                 fractions=d["fractions"],
+                prior_version=d["prior_version"],
                 name=d["name"],
                 created_by=request.user,
             ),

@@ -37,6 +37,10 @@ class _RunsMixin(forms.Form):
             self.fields["qrels_version"].queryset = (  # type: ignore[attr-defined]
                 qrels_versions_for_collection(collection=collection) if collection else None
             )
+        if "prior_version" in self.fields:
+            self.fields["prior_version"].queryset = (  # type: ignore[attr-defined]
+                qrels_versions_for_collection(collection=collection) if collection else None
+            )
         if "qrels_versions" in self.fields:
             self.fields["qrels_versions"].queryset = (  # type: ignore[attr-defined]
                 qrels_versions_for_collection(collection=collection) if collection else None
@@ -170,6 +174,9 @@ class BudgetForm(_RunsMixin):
         choices=list(adjudication.STRATEGIES.items()),
         initial=list(budget.DEFAULT_STRATEGIES),
         widget=forms.CheckboxSelectMultiple,
+    )
+    prior_version: Any = forms.ModelChoiceField(
+        queryset=None, required=False, help_text="Optional: grades that seed the bandit orders (MM, MM-NS)"
     )
     measures = forms.CharField(initial=", ".join(budget.DEFAULT_MEASURES), help_text="ir_measures names")
     fractions = forms.CharField(

@@ -27,6 +27,7 @@ def budget_simulation_create(
     strategies: Sequence[str] = budget.DEFAULT_STRATEGIES,
     measures: Sequence[str] = budget.DEFAULT_MEASURES,
     fractions: Sequence[float] = budget.DEFAULT_FRACTIONS,
+    prior_version: QrelsVersion | None = None,
     name: str = "",
     created_by=None,
 ) -> BudgetSimulation:
@@ -42,6 +43,10 @@ def budget_simulation_create(
     fractions = sorted({float(f) for f in fractions})
     if not fractions or not all(0.0 < f <= 1.0 for f in fractions):
         raise ValidationError({"fractions": "fractions of the pool in (0, 1], e.g. 0.1 0.25 0.5 1"})
+    if prior_version is not None:
+        check_version(collection, prior_version)
+        if not set(strategies) & set(adjudication.BANDITS):
+            raise ValidationError({"prior_version": "a prior seeds the bandit orders (MM, MM-NS): choose one of them"})
     obj = BudgetSimulation(
         collection=collection,
         name=name or f"{len(runs)} runs · depth {int(depth)} · {version.name}",
@@ -52,6 +57,8 @@ def budget_simulation_create(
             "measures": measures,
             "fractions": fractions,
             "threshold": collection.relevance_threshold,
+            "prior_version_id": prior_version.pk if prior_version is not None else None,
+            "prior_version": prior_version.name if prior_version is not None else None,
         },
         # The qrels version is the complete truth the strategies are replayed against, not a growing one.
         auto_recompute=False,
@@ -62,6 +69,15 @@ def budget_simulation_create(
     obj.runs.set(runs)
     analysis_queue(kind="budget", analysis_id=obj.id)
     return obj
+
+
+def _prior(version_id: int | None) -> dict[str, dict[str, int]] | None:
+    if version_id is None:
+        return None
+    version = QrelsVersion.objects.filter(pk=version_id).first()
+    if version is None:
+        raise ValueError("the prior qrels version no longer exists")
+    return qrels_for_version(version=version)
 
 
 def budget_simulation_compute(obj: BudgetSimulation) -> dict:
@@ -76,5 +92,6 @@ def budget_simulation_compute(obj: BudgetSimulation) -> dict:
         strategies=p["strategies"],
         measures=p["measures"],
         fractions=p["fractions"],
+        prior=_prior(p.get("prior_version_id")),
         progress=lambda done, total: progress_set(obj, done, total),
     )

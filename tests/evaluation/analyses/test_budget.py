@@ -122,6 +122,13 @@ def test_the_budget_page_and_api_are_for_admins_only(done_budget, rater_client, 
         format="json",
     )
     assert bad.status_code == 400 and "strategies" in bad.json()
+    version = done_budget.qrels_version_id
+    no_bandit = admin_api.post(
+        reverse("api-analyses-budget-create"),
+        {**body, "qrels_version": version, "strategies": ["mtf"], "prior_version": version},
+        format="json",
+    )
+    assert no_bandit.status_code == 400 and "prior_version" in no_bandit.json()
 
 
 @pytest.mark.django_db
@@ -163,3 +170,22 @@ def test_a_simulation_whose_worker_died_is_queued_again_by_the_sweeper(settings,
     actions = jobs.sweep_once(now=later)
     assert [(a["kind"], a["job"]) for a in actions] == [("analysis-budget", obj.pk)]
     assert queued == [("evaluation.analysis_compute", "budget", obj.pk)]
+
+
+def test_a_prior_seeds_the_bandits_in_the_simulation():
+    runs = {
+        "A": {"t": {"a1": 3.0, "a2": 2.0, "a3": 1.0}},
+        "B": {"t": {"b1": 3.0, "b2": 2.0, "b3": 1.0}},
+        "C": {"t": {"c1": 3.0, "c2": 2.0}},
+    }
+    qrels = {"t": {"a1": 1, "b1": 1, "b2": 1, "b3": 1}}
+    common = {"runs": runs, "qrels": qrels, "depth": 3, "threshold": 1, "measures": ["AP"], "fractions": [1.0]}
+    plain = budget.simulate(strategies=["mm_ns", "mtf"], **common)
+    # Earlier labels (wrongly) called C's documents relevant: C's arm starts at (1 + 1.9)/(2 + 1.9) and plays first,
+    # c1 and c2 are not relevant, so the first two judgments find nothing; unseeded, A plays first and a1 is relevant.
+    seeded = budget.simulate(strategies=["mm_ns", "mtf"], prior={"t": {"c1": 2, "c2": 2}}, **common)
+    found = lambda res, s: [p["found"] for p in res["strategies"][s]["curve"]]  # noqa: E731
+    assert found(plain, "mm_ns")[:3] == [0, 1, 1]
+    assert found(seeded, "mm_ns")[:3] == [0, 0, 0]
+    assert found(seeded, "mtf") == found(plain, "mtf")  # move-to-front takes no prior
+    assert seeded["prior"] is True and plain["prior"] is False
