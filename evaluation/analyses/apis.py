@@ -17,9 +17,10 @@ from rest_framework.response import Response
 from ecast.errors import DomainError
 from ecast.models import Collection
 from ecast.rest import AdminApi, JobHealthFields
+from evaluation.analyses import budget, pivots
 from evaluation.analyses import calibration as cal
-from evaluation.analyses import pivots
 from evaluation.analyses.selectors import ANALYSIS_MODELS
+from evaluation.analyses.services import budget as budget_services
 from evaluation.analyses.services import calibration as calibration_services
 from evaluation.analyses.services import metaeval as metaeval_services
 from evaluation.analyses.services import pivots as pivot_services
@@ -176,6 +177,45 @@ class CalibrationReportCreateApi(AdminApi):
             normalisation=d["normalisation"],
             depth=d.get("depth"),
             n_buckets=d["n_buckets"],
+            created_by=request.user,
+        )
+        return _created(obj)
+
+
+class BudgetSimulationCreateApi(AdminApi):
+    class InputSerializer(serializers.Serializer):
+        collection = serializers.IntegerField()
+        runs = serializers.ListField(child=serializers.IntegerField(), min_length=2)
+        qrels_version = serializers.IntegerField(help_text="Complete judgments the strategies are replayed against")
+        depth = serializers.IntegerField(default=10, min_value=1, max_value=100)
+        strategies = serializers.ListField(child=serializers.CharField(), default=list(budget.DEFAULT_STRATEGIES))
+        measures = serializers.ListField(child=serializers.CharField(), default=list(budget.DEFAULT_MEASURES))
+        fractions = serializers.ListField(child=serializers.FloatField(), default=list(budget.DEFAULT_FRACTIONS))
+        prior_version = serializers.IntegerField(
+            required=False, allow_null=True, default=None, help_text="A qrels version seeding the bandit orders"
+        )
+        name = serializers.CharField(required=False, allow_blank=True, default="")
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={201: AnalysisOutputSerializer},
+        summary="Simulate judging budgets: adjudication orders replayed on a complete qrels version",
+    )
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        d: dict[str, Any] = data.validated_data
+        collection = _collection(d["collection"])
+        obj = budget_services.budget_simulation_create(
+            collection=collection,
+            runs=_runs(collection, d["runs"]),
+            qrels_version=_version(d["qrels_version"]),
+            depth=d["depth"],
+            strategies=d["strategies"],
+            measures=d["measures"],
+            fractions=d["fractions"],
+            prior_version=_version(d["prior_version"]) if d["prior_version"] is not None else None,
+            name=d["name"],
             created_by=request.user,
         )
         return _created(obj)

@@ -12,6 +12,26 @@ from ecast.permissions import admin_required
 from evaluation.analyses.views import get_analysis
 
 
+def budget_csv_rows(res: dict, table: str) -> tuple[list[str], list[list[Any]]]:
+    """Budget simulation: relevant found per budget (default) or Kendall τ per pool fraction (``table=tau``)."""
+    strategies = res.get("strategies", {})
+    if table == "tau":
+        measures = res.get("measures", [])
+        head = ["strategy", "fraction_of_pool", "judgments", *[f"tau_{m}" for m in measures]]
+        rows = [
+            [name, r["fraction"], r["judgments"], *[r[m] for m in measures]]
+            for name, s in strategies.items()
+            for r in s["tau"]
+        ]
+        return head, rows
+    head = ["strategy", "budget_per_topic", "judgments", "relevant_found", "relevant_in_pool"]
+    total = res.get("relevant_in_pool")
+    rows = [
+        [name, p["budget"], p["judgments"], p["found"], total] for name, s in strategies.items() for p in s["curve"]
+    ]
+    return head, rows
+
+
 def _meta(obj) -> dict:
     return {
         "id": obj.pk,
@@ -110,6 +130,8 @@ def csv_rows(kind: str, res: dict, table: str = "") -> tuple[list[str], list[lis
             for b in c["buckets"]
         ]
         return head, rows
+    if kind == "budget":
+        return budget_csv_rows(res, table)
     head = ["b", "value", "gain", "relative_gain"]
     return head, [[c["b"], c["value"], c["gain"], c["relative_gain"]] for c in res.get("curve", [])]
 

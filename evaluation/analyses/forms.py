@@ -9,7 +9,8 @@ from django.core.exceptions import ValidationError
 
 from ecast.forms import preselect_single_choices
 from ecast.models import Collection
-from evaluation.analyses import metaeval, pivots
+from evaluation import adjudication
+from evaluation.analyses import budget, metaeval, pivots
 from evaluation.analyses.selectors import (
     qrels_versions_for_collection,
     runs_for_collection,
@@ -34,6 +35,10 @@ class _RunsMixin(forms.Form):
             self.fields["runs"].queryset = runs_for_collection(collection=collection) if collection else None  # type: ignore[attr-defined]
         if "qrels_version" in self.fields:
             self.fields["qrels_version"].queryset = (  # type: ignore[attr-defined]
+                qrels_versions_for_collection(collection=collection) if collection else None
+            )
+        if "prior_version" in self.fields:
+            self.fields["prior_version"].queryset = (  # type: ignore[attr-defined]
                 qrels_versions_for_collection(collection=collection) if collection else None
             )
         if "qrels_versions" in self.fields:
@@ -154,6 +159,35 @@ class StochasticForm(_RunsMixin):
             return [float(b) for b in split_list(self.cleaned_data["b_values"])]
         except ValueError as exc:
             raise ValidationError("comma-separated numbers") from exc
+
+
+class BudgetForm(_RunsMixin):
+    name = forms.CharField(required=False)
+    runs: Any = forms.ModelMultipleChoiceField(
+        queryset=None, widget=forms.SelectMultiple(attrs={"size": 8}), help_text="The systems to rank (two or more)"
+    )
+    qrels_version: Any = forms.ModelChoiceField(
+        queryset=None, help_text="Complete judgments the orders are replayed on"
+    )
+    depth = forms.IntegerField(initial=10, min_value=1, max_value=100, help_text="Pool depth per run and turn")
+    strategies = forms.MultipleChoiceField(
+        choices=list(adjudication.STRATEGIES.items()),
+        initial=list(budget.DEFAULT_STRATEGIES),
+        widget=forms.CheckboxSelectMultiple,
+    )
+    prior_version: Any = forms.ModelChoiceField(
+        queryset=None, required=False, help_text="Optional: grades that seed the bandit orders (MM, MM-NS)"
+    )
+    measures = forms.CharField(initial=", ".join(budget.DEFAULT_MEASURES), help_text="ir_measures names")
+    fractions = forms.CharField(
+        label="Pool fractions for τ", initial=", ".join(f"{f:g}" for f in budget.DEFAULT_FRACTIONS)
+    )
+
+    def clean_fractions(self) -> list[float]:
+        try:
+            return [float(f) for f in split_list(self.cleaned_data["fractions"])]
+        except ValueError as exc:
+            raise ValidationError("comma-separated numbers in (0, 1]") from exc
 
 
 def parse_dimensions_text(text: str) -> dict[str, list[str]]:

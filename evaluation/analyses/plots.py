@@ -124,3 +124,48 @@ def stability_svg(rows: list[dict]) -> str:
 
 def _num(v: Any) -> float:
     return float("nan") if v is None else float(v)
+
+
+def found_curve_svg(res: dict) -> str:
+    """Relevant documents found against judgments made, one line per strategy (Losada et al. 2017, Fig. 3)."""
+    fig, ax = subplots(figsize=(5.8, 3.8))
+    for s in res["strategies"].values():
+        ax.plot([p["judgments"] for p in s["curve"]], [p["found"] for p in s["curve"]], label=s["label"])
+    ax.axhline(res["relevant_in_pool"], color="grey", lw=0.8, linestyle=":")
+    ax.set_xlabel("judgments (spread evenly over the turns)")
+    ax.set_ylabel(f"relevant found (grade ≥ {res['threshold']})")
+    ax.legend(fontsize=7, loc="lower right")
+    ax.grid(alpha=0.3)
+    return figure_svg(fig)
+
+
+def tau_curve_svg(res: dict, measure: str) -> str:
+    """Kendall τ between the rankings under partial and full judgments, against the share of the pool judged."""
+    fig, ax = subplots(figsize=(4.6, 3.2))
+    for s in res["strategies"].values():
+        ax.plot(
+            [r["fraction"] for r in s["tau"]], [_num(r[measure]) for r in s["tau"]], marker="o", ms=3, label=s["label"]
+        )
+    ax.set_xlabel("share of each turn's pool judged")
+    ax.set_ylabel(f"Kendall τ ({measure})")
+    taus = [r[measure] for s in res["strategies"].values() for r in s["tau"] if r[measure] is not None]
+    ax.set_ylim(min([0.0, *taus]), 1.02)
+    ax.legend(fontsize=6, loc="lower right")
+    ax.grid(alpha=0.3)
+    return figure_svg(fig)
+
+
+def budget_summary(res: dict, fractions: tuple[float, ...] = (0.1, 0.25)) -> list[dict]:
+    """Per strategy: judgments to find 50 % / 80 % of the pool's relevant documents, τ at 10 % / 25 % judged."""
+    rows = []
+    for name, s in res["strategies"].items():
+        at = {r["fraction"]: r for r in s["tau"]}
+        rows.append(
+            {
+                "name": name,
+                "label": s["label"],
+                "cost": [s["cost"].get(k) for k in ("0.5", "0.8")],
+                "tau": [[at.get(f, {}).get(m) for m in res["measures"]] for f in fractions],
+            }
+        )
+    return rows

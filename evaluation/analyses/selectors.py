@@ -10,6 +10,7 @@ from django.db.models import QuerySet
 
 from ecast.models import Collection, Passage
 from evaluation.models import (
+    BudgetSimulation,
     CalibrationReport,
     MetaEvaluation,
     PivotAnalysis,
@@ -25,6 +26,7 @@ ANALYSIS_MODELS: dict[str, Any] = {
     "metaeval": MetaEvaluation,
     "calibration": CalibrationReport,
     "stochastic": StochasticSystem,
+    "budget": BudgetSimulation,
 }
 
 

@@ -44,12 +44,14 @@ KIND_TITLES = {
     "metaeval": "Meta-evaluation",
     "calibration": "Calibration report",
     "stochastic": "Stochastic system",
+    "budget": "Budget simulation",
 }
 LIST_URL = {"pivots": "analyses-pivots", "metaeval": "analyses-metaeval", "calibration": "analyses-calibration"}
 LIST_URL["stochastic"] = "analyses-calibration"
+LIST_URL["budget"] = "analyses-budget"
 
 
-def _collection(request: HttpRequest, kind: str = "") -> Collection | None:
+def collection_for(request: HttpRequest, kind: str = "") -> Collection | None:
     """The chosen collection; by default the one holding the newest analysis of ``kind``, else the first with runs
     (a collection without runs, like the TREC DD table's, has nothing to analyse from a form)."""
     cid = request.GET.get("collection") or request.POST.get("collection")
@@ -79,11 +81,11 @@ def get_analysis(kind: str, pk: int):
 @require_http_methods(["GET", "POST"])
 def pivots_page(request: HttpRequest) -> HttpResponse:
     """List of pivot analyses and the form to start one."""
-    collection = _collection(request)
+    collection = collection_for(request)
     form = PivotForm(request.POST or None, collection=collection)
     if request.method == "POST" and form.is_valid() and collection is not None:
         d = form.cleaned_data
-        created = _create_and_open(
+        created = create_and_open(
             request,
             form,
             "pivots",
@@ -104,10 +106,10 @@ def pivots_page(request: HttpRequest) -> HttpResponse:
         )
         if created is not None:
             return created
-    return _list_page(request, "pivots", collection, form)
+    return list_page(request, "pivots", collection, form)
 
 
-def _create_and_open(
+def create_and_open(
     request: HttpRequest, form: forms.Form, kind: str, what: str, create: Callable[[], Any]
 ) -> HttpResponse | None:
     """Run one create service: on success go to the new analysis' page; refused, show why on the form (None)."""
@@ -124,11 +126,13 @@ def _create_and_open(
     return redirect("analyses-detail", kind=kind, pk=obj.pk)
 
 
-def _list_page(request: HttpRequest, kind: str, collection: Collection | None, form: forms.Form, **extra: Any):
+def list_page(request: HttpRequest, kind: str, collection: Collection | None, form: forms.Form, **extra: Any):
     items: Any = analysis_list(kind=kind, collection=collection) if collection else []
     ctx = {
         "kind": kind,
-        "title": {"pivots": "Pivots", "metaeval": "Meta-evaluation", "calibration": "Calibration"}[kind],
+        "title": {"pivots": "Pivots", "metaeval": "Meta-evaluation", "calibration": "Calibration", "budget": "Budget"}[
+            kind
+        ],
         "collections": Collection.objects.all(),
         "collection": collection,
         "form": form,
@@ -145,12 +149,12 @@ def _list_page(request: HttpRequest, kind: str, collection: Collection | None, f
 @require_http_methods(["GET", "POST"])
 def metaeval_page(request: HttpRequest) -> HttpResponse:
     """List of meta-evaluations and the form (upload a per-topic table, or use the app's scores)."""
-    collection = _collection(request, "metaeval")
+    collection = collection_for(request, "metaeval")
     form = MetaEvalForm(request.POST or None, request.FILES or None, collection=collection)
     if request.method == "POST" and form.is_valid() and collection is not None:
         d = form.cleaned_data
         upload = d.get("upload")
-        created = _create_and_open(
+        created = create_and_open(
             request,
             form,
             "metaeval",
@@ -172,7 +176,7 @@ def metaeval_page(request: HttpRequest) -> HttpResponse:
         )
         if created is not None:
             return created
-    return _list_page(request, "metaeval", collection, form)
+    return list_page(request, "metaeval", collection, form)
 
 
 # ---- calibration + stochastic systems ------------------------------------------------------------------------------
@@ -182,14 +186,14 @@ def metaeval_page(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def calibration_page(request: HttpRequest) -> HttpResponse:
     """Calibration reports and stochastic systems: lists and both create forms."""
-    collection = _collection(request)
+    collection = collection_for(request)
     which = request.POST.get("form") if request.method == "POST" else None
     cform = CalibrationForm(request.POST if which == "calibration" else None, collection=collection)
     sform = StochasticForm(request.POST if which == "stochastic" else None, collection=collection)
     created = None
     if which == "calibration" and cform.is_valid():
         d = cform.cleaned_data
-        created = _create_and_open(
+        created = create_and_open(
             request,
             cform,
             "calibration",
@@ -205,7 +209,7 @@ def calibration_page(request: HttpRequest) -> HttpResponse:
         )
     if which == "stochastic" and sform.is_valid() and collection is not None:
         d = sform.cleaned_data
-        created = _create_and_open(
+        created = create_and_open(
             request,
             sform,
             "stochastic",
@@ -225,7 +229,7 @@ def calibration_page(request: HttpRequest) -> HttpResponse:
     if created is not None:
         return created
     stochastic = analysis_list(kind="stochastic", collection=collection) if collection else []
-    return _list_page(request, "calibration", collection, cform, sform=sform, stochastic=stochastic)
+    return list_page(request, "calibration", collection, cform, sform=sform, stochastic=stochastic)
 
 
 # ---- shared: detail, downloads, status, recompute --------------------------------------------------------------
@@ -362,7 +366,18 @@ def _stochastic_context(request: HttpRequest, obj, res: dict) -> dict:
     return {"gain_svg": plots.gain_curve_svg(res["curve"], res.get("measure", ""))}
 
 
+def _budget_context(request: HttpRequest, obj, res: dict) -> dict:
+    if not res.get("strategies"):
+        return {}
+    return {
+        "found_svg": plots.found_curve_svg(res),
+        "tau_svgs": [(m, plots.tau_curve_svg(res, m)) for m in res["measures"]],
+        "summary": plots.budget_summary(res),
+    }
+
+
 DETAIL_CONTEXT = {
+    "budget": _budget_context,
     "pivots": _pivot_context,
     "metaeval": _metaeval_context,
     "calibration": _calibration_context,

@@ -13,7 +13,14 @@ from django.db import models
 from ecast.models import Collection
 from evaluation.models.core import QrelsVersion, Run
 
-__all__ = ["AnalysisStatus", "CalibrationReport", "MetaEvaluation", "PivotAnalysis", "StochasticSystem"]
+__all__ = [
+    "AnalysisStatus",
+    "BudgetSimulation",
+    "CalibrationReport",
+    "MetaEvaluation",
+    "PivotAnalysis",
+    "StochasticSystem",
+]
 
 
 class AnalysisStatus(models.TextChoices):
@@ -93,6 +100,16 @@ class StochasticSystem(AnalysisBase):
     """Several runs that are samples of one system (ensemble members / dropout passes) and its risk analysis.
 
     ``parameters``: b_values, measure (headline, default nDCG@3), depth. Results: gain curve and per-b scores.
+    """
+
+    runs = models.ManyToManyField(Run, related_name="+")
+
+
+class BudgetSimulation(AnalysisBase):
+    """Adjudication orders replayed against a complete qrels version (``evaluation.analyses.budget``).
+
+    ``parameters``: depth, strategies, measures, fractions, threshold. Results: relevant found per judgment budget
+    and Kendall τ between system rankings under partial and full judgments, per strategy.
     """
 
     runs = models.ManyToManyField(Run, related_name="+")

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 
 from ecast.models import Collection, Conversation, Turn
+from evaluation.adjudication import DEFAULT_STRATEGY, STRATEGIES
 from evaluation.models import QrelsVersion, Run
 
 __all__ = ["Pool", "PoolPair", "AssessorAssignment", "AssessorJudgment", "GRADE_LABELS", "AGGREGATIONS"]
@@ -60,6 +61,13 @@ class Pool(models.Model):
     cluster_threshold = models.FloatField(default=0.9)
     assessors_per_pair = models.PositiveSmallIntegerField(default=1)
     aggregation = models.CharField(max_length=10, choices=Aggregation.choices, default=Aggregation.MAJORITY)
+    # The order in which an assessor gets a topic's pairs (evaluation.adjudication); depth-first is the
+    # classic run-rank order, the others adapt to the judgments made.
+    strategy = models.CharField(max_length=20, choices=list(STRATEGIES.items()), default=DEFAULT_STRATEGY)
+    # Bandit strategies only: the documents this version already grades seed each run's arm.
+    prior_version = models.ForeignKey(
+        QrelsVersion, on_delete=models.SET_NULL, null=True, blank=True, related_name="pools_seeded"
+    )
     # Assessors allowed to take topics; empty = every assessor.
     assessors = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="relevance_pools")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)

@@ -18,9 +18,10 @@ from rest_framework.views import APIView
 from ecast.models import Collection
 from ecast.permissions import IsAssessor
 from ecast.rest import AdminApi, JobHealthFields
+from evaluation.adjudication import DEFAULT_STRATEGY, STRATEGIES
 from evaluation.models import QrelsVersion, Run
 from judging.models import Pool, PoolPair
-from judging.relevance import pools, versions
+from judging.relevance import ordering, pools, versions
 from judging.relevance import selectors as sel
 from judging.relevance import services as svc
 from judging.relevance.qrels_export import AGGREGATIONS, iter_qrels_chunks
@@ -40,6 +41,8 @@ class PoolOutputSerializer(JobHealthFields, serializers.Serializer):
     cluster_near_duplicates = serializers.BooleanField()
     assessors_per_pair = serializers.IntegerField()
     aggregation = serializers.CharField()
+    strategy = serializers.CharField(help_text="Judging order: " + ", ".join(STRATEGIES))
+    prior_version = serializers.CharField(source="prior_version.name", allow_null=True, default=None)
     status = serializers.CharField()
     error = serializers.CharField()
     stats = serializers.DictField()
@@ -73,6 +76,15 @@ def _pool_sources(v: dict[str, Any]) -> tuple[Collection, QrelsVersion, list[Run
     if len(runs) != len(set(v["runs"])):
         raise ValidationError("runs: unknown run id")
     return collection, version, runs
+
+
+def _prior_version(pk: int | None) -> QrelsVersion | None:
+    if pk is None:
+        return None
+    version = QrelsVersion.objects.filter(pk=pk).first()
+    if version is None:
+        raise ValidationError(f"prior_version: unknown qrels version id {pk}")
+    return version
 
 
 class PoolPreviewApi(AdminApi):
@@ -141,6 +153,12 @@ class PoolCreateApi(AdminApi):
         cluster_threshold = serializers.FloatField(default=0.9, min_value=0.01, max_value=1.0)
         assessors_per_pair = serializers.IntegerField(default=1, min_value=1, max_value=10)
         aggregation = serializers.ChoiceField(choices=list(AGGREGATIONS), default="majority")
+        strategy = serializers.ChoiceField(
+            choices=list(STRATEGIES), default=DEFAULT_STRATEGY, help_text="Judging order of each topic's pairs"
+        )
+        prior_version = serializers.IntegerField(
+            required=False, allow_null=True, default=None, help_text="MM / MM-NS: a qrels version seeding the arms"
+        )
 
     @extend_schema(request=InputSerializer, responses={202: PoolOutputSerializer})
     def post(self, request):
@@ -161,6 +179,8 @@ class PoolCreateApi(AdminApi):
             cluster_threshold=v["cluster_threshold"],
             assessors_per_pair=v["assessors_per_pair"],
             aggregation=v["aggregation"],
+            strategy=v["strategy"],
+            prior_version=_prior_version(v["prior_version"]),
             created_by=request.user,
         )
         # 202: the worker computes the pairs; poll the pool until its status is "open" (or "failed").
@@ -173,12 +193,14 @@ class PoolDetailApi(AdminApi):
     class OutputSerializer(PoolOutputSerializer):
         topics = serializers.ListField(child=serializers.DictField())
         judgments = serializers.DictField()
+        found_curve = serializers.DictField(help_text="Relevant pairs found against judgments made, in order")
 
     @extend_schema(responses={200: OutputSerializer})
     def get(self, request, pk: int):
         pool = sel.pool_get(pk=pk)
         pool.topics = sel.pool_topic_progress(pool=pool)  # type: ignore[attr-defined]
         pool.judgments = sel.pool_judgment_summary(pool=pool)  # type: ignore[attr-defined]
+        pool.found_curve = ordering.pool_found_curve(pool=pool)  # type: ignore[attr-defined]
         return Response(self.OutputSerializer(pool).data)
 
 
@@ -264,6 +286,8 @@ class AssignmentItemsApi(APIView):
         turns = serializers.ListField(child=serializers.DictField())
         pairs = serializers.ListField(child=serializers.DictField())
         ptkb = serializers.ListField(child=serializers.DictField(), help_text="The user's PTKB (iKAT), numbered.")
+        ordered = serializers.BooleanField(help_text="The pool's order adapts to the judgments (MTF, MM-NS)")
+        strategy = serializers.CharField()
         progress = serializers.DictField(child=serializers.IntegerField())
 
     @extend_schema(responses={200: OutputSerializer})
@@ -289,6 +313,10 @@ class JudgmentSubmitApi(APIView):
         changed = serializers.BooleanField()
         progress = serializers.DictField(child=serializers.IntegerField())
         completed = serializers.BooleanField()
+        queue = serializers.ListField(
+            child=serializers.IntegerField(),
+            help_text="The topic's unjudged pairs in judging order; the first is the one to judge next",
+        )
 
     @extend_schema(request=InputSerializer, responses={200: OutputSerializer})
     def post(self, request, pk: int):
@@ -308,6 +336,7 @@ class JudgmentSubmitApi(APIView):
             "changed": changed,
             "progress": sel.assignment_progress(assignment=assignment),
             "completed": assignment.completed_at is not None,
+            "queue": ordering.assignment_queue(assignment=assignment),
         }
         return Response(self.OutputSerializer(out).data)
 

@@ -18,6 +18,7 @@ from django.db import transaction
 
 from ecast.jobs import enqueue
 from ecast.models import Collection, Passage, Turn
+from evaluation.adjudication import BANDITS, DEFAULT_STRATEGY, STRATEGIES
 from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
 from judging.models import Pool, PoolPair
 from judging.relevance import dedup, versions
@@ -256,6 +257,8 @@ def _pool_prepare(
     cluster_threshold: float = 0.9,
     assessors_per_pair: int = 1,
     aggregation: str = "majority",
+    strategy: str = DEFAULT_STRATEGY,
+    prior_version: QrelsVersion | None = None,
 ) -> tuple[Pool, list[Run], list[Turn] | None]:
     """Check a pool request and store its row with its settings and runs (its pairs come from ``_pool_fill``);
     return the pool, its runs and the turns it is restricted to (None = all).
@@ -270,6 +273,12 @@ def _pool_prepare(
         raise ValidationError("assessors_per_pair: must be between 1 and 10")
     if aggregation not in Pool.Aggregation.values:
         raise ValidationError(f"aggregation: must be one of {', '.join(Pool.Aggregation.values)}")
+    if strategy not in STRATEGIES:
+        raise ValidationError(f"strategy: must be one of {', '.join(STRATEGIES)}")
+    if prior_version is not None and prior_version.collection_id != collection.pk:
+        raise ValidationError(f"prior_version: {prior_version.name!r} belongs to another collection")
+    if prior_version is not None and strategy not in BANDITS:
+        raise ValidationError("prior_version: only the bandit orders (MM, MM-NS) take a prior")
     if cluster_near_duplicates and not 0.0 < float(cluster_threshold) <= 1.0:
         raise ValidationError("cluster_threshold: must be in (0, 1]")
     if text_only is None:
@@ -285,6 +294,8 @@ def _pool_prepare(
         cluster_threshold=float(cluster_threshold),
         assessors_per_pair=int(assessors_per_pair),
         aggregation=aggregation,
+        strategy=strategy,
+        prior_version=prior_version,
         created_by=created_by,
         status=status,
     )

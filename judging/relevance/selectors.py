@@ -14,6 +14,7 @@ from ecast import selectors as ecast_selectors
 from ecast.models import Passage, Turn
 from evaluation.models import Qrel, QrelsVersion
 from judging.models import GRADE_LABELS, AssessorAssignment, AssessorJudgment, Pool, PoolPair
+from judging.relevance import ordering
 from judging.relevance.qrels_export import AGGREGATIONS, aggregate
 
 
@@ -104,12 +105,19 @@ def assignment_items(*, assignment: AssessorAssignment) -> dict[str, Any]:
     )
     texts = dict(Passage.objects.filter(passage_id__in=[h.passage_id for h in heads]).values_list("passage_id", "text"))
     mine = dict(
-        AssessorJudgment.objects.filter(assessor_id=assignment.assessor_id, pair__in=heads).values_list(
-            "pair_id", "grade"
-        )
+        AssessorJudgment.objects.filter(assessor_id=assignment.assessor_id, pair__in=heads)
+        .order_by("id")
+        .values_list("pair_id", "grade")
     )
+    ordered = ordering.is_ordered(assignment.pool)
+    if ordered:
+        # Adaptive order: what I judged, in the order I judged it, then the strategy's queue (its first is exact).
+        position = {pk: i for i, pk in enumerate([*mine, *ordering.assignment_queue(assignment=assignment)])}
+        heads.sort(key=lambda h: position.get(h.pk, len(position)))
     return {
         **conversation_context(conversation_id=assignment.conversation_id),
+        "ordered": ordered,
+        "strategy": assignment.pool.strategy,
         "pairs": [
             {
                 "id": h.pk,

@@ -22,11 +22,12 @@ from ecast.imports.views import body_too_large
 from ecast.models import Collection, Conversation, ImportJob, Passage
 from ecast.permissions import ASSESSOR, admin_required, role_required
 from ecast.selectors import job_health
+from evaluation.adjudication import DEFAULT_STRATEGY, STRATEGIES
 from evaluation.models import QrelsVersion, Run
 from evaluation.robustness.selectors import labelled_runs
 from evaluation.robustness.views import robustness_params
 from judging.models import GRADE_LABELS, Pool
-from judging.relevance import pools, texts, versions
+from judging.relevance import ordering, pools, texts, versions
 from judging.relevance import selectors as sel
 from judging.relevance import services as svc
 from judging.relevance.apis import export_file_name, qrels_streaming_response
@@ -118,9 +119,25 @@ class PoolCreateForm(forms.Form):
     cluster_threshold = forms.FloatField(min_value=0.01, max_value=1.0, initial=0.9, label="Shingle Jaccard ≥")
     assessors_per_pair = forms.IntegerField(min_value=1, max_value=10, initial=1)
     aggregation = forms.ChoiceField(choices=[(a, a) for a in AGGREGATIONS], initial="majority")
+    strategy = forms.ChoiceField(
+        required=False,  # scripts posting the older form get the classic order
+        choices=list(STRATEGIES.items()),
+        initial=DEFAULT_STRATEGY,
+        label="Judging order",
+        help_text="Move-to-front and MM-NS hand out next the pair most likely relevant, learning from each judgment.",
+    )
+
+    prior_version = forms.ModelChoiceField(
+        queryset=QrelsVersion.objects.none(),
+        required=False,
+        label="Prior for the bandit",
+        help_text="MM / MM-NS only: documents this version already grades seed each run's weight.",
+    )
 
     def __init__(self, *args, collection: Collection, **kwargs):
         super().__init__(*args, **kwargs)
+        self.fields["prior_version"].queryset = QrelsVersion.objects.filter(collection=collection)  # type: ignore[attr-defined]
+        self.fields["prior_version"].label_from_instance = lambda v: v.name  # type: ignore[attr-defined]
         self.fields["qrels_version"].queryset = QrelsVersion.objects.filter(collection=collection)  # type: ignore[attr-defined]
         self.fields["qrels_version"].label_from_instance = lambda v: v.name  # type: ignore[attr-defined]
         # Pools usually complete the imported judgments: start on the first imported version ("original").
@@ -175,6 +192,8 @@ def admin_index(request: HttpRequest) -> HttpResponse:
                     cluster_threshold=d["cluster_threshold"],
                     assessors_per_pair=d["assessors_per_pair"],
                     aggregation=d["aggregation"],
+                    strategy=d["strategy"] or DEFAULT_STRATEGY,
+                    prior_version=d["prior_version"],
                     created_by=request.user,
                 )
             except ValidationError as exc:
@@ -219,6 +238,8 @@ def pool_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "per_turn": list(per_turn.items()),
             "topics": topics,
             "summary": sel.pool_judgment_summary(pool=pool),
+            "curve": ordering.pool_found_curve(pool=pool),
+            "other_curves": ordering.collection_found_by_pool(pool=pool),
             "assessors": assessors,
             "pool_assessors": set(pool.assessors.values_list("pk", flat=True)),
             "conversations": Conversation.objects.filter(pk__in=[t["conversation_id"] for t in topics]),

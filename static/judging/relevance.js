@@ -13,6 +13,10 @@
   const $ = (id) => document.getElementById(id);
   const pending = new Map(); // pair id -> grade not yet confirmed
   let total = data.progress.total;
+  // Adaptive pools (move-to-front, MM-NS): the server picks the next pair from the judgments so far, so after a
+  // grade the page waits for its answer (the topic's queue) before showing the next passage.
+  const ordered = !!data.ordered;
+  let waiting = null; // pair id whose confirmation decides what comes next
   let index = firstUngraded(0);
   if (index < 0) index = 0;
 
@@ -24,6 +28,16 @@
 
   function judgedCount() {
     return pairs.filter((p) => p.grade !== null && p.grade !== undefined).length;
+  }
+
+  function applyQueue(queue) {
+    const byId = new Map(pairs.map((p) => [p.id, p]));
+    const graded = (p) => p.grade !== null && p.grade !== undefined;
+    const done = pairs.filter(graded);
+    const rest = queue.map((id) => byId.get(id)).filter((p) => p && !graded(p));
+    const seen = new Set(done.concat(rest).map((p) => p.id));
+    const left = pairs.filter((p) => !seen.has(p.id));
+    pairs.splice(0, pairs.length, ...done, ...rest, ...left);
   }
 
   function renderProgress() {
@@ -89,10 +103,19 @@
       if (!result.ok) {
         J.showMessage($("message"), "Not saved: " + result.detail, "error");
         if (pending.get(pairId) === grade) pending.delete(pairId);
+        if (waiting === pairId) waiting = null;
       } else {
         if (pending.get(pairId) === grade) pending.delete(pairId);
         total = result.body.progress.total;
         J.showMessage($("message"), "");
+        if (ordered && result.body.queue) {
+          applyQueue(result.body.queue);
+          if (waiting === pairId) {
+            waiting = null;
+            const next = firstUngraded(0);
+            index = next >= 0 ? next : pairs.length - 1;
+          }
+        }
       }
       attempt = 0;
     } catch (err) {
@@ -115,12 +138,19 @@
   }
 
   function grade(g) {
+    if (waiting !== null) return; // the next passage is still being chosen
     const pair = pairs[index];
     const unchanged = pair.grade === g && !pending.has(pair.id);
     pair.grade = g;
     if (!unchanged) {
       pending.set(pair.id, g);
+      if (ordered) {
+        waiting = pair.id;
+        $("message").textContent = "Choosing the next passage…";
+        $("message").className = "muted";
+      }
       enqueue(pair.id);
+      if (ordered) return render();
     }
     const next = firstUngraded(index + 1);
     if (next >= 0) index = next;

@@ -27,6 +27,7 @@ from evaluation.analyses.selectors import (
     analyses_for_version,
     qrels_count,
 )
+from evaluation.analyses.services.budget import budget_simulation_compute
 from evaluation.analyses.services.calibration import calibration_report_compute, stochastic_system_compute
 from evaluation.analyses.services.metaeval import meta_evaluation_compute
 from evaluation.analyses.services.pivots import pivot_analysis_compute
@@ -87,6 +88,7 @@ COMPUTE: dict[str, Callable[[Any], dict]] = {
     "metaeval": meta_evaluation_compute,
     "calibration": calibration_report_compute,
     "stochastic": stochastic_system_compute,
+    "budget": budget_simulation_compute,
 }
 
 

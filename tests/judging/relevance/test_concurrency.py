@@ -8,6 +8,7 @@ import threading
 import pytest
 from django.db import connection, connections
 
+from evaluation import adjudication as strategies
 from judging.models import AssessorAssignment, AssessorJudgment, PoolPair
 from judging.relevance import services, versions
 from tests.judging.relevance import helpers
@@ -79,3 +80,29 @@ def test_simultaneous_takes_never_give_a_topic_more_assessors_than_asked(small_c
         per_topic[conv_id] = per_topic.get(conv_id, 0) + 1
     assert sorted(per_topic.values()) == [2, 2]
     assert AssessorAssignment.objects.values("assessor").distinct().count() == 4
+
+
+@pytest.mark.django_db(transaction=True)
+def test_assessors_judging_a_move_to_front_pool_at_once_each_get_the_strategys_order(small_collection):
+    _require_postgres()
+    pool = helpers.ordered_pool(small_collection, "mtf", assessors_per_pair=2)
+    users = [helpers.assessor_user(f"assessor{i}") for i in range(4)]
+    # Each assessor has their own view of relevance, so their queues differ and interleave in the database.
+    relevant = [{"d1", "d2", "d5", "f2", "e1"}, set(), {"d4", "d6", "d7", "f1", "f3", "e2", "e4"}, {"d3", "e3"}]
+    seen: dict[int, tuple[str, list[str]]] = {}
+
+    def work(i: int) -> None:
+        a = services.assignment_take(pool=pool, assessor=users[i])
+        seen[i] = (a.conversation.topic_id, helpers.judge_by_queue(a, relevant[i], users[i]))
+
+    assert _in_threads(len(users), work) == []
+    assert sorted(topic for topic, _ in seen.values()) == ["1", "1", "2", "2"]
+    for i, (topic, order) in seen.items():
+        turns = ["1_1", "1_2"] if topic == "1" else ["2_1"]
+        expected = []
+        for t in turns:
+            runs = {name: r[t] for name, r in helpers.ORDERED_RUNS.items() if t in r}
+            expected += strategies.judging_order("mtf", runs, relevant[i])
+        assert order == expected, (users[i].username, topic)
+        assert AssessorJudgment.objects.filter(assessor=users[i]).count() == len(expected)
+    assert AssessorAssignment.objects.filter(pool=pool, completed_at__isnull=False).count() == 4

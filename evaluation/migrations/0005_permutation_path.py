@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('evaluation', '0003_runturn_binary_rankings'),
+        ('evaluation', '0004_budget_simulation'),
     ]
 
     operations = [

@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("ecast", "0003_ikat_ptkb"),
+        ("ecast", "0004_collection_ptkb_of"),
     ]
 
     operations = [
