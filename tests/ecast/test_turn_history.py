@@ -93,6 +93,8 @@ def test_the_rating_item_s_conversation_so_far_is_the_path(tree):
     turn = _turn(tree, "133_3-2")
     para = factories.paraphrase(turn, "My mother loves scented lotion; let's make that.")
     item = item_from_paraphrase(Campaign(name="c"), para, position=0)
+    # c_i of a tree User turn is the System turn that answers it (3-3 here).
+    assert item.passage_text.startswith("You can easily make your own scented lotions") and item.passage_id == ""
     history = item.context["history"]
     assert [h["label"] for h in history] == ["1-1", "1-2", "1-3", "1-4", "1-5", "3-1"]
     assert history[-1] == {
