@@ -154,3 +154,11 @@ def test_a_raw_test_set_run_reformulates_each_turn_given_its_own_path(tree):
         "rewrite", [t.number for t in path], {t.number: t.raw_utterance for t in path}
     )
     assert plan.queries["133_3-2"] == expected[lotion.number]
+
+
+def test_the_conversation_page_lists_system_turns_as_the_system_side(client, admin_user, tree):
+    client.force_login(admin_user)
+    conv = _turn(tree, "133_3-1").conversation
+    html = client.get(f"/conversations/{conv.pk}/").content.decode()
+    assert html.count('<tr class="system-turn">') == 11 and "System · after 1-5" in html
+    assert "Clarifying question" in html and "What beauty product would you like to make?" in html
