@@ -25,6 +25,13 @@ SIBLING = "How much would this cost?"  # 133_1-7, on the branch beside 3-2
 SIBLING_2 = "Can you tell me how to make the first one at home?"  # 133_2-1, another branch
 
 
+def _label(browser, body, keys: str) -> None:
+    """Press each labelling key once the previous label is saved (SQLite takes one writer at a time)."""
+    for key in keys:
+        body.send_keys(key)
+        WebDriverWait(browser, 30).until(lambda d: d.find_element(By.ID, "save-summary").text == "All labels saved.")
+
+
 def _login(browser, live_server, user: str) -> None:
     browser.delete_all_cookies()
     browser_login(browser, live_server, user, f"pass-{user}")
@@ -116,18 +123,16 @@ def test_an_admin_labels_a_tree_path_by_path_and_sees_each_path_s_exact_count(
     assert "Woah. They’re not all bad, right?" not in listed.text  # 1-7 lies on the path to 1-8
     body = browser.find_element(By.TAG_NAME, "body")
     # 1-3 FT; 2-1, 2-3, 2-5, 2-7 PT; 2-9 FT; 2-11 SE; 2-13 PT (the hand labels of the permutation tests).
-    body.send_keys("f", "p", "p", "p", "p", "f", "s", "p")
+    _label(browser, body, "fppppfsp")
     wait.until(ec.text_to_be_present_in_element((By.ID, "order-count"), "Valid orders: 144"))
-    wait.until(ec.text_to_be_present_in_element((By.ID, "save-summary"), "All labels saved."))
     browser.execute_script("window.scrollTo(0, 0)")  # the forest and the count are at the top
     browser.save_screenshot(str(ARTIFACTS / "tree-labelling-132-path-2-14.png"))
 
     browser.find_element(By.LINK_TEXT, "to 3-8").click()
     wait.until(ec.text_to_be_present_in_element((By.ID, "current-path"), "to 3-8"))
     body = browser.find_element(By.TAG_NAME, "body")
-    body.send_keys("p", "p", "s", "p")  # focus starts at 3-1, the first unlabelled turn of this path
+    _label(browser, body, "ppsp")  # focus starts at 3-1, the first unlabelled turn of this path
     wait.until(ec.text_to_be_present_in_element((By.ID, "order-count"), "Valid orders: 4,320"))
-    wait.until(ec.text_to_be_present_in_element((By.ID, "save-summary"), "All labels saved."))
     browser.execute_script("window.scrollTo(0, 0)")  # the forest and the count are at the top
     browser.save_screenshot(str(ARTIFACTS / "tree-labelling-132-path-3-8.png"))
     classes = dict(
