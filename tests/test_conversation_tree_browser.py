@@ -25,6 +25,13 @@ SIBLING = "How much would this cost?"  # 133_1-7, on the branch beside 3-2
 SIBLING_2 = "Can you tell me how to make the first one at home?"  # 133_2-1, another branch
 
 
+def _label(browser, body, keys: str) -> None:
+    """Press each labelling key once the previous label is saved (SQLite takes one writer at a time)."""
+    for key in keys:
+        body.send_keys(key)
+        WebDriverWait(browser, 30).until(lambda d: d.find_element(By.ID, "save-summary").text == "All labels saved.")
+
+
 def _login(browser, live_server, user: str) -> None:
     browser.delete_all_cookies()
     browser_login(browser, live_server, user, f"pass-{user}")
@@ -99,3 +106,43 @@ def test_a_tree_turn_shows_its_own_path_on_the_curation_rating_and_judging_pages
 def _shows_the_clarifying_question(text: str) -> bool:
     """The path's clarifying question is shown, marked as one."""
     return CLARIFYING in text and "Clarifying question" in text
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_an_admin_labels_a_tree_path_by_path_and_sees_each_path_s_exact_count(
+    browser, live_server, admin_user, shared_data
+):
+    coll = import_file(kind="cast2022_topics", path=shared_data / "cast/2022/2022_evaluation_topics_tree_v1.0.json")
+    conv = coll.collection.conversations.get(topic_id="132")
+    wait = WebDriverWait(browser, 10)
+    _login(browser, live_server, "admin1")
+    browser.get(f"{live_server.url}/permutations/labels/conversation/{conv.pk}/?path=2-14")
+    listed = browser.find_element(By.ID, "turns")
+    assert len(listed.find_elements(By.CSS_SELECTOR, "li.label-turn")) == 9
+    assert "Woah. They’re not all bad, right?" not in listed.text  # 1-7 lies on the path to 1-8
+    body = browser.find_element(By.TAG_NAME, "body")
+    # 1-3 FT; 2-1, 2-3, 2-5, 2-7 PT; 2-9 FT; 2-11 SE; 2-13 PT (the hand labels of the permutation tests).
+    _label(browser, body, "fppppfsp")
+    wait.until(ec.text_to_be_present_in_element((By.ID, "order-count"), "Valid orders: 144"))
+    browser.execute_script("window.scrollTo(0, 0)")  # the forest and the count are at the top
+    browser.save_screenshot(str(ARTIFACTS / "tree-labelling-132-path-2-14.png"))
+
+    browser.find_element(By.LINK_TEXT, "to 3-8").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "current-path"), "to 3-8"))
+    body = browser.find_element(By.TAG_NAME, "body")
+    _label(browser, body, "ppsp")  # focus starts at 3-1, the first unlabelled turn of this path
+    wait.until(ec.text_to_be_present_in_element((By.ID, "order-count"), "Valid orders: 4,320"))
+    browser.execute_script("window.scrollTo(0, 0)")  # the forest and the count are at the top
+    browser.save_screenshot(str(ARTIFACTS / "tree-labelling-132-path-3-8.png"))
+    classes = dict(
+        Turn.objects.filter(conversation=conv, participant="User").values_list("tree_number", "utterance_class")
+    )
+    assert (classes["1-3"], classes["2-7"], classes["2-11"], classes["3-5"], classes["3-7"]) == (
+        "FT",
+        "PT",
+        "SE",
+        "SE",
+        "PT",
+    )
+    assert classes["1-5"] == classes["1-7"] == ""  # the path to 1-8 is not labelled yet

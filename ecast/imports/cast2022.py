@@ -253,7 +253,13 @@ def parse_cast2022_flattened(text: str, *, file: str) -> Parsed:
             parent: str | None = None
             for rec, line in path:
                 answer = rec.pop("answer")
-                user = _merge(p, nodes, {**rec, "parent": parent}, where=f"topic {number} path {n}, turn", line=line)
+                user = _merge(
+                    p,
+                    nodes,
+                    {**rec, "parent": parent},
+                    where=f"topic {number} path {n}, turn {rec['number']}",
+                    line=line,
+                )
                 if not answer[0]:
                     break
                 snum = system_number[(user["number"], answer)]

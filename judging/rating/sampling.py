@@ -13,7 +13,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
-from ecast.models import Collection, Paraphrase, Passage, Turn
+from ecast.models import Collection, Paraphrase, Participant, Passage, Turn
 from ecast.selectors import path_entry, turn_history
 from judging.models import MEASURES, Campaign, RatingItem
 
@@ -53,7 +53,16 @@ def _passage_for(turn: Turn) -> tuple[str, str]:
     if turn.canonical_response_id:
         text = Passage.objects.filter(passage_id=turn.canonical_response_id).values_list("text", flat=True).first()
         return turn.canonical_response_id, text or ""
-    return "", ""
+    # A User turn of a conversation tree (CAsT 2022) has no response of its own: the System turn that answers it is
+    # its c_i (a written answer, no passage id); of alternative System turns, the first that answers rather than
+    # asks back.
+    answer = (
+        turn.children.filter(participant=Participant.SYSTEM, mixed_initiative="")
+        .order_by("number")
+        .values_list("canonical_response_text", flat=True)
+        .first()
+    )
+    return "", answer or ""
 
 
 def _paraphrase_context(p: Paraphrase) -> dict[str, Any]:

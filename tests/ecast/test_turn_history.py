@@ -93,6 +93,8 @@ def test_the_rating_item_s_conversation_so_far_is_the_path(tree):
     turn = _turn(tree, "133_3-2")
     para = factories.paraphrase(turn, "My mother loves scented lotion; let's make that.")
     item = item_from_paraphrase(Campaign(name="c"), para, position=0)
+    # c_i of a tree User turn is the System turn that answers it (3-3 here).
+    assert item.passage_text.startswith("You can easily make your own scented lotions") and item.passage_id == ""
     history = item.context["history"]
     assert [h["label"] for h in history] == ["1-1", "1-2", "1-3", "1-4", "1-5", "3-1"]
     assert history[-1] == {
@@ -152,3 +154,11 @@ def test_a_raw_test_set_run_reformulates_each_turn_given_its_own_path(tree):
         "rewrite", [t.number for t in path], {t.number: t.raw_utterance for t in path}
     )
     assert plan.queries["133_3-2"] == expected[lotion.number]
+
+
+def test_the_conversation_page_lists_system_turns_as_the_system_side(client, admin_user, tree):
+    client.force_login(admin_user)
+    conv = _turn(tree, "133_3-1").conversation
+    html = client.get(f"/conversations/{conv.pk}/").content.decode()
+    assert html.count('<tr class="system-turn">') == 11 and "System · after 1-5" in html
+    assert "Clarifying question" in html and "What beauty product would you like to make?" in html

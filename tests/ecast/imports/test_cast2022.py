@@ -184,3 +184,16 @@ def test_a_bad_tree_turn_is_reported_with_its_line_and_nothing_is_written(cast, 
     assert [e["reason"][: len(reason)] for e in job.errors] == [reason]
     assert job.errors[0]["line"] > 1
     assert not Turn.objects.exists() and not Conversation.objects.exists()
+
+
+def test_a_flattened_file_whose_paths_disagree_is_refused_with_the_line(cast, tmp_path):
+    data = json.loads((cast / FLAT).read_text())
+    data[1]["turn"][0]["utterance"] = "Something else entirely?"  # 132 1-1 on its second path
+    path = tmp_path / "flat.json"
+    path.write_text(json.dumps(data, indent=4))
+    job = import_file(kind="cast2022_topics", path=path)
+    assert job.status == ImportJob.Status.FAILED and not Turn.objects.exists()
+    assert [e["reason"] for e in job.errors] == [
+        "topic 132 path 2, turn 1-1: its raw utterance differs from the same turn on an earlier path"
+    ]
+    assert job.errors[0]["line"] > 1
