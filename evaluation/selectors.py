@@ -69,39 +69,42 @@ class Ranking(NamedTuple):
     top: list[str] | None
 
 
-def rankings_for_scoring(
-    *, run_ids: Sequence[int], turn_pks: Iterable[int] | None, judged_depth: int | None
-) -> dict[int, dict[int, Ranking]]:
-    """{run_id: {turn pk: Ranking}} of several runs in one query, for a recompute.
-
-    Raw rows rather than model values: the doc-id blob is split by its own field, the packed scores are checked for
-    descending order with numpy (rankings are stored in rank order, so Judged@k only needs the head)."""
-    ids_field = RunTurn._meta.get_field("doc_ids")
+def rankings_fetch(*, run_ids: Sequence[int], turn_pks: Iterable[int] | None) -> list[tuple]:
+    """Raw (run_id, turn pk, doc-id blob, packed scores) rows of several runs in one query, for a recompute: plain
+    rows rather than model values, so a helper thread can fetch the next runs while the caller evaluates."""
     qn = connection.ops.quote_name
-    table = qn(RunTurn._meta.db_table)
     params: list[Any] = [int(r) for r in run_ids]
     where = f"run_id IN ({', '.join(['%s'] * len(params))})"
     if turn_pks is not None:
         pks = [int(t) for t in turn_pks]
         if not pks:
-            return {}
+            return []
         where += f" AND turn_id IN ({', '.join(['%s'] * len(pks))})"
         params += pks
-    out: dict[int, dict[int, Ranking]] = defaultdict(dict)
-    if not params:
-        return {}
+    if not run_ids:
+        return []
     with connection.cursor() as cursor:
+        table = qn(RunTurn._meta.db_table)
         cursor.execute(f"SELECT run_id, turn_id, doc_ids, scores FROM {table} WHERE {where}", params)
-        for run_id, tpk, raw_ids, raw_scores in cursor.fetchall():
-            doc_ids = ids_field.from_db_value(raw_ids, None, connection) or []
-            packed = np.frombuffer(bytes(raw_scores or b""), dtype=np.float64)
-            scores = packed.tolist()
-            docs = ranking_scores(doc_ids, scores)
-            top = None
-            if judged_depth is not None and len(docs) == len(doc_ids) == len(scores):  # no duplicates, no gaps
-                if len(packed) < 2 or bool((packed[1:] <= packed[:-1]).all()):
-                    top = metrics.top_slice(doc_ids, scores, judged_depth, descending=True)
-            out[run_id][tpk] = Ranking(docs, top)
+        return cursor.fetchall()
+
+
+def rankings_decode(rows: Iterable[tuple], *, judged_depth: int | None) -> dict[int, dict[int, Ranking]]:
+    """{run_id: {turn pk: Ranking}} from ``rankings_fetch`` rows. The doc-id blob is split by its own field; the
+    packed scores are checked for descending order with numpy (rankings are stored in rank order, so Judged@k
+    needs only the head)."""
+    ids_field = RunTurn._meta.get_field("doc_ids")
+    out: dict[int, dict[int, Ranking]] = defaultdict(dict)
+    for run_id, tpk, raw_ids, raw_scores in rows:
+        doc_ids = ids_field.from_db_value(raw_ids, None, connection) or []
+        packed = np.frombuffer(bytes(raw_scores or b""), dtype=np.float64)
+        scores = packed.tolist()
+        docs = ranking_scores(doc_ids, scores)
+        top = None
+        if judged_depth is not None and len(docs) == len(doc_ids) == len(scores):  # no duplicates, no gaps
+            if len(packed) < 2 or bool((packed[1:] <= packed[:-1]).all()):
+                top = metrics.top_slice(doc_ids, scores, judged_depth, descending=True)
+        out[run_id][tpk] = Ranking(docs, top)
     return dict(out)
 
 

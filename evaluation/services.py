@@ -8,22 +8,20 @@ from __future__ import annotations
 
 import logging
 import tempfile
-import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import cache
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Count, Min
 from django.utils import timezone
 
 from ecast.imports.errors import ImportFailed
 from ecast.imports.services import run_import
 from ecast.jobs import debounce, debounce_release, enqueue, exclusive
-from ecast.models import Collection, TestSet, Turn
+from ecast.models import Collection, TestSet
 from evaluation import metrics
 from evaluation.models import (
     DirtyTurn,
@@ -32,9 +30,9 @@ from evaluation.models import (
     Qrel,
     QrelsVersion,
     Run,
-    TurnScores,
 )
-from evaluation.selectors import qrels_dict, rankings_for_scoring, score_means, scores_exist
+from evaluation.scoring import MEASURES, scores_write
+from evaluation.selectors import score_means, scores_exist
 
 log = logging.getLogger(__name__)
 
@@ -45,9 +43,6 @@ JOB_TASK = "evaluation.evaluation_job_run"
 DRAIN_TASK = "evaluation.dirty_turns_drain"
 PART_TASK = "evaluation.scores_part_compute"  # one part of a fanned-out full recompute
 
-MEASURES: list[str] = list(metrics.DEFAULT_MEASURES)
-BATCH = 5000
-
 
 def recompute_delay_s() -> float:
     """Debounce window for the live recompute (setting ECAST_RECOMPUTE_DELAY_S, default 0: recompute at once when
@@ -55,89 +50,10 @@ def recompute_delay_s() -> float:
     return float(settings.ECAST_RECOMPUTE_DELAY_S)
 
 
-def _turn_pks(collection_id: int) -> dict[str, int]:
-    return dict(Turn.objects.filter(collection_id=collection_id).values_list("turn_id", "pk"))
-
-
-_SCORE_COLUMNS = ("run", "turn", "version", "measures", "values", "threshold", "computed_at")
-# PostgreSQL binary COPY needs each column's type spelled out.
-_SCORE_COPY_TYPES = ["int8", "int8", "int8", "text", "float8[]", "int2", "timestamptz"]
-
-
-def _insert_scores(rows: list[tuple]) -> None:
-    """Insert TurnScores rows: one binary COPY on PostgreSQL, executemany batches elsewhere."""
-    if not rows:
-        return
-    qn = connection.ops.quote_name
-    table = qn(TurnScores._meta.db_table)
-    cols = ", ".join(qn(str(getattr(TurnScores._meta.get_field(c), "column", c))) for c in _SCORE_COLUMNS)
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            with cursor.cursor.copy(f"COPY {table} ({cols}) FROM STDIN (FORMAT BINARY)") as copy:
-                copy.set_types(_SCORE_COPY_TYPES)
-                for row in rows:
-                    copy.write_row(row)
-            return
-        field = TurnScores._meta.get_field("values")
-        stamp = connection.ops.adapt_datetimefield_value(rows[0][6])  # SQLite stores datetimes as text
-        prepared = [(*r[:4], field.get_db_prep_value(r[4], connection), r[5], stamp) for r in rows]
-        marks = ", ".join(["%s"] * len(_SCORE_COLUMNS))
-        for i in range(0, len(prepared), BATCH):
-            cursor.executemany(f"INSERT INTO {table} ({cols}) VALUES ({marks})", prepared[i : i + BATCH])
-
-
-def _compute_version(
-    *,
-    version: QrelsVersion,
-    run_ids: Sequence[int],
-    turn_pks: Sequence[int] | None = None,
-    measures: Sequence[str] = MEASURES,
-    progress: Callable[[int], None] | None = None,
-) -> int:
-    """Evaluate ``run_ids`` under ``version`` (optionally only some turns) and replace their stored scores;
-    returns the number of values written (runs × judged turns × measures)."""
-    collection = version.collection
-    threshold = int(collection.relevance_threshold)
-    qrels = qrels_dict(version=version, turn_ids=turn_pks)
-    pk_of = _turn_pks(collection.pk)
-    tid_of = {pk: tid for tid, pk in pk_of.items()}
-    evaluator = metrics.RankingEvaluator(qrels, list(measures), rel_threshold=threshold)
-    names = "\n".join(evaluator.measures)
-    judged_pks = [pk_of[q] for q in qrels if q in pk_of]
-    written = 0
-    # Per run for a full recompute (bounded memory); all runs at once when only a few turns changed.
-    chunks: list[list[int]] = [[r] for r in run_ids] if turn_pks is None else [list(run_ids)]
-    for chunk in chunks:
-        rankings = rankings_for_scoring(
-            run_ids=chunk, turn_pks=judged_pks if turn_pks is not None else None, judged_depth=evaluator.judged_depth
-        )
-        rows: list[tuple] = []
-        now = timezone.now()
-        for run_id in chunk:
-            ranked = {tid_of[tpk]: r for tpk, r in rankings.get(run_id, {}).items() if tpk in tid_of}
-            docs = {q: r.docs for q, r in ranked.items()}
-            tops = {q: r.top for q, r in ranked.items() if r.top is not None}
-            for qid, values in evaluator.values(docs, tops, floats=True).items():
-                tpk = pk_of.get(qid)
-                if tpk is not None:
-                    rows.append((run_id, tpk, version.pk, names, values, threshold, now))
-        with transaction.atomic():
-            stale = TurnScores.objects.filter(version=version, run_id__in=chunk)
-            if turn_pks is not None:
-                stale = stale.filter(turn_id__in=list(turn_pks))
-            stale.delete()  # no signals or cascades hang off TurnScores, so Django issues one DELETE statement
-            _insert_scores(rows)
-            transaction.on_commit(lambda: scores_stamp_touch(version_id=version.pk))
-        written += len(rows) * len(evaluator.measures)
-        if progress:
-            progress(len(chunk))
-    return written
-
-
 def scores_compute_for_run(*, run: Run, measures: Sequence[str] = MEASURES) -> int:
     """Evaluate one run under every qrels version of its collection; returns rows written."""
     return sum(
-        _compute_version(version=v, run_ids=[run.pk], measures=measures)
+        scores_write(version=v, run_ids=[run.pk], measures=measures)
         for v in QrelsVersion.objects.filter(collection_id=run.collection_id).select_related("collection")
     )
 
@@ -147,7 +63,7 @@ def scores_compute_for_version(
 ) -> int:
     """Evaluate every run of the version's collection under it (full recompute of one version)."""
     run_ids = list(Run.objects.filter(collection_id=version.collection_id).values_list("pk", flat=True))
-    written = _compute_version(version=version, run_ids=run_ids, measures=measures, progress=progress)
+    written = scores_write(version=version, run_ids=run_ids, measures=measures, progress=progress)
     leaderboard_snapshot_create(version=version, trigger="full recompute")
     return written
 
@@ -157,7 +73,7 @@ def scores_recompute_turns(
 ) -> int:
     """Rewrite the scores of the given turns for every run (turns no longer judged lose their rows)."""
     run_ids = list(Run.objects.filter(collection_id=version.collection_id).values_list("pk", flat=True))
-    return _compute_version(version=version, run_ids=run_ids, turn_pks=list(turn_pks), measures=measures)
+    return scores_write(version=version, run_ids=run_ids, turn_pks=list(turn_pks), measures=measures)
 
 
 def version_needs_full_compute(*, version: QrelsVersion) -> bool:
@@ -262,7 +178,7 @@ def evaluation_job_execute(*, job_id: int) -> EvaluationJob:
             # or the page reads "2/1".
             EvaluationJob.objects.filter(pk=job.pk).update(total=len(versions))
             for v in versions:
-                _compute_version(version=v, run_ids=[job.run.pk])
+                scores_write(version=v, run_ids=[job.run.pk])
                 leaderboard_snapshot_create(version=v, trigger=f"run {job.run.name} evaluated")
                 step(1)
         elif job.kind == EvaluationJob.Kind.FULL:
@@ -311,7 +227,7 @@ def scores_part_compute(*, job_id: int, version_id: int, run_ids: Sequence[int])
     try:
         with exclusive(f"{PART_LOCK}-{version_id}", int(run_ids[0]) if run_ids else 0, wait=600):
             existing = list(Run.objects.filter(pk__in=list(run_ids)).values_list("pk", flat=True))
-            _compute_version(version=version, run_ids=existing)
+            scores_write(version=version, run_ids=existing)
     except Exception as exc:  # noqa: BLE001 - the job page shows what went wrong
         log.exception("evaluation job %s part failed", job_id)
         evaluation_job_fail(job_id=job_id, reason=f"{type(exc).__name__}: {exc}")
@@ -335,7 +251,7 @@ def _turns_recompute(*, job: EvaluationJob) -> None:
     assert version is not None
     if version_needs_full_compute(version=version):
         run_ids = list(Run.objects.filter(collection_id=version.collection_id).values_list("pk", flat=True))
-        _compute_version(version=version, run_ids=run_ids)
+        scores_write(version=version, run_ids=run_ids)
     else:
         scores_recompute_turns(version=version, turn_pks=list(job.turn_ids))
     leaderboard_snapshot_create(version=version, trigger=f"{len(job.turn_ids)} turn(s) re-judged")
@@ -347,12 +263,6 @@ def _turns_recompute(*, job: EvaluationJob) -> None:
 def recompute_key(version_id: int) -> str:
     """Debounce key of a version's live recompute."""
     return f"evaluation:recompute:{version_id}"
-
-
-def scores_stamp_touch(*, version_id: int) -> None:
-    """Record in the shared cache that the version's stored scores just changed (read by the live event stream
-    through ``selectors.scores_stamp``, so a watching page hears of new scores without asking the database)."""
-    cache.set(f"evaluation:scores-stamp:{version_id}", str(time.time_ns()), timeout=None)
 
 
 # A drain that finds another drain of the same version computing tries again this soon (the marks wait for it).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from unittest import mock
 
 import pytest
@@ -205,7 +206,6 @@ def test_a_recompute_stamps_the_version_so_a_watching_page_hears_of_it(django_ca
 
 @pytest.mark.django_db(transaction=True)
 def test_a_drain_finding_another_drain_of_its_version_at_work_requeues_itself_and_leaves_the_marks():
-    import os
 
     from django.db import connection, connections
 
@@ -251,7 +251,29 @@ def test_a_full_recompute_fans_out_in_parts_that_store_what_one_pass_stores(sett
 def test_a_failing_part_fails_the_full_recompute_job_with_its_reason():
     coll, version, runs = build()
     job = services.evaluation_job_create(collection=coll, kind="full", start=False)
-    with mock.patch("evaluation.services._compute_version", side_effect=RuntimeError("disk full")):
+    with mock.patch("evaluation.services.scores_write", side_effect=RuntimeError("disk full")):
         services.evaluation_job_execute(job_id=job.pk)
     job.refresh_from_db()
     assert job.status == "failed" and "disk full" in job.error
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_recompute_that_overlaps_database_and_evaluation_stores_exact_values():
+    from django.db import connection
+
+    from evaluation import scoring
+
+    if connection.vendor != "postgresql":
+        if os.environ.get("CI"):
+            pytest.fail("CI must run the overlapped recompute on PostgreSQL")
+        pytest.skip("the helper thread's own connection runs on PostgreSQL only")
+    coll, version, runs = build()
+    assert not connection.in_atomic_block  # what a worker sees: the overlapped path
+    progress: list[int] = []
+    written = scoring.scores_write(version=version, run_ids=[r.pk for r in runs.values()], progress=progress.append)
+    assert written == 2 * len(QRELS) * len(services.MEASURES) and progress == [1, 1]
+    for name, run in runs.items():
+        for measure in ("nDCG@3", "AP", "Judged@3"):
+            assert per_turn_scores(run=run, version=version, measure=measure) == pytest.approx(
+                _expected(name, measure), abs=1e-12
+            )
