@@ -190,10 +190,23 @@ def score_values(
     *, version: QrelsVersion, measures: Sequence[str], run_ids: Iterable[int] | None = None
 ) -> dict[int, dict[str, list[float]]]:
     """{run_id: {measure: [value per scored turn]}} of a version."""
-    out: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for r in score_rows(version_ids=[version.pk], measures=measures, run_ids=run_ids):
-        out[r.run_id][r.measure].append(r.value)
-    return {k: dict(v) for k, v in out.items()}
+    # The leaderboard's read: run ids and value arrays only (no turn join, no object per value).
+    rows = TurnScores.objects.filter(version=version)
+    if run_ids is not None:
+        rows = rows.filter(run_id__in=list(run_ids))
+    wanted = set(measures)
+    layouts: dict[str, list[tuple[int, str]]] = {}
+    out: dict[int, dict[str, list[float]]] = {}
+    for run_id, names, values in rows.values_list("run_id", "measures", "values").iterator(chunk_size=2000):
+        slots = layouts.get(names)
+        if slots is None:
+            slots = layouts[names] = [(i, m) for i, m in enumerate(names.split("\n")) if m in wanted]
+        per_run = out.get(run_id)
+        if per_run is None:
+            per_run = out[run_id] = {m: [] for _, m in slots}
+        for i, m in slots:
+            per_run.setdefault(m, []).append(values[i])
+    return out
 
 
 def score_means(
