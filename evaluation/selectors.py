@@ -182,38 +182,64 @@ def score_count(*, version: QrelsVersion) -> int:
     )
 
 
-def _means(by_run: dict[int, dict[str, list[float]]]) -> dict[int, dict[str, float]]:
-    return {run_id: {m: math.fsum(v) / len(v) for m, v in ms.items() if v} for run_id, ms in by_run.items()}
+class ScoreSummary(NamedTuple):
+    """Mean, count and sample standard deviation of one run's values of one measure under a version."""
+
+    mean: float
+    n: int
+    sd: float | None
 
 
-def score_values(
+def score_summary(
     *, version: QrelsVersion, measures: Sequence[str], run_ids: Iterable[int] | None = None
-) -> dict[int, dict[str, list[float]]]:
-    """{run_id: {measure: [value per scored turn]}} of a version."""
-    # The leaderboard's read: run ids and value arrays only (no turn join, no object per value).
+) -> dict[int, dict[str, ScoreSummary]]:
+    """{run_id: {measure: ScoreSummary}} over the turns scored under a version: the leaderboard's read.
+
+    PostgreSQL unnests the stored arrays and aggregates in SQL (one query, nothing per value reaches Python);
+    elsewhere the value arrays are read and summed here."""
+    ids = None if run_ids is None else [int(r) for r in run_ids]
+    out: dict[int, dict[str, ScoreSummary]] = defaultdict(dict)
+    if connection.vendor == "postgresql":
+        qn = connection.ops.quote_name
+        sql = (
+            f"SELECT s.run_id, u.m, avg(u.v), count(*), stddev_samp(u.v) FROM {qn(TurnScores._meta.db_table)} s,"
+            " unnest(string_to_array(s.measures, E'\\n'), s.values) AS u(m, v)"
+            " WHERE s.version_id = %s AND u.m = ANY(%s)"
+            + (" AND s.run_id = ANY(%s)" if ids is not None else "")
+            + " GROUP BY s.run_id, u.m"
+        )
+        params: list[Any] = [version.pk, list(measures)] + ([ids] if ids is not None else [])
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            for run_id, m, mean, n, sd in cursor.fetchall():
+                out[run_id][m] = ScoreSummary(float(mean), int(n), None if sd is None else float(sd))
+        return dict(out)
     rows = TurnScores.objects.filter(version=version)
-    if run_ids is not None:
-        rows = rows.filter(run_id__in=list(run_ids))
+    if ids is not None:
+        rows = rows.filter(run_id__in=ids)
     wanted = set(measures)
     layouts: dict[str, list[tuple[int, str]]] = {}
-    out: dict[int, dict[str, list[float]]] = {}
-    for run_id, names, values in rows.values_list("run_id", "measures", "values").iterator(chunk_size=2000):
+    values: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for run_id, names, row in rows.values_list("run_id", "measures", "values").iterator(chunk_size=2000):
         slots = layouts.get(names)
         if slots is None:
             slots = layouts[names] = [(i, m) for i, m in enumerate(names.split("\n")) if m in wanted]
-        per_run = out.get(run_id)
-        if per_run is None:
-            per_run = out[run_id] = {m: [] for _, m in slots}
         for i, m in slots:
-            per_run.setdefault(m, []).append(values[i])
-    return out
+            values[run_id][m].append(row[i])
+    for run_id, by_measure in values.items():
+        for m, xs in by_measure.items():
+            out[run_id][m] = ScoreSummary(
+                math.fsum(xs) / len(xs), len(xs), statistics.stdev(xs) if len(xs) > 1 else None
+            )
+    return dict(out)
 
 
 def score_means(
     *, version: QrelsVersion, measures: Sequence[str], run_ids: Iterable[int] | None = None
 ) -> dict[int, dict[str, float]]:
     """{run_id: {measure: mean over judged turns}} from stored scores (trec_eval -c means)."""
-    return _means(score_values(version=version, measures=measures, run_ids=run_ids))
+    summary = score_summary(version=version, measures=measures, run_ids=run_ids)
+    return {run_id: {m: x.mean for m, x in by_measure.items()} for run_id, by_measure in summary.items()}
 
 
 def per_turn_scores(*, run: Run, version: QrelsVersion, measure: str) -> dict[str, float]:
@@ -234,12 +260,12 @@ def leaderboard(
 ) -> list[dict[str, Any]]:
     """One row per run of the collection: means of ``measures``, turns scored, std error and rank of ``sort_by``."""
     measures = list(dict.fromkeys([sort_by, *measures]))
-    values = score_values(version=version, measures=measures)
-    means = _means(values)
+    summary = score_summary(version=version, measures=measures)
+    means = {run_id: {m: x.mean for m, x in by_measure.items()} for run_id, by_measure in summary.items()}
     spread: dict[int, dict[str, Any]] = {}
-    for run_id, by_measure in values.items():
-        xs = by_measure.get(sort_by, [])
-        spread[run_id] = {"n": len(xs), "sd": statistics.stdev(xs) if len(xs) > 1 else None}
+    for run_id, by_measure in summary.items():
+        head = by_measure.get(sort_by)
+        spread[run_id] = {"n": head.n if head else 0, "sd": head.sd if head else None}
     runs = list(run_list_for_collection(collection_id=version.collection_id))
     ranks = stats.ranks({str(r.pk): means[r.pk][sort_by] for r in runs if sort_by in means.get(r.pk, {})})
     rows = []
