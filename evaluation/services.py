@@ -187,7 +187,7 @@ def evaluation_job_execute(*, job_id: int) -> EvaluationJob:
             if parts:
                 # Fanned out: each part is a task of its own, so several workers share the recompute; the part
                 # that finishes last ends the job and takes the snapshots.
-                EvaluationJob.objects.filter(pk=job.pk).update(total=len(parts))
+                EvaluationJob.objects.filter(pk=job.pk).update(total=len(parts), parts_done=[])
                 for version_id, chunk in parts:
                     enqueue(PART_TASK, job.pk, version_id, chunk)
                 job.refresh_from_db()
@@ -236,13 +236,13 @@ def scores_part_compute(*, job_id: int, version_id: int, run_ids: Sequence[int])
         locked = EvaluationJob.objects.select_for_update().get(pk=job_id)
         if locked.status != EvaluationJob.Status.RUNNING:
             return locked
-        locked.done += 1
-        finished = locked.done >= locked.total
-        if finished:
+        locked.parts_done = sorted({*locked.parts_done, f"{version_id}:{run_ids[0] if run_ids else 0}"})
+        locked.done = len(locked.parts_done)
+        if locked.done >= locked.total:
             for v in QrelsVersion.objects.filter(collection_id=locked.collection_id).select_related("collection"):
                 leaderboard_snapshot_create(version=v, trigger="full recompute")
             locked.status, locked.finished_at = EvaluationJob.Status.DONE, timezone.now()
-        locked.save(update_fields=["done", "status", "finished_at"])
+        locked.save(update_fields=["parts_done", "done", "status", "finished_at"])
     return locked
 
 

@@ -223,6 +223,9 @@ class EvaluationJob(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, null=True, blank=True, related_name="evaluation_jobs")
     version = models.ForeignKey(QrelsVersion, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
     turn_ids = models.JSONField(default=list, blank=True)
+    # Parts of a fanned-out full recompute that have finished ("version:first run"): counted by identity, so a part
+    # run twice (redelivered, or queued again by the sweeper) never ends the job before every part has run.
+    parts_done = models.JSONField(default=list, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     done = models.PositiveIntegerField(default=0)
     total = models.PositiveIntegerField(default=0)

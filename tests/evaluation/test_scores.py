@@ -277,3 +277,19 @@ def test_a_worker_recompute_that_overlaps_database_and_evaluation_stores_exact_v
             assert per_turn_scores(run=run, version=version, measure=measure) == pytest.approx(
                 _expected(name, measure), abs=1e-12
             )
+
+
+def test_a_part_run_twice_does_not_end_the_full_recompute_before_every_part_ran(settings):
+    coll, version, runs = build()
+    weak, strong = runs["weak"].pk, runs["strong"].pk
+    job = services.evaluation_job_create(collection=coll, kind="full", start=False)
+    job.status, job.total = "running", 2
+    job.save()
+    for _ in range(2):  # redelivered: the same part twice
+        services.scores_part_compute(job_id=job.pk, version_id=version.pk, run_ids=[weak])
+    job.refresh_from_db()
+    assert job.status == "running" and job.done == 1
+    services.scores_part_compute(job_id=job.pk, version_id=version.pk, run_ids=[strong])
+    job.refresh_from_db()
+    assert job.status == "done" and job.done == 2
+    assert {r.run_id for r in stored(version=version)} == {weak, strong}
