@@ -32,8 +32,12 @@ format: install
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
+# Every benchmark, then the rating load at the issue's scale (500 raters, 5 s think time). Each script uses
+# PostgreSQL and Redis when DATABASE_URL / REDIS_URL say so, SQLite otherwise (the rating load then steps aside).
 bench: install
 	@for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+	@echo "== bench/bench_rating_load.py --raters 500 --think 5"
+	@$(BIN)/python bench/bench_rating_load.py --raters 500 --think 5 --items 3000 --duration 60
 
 clean-var:
 	rm -rf var

@@ -42,6 +42,7 @@ from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import transaction  # noqa: E402
 
+from bench.common import load_average, row  # noqa: E402
 from ecast.celery import app  # noqa: E402
 from ecast.models import Collection  # noqa: E402
 from evaluation.permutations import anova, demo  # noqa: E402
@@ -132,6 +133,7 @@ def part_experiment() -> None:
     version = coll.qrels_versions.first()
     redis = os.environ.get("REDIS_URL")
     configs = [1, 2] if redis else [0]
+    took: dict[int, float] = {}
     for workers in configs:
         procs = []
         if workers:
@@ -167,6 +169,7 @@ def part_experiment() -> None:
                 else ""
             )
             n_perm = exp.permutations.count()
+            took[workers] = dt
             label = f"{workers} worker(s)" if workers else "eager, in-process (no REDIS_URL)"
             print(f"[experiment] {exp.status}: {coll.conversations.count()} conversations, {n_perm} orders × "
                   f"{len(systems)} systems = {n_perm * len(systems)} scored runs, "
@@ -176,6 +179,11 @@ def part_experiment() -> None:
                 p.terminate()
             for p in procs:
                 p.wait(timeout=30)
+    if 1 in took and 2 in took:
+        speedup = took[1] / took[2]
+        print(f"[experiment] 2 workers vs 1: {speedup:.2f}x faster (goal ≥ 1.8x); {load_average()}")
+        figure, baseline = f"{took[2]:.1f} s", f"1 worker {took[1]:.1f} s"
+        row("permutation experiment, 2 workers", figure, baseline, f"{speedup:.2f}x", "≥ 1.8x")
 
 
 if __name__ == "__main__":

@@ -180,6 +180,11 @@ ECAST_LOGIN_ATTEMPTS = _env_int("ECAST_LOGIN_ATTEMPTS", 10)
 # Debounce windows: a burst of judgments triggers one background recompute per area.
 # 0: a judgment's turn is recomputed at once when no drain is queued; later judgments coalesce into the next drain.
 ECAST_RECOMPUTE_DELAY_S = _env_float("ECAST_RECOMPUTE_DELAY_S", 0.0)
+# A full recompute is split into this many Celery tasks per qrels version (runs divided evenly): match the number of
+# worker processes so each takes one part.
+ECAST_RECOMPUTE_PARTS = _env_int("ECAST_RECOMPUTE_PARTS", 2)
+if ECAST_RECOMPUTE_PARTS < 1:
+    raise ImproperlyConfigured("ECAST_RECOMPUTE_PARTS must be at least 1")
 # How long one live-event stream stays open before the browser reconnects (holds one web thread meanwhile).
 ECAST_EVENTS_STREAM_SECONDS = _env_float("ECAST_EVENTS_STREAM_SECONDS", 25.0)
 ECAST_PERMUTATION_RESCORE_DEBOUNCE_S = _env_int("ECAST_PERMUTATION_RESCORE_DEBOUNCE_S", 10)

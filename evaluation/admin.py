@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from evaluation.models import EvaluationJob, LeaderboardSnapshot, QrelsVersion, Run, Score
+from evaluation.models import EvaluationJob, LeaderboardSnapshot, QrelsVersion, Run, TurnScores
 
 
 @admin.register(Run)
@@ -18,10 +18,10 @@ class QrelsVersionAdmin(admin.ModelAdmin):
     list_filter = ("collection",)
 
 
-@admin.register(Score)
-class ScoreAdmin(admin.ModelAdmin):
-    list_display = ("run", "turn", "version", "measure", "value", "threshold", "computed_at")
-    list_filter = ("version", "measure")
+@admin.register(TurnScores)
+class TurnScoresAdmin(admin.ModelAdmin):
+    list_display = ("run", "turn", "version", "threshold", "computed_at")
+    list_filter = ("version",)
     raw_id_fields = ("run", "turn", "version")
 
 

@@ -6,8 +6,8 @@ import sys
 from typing import Any, TextIO
 
 from ecast.models import Collection
-from evaluation import services
-from evaluation.models import DirtyTurn, EvaluationJob, LeaderboardSnapshot, QrelsVersion, Run, Score
+from evaluation import selectors, services
+from evaluation.models import DirtyTurn, EvaluationJob, LeaderboardSnapshot, QrelsVersion, Run
 
 DEMO_COLLECTION = "CAsT 2020 demo"
 
@@ -22,7 +22,7 @@ def load(stdout: TextIO | Any = None) -> None:
     runs = Run.objects.filter(collection=collection).count()
     for version in QrelsVersion.objects.filter(collection=collection).select_related("collection"):
         expected = runs * version.qrels.values("turn_id").distinct().count() * len(services.MEASURES)
-        have = Score.objects.filter(version=version).count()
+        have = selectors.score_count(version=version)
         if have == expected and LeaderboardSnapshot.objects.filter(version=version).exists():
             out.write(f"evaluation demo: scores for {version.name!r} already present\n")
             continue

@@ -14,7 +14,7 @@ run file are ignored (trec_eval ignores them too), so runs ranked from 0 evaluat
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import ir_measures
@@ -122,6 +122,163 @@ def _top(docs: Mapping[str, float], k: int) -> Mapping[str, float]:
     return {d: s for d, s in docs.items() if s >= kth}
 
 
+# --- pytrec_eval called directly ------------------------------------------------------------------------------
+#
+# ir_measures wraps every per-query value in Metric/measure objects whose hashing is repr-based; on a full
+# recompute that costs more than trec_eval's C code itself. The product therefore asks pytrec_eval directly for
+# the measures it can compute, naming them here and nowhere else; measures names stay ir_measures strings, and
+# anything this table does not cover goes through ir_measures as before.
+
+
+def pytrec_eval_name(parsed: Any) -> tuple[tuple[int, bool], str] | None:
+    """(pytrec_eval run settings (relevance level, judged docs only), its measure name) for a parsed ir_measures
+    measure, mirroring ir_measures' own pytrec_eval provider; None when pytrec_eval cannot compute it."""
+    name, params = parsed.NAME, parsed.params
+    cutoff = params.get("cutoff")
+    rel = int(params.get("rel", 1))
+    judged_only = bool(params.get("judged_only", False))
+    if name == "nDCG":
+        if "gains" in params or params.get("dcg", "log2") != "log2":
+            return None
+        # Graded gains: trec_eval's relevance level does not enter nDCG, so it shares the first evaluator.
+        return (0, judged_only), f"ndcg_cut_{cutoff}" if cutoff else "ndcg"
+    simple = {"RR": "recip_rank", "Rprec": "Rprec", "infAP": "infAP", "Bpref": "bpref"}
+    if name in simple and not cutoff:
+        return (rel, judged_only and name in ("RR", "Rprec")), simple[name]
+    if name == "AP":
+        return (rel, judged_only), f"map_cut_{cutoff}" if cutoff else "map"
+    if name in ("P", "R", "Success") and cutoff:
+        return (rel, judged_only), f"{ {'P': 'P', 'R': 'recall', 'Success': 'success'}[name] }_{cutoff}"
+    return None
+
+
+def _judged_depth(parsed: Any) -> int | None:
+    """k of a Judged@k measure (0 for Judged over the whole ranking), None for any other measure."""
+    if parsed.NAME != "Judged":
+        return None
+    cutoff = parsed.params.get("cutoff")
+    return int(cutoff) if isinstance(cutoff, int) else 0
+
+
+def top_slice(doc_ids: Sequence[str], scores: Sequence[float], k: int, *, descending: bool = False) -> list[str] | None:
+    """The top ``k`` of a ranking stored in descending score order, ties at the k-th score broken by doc id
+    ascending (ir_measures' Judged order), without building a dict of the whole ranking; None when the stored
+    scores are not in descending order (``descending``: the caller has already checked that they are)."""
+    n = len(doc_ids)
+    if k == 0 or n <= k:  # Judged without a cutoff reads the whole ranking
+        head = list(zip(scores, doc_ids, strict=True))
+    else:
+        kth = scores[k - 1]
+        end = k
+        while end < n and scores[end] == kth:
+            end += 1
+        head = list(zip(scores[:end], doc_ids[:end], strict=True))
+        if not descending and end < n and max(scores[end:]) > kth:  # the rest must rank below the slice
+            return None
+    if not descending and any(a < b for (a, _), (b, _) in zip(head, head[1:], strict=False)):
+        return None
+    head.sort(key=lambda sd: (-sd[0], sd[1]))
+    return [d for _, d in head[:k]] if k else [d for _, d in head]
+
+
+def _top_sorted(docs: Mapping[str, float], k: int) -> list[str]:
+    cut = _top(docs, k) if k else docs
+    ranked = sorted(cut.items(), key=lambda sd: (-sd[1], sd[0]))
+    return [d for d, _ in (ranked[:k] if k else ranked)]
+
+
+class RankingEvaluator:
+    """Per-query values of a fixed list of measures against fixed qrels, trec_eval -c semantics.
+
+    Built once per qrels version; ``values`` evaluates one run and returns {qid: [value per measure]} for every
+    judged query (0 where the run ranks nothing). pytrec_eval computes what it can directly; Judged@k comes from
+    each ranking's top-k slice (the rankings arrive in rank order); anything else goes through ir_measures.
+    """
+
+    def __init__(
+        self, qrels: Qrels, measures: Sequence[str], *, rel_threshold: int = 1, judged_qids: Iterable[str] | None = None
+    ) -> None:
+        import pytrec_eval
+
+        self.measures = list(measures)
+        parsed = [parse_measure(m, rel_threshold=rel_threshold) for m in self.measures]
+        self.qids = sorted(set(judged_qids) if judged_qids is not None else set(qrels))
+        qid_set = set(self.qids)
+        self.qrels = {q: {d: int(g) for d, g in docs.items()} for q, docs in qrels.items() if q in qid_set}
+        self._pte: list[tuple[Any, list[tuple[str, int]]]] = []  # (evaluator, [(pytrec_eval name, slot)])
+        self._judged: list[tuple[int, int]] = []  # (k, slot)
+        fallback: dict[Any, list[int]] = {}
+        groups: dict[tuple[int, bool], list[tuple[str, int]]] = {}
+        for slot, m in enumerate(parsed):
+            named = pytrec_eval_name(m)
+            depth = _judged_depth(m)
+            if named is not None:
+                groups.setdefault(named[0], []).append((named[1], slot))
+            elif depth is not None:
+                self._judged.append((depth, slot))
+            else:
+                fallback.setdefault(m, []).append(slot)
+        if 0 in {key[0] for key in groups}:  # nDCG rides along with the first binary group (or level 1)
+            for key in [k for k in groups if k[0] == 0]:
+                target = next((k for k in groups if k[0] != 0 and k[1] == key[1]), (1, key[1]))
+                groups.setdefault(target, []).extend(groups.pop(key))
+        if self.qrels:
+            for (level, judged_only), names in groups.items():
+                ev = pytrec_eval.RelevanceEvaluator(
+                    self.qrels, {n for n, _ in names}, relevance_level=level, judged_docs_only_flag=judged_only
+                )
+                self._pte.append((ev, names))
+        self._fallback = ir_measures.evaluator(list(fallback), self.qrels) if fallback and self.qrels else None
+        self._fallback_slots = fallback
+        self.judged_depth = max((k for k, _ in self._judged), default=None) if all(k for k, _ in self._judged) else 0
+
+    def values(
+        self,
+        run: Mapping[str, Mapping[str, float]],
+        tops: Mapping[str, list[str]] | None = None,
+        *,
+        floats: bool = False,
+    ) -> dict[str, list[float]]:
+        """{qid: values in measure order} for every judged qid. ``tops`` may give each query's ranking cut at the
+        deepest Judged@k in Judged order (see ``top_slice``); queries missing from it are cut from ``run``.
+        ``floats``: the caller guarantees float scores (pytrec_eval rejects ints), so they are not checked."""
+        width = len(self.measures)
+        out = {q: [0.0] * width for q in self.qids}
+        sub = {q: docs for q, docs in run.items() if q in self.qrels and docs}
+        for q, docs in sub.items():
+            if not floats and set(map(type, docs.values())) != {float}:
+                sub[q] = {d: float(s) for d, s in docs.items()}
+        if not sub:
+            return out
+        for ev, names in self._pte:
+            for q, res in ev.evaluate(sub).items():
+                row = out[q]
+                for name, slot in names:
+                    value = res[name]
+                    row[slot] = 0.0 if math.isnan(value) else value
+        if self._judged:
+            tops = tops or {}
+            depth = self.judged_depth or 0
+            for q, docs in sub.items():
+                ranked = tops.get(q)
+                if ranked is None:
+                    ranked = _top_sorted(docs, depth)
+                judged = self.qrels[q]
+                for k, slot in self._judged:
+                    cut = ranked[:k] if k else ranked
+                    out[q][slot] = sum(d in judged for d in cut) / min(k or len(docs), len(docs))
+        if self._fallback is not None:
+            names_by_id: dict[int, list[int]] = {}  # hashing ir_measures objects is slow (repr-based): by id
+            for metric in self._fallback.iter_calc(sub):
+                slots = names_by_id.get(id(metric.measure))
+                if slots is None:
+                    slots = names_by_id[id(metric.measure)] = self._fallback_slots.get(metric.measure, [])
+                value = float(metric.value)
+                for slot in slots:
+                    out[metric.query_id][slot] = 0.0 if math.isnan(value) else value
+        return out
+
+
 def make_evaluator(
     qrels: Qrels,
     measures: list[str],
@@ -130,49 +287,11 @@ def make_evaluator(
     judged_qids: Iterable[str] | None = None,
 ) -> Callable[[Run], dict[str, dict[str, float]]]:
     """Build once, evaluate many runs against the same qrels (the qrels are indexed a single time)."""
-    parsed: dict[str, Any] = {m: parse_measure(m, rel_threshold=rel_threshold) for m in measures}
-    qids = sorted(set(judged_qids) if judged_qids is not None else set(qrels))
-    qid_set = set(qids)
-    plain_qrels = {q: {d: int(g) for d, g in docs.items()} for q, docs in qrels.items() if q in qid_set}
-    by_parsed: dict[Any, list[str]] = {}
-    for name, m in parsed.items():
-        by_parsed.setdefault(m, []).append(name)
-    # Judged@k is computed by ir_measures' own provider, which sorts every full ranking in Python; it only needs
-    # the top k, so it gets a run cut at the k-th best score (ties kept, so its own tie order still decides).
-    judged = [m for m in by_parsed if m.NAME == "Judged"]
-    others = [m for m in by_parsed if m.NAME != "Judged"]
-    cutoffs = [m.params.get("cutoff") for m in judged]
-    judged_depth = max(cutoffs) if judged and all(isinstance(c, int) for c in cutoffs) else None
-    evaluators = []
-    if plain_qrels:
-        if others:
-            evaluators.append((ir_measures.evaluator(others, plain_qrels), None))
-        if judged:
-            evaluators.append((ir_measures.evaluator(judged, plain_qrels), judged_depth))
+    ev = RankingEvaluator(qrels, measures, rel_threshold=rel_threshold, judged_qids=judged_qids)
 
     def run_eval(run: Run) -> dict[str, dict[str, float]]:
-        out: dict[str, dict[str, float]] = {name: dict.fromkeys(qids, 0.0) for name in measures}
-        # Only judged queries with at least one ranked document reach pytrec_eval; the rest keep 0 (-c).
-        sub = {q: docs for q, docs in run.items() if q in plain_qrels and docs}
-        for q, docs in sub.items():
-            if set(map(type, docs.values())) != {float}:  # pytrec_eval rejects int scores
-                sub[q] = {d: float(s) for d, s in docs.items()}
-        if not sub:
-            return out
-        names_by_id: dict[int, list[str]] = {}  # hashing ir_measures objects is slow (repr-based): cache by id
-        for evaluator, depth in evaluators:
-            feed = sub if depth is None else {q: _top(docs, depth) for q, docs in sub.items()}
-            for metric in evaluator.iter_calc(feed):
-                value = float(metric.value)
-                if math.isnan(value):
-                    value = 0.0
-                key = id(metric.measure)
-                names = names_by_id.get(key)
-                if names is None:
-                    names = names_by_id[key] = by_parsed.get(metric.measure, [])
-                for name in names:
-                    out[name][metric.query_id] = value
-        return out
+        per_q = ev.values(run)
+        return {name: {q: per_q[q][slot] for q in ev.qids} for slot, name in enumerate(ev.measures)}
 
     return run_eval
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
+import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, NamedTuple
 
+import numpy as np
 from django.core.cache import cache
-from django.db.models import Avg, Count, Max, QuerySet, StdDev
+from django.db import connection
+from django.db.models import Count, Max, QuerySet
 
 from ecast.models import Turn
 from evaluation import metrics, stats
@@ -20,7 +23,7 @@ from evaluation.models import (
     QrelsVersion,
     Run,
     RunTurn,
-    Score,
+    TurnScores,
 )
 
 
@@ -29,9 +32,11 @@ def qrels_dict(*, version: QrelsVersion, turn_ids: Iterable[int] | None = None) 
     rows = Qrel.objects.filter(version=version)
     if turn_ids is not None:
         rows = rows.filter(turn_id__in=list(turn_ids))
+    # Turn pks mapped to ids once, instead of a join repeating each turn id on every judgment row.
+    turn_of = dict(Turn.objects.filter(pk__in=rows.values("turn_id").distinct()).values_list("pk", "turn_id"))
     out: dict[str, dict[str, int]] = defaultdict(dict)
-    for tid, pid, grade in rows.values_list("turn__turn_id", "passage_id", "grade").iterator(chunk_size=20000):
-        out[tid][pid] = int(grade)
+    for tpk, pid, grade in rows.values_list("turn_id", "passage_id", "grade").iterator(chunk_size=20000):
+        out[turn_of[tpk]][pid] = grade
     return dict(out)
 
 
@@ -56,6 +61,53 @@ def run_dict(*, run: Run, turn_ids: Iterable[int] | None = None) -> dict[str, di
     }
 
 
+class Ranking(NamedTuple):
+    """One stored ranking ready for pytrec_eval: {doc: score}, and its top ``depth`` in Judged@k order (None when
+    not asked for, or when the stored order cannot give it cheaply and it must be cut from the dict)."""
+
+    docs: dict[str, float]
+    top: list[str] | None
+
+
+def rankings_fetch(*, run_ids: Sequence[int], turn_pks: Iterable[int] | None) -> list[tuple]:
+    """Raw (run_id, turn pk, doc-id blob, packed scores) rows of several runs in one query, for a recompute: plain
+    rows rather than model values, so a helper thread can fetch the next runs while the caller evaluates."""
+    qn = connection.ops.quote_name
+    params: list[Any] = [int(r) for r in run_ids]
+    where = f"run_id IN ({', '.join(['%s'] * len(params))})"
+    if turn_pks is not None:
+        pks = [int(t) for t in turn_pks]
+        if not pks:
+            return []
+        where += f" AND turn_id IN ({', '.join(['%s'] * len(pks))})"
+        params += pks
+    if not run_ids:
+        return []
+    with connection.cursor() as cursor:
+        table = qn(RunTurn._meta.db_table)
+        cursor.execute(f"SELECT run_id, turn_id, doc_ids, scores FROM {table} WHERE {where}", params)
+        return cursor.fetchall()
+
+
+def rankings_decode(rows: Iterable[tuple], *, judged_depth: int | None) -> dict[int, dict[int, Ranking]]:
+    """{run_id: {turn pk: Ranking}} from ``rankings_fetch`` rows. The doc-id blob is split by its own field; the
+    packed scores are checked for descending order with numpy (rankings are stored in rank order, so Judged@k
+    needs only the head)."""
+    ids_field = RunTurn._meta.get_field("doc_ids")
+    out: dict[int, dict[int, Ranking]] = defaultdict(dict)
+    for run_id, tpk, raw_ids, raw_scores in rows:
+        doc_ids = ids_field.from_db_value(raw_ids, None, connection) or []
+        packed = np.frombuffer(bytes(raw_scores or b""), dtype=np.float64)
+        scores = packed.tolist()
+        docs = ranking_scores(doc_ids, scores)
+        top = None
+        if judged_depth is not None and len(docs) == len(doc_ids) == len(scores):  # no duplicates, no gaps
+            if len(packed) < 2 or bool((packed[1:] <= packed[:-1]).all()):
+                top = metrics.top_slice(doc_ids, scores, judged_depth, descending=True)
+        out[run_id][tpk] = Ranking(docs, top)
+    return dict(out)
+
+
 def run_list_for_collection(*, collection_id: int) -> QuerySet[Run]:
     """Runs of a collection with their test set, by name."""
     return Run.objects.filter(collection_id=collection_id).select_related("test_set", "collection").order_by("name")
@@ -71,31 +123,135 @@ def qrels_version_list_for_collection(*, collection_id: int) -> QuerySet[QrelsVe
 # --- stored scores -------------------------------------------------------------------------------------------
 
 
+class ScoreRow(NamedTuple):
+    """One stored value in the public shape every reader sees: (run, turn, version, measure, value)."""
+
+    run_id: int
+    turn_pk: int
+    turn_id: str
+    version_id: int
+    measure: str
+    value: float
+    threshold: int
+    computed_at: Any
+
+
+def score_rows(
+    *,
+    version_ids: Iterable[int] | None = None,
+    measures: Iterable[str] | None = None,
+    run_ids: Iterable[int] | None = None,
+    turn_pks: Iterable[int] | None = None,
+) -> Iterator[ScoreRow]:
+    """Stored scores one value at a time, whatever their physical layout (one row per run × turn × version holds
+    all measures): the one reader of ``TurnScores``."""
+    rows = TurnScores.objects.all()
+    if version_ids is not None:
+        rows = rows.filter(version_id__in=list(version_ids))
+    if run_ids is not None:
+        rows = rows.filter(run_id__in=list(run_ids))
+    if turn_pks is not None:
+        rows = rows.filter(turn_id__in=list(turn_pks))
+    wanted = None if measures is None else set(measures)
+    layouts: dict[str, list[tuple[int, str]]] = {}  # every row of a recompute shares one measure list
+    fields = ("run_id", "turn_id", "turn__turn_id", "version_id", "measures", "values", "threshold", "computed_at")
+    for run_id, tpk, tid, vid, names, values, threshold, at in rows.values_list(*fields).iterator(chunk_size=2000):
+        slots = layouts.get(names)
+        if slots is None:
+            slots = layouts[names] = [(i, m) for i, m in enumerate(names.split("\n")) if wanted is None or m in wanted]
+        for i, m in slots:
+            yield ScoreRow(run_id, tpk, tid, vid, m, values[i], threshold, at)
+
+
+def scores_exist(*, version_ids: Iterable[int], measure: str | None = None) -> bool:
+    """True when any score (of ``measure``, when given) is stored under one of the versions."""
+    rows = TurnScores.objects.filter(version_id__in=list(version_ids))
+    if measure is None:
+        return rows.exists()
+    return any(measure in names.split("\n") for names in rows.values_list("measures", flat=True).distinct())
+
+
+def score_count(*, version: QrelsVersion) -> int:
+    """How many values (run × turn × measure) are stored under a version."""
+    return sum(
+        n * (names.count("\n") + 1)
+        for names, n in TurnScores.objects.filter(version=version)
+        .values("measures")
+        .annotate(n=Count("id"))
+        .values_list("measures", "n")
+    )
+
+
+class ScoreSummary(NamedTuple):
+    """Mean, count and sample standard deviation of one run's values of one measure under a version."""
+
+    mean: float
+    n: int
+    sd: float | None
+
+
+def score_summary(
+    *, version: QrelsVersion, measures: Sequence[str], run_ids: Iterable[int] | None = None
+) -> dict[int, dict[str, ScoreSummary]]:
+    """{run_id: {measure: ScoreSummary}} over the turns scored under a version: the leaderboard's read.
+
+    PostgreSQL unnests the stored arrays and aggregates in SQL (one query, nothing per value reaches Python);
+    elsewhere the value arrays are read and summed here."""
+    ids = None if run_ids is None else [int(r) for r in run_ids]
+    out: dict[int, dict[str, ScoreSummary]] = defaultdict(dict)
+    if connection.vendor == "postgresql":
+        qn = connection.ops.quote_name
+        sql = (
+            f"SELECT s.run_id, u.m, avg(u.v), count(*), stddev_samp(u.v) FROM {qn(TurnScores._meta.db_table)} s,"
+            " unnest(string_to_array(s.measures, E'\\n'), s.values) AS u(m, v)"
+            " WHERE s.version_id = %s AND u.m = ANY(%s)"
+            + (" AND s.run_id = ANY(%s)" if ids is not None else "")
+            + " GROUP BY s.run_id, u.m"
+        )
+        params: list[Any] = [version.pk, list(measures)] + ([ids] if ids is not None else [])
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            for run_id, m, mean, n, sd in cursor.fetchall():
+                out[run_id][m] = ScoreSummary(float(mean), int(n), None if sd is None else float(sd))
+        return dict(out)
+    rows = TurnScores.objects.filter(version=version)
+    if ids is not None:
+        rows = rows.filter(run_id__in=ids)
+    wanted = set(measures)
+    layouts: dict[str, list[tuple[int, str]]] = {}
+    values: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for run_id, names, row in rows.values_list("run_id", "measures", "values").iterator(chunk_size=2000):
+        slots = layouts.get(names)
+        if slots is None:
+            slots = layouts[names] = [(i, m) for i, m in enumerate(names.split("\n")) if m in wanted]
+        for i, m in slots:
+            values[run_id][m].append(row[i])
+    for run_id, by_measure in values.items():
+        for m, xs in by_measure.items():
+            out[run_id][m] = ScoreSummary(
+                math.fsum(xs) / len(xs), len(xs), statistics.stdev(xs) if len(xs) > 1 else None
+            )
+    return dict(out)
+
+
 def score_means(
     *, version: QrelsVersion, measures: Sequence[str], run_ids: Iterable[int] | None = None
 ) -> dict[int, dict[str, float]]:
     """{run_id: {measure: mean over judged turns}} from stored scores (trec_eval -c means)."""
-    rows = Score.objects.filter(version=version, measure__in=list(measures))
-    if run_ids is not None:
-        rows = rows.filter(run_id__in=list(run_ids))
-    out: dict[int, dict[str, float]] = defaultdict(dict)
-    for r in rows.values("run_id", "measure").annotate(mean=Avg("value")):
-        out[r["run_id"]][r["measure"]] = float(r["mean"] or 0.0)
-    return dict(out)
+    summary = score_summary(version=version, measures=measures, run_ids=run_ids)
+    return {run_id: {m: x.mean for m, x in by_measure.items()} for run_id, by_measure in summary.items()}
 
 
 def per_turn_scores(*, run: Run, version: QrelsVersion, measure: str) -> dict[str, float]:
     """{turn_id: value} of one run under one version."""
-    return dict(Score.objects.filter(run=run, version=version, measure=measure).values_list("turn__turn_id", "value"))
+    return {r.turn_id: r.value for r in score_rows(version_ids=[version.pk], measures=[measure], run_ids=[run.pk])}
 
 
 def per_turn_matrix(*, version: QrelsVersion, measure: str) -> dict[int, dict[str, float]]:
     """{run_id: {turn_id: value}} for every run under a version."""
     out: dict[int, dict[str, float]] = defaultdict(dict)
-    for run_id, tid, value in Score.objects.filter(version=version, measure=measure).values_list(
-        "run_id", "turn__turn_id", "value"
-    ):
-        out[run_id][tid] = value
+    for r in score_rows(version_ids=[version.pk], measures=[measure]):
+        out[r.run_id][r.turn_id] = r.value
     return dict(out)
 
 
@@ -104,13 +260,12 @@ def leaderboard(
 ) -> list[dict[str, Any]]:
     """One row per run of the collection: means of ``measures``, turns scored, std error and rank of ``sort_by``."""
     measures = list(dict.fromkeys([sort_by, *measures]))
-    means = score_means(version=version, measures=measures)
-    spread: dict[int, dict[str, Any]] = {
-        r["run_id"]: dict(r)
-        for r in Score.objects.filter(version=version, measure=sort_by)
-        .values("run_id")
-        .annotate(n=Count("id"), sd=StdDev("value", sample=True))
-    }
+    summary = score_summary(version=version, measures=measures)
+    means = {run_id: {m: x.mean for m, x in by_measure.items()} for run_id, by_measure in summary.items()}
+    spread: dict[int, dict[str, Any]] = {}
+    for run_id, by_measure in summary.items():
+        head = by_measure.get(sort_by)
+        spread[run_id] = {"n": head.n if head else 0, "sd": head.sd if head else None}
     runs = list(run_list_for_collection(collection_id=version.collection_id))
     ranks = stats.ranks({str(r.pk): means[r.pk][sort_by] for r in runs if sort_by in means.get(r.pk, {})})
     rows = []
@@ -156,7 +311,10 @@ def pending_dirty_turns(*, version: QrelsVersion) -> int:
 
 def status_for_version(*, version: QrelsVersion) -> dict[str, Any]:
     """A cheap fingerprint of a version's scores for polling: pages reload their data when it changes."""
-    latest = Score.objects.filter(version=version).aggregate(last=Max("computed_at"), n=Count("id"))
+    latest = {
+        "n": score_count(version=version),
+        "last": TurnScores.objects.filter(version=version).aggregate(last=Max("computed_at"))["last"],
+    }
     snap = LeaderboardSnapshot.objects.filter(version=version).order_by("-created_at", "-id").first()
     running = EvaluationJob.objects.filter(
         collection_id=version.collection_id, status__in=[EvaluationJob.Status.PENDING, EvaluationJob.Status.RUNNING]

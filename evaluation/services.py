@@ -8,26 +8,31 @@ from __future__ import annotations
 
 import logging
 import tempfile
-import time
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import cache
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
-from django.db.models import Avg, Count, Min
+from django.db import transaction
+from django.db.models import Count, Min
 from django.utils import timezone
 
 from ecast.imports.errors import ImportFailed
 from ecast.imports.services import run_import
 from ecast.jobs import debounce, debounce_release, enqueue, exclusive
-from ecast.models import Collection, TestSet, Turn
+from ecast.models import Collection, TestSet
 from evaluation import metrics
-from evaluation.models import DirtyTurn, EvaluationJob, LeaderboardSnapshot, Qrel, QrelsVersion, Run, RunTurn, Score
-from evaluation.selectors import qrels_dict, ranking_scores
+from evaluation.models import (
+    DirtyTurn,
+    EvaluationJob,
+    LeaderboardSnapshot,
+    Qrel,
+    QrelsVersion,
+    Run,
+)
+from evaluation.scoring import MEASURES, scores_write
+from evaluation.selectors import score_means, scores_exist
 
 log = logging.getLogger(__name__)
 
@@ -36,9 +41,7 @@ JOB_KIND = "evaluation"  # evaluation jobs, by job id
 RECOMPUTE_KIND = "recompute"  # a version's pending dirty turns, by version id
 JOB_TASK = "evaluation.evaluation_job_run"
 DRAIN_TASK = "evaluation.dirty_turns_drain"
-
-MEASURES: list[str] = list(metrics.DEFAULT_MEASURES)
-BATCH = 5000
+PART_TASK = "evaluation.scores_part_compute"  # one part of a fanned-out full recompute
 
 
 def recompute_delay_s() -> float:
@@ -47,96 +50,10 @@ def recompute_delay_s() -> float:
     return float(settings.ECAST_RECOMPUTE_DELAY_S)
 
 
-def _turn_pks(collection_id: int) -> dict[str, int]:
-    return dict(Turn.objects.filter(collection_id=collection_id).values_list("turn_id", "pk"))
-
-
-def _rankings(run_ids: Sequence[int], turn_pks: Iterable[int] | None) -> dict[int, dict[str, dict[str, float]]]:
-    """{run_id: {turn_id: {doc: score}}} for several runs in one query."""
-    rows = RunTurn.objects.filter(run_id__in=list(run_ids))
-    if turn_pks is not None:
-        rows = rows.filter(turn_id__in=list(turn_pks))
-    out: dict[int, dict[str, dict[str, float]]] = defaultdict(dict)
-    for run_id, tid, doc_ids, scores in rows.values_list("run_id", "turn__turn_id", "doc_ids", "scores").iterator(
-        chunk_size=500
-    ):
-        out[run_id][tid] = ranking_scores(list(doc_ids or []), list(scores or []))
-    return out
-
-
-_SCORE_COLUMNS = ("run", "turn", "version", "measure", "value", "threshold", "computed_at")
-
-
-def _insert_scores(rows: list[tuple]) -> None:
-    """Insert Score rows with one executemany per batch: model instances + bulk_create cost ~3x more here."""
-    if not rows:
-        return
-    qn = connection.ops.quote_name
-    cols = ", ".join(qn(str(getattr(Score._meta.get_field(c), "column", c))) for c in _SCORE_COLUMNS)
-    marks = ", ".join(["%s"] * len(_SCORE_COLUMNS))
-    sql = f"INSERT INTO {qn(Score._meta.db_table)} ({cols}) VALUES ({marks})"
-    if connection.vendor == "sqlite":
-        # SQLite stores datetimes as text; adapt once instead of per row.
-        stamp = connection.ops.adapt_datetimefield_value(rows[0][6])
-        rows = [(*r[:6], stamp) for r in rows]
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            # COPY streams all rows in one statement: several times faster than executemany on PostgreSQL.
-            copy_sql = f"COPY {qn(Score._meta.db_table)} ({cols}) FROM STDIN"
-            with cursor.cursor.copy(copy_sql) as copy:
-                for row in rows:
-                    copy.write_row(row)
-            return
-        for i in range(0, len(rows), BATCH):
-            cursor.executemany(sql, rows[i : i + BATCH])
-
-
-def _compute_version(
-    *,
-    version: QrelsVersion,
-    run_ids: Sequence[int],
-    turn_pks: Sequence[int] | None = None,
-    measures: Sequence[str] = MEASURES,
-    progress: Callable[[int], None] | None = None,
-) -> int:
-    """Evaluate ``run_ids`` under ``version`` (optionally only some turns) and replace their stored scores."""
-    collection = version.collection
-    threshold = int(collection.relevance_threshold)
-    qrels = qrels_dict(version=version, turn_ids=turn_pks)
-    pk_of = _turn_pks(collection.pk)
-    evaluator = metrics.make_evaluator(qrels, list(measures), rel_threshold=threshold)
-    judged_pks = [pk_of[q] for q in qrels if q in pk_of]
-    written = 0
-    # Per run for a full recompute (bounded memory); all runs at once when only a few turns changed.
-    chunks: list[list[int]] = [[r] for r in run_ids] if turn_pks is None else [list(run_ids)]
-    for chunk in chunks:
-        rankings = _rankings(chunk, judged_pks if turn_pks is not None else None)
-        rows: list[tuple] = []
-        now = timezone.now()
-        for run_id in chunk:
-            per_measure = evaluator(rankings.get(run_id, {}))
-            for measure, values in per_measure.items():
-                for qid, value in values.items():
-                    tpk = pk_of.get(qid)
-                    if tpk is not None:
-                        rows.append((run_id, tpk, version.pk, measure, value, threshold, now))
-        with transaction.atomic():
-            stale = Score.objects.filter(version=version, run_id__in=chunk)
-            if turn_pks is not None:
-                stale = stale.filter(turn_id__in=list(turn_pks))
-            stale.delete()  # no signals or cascades hang off Score, so Django issues one DELETE statement
-            _insert_scores(rows)
-            transaction.on_commit(lambda: scores_stamp_touch(version_id=version.pk))
-        written += len(rows)
-        if progress:
-            progress(len(chunk))
-    return written
-
-
 def scores_compute_for_run(*, run: Run, measures: Sequence[str] = MEASURES) -> int:
     """Evaluate one run under every qrels version of its collection; returns rows written."""
     return sum(
-        _compute_version(version=v, run_ids=[run.pk], measures=measures)
+        scores_write(version=v, run_ids=[run.pk], measures=measures)
         for v in QrelsVersion.objects.filter(collection_id=run.collection_id).select_related("collection")
     )
 
@@ -146,7 +63,7 @@ def scores_compute_for_version(
 ) -> int:
     """Evaluate every run of the version's collection under it (full recompute of one version)."""
     run_ids = list(Run.objects.filter(collection_id=version.collection_id).values_list("pk", flat=True))
-    written = _compute_version(version=version, run_ids=run_ids, measures=measures, progress=progress)
+    written = scores_write(version=version, run_ids=run_ids, measures=measures, progress=progress)
     leaderboard_snapshot_create(version=version, trigger="full recompute")
     return written
 
@@ -156,13 +73,13 @@ def scores_recompute_turns(
 ) -> int:
     """Rewrite the scores of the given turns for every run (turns no longer judged lose their rows)."""
     run_ids = list(Run.objects.filter(collection_id=version.collection_id).values_list("pk", flat=True))
-    return _compute_version(version=version, run_ids=run_ids, turn_pks=list(turn_pks), measures=measures)
+    return scores_write(version=version, run_ids=run_ids, turn_pks=list(turn_pks), measures=measures)
 
 
 def version_needs_full_compute(*, version: QrelsVersion) -> bool:
     """True when runs exist but none has a score under this version (e.g. a freshly derived copy)."""
     has_runs = Run.objects.filter(collection_id=version.collection_id).exists()
-    return has_runs and not Score.objects.filter(version=version).exists()
+    return has_runs and not scores_exist(version_ids=[version.pk])
 
 
 def leaderboard_snapshot_create(
@@ -170,17 +87,15 @@ def leaderboard_snapshot_create(
 ) -> LeaderboardSnapshot:
     """Store the current means and ranks of every run under ``version`` for the history page."""
     threshold = int(version.collection.relevance_threshold)
-    rows = (
-        Score.objects.filter(version=version, measure=measure)
-        .values("run_id", "run__name")
-        .annotate(mean=Avg("value"), n=Count("id"))
-    )
-    ordered = sorted(rows, key=lambda r: (-(r["mean"] or 0.0), r["run__name"]))
+    means = score_means(version=version, measures=[measure])
+    names = dict(Run.objects.filter(pk__in=list(means)).values_list("pk", "name"))
+    rows = [(run_id, names[run_id], m[measure]) for run_id, m in means.items() if run_id in names and measure in m]
+    ordered = sorted(rows, key=lambda r: (-r[2], r[1]))
     entries: list[dict[str, Any]] = []
-    for i, r in enumerate(ordered):
+    for i, (run_id, name, mean) in enumerate(ordered):
         # Competition ranking: equal means share the better rank.
-        rank = entries[-1]["rank"] if entries and abs(entries[-1]["mean"] - (r["mean"] or 0.0)) < 1e-12 else i + 1
-        entries.append({"run_id": r["run_id"], "run": r["run__name"], "mean": float(r["mean"] or 0.0), "rank": rank})
+        rank = entries[-1]["rank"] if entries and abs(entries[-1]["mean"] - mean) < 1e-12 else i + 1
+        entries.append({"run_id": run_id, "run": name, "mean": float(mean), "rank": rank})
     counts = Qrel.objects.filter(version=version).aggregate(n=Count("id"), turns=Count("turn_id", distinct=True))
     snap = LeaderboardSnapshot(
         version=version,
@@ -263,14 +178,21 @@ def evaluation_job_execute(*, job_id: int) -> EvaluationJob:
             # or the page reads "2/1".
             EvaluationJob.objects.filter(pk=job.pk).update(total=len(versions))
             for v in versions:
-                _compute_version(version=v, run_ids=[job.run.pk])
+                scores_write(version=v, run_ids=[job.run.pk])
                 leaderboard_snapshot_create(version=v, trigger=f"run {job.run.name} evaluated")
                 step(1)
         elif job.kind == EvaluationJob.Kind.FULL:
-            run_ids = list(Run.objects.filter(collection=job.collection).values_list("pk", flat=True))
-            EvaluationJob.objects.filter(pk=job.pk).update(total=len(versions) * len(run_ids))
+            run_ids = list(Run.objects.filter(collection=job.collection).order_by("pk").values_list("pk", flat=True))
+            parts = [(v.pk, chunk) for v in versions for chunk in _split(run_ids, settings.ECAST_RECOMPUTE_PARTS)]
+            if parts:
+                # Fanned out: each part is a task of its own, so several workers share the recompute; the part
+                # that finishes last ends the job and takes the snapshots.
+                EvaluationJob.objects.filter(pk=job.pk).update(total=len(parts), parts_done=[])
+                for version_id, chunk in parts:
+                    enqueue(PART_TASK, job.pk, version_id, chunk)
+                job.refresh_from_db()
+                return job
             for v in versions:
-                _compute_version(version=v, run_ids=run_ids, progress=step)
                 leaderboard_snapshot_create(version=v, trigger="full recompute")
         elif job.kind == EvaluationJob.Kind.TURNS and job.version is not None:
             _turns_recompute(job=job)
@@ -284,12 +206,52 @@ def evaluation_job_execute(*, job_id: int) -> EvaluationJob:
     return job
 
 
+def _split(items: list[int], parts: int) -> list[list[int]]:
+    """``items`` in at most ``parts`` contiguous chunks of near-equal size (none empty)."""
+    n = min(parts, len(items))
+    return [items[i * len(items) // n : (i + 1) * len(items) // n] for i in range(n)]
+
+
+PART_LOCK = "evaluation-part"
+
+
+def scores_part_compute(*, job_id: int, version_id: int, run_ids: Sequence[int]) -> EvaluationJob | None:
+    """One part of a fanned-out full recompute: some runs under one version; the last part to finish ends the job.
+
+    A part is rewritten whole in one transaction per run, so a part run twice (redelivered after its worker died,
+    or queued again by the sweeper) writes the same rows; its lock keeps two copies from writing at once."""
+    job = EvaluationJob.objects.filter(pk=job_id).first()
+    version = QrelsVersion.objects.select_related("collection").filter(pk=version_id).first()
+    if job is None or version is None or job.status in (EvaluationJob.Status.DONE, EvaluationJob.Status.FAILED):
+        return job
+    try:
+        with exclusive(f"{PART_LOCK}-{version_id}", int(run_ids[0]) if run_ids else 0, wait=600):
+            existing = list(Run.objects.filter(pk__in=list(run_ids)).values_list("pk", flat=True))
+            scores_write(version=version, run_ids=existing)
+    except Exception as exc:  # noqa: BLE001 - the job page shows what went wrong
+        log.exception("evaluation job %s part failed", job_id)
+        evaluation_job_fail(job_id=job_id, reason=f"{type(exc).__name__}: {exc}")
+        return EvaluationJob.objects.get(pk=job_id)
+    with transaction.atomic():
+        locked = EvaluationJob.objects.select_for_update().get(pk=job_id)
+        if locked.status != EvaluationJob.Status.RUNNING:
+            return locked
+        locked.parts_done = sorted({*locked.parts_done, f"{version_id}:{run_ids[0] if run_ids else 0}"})
+        locked.done = len(locked.parts_done)
+        if locked.done >= locked.total:
+            for v in QrelsVersion.objects.filter(collection_id=locked.collection_id).select_related("collection"):
+                leaderboard_snapshot_create(version=v, trigger="full recompute")
+            locked.status, locked.finished_at = EvaluationJob.Status.DONE, timezone.now()
+        locked.save(update_fields=["parts_done", "done", "status", "finished_at"])
+    return locked
+
+
 def _turns_recompute(*, job: EvaluationJob) -> None:
     version = job.version
     assert version is not None
     if version_needs_full_compute(version=version):
         run_ids = list(Run.objects.filter(collection_id=version.collection_id).values_list("pk", flat=True))
-        _compute_version(version=version, run_ids=run_ids)
+        scores_write(version=version, run_ids=run_ids)
     else:
         scores_recompute_turns(version=version, turn_pks=list(job.turn_ids))
     leaderboard_snapshot_create(version=version, trigger=f"{len(job.turn_ids)} turn(s) re-judged")
@@ -301,12 +263,6 @@ def _turns_recompute(*, job: EvaluationJob) -> None:
 def recompute_key(version_id: int) -> str:
     """Debounce key of a version's live recompute."""
     return f"evaluation:recompute:{version_id}"
-
-
-def scores_stamp_touch(*, version_id: int) -> None:
-    """Record in the shared cache that the version's stored scores just changed (read by the live event stream
-    through ``selectors.scores_stamp``, so a watching page hears of new scores without asking the database)."""
-    cache.set(f"evaluation:scores-stamp:{version_id}", str(time.time_ns()), timeout=None)
 
 
 # A drain that finds another drain of the same version computing tries again this soon (the marks wait for it).
@@ -340,7 +296,7 @@ def dirty_turns_drain(*, version_id: int) -> EvaluationJob | None:
     version = QrelsVersion.objects.select_related("collection").filter(pk=version_id).first()
     if version is None:
         return None
-    # One drain per version at a time: two would write the same turns' scores and collide on Score's unique
+    # One drain per version at a time: two would write the same turns' scores and collide on TurnScores' unique
     # constraint. A drain queued while another computes waits for it, then takes every mark made meanwhile.
     with exclusive(DRAIN_LOCK, version_id, wait=0) as mine:
         if not mine:

@@ -15,6 +15,14 @@ def evaluation_job_run_task(job_id: int) -> str:
     return job.status if job else "running in another worker"
 
 
+@shared_task(name=services.PART_TASK)
+def scores_part_compute_task(job_id: int, version_id: int, run_ids: list[int]) -> str | None:
+    """Score some runs under one version: one part of a full recompute shared among workers."""
+    work = lambda: services.scores_part_compute(job_id=job_id, version_id=version_id, run_ids=run_ids)  # noqa: E731
+    job = jobs.job_unit(services.JOB_KIND, job_id, work)
+    return job.status if job else None
+
+
 @shared_task(name=services.DRAIN_TASK)
 def dirty_turns_drain_task(version_id: int) -> int | None:
     """Recompute all turns re-judged in a version since the last drain."""

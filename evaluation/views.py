@@ -25,7 +25,7 @@ from ecast.selectors import jobs_health
 from evaluation import metrics, stats
 from evaluation import selectors as sel
 from evaluation import services as svc
-from evaluation.models import EvaluationJob, Qrel, QrelsVersion, Run, Score
+from evaluation.models import EvaluationJob, Qrel, QrelsVersion, Run
 from evaluation.plots import bars_svg, deltas_svg, history_svg
 
 
@@ -274,11 +274,11 @@ def _tkey(row: tuple) -> tuple:
 @admin_required
 def run_scores_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     run = get_object_or_404(Run.objects.select_related("collection"), pk=pk)
-    rows = list(
-        Score.objects.filter(run=run)
-        .order_by("version_id", "turn__turn_id", "measure")
-        .values_list("version__name", "turn__turn_id", "measure", "value", "threshold")
+    version_names = dict(QrelsVersion.objects.filter(collection_id=run.collection_id).values_list("pk", "name"))
+    stored = sorted(
+        (r.version_id, r.turn_id, r.measure, r.value, r.threshold) for r in sel.score_rows(run_ids=[run.pk])
     )
+    rows = [(version_names.get(v, ""), t, m, x, th) for v, t, m, x, th in stored]
     if fmt == "json":
         payload = [{"version": v, "turn": t, "measure": m, "value": x, "threshold": th} for v, t, m, x, th in rows]
         return JsonResponse({"run": run.name, "collection": run.collection.name, "scores": payload})

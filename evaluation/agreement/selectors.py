@@ -14,7 +14,7 @@ from ecast.models import Collection, Turn
 from evaluation import metrics
 from evaluation import selectors as sel
 from evaluation.agreement import algorithms
-from evaluation.models import Qrel, QrelsVersion, Score
+from evaluation.models import Qrel, QrelsVersion
 
 # Bump when the cached report's shape changes, so old entries are never read back.
 CACHE_SCHEMA = 2
@@ -113,7 +113,7 @@ def ranking_agreement(*, a: QrelsVersion, b: QrelsVersion, measure: str) -> dict
         "runs": len(names),
         "run_ids": {r["run"]: r["run_id"] for r in rows_a},
         "unscored": sorted(n for n in names if n not in scores_a or n not in scores_b),
-        "stored": Score.objects.filter(version__in=[a, b], measure=measure).exists(),
+        "stored": sel.scores_exist(version_ids=[a.pk, b.pk], measure=measure),
         "pending": status_a["pending_turns"] + status_b["pending_turns"] + len(status_a["jobs"]),
     }
 

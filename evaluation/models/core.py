@@ -109,7 +109,21 @@ class DocIdsField(models.BinaryField):
         return super().get_db_prep_value(value, connection, prepared)
 
 
-class ScoresField(models.BinaryField):
+class PackedDoublesMixin:
+    """Reads a list of doubles back from packed IEEE-754 bytes (or as the list PostgreSQL's float8[] gives)."""
+
+    def from_db_value(self, value: Any, expression: Any, connection: Any) -> list[float] | None:
+        if value is None or isinstance(value, list):
+            return value
+        return array("d", bytes(value)).tolist()
+
+    def to_python(self, value: Any) -> Any:
+        if isinstance(value, (bytes, memoryview)):
+            return self.from_db_value(value, None, None)
+        return value
+
+
+class ScoresField(PackedDoublesMixin, models.BinaryField):
     """A ranking's scores in rank order, stored as packed IEEE-754 doubles (8 bytes each, exact)."""
 
     _pyi_private_set_type: list[float] | tuple[float, ...] | bytes
@@ -123,16 +137,6 @@ class ScoresField(models.BinaryField):
         name, path, args, kwargs = super().deconstruct()
         kwargs.pop("default", None)
         return name, path, args, kwargs
-
-    def from_db_value(self, value: Any, expression: Any, connection: Any) -> list[float] | None:
-        if value is None:
-            return None
-        return array("d", bytes(value)).tolist()
-
-    def to_python(self, value: Any) -> Any:
-        if isinstance(value, (bytes, memoryview)):
-            return self.from_db_value(value, None, None)
-        return value
 
     def get_db_prep_value(self, value: Any, connection: Any, prepared: bool = False) -> Any:
         if isinstance(value, (list, tuple)):
@@ -158,34 +162,46 @@ class RunTurn(models.Model):
 # --- Scores, live recompute and history (evaluation helper "evaluation") -------------------------------------
 
 
-class Score(models.Model):
-    """One metric value for (run, turn, qrels version, measure); means and per-topic views are queries over these.
+class FloatArrayField(PackedDoublesMixin, models.Field):
+    """A list of doubles: ``float8[]`` on PostgreSQL, packed IEEE-754 doubles in a blob elsewhere (both exact)."""
 
-    ``threshold`` is the relevance level binary measures were computed with (recorded even for graded ones).
-    Judged turns the run did not rank are stored as 0 (trec_eval -c semantics).
+    _pyi_private_set_type: list[float] | tuple[float, ...]
+    _pyi_private_get_type: list[float]
+
+    def db_type(self, connection: Any) -> str:
+        return "double precision[]" if connection.vendor == "postgresql" else "blob"
+
+    def get_db_prep_value(self, value: Any, connection: Any, prepared: bool = False) -> Any:
+        if value is None:
+            return None
+        values = [float(v) for v in value]
+        return values if connection.vendor == "postgresql" else array("d", values).tobytes()
+
+
+class TurnScores(models.Model):
+    """Every measure of one run on one turn under one qrels version: measure names and values side by side.
+
+    One row per run × turn × version (not per measure) keeps a full recompute at a few thousand rows written by
+    one binary COPY. Readers never see this layout: ``evaluation.selectors.score_rows`` yields the public
+    (run, turn, version, measure, value) shape. ``threshold`` is the relevance level binary measures were computed
+    with; judged turns the run did not rank are stored as 0 (trec_eval -c semantics).
     """
 
-    # Scores are derived rows written tens of thousands at a time: no database foreign-key constraints (each
-    # would be checked per row at commit; Django still cascades deletes of runs, turns and versions), and no
-    # single-column indexes on run and version, which the composite ones below already lead with.
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="scores", db_constraint=False, db_index=False)
-    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="scores", db_constraint=False)
+    # Derived rows written thousands at a time: no database foreign-key constraints (each would be checked per
+    # row at commit; Django still cascades deletes of runs, turns and versions); the unique index leads with the
+    # version, which every reader filters on.
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False)
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="+", db_constraint=False)
     version = models.ForeignKey(
-        QrelsVersion, on_delete=models.CASCADE, related_name="scores", db_constraint=False, db_index=False
+        QrelsVersion, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
     )
-    measure = models.CharField(max_length=64, help_text="ir_measures string, e.g. nDCG@3")
-    value = models.FloatField()
+    measures = models.TextField(help_text="ir_measures strings, newline-separated, in the order of values")
+    values = FloatArrayField()
     threshold = models.PositiveSmallIntegerField()
     computed_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["run", "turn", "version", "measure"], name="uniq_score"),
-        ]
-        indexes = [
-            models.Index(fields=["version", "measure", "run"]),
-            models.Index(fields=["version", "turn"]),
-        ]
+        constraints = [models.UniqueConstraint(fields=["version", "run", "turn"], name="uniq_turn_scores")]
 
 
 class EvaluationJob(models.Model):
@@ -207,6 +223,9 @@ class EvaluationJob(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, null=True, blank=True, related_name="evaluation_jobs")
     version = models.ForeignKey(QrelsVersion, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
     turn_ids = models.JSONField(default=list, blank=True)
+    # Parts of a fanned-out full recompute that have finished ("version:first run"): counted by identity, so a part
+    # run twice (redelivered, or queued again by the sweeper) never ends the job before every part has run.
+    parts_done = models.JSONField(default=list, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     done = models.PositiveIntegerField(default=0)
     total = models.PositiveIntegerField(default=0)

@@ -21,7 +21,7 @@ from ecast.generation import services as generation
 from ecast.imports import services as imports
 from ecast.models import GenerationJob, GenerationTurn, ImportJob, JobRecovery, Paraphrase
 from evaluation import services as evaluation
-from evaluation.models import DirtyTurn, EvaluationJob, Score
+from evaluation.models import DirtyTurn, EvaluationJob
 from judging.models import Pool
 from judging.relevance import pools
 from tests.ecast.pipeline.conftest import t5_config
@@ -164,7 +164,7 @@ def test_rejudged_turns_whose_recompute_was_lost_are_recomputed(settings):
     coll, version, runs = eval_helpers.build()
     evaluation.evaluation_job_execute(job_id=evaluation.evaluation_job_create(collection=coll, kind="full").pk)
     turn = coll.turns.get(turn_id="1_1")
-    p1 = Score.objects.get(run=runs["strong"], turn=turn, version=version, measure="P@1")
+    (p1,) = eval_helpers.stored(run=runs["strong"], turn=turn, version=version, measure="P@1")
     assert p1.value == 1.0
     version.qrels.filter(turn=turn, passage_id="d1").update(grade=0)  # a judgment whose debounced drain was lost
     DirtyTurn.objects.create(version=version, turn=turn)
@@ -175,7 +175,7 @@ def test_rejudged_turns_whose_recompute_was_lost_are_recomputed(settings):
     assert not DirtyTurn.objects.exists()
     drained = EvaluationJob.objects.get(kind=EvaluationJob.Kind.TURNS)
     assert drained.status == EvaluationJob.Status.DONE and drained.turn_ids == [turn.pk]
-    assert Score.objects.get(run=runs["strong"], turn=turn, version=version, measure="P@1").value == 0.0
+    assert eval_helpers.stored(run=runs["strong"], turn=turn, version=version, measure="P@1")[0].value == 0.0
 
 
 @pytest.mark.django_db
@@ -189,7 +189,7 @@ def test_a_drain_that_died_after_taking_the_dirty_turns_is_finished_from_its_job
     sweep()
     job.refresh_from_db()
     assert job.status == EvaluationJob.Status.DONE
-    assert Score.objects.filter(version=version, turn=turn, run=runs["strong"]).exists()
+    assert eval_helpers.stored(version=version, turn=turn, run=runs["strong"])
 
 
 @pytest.mark.django_db

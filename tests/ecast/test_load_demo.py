@@ -11,7 +11,7 @@ from django.core.management import call_command
 from ecast.management.commands.load_demo import CORPUS, DEMO_ACCOUNTS, DEMO_DIR, demo_corpus_ids, ensure_accounts
 from ecast.models import Collection, ImportJob, Paraphrase, Passage, TestSet, Turn
 from ecast.permissions import user_roles
-from evaluation.models import Qrel, QrelsVersion, Run, RunTurn, Score
+from evaluation.models import Qrel, QrelsVersion, Run, RunTurn, TurnScores
 from judging.models import Pool, PoolPair
 
 
@@ -19,7 +19,8 @@ def _snapshot():
     return {
         model.__name__: model.objects.count()
         for model in (
-            Collection, Turn, Paraphrase, Passage, ImportJob, Qrel, Run, RunTurn, User, TestSet, Pool, PoolPair, Score
+            Collection, Turn, Paraphrase, Passage, ImportJob, Qrel, Run, RunTurn, User, TestSet, Pool, PoolPair,
+            TurnScores,
         )
     }  # fmt: skip
 
@@ -63,7 +64,7 @@ def test_load_demo_builds_the_collection_and_accounts_and_is_idempotent():
     assert bm25.count() == 9 and RunTurn.objects.filter(run__in=bm25).count() == 9 * 26
     pool = Pool.objects.get(collection=coll)
     assert pool.stats["with_text"] == pool.stats["pairs"] > 0
-    assert Score.objects.filter(run__in=bm25, version__name="original + new").exists()
+    assert TurnScores.objects.filter(run__in=bm25, version__name="original + new").exists()
     for username, password, role in DEMO_ACCOUNTS:
         user = User.objects.get(username=username)
         assert user.check_password(password) and role in user_roles(user)

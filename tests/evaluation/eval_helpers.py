@@ -90,3 +90,17 @@ def derive(version: QrelsVersion, name: str, extra: dict[str, dict[str, int]]) -
         [Qrel(version=child, turn=turns[q], passage_id=d, grade=g, source="assessed") for (q, d), g in rows.items()]
     )
     return child
+
+
+def stored(*, version=None, run=None, turn=None, measure=None) -> list:
+    """Stored scores in their public (run, turn, version, measure, value) shape, read through the one selector."""
+    from evaluation.selectors import score_rows
+
+    return list(
+        score_rows(
+            version_ids=None if version is None else [version.pk],
+            run_ids=None if run is None else [run.pk],
+            turn_pks=None if turn is None else [turn.pk],
+            measures=None if measure is None else [measure],
+        )
+    )

@@ -8,8 +8,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from evaluation import demo
-from evaluation.models import LeaderboardSnapshot, Score
-from tests.evaluation.eval_helpers import QRELS, build
+from evaluation.models import LeaderboardSnapshot
+from tests.evaluation.eval_helpers import QRELS, build, stored
 
 pytestmark = pytest.mark.django_db
 
@@ -19,7 +19,7 @@ def test_evaluate_runs_computes_every_run_and_names_the_threshold():
     out = io.StringIO()
     call_command("evaluate_runs", "--collection", coll.name, stdout=out)
     assert "threshold 2" in out.getvalue()
-    assert Score.objects.filter(version=version, run=runs["weak"]).count() == len(QRELS) * 17
+    assert len(stored(version=version, run=runs["weak"])) == len(QRELS) * 17
     with pytest.raises(CommandError, match="no run 'nope'"):
         call_command("evaluate_runs", "--collection", coll.name, "--run", "nope")
 
@@ -28,10 +28,10 @@ def test_the_demo_loader_scores_the_demo_collection_once():
     coll, version, runs = build(name=demo.DEMO_COLLECTION)
     out = io.StringIO()
     demo.load(stdout=out)
-    n = Score.objects.count()
+    n = len(stored())
     assert n == 2 * len(QRELS) * 17 and "scores for 2 run(s)" in out.getvalue()
     demo.load(stdout=out)
-    assert Score.objects.count() == n and "already present" in out.getvalue()
+    assert len(stored()) == n and "already present" in out.getvalue()
     assert LeaderboardSnapshot.objects.filter(version=version).count() == 1
 
 

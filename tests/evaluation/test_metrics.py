@@ -132,3 +132,62 @@ def test_judged_at_k_equals_ir_measures_on_tie_heavy_runs():
     wanted = [ir_measures.parse_measure("Judged@3"), ir_measures.parse_measure("Judged@10")]
     for m in ir_measures.iter_calc(wanted, qrels, run):
         assert ours[str(m.measure)][m.query_id] == pytest.approx(m.value)
+
+
+# Every measure the product stores or offers for analyses, plus parameterised spellings the mapping must honour.
+OFFERED = [
+    *metrics.DEFAULT_MEASURES,
+    "nDCG",
+    "nDCG@1",
+    "nDCG@20",
+    "AP@10",
+    "AP(rel=2)",
+    "P(rel=2)@5",
+    "R@10",
+    "RR(rel=3)",
+    "Success@1",
+    "Success@5",
+    "Judged@1",
+    "Judged@5",
+    "Judged",
+    "ERR@10",
+]
+
+
+@pytest.mark.parametrize("threshold", [1, 2])
+def test_direct_pytrec_eval_values_equal_ir_measures_for_every_offered_measure(shared_data, qrels_2019, threshold):
+    runs = sorted((shared_data / DECAF).glob("*.run"))[:3]
+    parsed = {m: metrics.parse_measure(m, rel_threshold=threshold) for m in OFFERED}
+    evaluator = metrics.make_evaluator(qrels_2019, OFFERED, rel_threshold=threshold)
+    for path in runs:
+        run = read_run(path)
+        ours = evaluator(run)
+        wanted = {q: dict.fromkeys(OFFERED, 0.0) for q in qrels_2019}
+        for name, m in parsed.items():
+            for metric in ir_measures.iter_calc([m], qrels_2019, run):
+                wanted[metric.query_id][name] = metric.value
+        for name in OFFERED:
+            for q in qrels_2019:
+                assert ours[name][q] == pytest.approx(wanted[q][name], abs=1e-9), (path.name, name, q)
+
+
+def test_judged_at_k_from_a_stored_top_slice_equals_ir_measures_with_ties():
+    rng = random.Random(9)
+    qrels = {f"q{i}": {f"d{j}": rng.randint(0, 2) for j in range(0, 40, 2)} for i in range(40)}
+    tops, run = {}, {}
+    for i in range(40):
+        scores = sorted((float(rng.randint(0, 6)) for _ in range(40)), reverse=True)
+        ids = [f"d{j}" for j in rng.sample(range(40), 40)]
+        run[f"q{i}"] = dict(zip(ids, scores, strict=True))
+        tops[f"q{i}"] = metrics.top_slice(ids, scores, 10)
+    ev = metrics.RankingEvaluator(qrels, ["Judged@3", "Judged@10"])
+    ours = ev.values(run, tops)
+    wanted = [ir_measures.parse_measure("Judged@3"), ir_measures.parse_measure("Judged@10")]
+    for m in ir_measures.iter_calc(wanted, qrels, run):
+        assert ours[m.query_id][ev.measures.index(str(m.measure))] == pytest.approx(m.value, abs=1e-12)
+
+
+def test_a_top_slice_refuses_rankings_not_in_descending_score_order():
+    assert metrics.top_slice(["a", "b", "c"], [1.0, 2.0, 0.5], 2) is None
+    assert metrics.top_slice(["a", "b", "c"], [2.0, 1.0, 1.0], 2) == ["a", "b"]
+    assert metrics.top_slice(["a", "c", "b"], [2.0, 1.0, 1.0], 2) == ["a", "b"]

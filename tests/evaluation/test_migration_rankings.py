@@ -32,14 +32,16 @@ def _manage(env: dict[str, str], *args: str) -> str:
     return done.stdout
 
 
-def test_json_rankings_become_blobs_and_back(tmp_path):
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
-        "ECAST_VAR_DIR": str(tmp_path),
-        "DJANGO_SETTINGS_MODULE": "ecast.settings",
-    }
+def scratch_env(database_url: str, tmp_path) -> dict[str, str]:
+    """Environment for ``manage.py`` on a scratch database (no Redis: the file cache and broker)."""
+    env = {**os.environ, "DATABASE_URL": database_url, "ECAST_VAR_DIR": str(tmp_path)}
+    env["DJANGO_SETTINGS_MODULE"] = "ecast.settings"
     env.pop("REDIS_URL", None)
+    return env
+
+
+def test_json_rankings_become_blobs_and_back(tmp_path):
+    env = scratch_env(f"sqlite:///{tmp_path / 'db.sqlite3'}", tmp_path)
     # Every other app at its latest state (the setup creates rows through today's models), rankings as JSON.
     _manage(env, "migrate", "-v0")
     _manage(env, "migrate", "evaluation", "0002", "-v0")

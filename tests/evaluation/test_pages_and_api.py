@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from ecast.models import TestSet
-from evaluation import services
+from evaluation import scoring, services
 from evaluation.models import EvaluationJob, Run
 from tests.evaluation.eval_helpers import add_run, build, derive
 
@@ -342,7 +342,7 @@ def test_pages_open_on_the_version_that_gained_judgments_and_robustness_compares
 def test_the_score_event_stream_pushes_a_scores_event_when_the_version_changes(admin_client, scored, settings):
     coll, version, _runs = scored
     settings.ECAST_EVENTS_STREAM_SECONDS = 0.3
-    services.scores_stamp_touch(version_id=version.pk)
+    scoring.scores_stamp_touch(version_id=version.pk)
     response = admin_client.get(reverse("evaluation-score-events", args=[version.pk]), {"since": "stale"})
     assert response["Content-Type"] == "text/event-stream" and response["Cache-Control"] == "no-cache"
     body = b"".join(response.streaming_content).decode()

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from unittest import mock
 
 import pytest
 
 from ecast.jobs import debounce_release
 from evaluation import events, metrics, services
-from evaluation.models import DirtyTurn, EvaluationJob, LeaderboardSnapshot, Qrel, Score
+from evaluation.models import DirtyTurn, EvaluationJob, LeaderboardSnapshot, Qrel, TurnScores
 from evaluation.selectors import leaderboard, per_turn_scores, qrels_dict, run_dict, score_means
-from tests.evaluation.eval_helpers import QRELS, RUNS, add_run, build
+from tests.evaluation.eval_helpers import QRELS, RUNS, add_run, build, stored
 
 pytestmark = pytest.mark.django_db
 
@@ -38,40 +39,42 @@ def test_a_full_compute_stores_trec_eval_c_values_for_every_judged_turn():
     assert weak == pytest.approx(_expected("weak", "nDCG@3"))
     means = score_means(version=version, measures=["nDCG@3", "AP"])
     assert means[runs["strong"].pk]["AP"] == pytest.approx(metrics.mean(_expected("strong", "AP")))
-    assert Score.objects.filter(version=version, measure="AP").first().threshold == 1
+    assert stored(version=version, measure="AP")[0].threshold == 1
     assert LeaderboardSnapshot.objects.filter(version=version).count() == 1
 
 
 def test_it_records_and_applies_the_collection_threshold():
     coll, version, runs = build(threshold=2)
     services.scores_compute_for_version(version=version)
-    stored = per_turn_scores(run=runs["strong"], version=version, measure="P@1")
-    assert stored == pytest.approx(_expected("strong", "P@1", threshold=2))
-    assert stored["2_1"] == 1.0 and stored["1_1"] == 1.0  # d7 (2) counts, d1 (2) counts at threshold 2
-    assert set(Score.objects.filter(version=version).values_list("threshold", flat=True)) == {2}
+    p1 = per_turn_scores(run=runs["strong"], version=version, measure="P@1")
+    assert p1 == pytest.approx(_expected("strong", "P@1", threshold=2))
+    assert p1["2_1"] == 1.0 and p1["1_1"] == 1.0  # d7 (2) counts, d1 (2) counts at threshold 2
+    assert {r.threshold for r in stored(version=version)} == {2}
 
 
 def test_a_recompute_is_idempotent_and_replaces_rows():
     coll, version, runs = build()
     services.scores_compute_for_version(version=version)
-    n = Score.objects.count()
+    n = len(stored())
     services.scores_compute_for_version(version=version)
-    assert Score.objects.count() == n == 2 * len(QRELS) * len(services.MEASURES)
+    assert len(stored()) == n == 2 * len(QRELS) * len(services.MEASURES)
+    assert TurnScores.objects.count() == 2 * len(QRELS)  # one row per run × turn holds every measure
 
 
 def test_a_new_judgment_recomputes_only_its_turn_for_every_run(django_capture_on_commit_callbacks):
     coll, version, runs = build()
     services.scores_compute_for_version(version=version)
-    untouched = Score.objects.get(run=runs["weak"], turn__turn_id="1_1", version=version, measure="nDCG@3")
+    (untouched,) = stored(run=runs["weak"], turn=coll.turns.get(turn_id="1_1"), version=version, measure="nDCG@3")
     turn = coll.turns.get(turn_id="2_2")
     with django_capture_on_commit_callbacks(execute=True):
         Qrel.objects.create(version=version, turn=turn, passage_id="x4", grade=3, source="assessed")
         events.qrels_changed(version_id=version.pk, turn_ids=[turn.pk])
-    strong = Score.objects.get(run=runs["strong"], turn=turn, version=version, measure="nDCG@3")
+    (strong,) = stored(run=runs["strong"], turn=turn, version=version, measure="nDCG@3")
     assert strong.value > 0.9  # x4 at rank 1 is now highly relevant
     job = EvaluationJob.objects.get(kind="turns")
     assert job.status == "done" and job.turn_ids == [turn.pk]
-    assert Score.objects.get(pk=untouched.pk).computed_at == untouched.computed_at
+    (again,) = stored(run=runs["weak"], turn=coll.turns.get(turn_id="1_1"), version=version, measure="nDCG@3")
+    assert again.computed_at == untouched.computed_at
     assert not DirtyTurn.objects.exists()
     rows = leaderboard(version=version, measures=["nDCG@3"])
     assert rows[0]["run"] == "strong" and rows[0]["rank"] == 1
@@ -104,7 +107,7 @@ def test_a_turn_that_loses_all_judgments_loses_its_scores(django_capture_on_comm
     with django_capture_on_commit_callbacks(execute=True):
         Qrel.objects.filter(version=version, turn=turn).delete()
         events.qrels_changed(version_id=version.pk, turn_ids=[turn.pk])
-    assert not Score.objects.filter(turn=turn, version=version).exists()
+    assert not stored(turn=turn, version=version)
 
 
 def test_a_created_run_is_evaluated_against_every_version(django_capture_on_commit_callbacks):
@@ -142,7 +145,7 @@ def test_a_derived_version_without_scores_gets_a_full_compute_on_its_first_chang
     turn = coll.turns.get(turn_id="2_3")
     with django_capture_on_commit_callbacks(execute=True):
         events.qrels_changed(version_id=child.pk, turn_ids=[turn.pk])
-    assert Score.objects.filter(version=child, run=runs["weak"], measure="AP").count() == len(QRELS) + 1
+    assert len(stored(version=child, run=runs["weak"], measure="AP")) == len(QRELS) + 1
 
 
 def test_a_full_recompute_job_reports_progress():
@@ -150,7 +153,7 @@ def test_a_full_recompute_job_reports_progress():
     job = services.evaluation_job_create(collection=coll, kind="full", start=False)
     done = services.evaluation_job_execute(job_id=job.pk)
     assert done.status == "done" and done.done == done.total == 2
-    assert Score.objects.filter(version=version).count() == 2 * len(QRELS) * len(services.MEASURES)
+    assert len(stored(version=version)) == 2 * len(QRELS) * len(services.MEASURES)
 
 
 def test_it_refuses_a_run_job_for_a_run_of_another_collection():
@@ -171,7 +174,7 @@ def test_a_new_qrels_version_is_scored_for_every_run_once_committed(django_captu
     with django_capture_on_commit_callbacks(execute=True):
         with transaction.atomic():
             child = derive(version, "original + new", {"1_3": {"x3": 2}})
-    assert Score.objects.filter(version=child, run=runs["strong"], measure="nDCG@3").count() == len(QRELS) + 1
+    assert len(stored(version=child, run=runs["strong"], measure="nDCG@3")) == len(QRELS) + 1
     assert EvaluationJob.objects.filter(kind="turns", version=child, status="done").count() == 1
 
 
@@ -203,7 +206,6 @@ def test_a_recompute_stamps_the_version_so_a_watching_page_hears_of_it(django_ca
 
 @pytest.mark.django_db(transaction=True)
 def test_a_drain_finding_another_drain_of_its_version_at_work_requeues_itself_and_leaves_the_marks():
-    import os
 
     from django.db import connection, connections
 
@@ -228,3 +230,66 @@ def test_a_drain_finding_another_drain_of_its_version_at_work_requeues_itself_an
         other.close()
     job = services.dirty_turns_drain(version_id=version.pk)
     assert job is not None and job.turn_ids == [turn.pk] and not DirtyTurn.objects.exists()
+
+
+def test_a_full_recompute_fans_out_in_parts_that_store_what_one_pass_stores(settings):
+    coll, version, runs = build()
+    services.scores_compute_for_version(version=version)
+    one_pass = sorted((r.run_id, r.turn_id, r.measure, r.value) for r in stored(version=version))
+    TurnScores.objects.all().delete()
+    settings.ECAST_RECOMPUTE_PARTS = 5  # more parts than runs: one part per run
+    job = services.evaluation_job_create(collection=coll, kind="full", start=False)
+    with mock.patch("evaluation.services.enqueue", wraps=services.enqueue) as queued:
+        done = services.evaluation_job_execute(job_id=job.pk)
+    parts = [c.args for c in queued.call_args_list if c.args[0] == services.PART_TASK]
+    assert sorted(p[3] for p in parts) == sorted([[r.pk] for r in runs.values()])
+    assert done.status == "done" and done.done == done.total == len(runs)
+    assert sorted((r.run_id, r.turn_id, r.measure, r.value) for r in stored(version=version)) == one_pass
+    assert LeaderboardSnapshot.objects.filter(version=version, trigger="full recompute").count() == 2
+
+
+def test_a_failing_part_fails_the_full_recompute_job_with_its_reason():
+    coll, version, runs = build()
+    job = services.evaluation_job_create(collection=coll, kind="full", start=False)
+    with mock.patch("evaluation.services.scores_write", side_effect=RuntimeError("disk full")):
+        services.evaluation_job_execute(job_id=job.pk)
+    job.refresh_from_db()
+    assert job.status == "failed" and "disk full" in job.error
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_recompute_that_overlaps_database_and_evaluation_stores_exact_values():
+    from django.db import connection
+
+    from evaluation import scoring
+
+    if connection.vendor != "postgresql":
+        if os.environ.get("CI"):
+            pytest.fail("CI must run the overlapped recompute on PostgreSQL")
+        pytest.skip("the helper thread's own connection runs on PostgreSQL only")
+    coll, version, runs = build()
+    assert not connection.in_atomic_block  # what a worker sees: the overlapped path
+    progress: list[int] = []
+    written = scoring.scores_write(version=version, run_ids=[r.pk for r in runs.values()], progress=progress.append)
+    assert written == 2 * len(QRELS) * len(services.MEASURES) and progress == [1, 1]
+    for name, run in runs.items():
+        for measure in ("nDCG@3", "AP", "Judged@3"):
+            assert per_turn_scores(run=run, version=version, measure=measure) == pytest.approx(
+                _expected(name, measure), abs=1e-12
+            )
+
+
+def test_a_part_run_twice_does_not_end_the_full_recompute_before_every_part_ran(settings):
+    coll, version, runs = build()
+    weak, strong = runs["weak"].pk, runs["strong"].pk
+    job = services.evaluation_job_create(collection=coll, kind="full", start=False)
+    job.status, job.total = "running", 2
+    job.save()
+    for _ in range(2):  # redelivered: the same part twice
+        services.scores_part_compute(job_id=job.pk, version_id=version.pk, run_ids=[weak])
+    job.refresh_from_db()
+    assert job.status == "running" and job.done == 1
+    services.scores_part_compute(job_id=job.pk, version_id=version.pk, run_ids=[strong])
+    job.refresh_from_db()
+    assert job.status == "done" and job.done == 2
+    assert {r.run_id for r in stored(version=version)} == {weak, strong}

@@ -1,0 +1,141 @@
+"""Writing stored scores: evaluate runs under a qrels version and replace their rows (one per run × turn × version,
+every measure in it), the core every recompute path in ``evaluation.services`` calls."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+
+from django.core.cache import cache
+from django.db import connection, connections, transaction
+from django.utils import timezone
+
+from ecast.models import Turn
+from evaluation import metrics
+from evaluation.models import QrelsVersion, TurnScores
+from evaluation.selectors import qrels_dict, rankings_decode, rankings_fetch
+
+MEASURES: list[str] = list(metrics.DEFAULT_MEASURES)
+BATCH = 5000
+
+
+def _turn_pks(collection_id: int) -> dict[str, int]:
+    return dict(Turn.objects.filter(collection_id=collection_id).values_list("turn_id", "pk"))
+
+
+_SCORE_COLUMNS = ("run", "turn", "version", "measures", "values", "threshold", "computed_at")
+# PostgreSQL binary COPY needs each column's type spelled out.
+_SCORE_COPY_TYPES = ["int8", "int8", "int8", "text", "float8[]", "int2", "timestamptz"]
+
+
+def _insert_scores(rows: list[tuple]) -> None:
+    """Insert TurnScores rows: one binary COPY on PostgreSQL, executemany batches elsewhere."""
+    if not rows:
+        return
+    qn = connection.ops.quote_name
+    table = qn(TurnScores._meta.db_table)
+    cols = ", ".join(qn(str(getattr(TurnScores._meta.get_field(c), "column", c))) for c in _SCORE_COLUMNS)
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            with cursor.cursor.copy(f"COPY {table} ({cols}) FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types(_SCORE_COPY_TYPES)
+                for row in rows:
+                    copy.write_row(row)
+            return
+        field = TurnScores._meta.get_field("values")
+        stamp = connection.ops.adapt_datetimefield_value(rows[0][6])  # SQLite stores datetimes as text
+        prepared = [(*r[:4], field.get_db_prep_value(r[4], connection), r[5], stamp) for r in rows]
+        marks = ", ".join(["%s"] * len(_SCORE_COLUMNS))
+        for i in range(0, len(prepared), BATCH):
+            cursor.executemany(f"INSERT INTO {table} ({cols}) VALUES ({marks})", prepared[i : i + BATCH])
+
+
+def scores_write(
+    *,
+    version: QrelsVersion,
+    run_ids: Sequence[int],
+    turn_pks: Sequence[int] | None = None,
+    measures: Sequence[str] = MEASURES,
+    progress: Callable[[int], None] | None = None,
+) -> int:
+    """Evaluate ``run_ids`` under ``version`` (optionally only some turns) and replace their stored scores;
+    returns the number of values written (runs × judged turns × measures)."""
+    collection = version.collection
+    threshold = int(collection.relevance_threshold)
+    qrels = qrels_dict(version=version, turn_ids=turn_pks)
+    pk_of = _turn_pks(collection.pk)
+    tid_of = {pk: tid for tid, pk in pk_of.items()}
+    evaluator = metrics.RankingEvaluator(qrels, list(measures), rel_threshold=threshold)
+    names = "\n".join(evaluator.measures)
+    judged_pks = [pk_of[q] for q in qrels if q in pk_of]
+    # Per run for a full recompute (bounded memory); all runs at once when only a few turns changed.
+    chunks: list[list[int]] = [[r] for r in run_ids] if turn_pks is None else [list(run_ids)]
+    only = judged_pks if turn_pks is not None else None
+
+    def fetch(chunk: list[int]) -> list[tuple]:
+        return rankings_fetch(run_ids=chunk, turn_pks=only)
+
+    def store(chunk: list[int], rows: list[tuple]) -> None:
+        with transaction.atomic():
+            stale = TurnScores.objects.filter(version=version, run_id__in=chunk)
+            if turn_pks is not None:
+                stale = stale.filter(turn_id__in=list(turn_pks))
+            stale.delete()  # no signals or cascades hang off TurnScores, so Django issues one DELETE statement
+            _insert_scores(rows)
+            transaction.on_commit(lambda: scores_stamp_touch(version_id=version.pk))
+
+    def evaluate(chunk: list[int], raw: list[tuple]) -> list[tuple]:
+        rankings = rankings_decode(raw, judged_depth=evaluator.judged_depth)
+        rows: list[tuple] = []
+        now = timezone.now()
+        for run_id in chunk:
+            ranked = {tid_of[tpk]: r for tpk, r in rankings.get(run_id, {}).items() if tpk in tid_of}
+            docs = {q: r.docs for q, r in ranked.items()}
+            tops = {q: r.top for q, r in ranked.items() if r.top is not None}
+            for qid, values in evaluator.values(docs, tops, floats=True).items():
+                tpk = pk_of.get(qid)
+                if tpk is not None:
+                    rows.append((run_id, tpk, version.pk, names, values, threshold, now))
+        return rows
+
+    written = 0
+    # Many runs outside a transaction (a worker's full recompute): a helper thread with its own connection fetches
+    # the next run's rankings and writes the previous run's scores while this one evaluates, so the database's
+    # share of the time (its own process, the other core) overlaps the evaluation instead of adding to it.
+    if len(chunks) > 1 and connection.vendor == "postgresql" and not connection.in_atomic_block:
+        with ThreadPoolExecutor(max_workers=1) as helper:
+            try:
+                next_raw = helper.submit(fetch, chunks[0])
+                stored: Future | None = None
+                for i, chunk in enumerate(chunks):
+                    raw = next_raw.result()
+                    if i + 1 < len(chunks):
+                        next_raw = helper.submit(fetch, chunks[i + 1])
+                    rows = evaluate(chunk, raw)
+                    if stored is not None:
+                        stored.result()
+                        if progress:
+                            progress(len(chunks[i - 1]))
+                    stored = helper.submit(store, chunk, rows)
+                    written += len(rows) * len(evaluator.measures)
+                if stored is not None:
+                    stored.result()
+                    if progress:
+                        progress(len(chunks[-1]))
+            finally:
+                helper.submit(connections.close_all).result()
+        return written
+    for chunk in chunks:
+        rows = evaluate(chunk, fetch(chunk))
+        store(chunk, rows)
+        written += len(rows) * len(evaluator.measures)
+        if progress:
+            progress(len(chunk))
+    return written
+
+
+def scores_stamp_touch(*, version_id: int) -> None:
+    """Record in the shared cache that the version's stored scores just changed (read by the live event stream
+    through ``selectors.scores_stamp``, so a watching page hears of new scores without asking the database)."""
+    cache.set(f"evaluation:scores-stamp:{version_id}", str(time.time_ns()), timeout=None)
