@@ -70,11 +70,11 @@ def scratch_db(request, tmp_path):
 def test_per_measure_scores_become_per_turn_rows_and_back(tmp_path, scratch_db):
     env = scratch_env(scratch_db, tmp_path)
     _manage(env, "migrate", "-v0")
-    _manage(env, "migrate", "evaluation", "0003", "-v0")
+    _manage(env, "migrate", "evaluation", "0005", "-v0")
     _manage(env, "shell", "-c", SETUP)
-    _manage(env, "migrate", "evaluation", "0004", "-v0")
+    _manage(env, "migrate", "evaluation", "0006", "-v0")
     assert _manage(env, "shell", "-c", READ).strip().splitlines()[-1] == EXPECTED
     count = "from evaluation.models import TurnScores; print(TurnScores.objects.count())"
     assert _manage(env, "shell", "-c", count).strip().splitlines()[-1] == "2"
-    _manage(env, "migrate", "evaluation", "0003", "-v0")
+    _manage(env, "migrate", "evaluation", "0005", "-v0")
     assert _manage(env, "shell", "-c", RAW).strip().splitlines()[-1] == EXPECTED

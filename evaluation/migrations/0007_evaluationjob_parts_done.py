@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('evaluation', '0004_turn_scores_one_row_per_run_turn'),
+        ('evaluation', '0006_turn_scores_one_row_per_run_turn'),
     ]
 
     operations = [

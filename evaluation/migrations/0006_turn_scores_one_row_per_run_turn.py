@@ -60,7 +60,7 @@ def to_measure_rows(apps, schema_editor):
 class Migration(migrations.Migration):
     dependencies = [
         ("ecast", "0003_ikat_ptkb"),
-        ("evaluation", "0003_runturn_binary_rankings"),
+        ("evaluation", "0005_permutation_path"),
     ]
 
     operations = [
