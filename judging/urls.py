@@ -3,4 +3,5 @@ from django.urls import include, path
 urlpatterns: list = [
     path("", include("judging.rating.urls")),
     path("", include("judging.relevance.urls")),
+    path("", include("judging.llm.urls")),
 ]

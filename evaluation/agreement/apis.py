@@ -23,12 +23,22 @@ class AgreementKappaSerializer(serializers.Serializer):
     high = serializers.FloatField(allow_null=True, help_text="95% interval, upper end")
 
 
+class AgreementGradeSerializer(serializers.Serializer):
+    grade = serializers.IntegerField()
+    precision = serializers.FloatField(allow_null=True, help_text="of the items B gave this grade, share A gave it")
+    recall = serializers.FloatField(allow_null=True, help_text="of the items A gave this grade, share B gave it")
+    f1 = serializers.FloatField(allow_null=True)
+    in_a = serializers.IntegerField(help_text="items A gave this grade")
+    in_b = serializers.IntegerField(help_text="items B gave this grade")
+
+
 class AgreementBinarySerializer(serializers.Serializer):
     threshold = serializers.IntegerField(help_text="relevant = grade at or above it")
     already_binary = serializers.BooleanField()
     exact = serializers.FloatField(allow_null=True)
     kappa = AgreementKappaSerializer()
     confusion = serializers.ListField(child=serializers.ListField(child=serializers.IntegerField()))
+    per_grade = AgreementGradeSerializer(many=True)
     relevant_a = serializers.IntegerField()
     relevant_b = serializers.IntegerField()
     relevant_both = serializers.IntegerField()
@@ -104,6 +114,9 @@ class AgreementApi(AdminApi):
         kappa = AgreementKappaSerializer()
         confusion = serializers.ListField(
             child=serializers.ListField(child=serializers.IntegerField()), help_text="rows: grades of A; columns: B"
+        )
+        per_grade = AgreementGradeSerializer(
+            many=True, help_text="precision/recall of B against A per grade (scikit-learn)"
         )
         binary = AgreementBinarySerializer()
         topics = AgreementTopicSerializer(many=True)

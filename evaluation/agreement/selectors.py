@@ -17,7 +17,7 @@ from evaluation.agreement import algorithms
 from evaluation.models import Qrel, QrelsVersion, Score
 
 # Bump when the cached report's shape changes, so old entries are never read back.
-CACHE_SCHEMA = 1
+CACHE_SCHEMA = 2
 CACHE_SECONDS = 7 * 24 * 3600
 
 
