@@ -88,8 +88,10 @@ def llm_judge_job_create(
     params: dict[str, Any] | None = None,
     limit: int | None = None,
     created_by: Any = None,
+    queue: bool = True,
 ) -> LlmJudgeJob:
-    """Create the job and its empty "llm: <model>" version (parent: the human version), and queue it."""
+    """Create the job and its empty "llm: <model>" version (parent: the human version), and queue it (``queue``
+    False: the caller runs it, as ``manage.py llm_judge`` does)."""
     if source_version.collection_id != collection.pk:
         raise ValidationError(f"source_version: {source_version.name!r} belongs to another collection")
     if is_llm_version(source_version):
@@ -136,7 +138,8 @@ def llm_judge_job_create(
     )
     job.full_clean()
     job.save()
-    transaction.on_commit(lambda: enqueue(RUN_TASK, job.pk))
+    if queue:
+        transaction.on_commit(lambda: enqueue(RUN_TASK, job.pk))
     return job
 
 
