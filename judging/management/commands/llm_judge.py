@@ -1,7 +1,7 @@
-"""`manage.py llm_judge --collection NAME --version NAME [--model smollm|PATH]`: label a human qrels version's judged
-pairs with text by a local model, in this process (as the worker would), then print the agreement report of the
-"llm: <model>" version against it: κ with its interval, confusion matrix, per-grade precision/recall, and Kendall's τ
-between the run rankings with the swapped pairs."""
+"""`manage.py llm_judge --collection NAME --qrels-version NAME [--model smollm|PATH]`: label a human qrels
+version's judged pairs with text by a local model, in this process (as the worker would), then print the agreement
+report of the "llm: <model>" version against it: κ with its interval, confusion matrix, per-grade precision/recall,
+and Kendall's τ between the run rankings with the swapped pairs."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--collection", required=True)
-        parser.add_argument("--version", required=True, help="The human qrels version (name)")
+        parser.add_argument("--qrels-version", required=True, help="The human qrels version (name)")
         parser.add_argument("--model", default=judge.DEFAULT_MODEL, help="'smollm', a model folder or a .gguf file")
         parser.add_argument("--batch-size", type=int, default=16)
         parser.add_argument("--limit", type=int, default=None, help="Label only the first N pairs")
@@ -37,9 +37,9 @@ class Command(BaseCommand):
         collection = Collection.objects.filter(name=opts["collection"]).first()
         if collection is None:
             raise CommandError(f"unknown collection {opts['collection']!r}")
-        version = QrelsVersion.objects.filter(collection=collection, name=opts["version"]).first()
+        version = QrelsVersion.objects.filter(collection=collection, name=opts["qrels_version"]).first()
         if version is None:
-            raise CommandError(f"collection {collection.name!r} has no qrels version {opts['version']!r}")
+            raise CommandError(f"collection {collection.name!r} has no qrels version {opts['qrels_version']!r}")
         try:
             job = services.llm_judge_job_create(
                 collection=collection,
