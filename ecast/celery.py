@@ -16,6 +16,7 @@ TASK_PACKAGES = [
     "ecast.generation",
     "judging.rating",
     "judging.relevance",
+    "judging.llm",
     "evaluation",
     "evaluation.permutations",
     "evaluation.analyses",

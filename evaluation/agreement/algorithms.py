@@ -11,6 +11,9 @@ Here, over the items both assessments judged:
   it from the confusion table (items taken as independent);
 * the confusion matrix (grades of A × grades of B), exact agreement, and the same after binarising at a relevance
   threshold, with Voorhees' overlap |A ∩ B| / |A ∪ B| of the two relevant sets;
+* per grade, the precision and recall of B against A (scikit-learn ``precision_recall_fscore_support``, A taken
+  as the truth): of the items B gave grade g, the share A gave g too; of the items A gave g, the share B found —
+  what tells a judge that puts everything in one grade (an LLM, a hurried assessor) from one that disagrees evenly;
 * the same per topic;
 * Kendall's τ-b (scipy, through :func:`evaluation.stats.kendall_tau`) between the systems' scores under each
   assessment, with the pairs of systems the two order differently.
@@ -113,6 +116,36 @@ def confusion(a: Sequence[int], b: Sequence[int], *, scale: Sequence[int]) -> li
     if not a:
         return [[0] * len(scale) for _ in scale]
     return confusion_matrix(list(a), list(b), labels=list(scale)).tolist()
+
+
+def per_grade(a: Sequence[int], b: Sequence[int], *, scale: Sequence[int]) -> list[dict[str, Any]]:
+    """Per grade of ``scale``: precision, recall and F1 of B against A (scikit-learn), with how many items A and B
+    gave it; a value is None where it is 0/0 (B never gave the grade, or A never did)."""
+    from sklearn.metrics import precision_recall_fscore_support
+
+    if not a:
+        return [{"grade": g, "precision": None, "recall": None, "f1": None, "in_a": 0, "in_b": 0} for g in scale]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        precision, recall, f1, support = precision_recall_fscore_support(
+            list(a), list(b), labels=list(scale), zero_division=np.nan
+        )
+    predicted = [sum(1 for y in b if y == g) for g in scale]
+
+    def value(x: float) -> float | None:
+        return None if math.isnan(float(x)) else float(x)
+
+    return [
+        {
+            "grade": g,
+            "precision": value(precision[i]),
+            "recall": value(recall[i]),
+            "f1": value(f1[i]),
+            "in_a": int(support[i]),
+            "in_b": predicted[i],
+        }
+        for i, g in enumerate(scale)
+    ]
 
 
 @dataclass(frozen=True)
@@ -235,6 +268,7 @@ def agreement(a: Grades, b: Grades, *, threshold: int, topic: Callable[[str], st
         "exact": exact(ka, kb),
         "kappa": kappa(ka, kb, scale=kscale, weighted=graded).as_dict(),
         "confusion": cross_table(ga, gb, rows=scale_a, columns=scale_b),
+        "per_grade": per_grade(ka, kb, scale=kscale),
         "binary": {
             "threshold": threshold if (graded_a or graded_b) else 1,
             "cut_a": cut_a,
@@ -243,6 +277,7 @@ def agreement(a: Grades, b: Grades, *, threshold: int, topic: Callable[[str], st
             "exact": exact(ba, bb),
             "kappa": kappa(ba, bb, scale=[0, 1], weighted=False).as_dict(),
             "confusion": confusion(ba, bb, scale=[0, 1]),
+            "per_grade": per_grade(ba, bb, scale=[0, 1]),
             "relevant_a": sum(ba),
             "relevant_b": sum(bb),
             "relevant_both": sum(1 for x, y in zip(ba, bb, strict=True) if x and y),

@@ -23,12 +23,22 @@ class AgreementKappaSerializer(serializers.Serializer):
     high = serializers.FloatField(allow_null=True, help_text="95% interval, upper end")
 
 
+class AgreementGradeSerializer(serializers.Serializer):
+    grade = serializers.IntegerField()
+    precision = serializers.FloatField(allow_null=True, help_text="of the items B gave this grade, share A gave it")
+    recall = serializers.FloatField(allow_null=True, help_text="of the items A gave this grade, share B gave it")
+    f1 = serializers.FloatField(allow_null=True)
+    in_a = serializers.IntegerField(help_text="items A gave this grade")
+    in_b = serializers.IntegerField(help_text="items B gave this grade")
+
+
 class AgreementBinarySerializer(serializers.Serializer):
     threshold = serializers.IntegerField(help_text="relevant = grade at or above it")
     already_binary = serializers.BooleanField()
     exact = serializers.FloatField(allow_null=True)
     kappa = AgreementKappaSerializer()
     confusion = serializers.ListField(child=serializers.ListField(child=serializers.IntegerField()))
+    per_grade = AgreementGradeSerializer(many=True)
     relevant_a = serializers.IntegerField()
     relevant_b = serializers.IntegerField()
     relevant_both = serializers.IntegerField()
@@ -111,6 +121,9 @@ class AgreementApi(AdminApi):
         confusion = serializers.ListField(
             child=serializers.ListField(child=serializers.IntegerField()),
             help_text="rows: scale_a (grades of A); columns: scale_b (grades of B)",
+        )
+        per_grade = AgreementGradeSerializer(
+            many=True, help_text="precision/recall of B against A per grade (scikit-learn)"
         )
         binary = AgreementBinarySerializer()
         topics = AgreementTopicSerializer(many=True)

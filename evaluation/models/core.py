@@ -41,6 +41,7 @@ class Qrel(models.Model):
     class Source(models.TextChoices):
         IMPORTED = "imported", "Imported"
         ASSESSED = "assessed", "Assessed in ecast"
+        LLM = "llm", "LLM pre-judgment"
 
     version = models.ForeignKey(QrelsVersion, on_delete=models.CASCADE, related_name="qrels")
     turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="qrels")

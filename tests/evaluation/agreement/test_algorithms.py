@@ -80,6 +80,30 @@ def test_the_report_holds_kappa_confusion_binary_view_and_topics():
     assert t1["overlap"] == 0.0 and t2["overlap"] == 0.5
 
 
+def test_per_grade_precision_and_recall_of_b_against_a_match_the_hand_worked_values_and_scikit_learn():
+    from sklearn.metrics import precision_score, recall_score
+
+    a = [2, 0, 1, 3, 0, 1, 2, 0, 0]
+    b = [0, 0, 1, 2, 0, 1, 2, 0, 0]
+    rows = {r["grade"]: r for r in al.per_grade(a, b, scale=[0, 1, 2, 3, 4])}
+    # B gave 0 to five items, four of which A gave 0; A's four 0s were all found by B.
+    assert (rows[0]["precision"], rows[0]["recall"], rows[0]["in_a"], rows[0]["in_b"]) == (0.8, 1.0, 4, 5)
+    assert (rows[1]["precision"], rows[1]["recall"]) == (1.0, 1.0)
+    assert (rows[2]["precision"], rows[2]["recall"]) == (0.5, 0.5)
+    assert (rows[3]["precision"], rows[3]["recall"]) == (None, 0.0)  # B never gave 3: precision is 0/0
+    assert (rows[4]["precision"], rows[4]["recall"], rows[4]["f1"]) == (None, None, None)
+    for g in (0, 1, 2):
+        assert rows[g]["precision"] == pytest.approx(precision_score(a, b, labels=[g], average="macro"))
+        assert rows[g]["recall"] == pytest.approx(recall_score(a, b, labels=[g], average="macro"))
+    report = al.agreement(
+        {("1_1", str(i)): g for i, g in enumerate(a)}, {("1_1", str(i)): g for i, g in enumerate(b)}, threshold=2
+    )
+    assert report["per_grade"] == al.per_grade(a, b, scale=[0, 1, 2, 3, 4])
+    binary = {r["grade"]: r for r in report["binary"]["per_grade"]}
+    # Binarised at 2: A relevant at items 0, 3, 6; B at 3, 6.
+    assert (binary[1]["precision"], binary[1]["recall"]) == (1.0, pytest.approx(2 / 3))
+
+
 def test_items_judged_on_one_side_only_are_counted_but_not_compared():
     r = al.agreement({**A, ("3_1", "x"): 4}, {**B, ("3_1", "y"): 0, ("3_2", "z"): 1}, threshold=2)
     assert (r["items"], r["only_a"], r["only_b"]) == (4, 1, 2)

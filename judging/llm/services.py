@@ -1,0 +1,290 @@
+"""Writes for LLM pre-judgment jobs: create one (and its "llm: <model>" qrels version), label its pairs batch by
+batch (each batch commits its labels and qrels at once, so a job resumes where a dead worker left it), finish or
+fail it, and what the sweeper needs to re-queue a silent one."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from ecast.jobs import enqueue
+from ecast.models import Collection, Passage, Turn
+from evaluation import events
+from evaluation.models import Qrel, QrelsVersion
+from judging.llm import judge
+from judging.models import LlmJudgeJob, LlmLabel
+
+KIND = "llm_judge"  # the job kind the heartbeat and the sweeper know these jobs by
+RUN_TASK = "judging.llm.run"
+VERSION_PREFIX = "llm: "
+# Bounds on what an admin may set: a batch the model can hold, prompts it can read.
+PARAM_BOUNDS: dict[str, tuple[int, int]] = {
+    "batch_size": (1, 256),
+    "max_passage_tokens": (16, 4096),
+    "max_history_turns": (0, 50),
+}
+
+
+def llm_pairs(*, version: QrelsVersion) -> list[tuple[int, str]]:
+    """The (turn pk, passage id) pairs the version judged whose passage has text, in conversation order."""
+    with_text = Passage.objects.exclude(text="").values("passage_id")
+    return list(
+        Qrel.objects.filter(version=version, passage_id__in=with_text)
+        .order_by("turn__conversation__topic_id", "turn__number", "passage_id")
+        .values_list("turn_id", "passage_id")
+    )
+
+
+def params_clean(params: dict[str, Any] | None) -> dict[str, Any]:
+    """Integer parameters within their bounds; a ValidationError naming the first bad one."""
+    out: dict[str, Any] = {}
+    for name, value in (params or {}).items():
+        if name not in PARAM_BOUNDS:
+            raise ValidationError(f"params: unknown parameter {name!r}; known: {', '.join(sorted(PARAM_BOUNDS))}")
+        low, high = PARAM_BOUNDS[name]
+        try:
+            number = int(value)
+        except (TypeError, ValueError) as exc:
+            raise ValidationError(f"params.{name}: {value!r} is not an integer") from exc
+        if not low <= number <= high:
+            raise ValidationError(f"params.{name}: {number} is outside {low}..{high}")
+        out[name] = number
+    return out
+
+
+def llm_version_name(*, collection: Collection, model_id: str) -> str:
+    """ "llm: <model>", numbered when the collection already has one of that name."""
+    base = f"{VERSION_PREFIX}{model_id}"[:90]
+    taken = set(
+        QrelsVersion.objects.filter(collection=collection, name__startswith=base).values_list("name", flat=True)
+    )
+    if base not in taken:
+        return base
+    n = 2
+    while f"{base} #{n}" in taken:
+        n += 1
+    return f"{base} #{n}"
+
+
+def is_llm_version(version: QrelsVersion) -> bool:
+    """Whether an LLM job writes the version (it must never be the "human" side of another job)."""
+    return LlmJudgeJob.objects.filter(target_version=version).exists()
+
+
+@transaction.atomic
+def llm_judge_job_create(
+    *,
+    collection: Collection,
+    source_version: QrelsVersion,
+    model: str = judge.DEFAULT_MODEL,
+    revision: str = "",
+    params: dict[str, Any] | None = None,
+    limit: int | None = None,
+    created_by: Any = None,
+    queue: bool = True,
+) -> LlmJudgeJob:
+    """Create the job and its empty "llm: <model>" version (parent: the human version), and queue it (``queue``
+    False: the caller runs it, as ``manage.py llm_judge`` does)."""
+    if source_version.collection_id != collection.pk:
+        raise ValidationError(f"source_version: {source_version.name!r} belongs to another collection")
+    if is_llm_version(source_version):
+        raise ValidationError(f"source_version: {source_version.name!r} holds LLM labels; pick a human version")
+    spec = judge.ModelSpec(
+        model=(model or judge.DEFAULT_MODEL).strip(), revision=revision.strip(), params=params_clean(params)
+    )
+    try:
+        provenance = spec.provenance()
+    except judge.JudgeError as exc:
+        raise ValidationError(f"model: {exc}") from exc
+    if limit is not None and limit < 1:
+        raise ValidationError("limit: at least 1 pair")
+    pairs = len(llm_pairs(version=source_version))
+    if not pairs:
+        raise ValidationError(
+            f"source_version: no pair judged in {source_version.name!r} has passage text; import the passage texts "
+            "(corpus import, TSV or JSONL) first"
+        )
+    target = QrelsVersion(
+        collection=collection,
+        name=llm_version_name(collection=collection, model_id=spec.model_id()),
+        parent=source_version,
+        description=(
+            f"LLM pre-judgments of {source_version.name!r}'s judged pairs with text by {spec.model_id()} "
+            f"({provenance['revision']}); holds only the model's labels, never the human ones."
+        ),
+        created_by=created_by,
+    )
+    target.full_clean()
+    target.save()
+    job = LlmJudgeJob(
+        collection=collection,
+        source_version=source_version,
+        target_version=target,
+        model=spec.model,
+        model_id=spec.model_id(),
+        revision=str(provenance["revision"]),
+        params=spec.merged_params(),
+        provenance=provenance,
+        limit=limit,
+        total=min(pairs, limit) if limit else pairs,
+        created_by=created_by,
+    )
+    job.full_clean()
+    job.save()
+    if queue:
+        transaction.on_commit(lambda: enqueue(RUN_TASK, job.pk))
+    return job
+
+
+def pending_pairs(*, job: LlmJudgeJob) -> list[tuple[int, str]]:
+    """The job's pairs that have no label yet, in order (after a worker died: where it stopped)."""
+    pairs = llm_pairs(version=job.source_version)
+    if job.limit:
+        pairs = pairs[: job.limit]
+    done = set(LlmLabel.objects.filter(job=job).values_list("turn_id", "passage_id"))
+    return [p for p in pairs if p not in done]
+
+
+def judge_inputs(pairs: Sequence[tuple[int, str]]) -> list[judge.Pair]:
+    """The texts the prompt shows for each pair: the turn, its rewrite, the earlier turns, the passage."""
+    turn_pks = {t for t, _ in pairs}
+    turns = {t.pk: t for t in Turn.objects.filter(pk__in=turn_pks)}
+    conv_ids = {t.conversation_id for t in turns.values()}
+    history: dict[int, list[tuple[int, str]]] = defaultdict(list)
+    for conv, number, text in Turn.objects.filter(conversation_id__in=conv_ids).values_list(
+        "conversation_id", "number", "raw_utterance"
+    ):
+        history[conv].append((number, text))
+    texts = dict(Passage.objects.filter(passage_id__in={p for _, p in pairs}).values_list("passage_id", "text"))
+    out = []
+    for turn_pk, pid in pairs:
+        turn = turns[turn_pk]
+        earlier = tuple(text for n, text in sorted(history[turn.conversation_id]) if n < turn.number)
+        out.append(
+            judge.Pair(
+                turn_id=str(turn_pk),
+                passage_id=pid,
+                utterance=turn.raw_utterance,
+                passage=texts[pid],
+                rewrite=turn.manual_rewrite,
+                history=earlier,
+            )
+        )
+    return out
+
+
+@transaction.atomic
+def llm_labels_write(*, job_id: int, labels: Sequence[judge.Label], seconds: float) -> int:
+    """Store one batch's labels and their qrels rows, and the job's progress, in one transaction."""
+    job = LlmJudgeJob.objects.select_for_update().get(pk=job_id)
+    rows = [
+        LlmLabel(
+            job=job,
+            turn_id=int(label.turn_id),
+            passage_id=label.passage_id,
+            grade=label.grade,
+            probabilities=label.probabilities,
+            digit_mass=label.digit_mass,
+            prompt=label.prompt,
+            provenance=job.provenance,
+        )
+        for label in labels
+    ]
+    # A redelivered batch (its first worker died after committing) adds nothing twice.
+    LlmLabel.objects.bulk_create(rows, ignore_conflicts=True)
+    if job.target_version_id is not None:
+        Qrel.objects.bulk_create(
+            [
+                Qrel(
+                    version_id=job.target_version_id,
+                    turn_id=r.turn_id,
+                    passage_id=r.passage_id,
+                    grade=r.grade,
+                    source=Qrel.Source.LLM,
+                )
+                for r in rows
+            ],
+            ignore_conflicts=True,
+        )
+        QrelsVersion.objects.filter(pk=job.target_version_id).update(updated_at=timezone.now())
+        events.qrels_changed(version_id=job.target_version_id, turn_ids=[r.turn_id for r in rows])
+    job.done = LlmLabel.objects.filter(job=job).count()
+    job.seconds += seconds
+    job.save(update_fields=["done", "seconds"])
+    return len(rows)
+
+
+@transaction.atomic
+def llm_judge_start(*, job_id: int) -> LlmJudgeJob | None:
+    """Mark the job running (None when it has already ended)."""
+    job = LlmJudgeJob.objects.select_for_update().get(pk=job_id)
+    if job.status in (LlmJudgeJob.Status.SUCCEEDED, LlmJudgeJob.Status.FAILED):
+        return None
+    job.status = LlmJudgeJob.Status.RUNNING
+    job.started_at = job.started_at or timezone.now()
+    job.save(update_fields=["status", "started_at"])
+    return job
+
+
+def llm_judge_run(*, job_id: int) -> int:
+    """Label the job's pending pairs batch by batch (each batch committed on its own); returns pairs labelled."""
+    job = llm_judge_start(job_id=job_id)
+    if job is None:
+        return 0
+    spec = judge.ModelSpec(model=job.model, revision=job.revision, params=job.params)
+    try:
+        model = judge.Judge(spec)
+    except judge.JudgeError as exc:
+        llm_judge_fail(job_id=job_id, reason=str(exc))
+        return 0
+    pending = pending_pairs(job=job)
+    size = int(model.params["batch_size"])
+    labelled = 0
+    for start in range(0, len(pending), size):
+        inputs = judge_inputs(pending[start : start + size])
+        began = time.perf_counter()
+        labels = model.label(inputs)
+        labelled += llm_labels_write(job_id=job_id, labels=labels, seconds=time.perf_counter() - began)
+    llm_judge_finish(job_id=job_id)
+    return labelled
+
+
+@transaction.atomic
+def llm_judge_finish(*, job_id: int) -> None:
+    job = LlmJudgeJob.objects.select_for_update().get(pk=job_id)
+    job.status = LlmJudgeJob.Status.SUCCEEDED
+    job.finished_at = timezone.now()
+    job.save(update_fields=["status", "finished_at"])
+
+
+@transaction.atomic
+def llm_judge_fail(*, job_id: int, reason: str) -> None:
+    """End the job with ``reason`` shown on its page (the labels stored so far stay)."""
+    job = LlmJudgeJob.objects.select_for_update().get(pk=job_id)
+    job.status = LlmJudgeJob.Status.FAILED
+    job.error = reason[:4000]
+    job.finished_at = timezone.now()
+    job.save(update_fields=["status", "error", "finished_at"])
+
+
+def llm_jobs_active() -> list[tuple[int, datetime]]:
+    """Jobs the sweeper watches: queued or running."""
+    return list(
+        LlmJudgeJob.objects.filter(status__in=[LlmJudgeJob.Status.PENDING, LlmJudgeJob.Status.RUNNING]).values_list(
+            "pk", "created_at"
+        )
+    )
+
+
+def llm_judge_requeue(*, job_id: int) -> str:
+    """Queue the job again; it labels only the pairs that have no label yet."""
+    job = LlmJudgeJob.objects.get(pk=job_id)
+    enqueue(RUN_TASK, job_id)
+    return f"queued again from pair {job.done + 1} of {job.total}"

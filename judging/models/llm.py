@@ -1,0 +1,69 @@
+"""LLM pre-judgments: a job labels the judged (turn, passage) pairs with text of a human qrels version with a local
+model, into a qrels version of its own; every label keeps its prompt and provenance."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from ecast.models import Collection, Turn
+from evaluation.models import QrelsVersion
+
+__all__ = ["LlmJudgeJob", "LlmLabel"]
+
+
+class LlmJudgeJob(models.Model):
+    """One labelling run of one model over the pairs with text of a human version (``source_version``)."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Finished"
+        FAILED = "failed", "Failed"
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="llm_judge_jobs")
+    # The human version whose judged pairs (with passage text) are labelled; the LLM version's parent.
+    source_version = models.ForeignKey(QrelsVersion, on_delete=models.PROTECT, related_name="llm_jobs_reading")
+    # "llm: <model>": holds this job's labels only, never the parent's rows.
+    target_version = models.ForeignKey(
+        QrelsVersion, on_delete=models.SET_NULL, null=True, blank=True, related_name="llm_jobs_writing"
+    )
+    model = models.CharField(max_length=1000, help_text="'smollm' (shipped) or a local model folder / .gguf file.")
+    model_id = models.CharField(max_length=300)
+    revision = models.CharField(max_length=300, blank=True)
+    params = models.JSONField(default=dict, blank=True)
+    provenance = models.JSONField(default=dict, blank=True)
+    limit = models.PositiveIntegerField(null=True, blank=True, help_text="Label only the first N pairs.")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    seconds = models.FloatField(default=0.0, help_text="Model time spent labelling (for pairs per second).")
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"LLM judge {self.pk} ({self.model_id})"
+
+
+class LlmLabel(models.Model):
+    """One model label of a (turn, passage) pair, with the exact prompt and how it was made."""
+
+    job = models.ForeignKey(LlmJudgeJob, on_delete=models.CASCADE, related_name="labels")
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="+")
+    passage_id = models.CharField(max_length=200)
+    grade = models.SmallIntegerField()
+    probabilities = models.JSONField(default=list, help_text="Probability of grades 0..4.")
+    digit_mass = models.FloatField(help_text="Next-token probability the model put on the five digits at all.")
+    prompt = models.TextField()
+    provenance = models.JSONField(default=dict, help_text="Model id, path, revision, parameters, prompt version.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["job_id", "id"]
+        constraints = [models.UniqueConstraint(fields=["job", "turn", "passage_id"], name="uniq_llm_label")]

@@ -1,0 +1,49 @@
+"""In headless Chromium an admin starts an LLM pre-judgment job, watches it finish, and opens its agreement report
+against the human version in one click."""
+
+from __future__ import annotations
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as ec
+from selenium.webdriver.support.select import Select
+from selenium.webdriver.support.ui import WebDriverWait
+
+from judging.models import LlmLabel
+from tests.conftest import ARTIFACTS, browser_login
+from tests.judging.llm.helpers import judged_collection
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_an_admin_starts_a_job_and_reaches_its_agreement_report_in_one_click(
+    browser, live_server, admin_user, tiny_causal
+):
+    coll, original, _ = judged_collection()
+    browser_login(browser, live_server, "admin1", "pass-admin1")
+    browser.get(f"{live_server.url}/judging/llm/")
+    assert "No LLM pre-judgment job yet" in browser.find_element(By.ID, "llm-jobs").text
+    Select(browser.find_element(By.ID, "id_source_version")).select_by_visible_text("LlmMini / original")
+    model = browser.find_element(By.ID, "id_model")
+    model.clear()
+    model.send_keys(str(tiny_causal))
+    browser.find_element(By.CSS_SELECTOR, "#llm-job-form button[type=submit]").click()
+    # The tests run tasks inline, so the job has finished when its page loads (a worker would make it poll).
+    WebDriverWait(browser, 30).until(ec.text_to_be_present_in_element((By.ID, "counts"), "7 / 7 pairs labelled"))
+    grades = browser.find_element(By.ID, "grades").text
+    assert "Labels" in grades
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#labels tbody tr")) == LlmLabel.objects.count() == 7
+    browser.set_window_size(1280, 1400)
+    browser.save_screenshot(str(ARTIFACTS / "llm-judge-job.png"))
+
+    browser.find_element(By.ID, "agreement-link").click()
+    WebDriverWait(browser, 30).until(ec.presence_of_element_located((By.ID, "per-grade-table")))
+    picked = [browser.find_element(By.ID, f"pick-{side}") for side in ("a", "b")]
+    assert [p.find_element(By.CSS_SELECTOR, "option:checked").text for p in picked] == [
+        "original",
+        f"llm: {tiny_causal.name}",
+    ]
+    rows = browser.find_elements(By.CSS_SELECTOR, "#per-grade-table tbody tr")
+    assert [r.find_element(By.TAG_NAME, "th").text for r in rows] == ["0", "1", "2", "3", "4"]
+    browser.set_window_size(1280, 2200)
+    browser.save_screenshot(str(ARTIFACTS / "llm-judge-agreement.png"))

@@ -1,0 +1,94 @@
+"""An LLM judge job whose worker is killed (SIGKILL, by its pid) mid-job resumes after its last committed batch: the
+sweeper re-queues it, a new worker labels only the pairs left, and the labels equal an uninterrupted run's, each pair
+exactly once. Real workers and beat, on Redis + PostgreSQL (the fleet of tests/ecast/test_worker_loss.py)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from ecast import selectors
+from ecast.models import JobRecovery, Passage
+from evaluation.models import Qrel, QrelsVersion
+from judging.llm import services
+from judging.models import LlmJudgeJob, LlmLabel
+from tests import factories
+from tests.ecast.test_worker_loss import fleet, go_live, record, wait_for  # noqa: F401 - fleet is a fixture
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+TOPICS = {str(i): [f"What is topic {i}?", "How does it work?", "Why is it used?", "Who made it?"] for i in range(6)}
+PER_TURN = 20  # 6 × 4 turns × 20 passages = 480 pairs, one per batch: long enough to kill mid-way
+
+
+def judged(name: str, year: int):
+    coll = factories.collection_with_turns(name=name, year=year, conversations=TOPICS)
+    version = QrelsVersion.objects.create(collection=coll, name="original")
+    rows = []
+    for turn in coll.turns.all():
+        for k in range(PER_TURN):
+            pid = f"p{turn.number}-{k}"
+            rows.append(Qrel(version=version, turn=turn, passage_id=pid, grade=k % 5))
+    Qrel.objects.bulk_create(rows)
+    for n in range(1, 5):
+        for k in range(PER_TURN):
+            Passage.objects.update_or_create(
+                passage_id=f"p{n}-{k}", defaults={"text": f"Passage {k} about turn {n}: " + "words " * (k + 5)}
+            )
+    return coll, version
+
+
+def labels(job: LlmJudgeJob) -> dict[tuple[str, str], tuple[int, tuple[float, ...]]]:
+    rows = LlmLabel.objects.filter(job=job).values_list("turn__turn_id", "passage_id", "grade", "probabilities")
+    return {(t, p): (g, tuple(round(x, 5) for x in probs)) for t, p, g, probs in rows}
+
+
+def test_an_llm_judge_job_whose_worker_is_killed_resumes_and_labels_every_pair_once(fleet, settings, tiny_causal):  # noqa: F811
+    params = {"batch_size": 1}
+    ref_coll, ref_version = judged("Uninterrupted", 2020)
+    reference = services.llm_judge_job_create(
+        collection=ref_coll, source_version=ref_version, model=str(tiny_causal), params=params
+    )
+    services.llm_judge_run(job_id=reference.pk)  # inline: the uninterrupted run
+    expected = labels(reference)
+    total = len(expected)
+    assert total == len(TOPICS) * 4 * PER_TURN
+
+    coll, version = judged("Killed", 2021)
+    go_live(settings)
+    fleet.beat()
+    first = fleet.worker()
+    job = services.llm_judge_job_create(collection=coll, source_version=version, model=str(tiny_causal), params=params)
+    done = lambda: LlmLabel.objects.filter(job=job).count()  # noqa: E731
+    wait_for(lambda: 20 <= done() <= total - 150, timeout=120, fleet=fleet, what="the job to be under way")
+    os.kill(first.pid, signal.SIGKILL)
+    killed_at, done_at_kill = time.monotonic(), done()
+    first.wait(timeout=10)
+    time.sleep(0.5)
+    assert done() < total, "the job finished before the kill; make it longer"
+
+    fleet.worker()
+    job = wait_for(
+        lambda: LlmJudgeJob.objects.filter(pk=job.pk, status=LlmJudgeJob.Status.SUCCEEDED).first(),
+        timeout=180, poll=0.2, fleet=fleet, what="the killed job to finish",
+    )  # fmt: skip
+    recovered_s = time.monotonic() - killed_at
+    got = labels(job)
+    assert got == expected  # same grades and probabilities as the uninterrupted run, no pair missing
+    assert LlmLabel.objects.filter(job=job).count() == total == job.done  # none twice
+    assert Qrel.objects.filter(version=job.target_version).count() == total
+    losses = JobRecovery.objects.filter(kind=services.KIND, job_id=job.pk, reason=JobRecovery.Reason.WORKER_LOST)
+    assert losses.count() >= 1
+    health = selectors.job_health(services.KIND, job.pk)
+    record(
+        "llm judge",
+        {
+            "pairs": total,
+            "labelled_at_kill": done_at_kill,
+            "seconds_from_kill_to_done": round(recovered_s, 1),
+            "recoveries": [r["detail"] for r in health["recoveries"]],
+        },
+    )
