@@ -9,7 +9,8 @@ from sklearn.metrics import cohen_kappa_score, precision_recall_fscore_support
 
 from evaluation import services as eval_services
 from evaluation.agreement import selectors as asel
-from evaluation.models import Qrel, Score
+from evaluation.models import Qrel, Run
+from evaluation.selectors import score_rows
 from judging.llm import services
 from judging.models import LlmLabel
 from tests.evaluation.eval_helpers import add_run
@@ -48,10 +49,10 @@ def test_the_llm_version_against_its_human_parent_matches_scikit_learn_and_scipy
         assert row["in_b"] == b.count(i)
 
     def means(version):
-        rows = Score.objects.filter(version=version, measure="nDCG@3", turn__in=coll.turns.all())
+        names = dict(Run.objects.filter(collection=coll).values_list("pk", "name"))
         per_run: dict[str, list[float]] = {}
-        for run, value in rows.values_list("run__name", "value"):
-            per_run.setdefault(run, []).append(value)
+        for row in score_rows(version_ids=[version.pk], measures=["nDCG@3"], run_ids=list(names)):
+            per_run.setdefault(names[row.run_id], []).append(row.value)
         return {r: sum(v) / len(v) for r, v in per_run.items()}
 
     ma, mb = means(original), means(llm)

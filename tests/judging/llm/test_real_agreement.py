@@ -26,9 +26,11 @@ from tests.judging.llm.real_data import cast2020_turns, crowd_pairs
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 RUNS = "runs/cast2020_decaf"
 DEPTH = 100
-# All 1,040 pairs by default; ECAST_LLM_REAL_LIMIT=N keeps the first N (in the job's order) on a slow machine: the
-# human version then holds those N only, so both rankings average over the same turns.
-LIMIT = int(os.environ.get("ECAST_LLM_REAL_LIMIT", "0")) or None
+# The first 32 pairs (in the job's order) by default, so the suite stays within CI's time on two CPU cores;
+# ECAST_LLM_REAL_LIMIT=N keeps the first N, and ECAST_LLM_REAL_LIMIT=all labels all 1,040 (hours on a shared CPU).
+# The human version then holds those N only, so both rankings average over the same turns.
+_LIMIT = os.environ.get("ECAST_LLM_REAL_LIMIT", "32")
+LIMIT = None if _LIMIT == "all" else int(_LIMIT)
 
 
 def crowd_collection(shared, limit: int | None = None) -> tuple[Collection, QrelsVersion]:
