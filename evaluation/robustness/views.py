@@ -15,7 +15,7 @@ from ecast.csvfiles import csv_response
 from ecast.errors import DomainError
 from ecast.models import Collection, TestSet
 from ecast.permissions import admin_required
-from evaluation.models import QrelsVersion, Run
+from evaluation.models import Qrel, QrelsVersion, Run
 from evaluation.robustness import selectors as rsel
 from evaluation.robustness import services
 from evaluation.robustness.plots import grouped_bars_svg, stacked_share_svg
@@ -35,8 +35,14 @@ def robustness_params(request: HttpRequest) -> rsel.RobustnessParams | None:
     base = versions.get(data.get("base", ""), base)
     extended = versions.get(data.get("extended", "")) or (after if after is not None and after != base else None)
     if extended is None:
-        # Default "after": the newest version derived from the base one, if any.
-        extended = QrelsVersion.objects.filter(collection=collection, parent=base).order_by("-created_at").first()
+        # Default "after": the newest version derived from the base one that completes it with judgments; an LLM
+        # pre-judgment version re-labels the base's own items, so it is only compared when picked.
+        extended = (
+            QrelsVersion.objects.filter(collection=collection, parent=base)
+            .exclude(qrels__source=Qrel.Source.LLM)
+            .order_by("-created_at")
+            .first()
+        )
     try:
         depth = max(1, min(1000, int(data.get("depth") or 3)))
     except ValueError as exc:

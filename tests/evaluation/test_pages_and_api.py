@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from ecast.models import TestSet
 from evaluation import scoring, services
-from evaluation.models import EvaluationJob, Run
+from evaluation.models import EvaluationJob, Qrel, QrelsVersion, Run
 from tests.evaluation.eval_helpers import add_run, build, derive
 
 pytestmark = pytest.mark.django_db
@@ -366,3 +366,17 @@ def cache_stamp(version_id: int) -> str:
     from evaluation.selectors import scores_stamp
 
     return scores_stamp(version_id=version_id)
+
+
+def test_an_llm_pre_judgment_version_is_not_the_default_after_version_of_the_robustness_report(admin_client, scored):
+    coll, version, _ = scored
+    derive(version, "original + new", {"1_1": {"x1": 4}})
+    llm = QrelsVersion.objects.create(collection=coll, name="llm: tiny", parent=version)
+    first = Qrel.objects.filter(version=version).first()
+    Qrel.objects.create(version=llm, turn=first.turn, passage_id=first.passage_id, grade=4, source=Qrel.Source.LLM)
+    params = {"collection": coll.pk, "base": version.pk}
+    data = admin_client.get(reverse("evaluation-robustness-export", args=["all", "json"]), params).json()
+    assert data["extended_version"] == "original + new"  # newer, but it re-labels the base's items
+    params["extended"] = llm.pk
+    data = admin_client.get(reverse("evaluation-robustness-export", args=["all", "json"]), params).json()
+    assert data["extended_version"] == "llm: tiny"  # still comparable when picked
