@@ -152,6 +152,14 @@ def simulate(
     return out
 
 
+def strategy_results(res: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """A stored simulation's strategies in the product's order (depth-first, MTF, MM-NS, MM): the stored mapping's own
+    key order does not survive PostgreSQL's jsonb, which sorts keys by length."""
+    order = {name: i for i, name in enumerate(adjudication.STRATEGIES)}
+    items = res.get("strategies", {}).items()
+    return sorted(items, key=lambda kv: (order.get(kv[0], len(order)), kv[0]))
+
+
 def _found_curve(orders: Mapping[str, list[str]], rel_of: Mapping[str, set[str]]) -> list[dict[str, int]]:
     """(budget per topic, judgments spent, relevant found) for b = 0 … the largest pool."""
     longest = max((len(o) for o in orders.values()), default=0)

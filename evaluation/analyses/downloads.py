@@ -9,26 +9,23 @@ from django.http import Http404, HttpRequest, HttpResponse
 
 from ecast.csvfiles import csv_response
 from ecast.permissions import admin_required
+from evaluation.analyses import budget
 from evaluation.analyses.views import get_analysis
 
 
 def budget_csv_rows(res: dict, table: str) -> tuple[list[str], list[list[Any]]]:
     """Budget simulation: relevant found per budget (default) or Kendall τ per pool fraction (``table=tau``)."""
-    strategies = res.get("strategies", {})
+    strategies = budget.strategy_results(res)
     if table == "tau":
         measures = res.get("measures", [])
         head = ["strategy", "fraction_of_pool", "judgments", *[f"tau_{m}" for m in measures]]
         rows = [
-            [name, r["fraction"], r["judgments"], *[r[m] for m in measures]]
-            for name, s in strategies.items()
-            for r in s["tau"]
+            [name, r["fraction"], r["judgments"], *[r[m] for m in measures]] for name, s in strategies for r in s["tau"]
         ]
         return head, rows
     head = ["strategy", "budget_per_topic", "judgments", "relevant_found", "relevant_in_pool"]
     total = res.get("relevant_in_pool")
-    rows = [
-        [name, p["budget"], p["judgments"], p["found"], total] for name, s in strategies.items() for p in s["curve"]
-    ]
+    rows = [[name, p["budget"], p["judgments"], p["found"], total] for name, s in strategies for p in s["curve"]]
     return head, rows
 
 

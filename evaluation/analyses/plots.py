@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ecast.plots import figure_svg, number, subplots
+from evaluation.analyses import budget
 
 
 def pivot_heatmap_svg(res: dict, which: str) -> str:
@@ -129,7 +130,7 @@ def _num(v: Any) -> float:
 def found_curve_svg(res: dict) -> str:
     """Relevant documents found against judgments made, one line per strategy (Losada et al. 2017, Fig. 3)."""
     fig, ax = subplots(figsize=(5.8, 3.8))
-    for s in res["strategies"].values():
+    for _, s in budget.strategy_results(res):
         ax.plot([p["judgments"] for p in s["curve"]], [p["found"] for p in s["curve"]], label=s["label"])
     ax.axhline(res["relevant_in_pool"], color="grey", lw=0.8, linestyle=":")
     ax.set_xlabel("judgments (spread evenly over the turns)")
@@ -142,13 +143,13 @@ def found_curve_svg(res: dict) -> str:
 def tau_curve_svg(res: dict, measure: str) -> str:
     """Kendall τ between the rankings under partial and full judgments, against the share of the pool judged."""
     fig, ax = subplots(figsize=(4.6, 3.2))
-    for s in res["strategies"].values():
+    for _, s in budget.strategy_results(res):
         ax.plot(
             [r["fraction"] for r in s["tau"]], [_num(r[measure]) for r in s["tau"]], marker="o", ms=3, label=s["label"]
         )
     ax.set_xlabel("share of each turn's pool judged")
     ax.set_ylabel(f"Kendall τ ({measure})")
-    taus = [r[measure] for s in res["strategies"].values() for r in s["tau"] if r[measure] is not None]
+    taus = [r[measure] for _, s in budget.strategy_results(res) for r in s["tau"] if r[measure] is not None]
     ax.set_ylim(min([0.0, *taus]), 1.02)
     ax.legend(fontsize=6, loc="lower right")
     ax.grid(alpha=0.3)
@@ -158,7 +159,7 @@ def tau_curve_svg(res: dict, measure: str) -> str:
 def budget_summary(res: dict, fractions: tuple[float, ...] = (0.1, 0.25)) -> list[dict]:
     """Per strategy: judgments to find 50 % / 80 % of the pool's relevant documents, τ at 10 % / 25 % judged."""
     rows = []
-    for name, s in res["strategies"].items():
+    for name, s in budget.strategy_results(res):
         at = {r["fraction"]: r for r in s["tau"]}
         rows.append(
             {
