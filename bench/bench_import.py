@@ -161,6 +161,7 @@ def main() -> None:
         print(f"synthetic 1,000-deep run over 200 turns (200,000 lines): {deep:.2f} s")
         print(f"baseline (plain json/csv/split parse of the same files, best of 3): {base:.3f} s")
         print(f"ratio import / baseline: {total / base:.1f}x")
+        print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (1, 5, 15 min)")
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
 
