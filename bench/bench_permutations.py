@@ -7,7 +7,7 @@
    built-in system × 100 permutations × all conversations, with one and with two Celery workers when REDIS_URL is
    set (eager in-process execution otherwise, stated in the output).
 
-Usage: python bench/bench_permutations.py [--skip-experiment]
+Usage: python bench/bench_permutations.py [--skip-experiment] [--repeat N]
 Environment for part 3: DATABASE_URL (default: a fresh SQLite file under /tmp), REDIS_URL (workers), ECAST_SHARED_DATA.
 """
 
@@ -134,8 +134,11 @@ def part_experiment() -> None:
     systems = list(SYSTEMS)
     version = coll.qrels_versions.first()
     redis = os.environ.get("REDIS_URL")
-    configs = [1, 2] if redis else [0]
-    totals: dict[int, float] = {}
+    # On a shared, loaded machine one timing says little: 1 and 2 workers alternate (--repeat N, default 2) and the
+    # best time of each is compared.
+    repeat = int(sys.argv[sys.argv.index("--repeat") + 1]) if "--repeat" in sys.argv else 2
+    configs = [1, 2] * repeat if redis else [0]
+    totals: dict[int, list[float]] = {}
     for workers in configs:
         procs = []
         if workers:
@@ -145,7 +148,9 @@ def part_experiment() -> None:
                      "--loglevel", "WARNING", "--without-gossip", "--without-mingle"],
                     cwd=REPO, env=os.environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 ))  # fmt: skip
-            time.sleep(6)  # let the workers connect before timing
+            deadline = time.time() + 120
+            while len(app.control.ping(timeout=1.0) or []) < workers and time.time() < deadline:
+                time.sleep(0.5)  # timing starts once every worker answers (start-up is slow on a loaded machine)
         else:
             settings.CELERY_TASK_ALWAYS_EAGER = True
             app.conf.task_always_eager = True
@@ -172,7 +177,7 @@ def part_experiment() -> None:
             )
             n_perm = exp.permutations.count()
             label = f"{workers} worker(s)" if workers else "eager, in-process (no REDIS_URL)"
-            totals[workers] = dt
+            totals.setdefault(workers, []).append(dt)
             print(f"[experiment] {exp.status}: {coll.conversations.count()} conversations, {n_perm} orders × "
                   f"{len(systems)} systems = {n_perm * len(systems)} scored runs, "
                   f"{exp.queries.count()} distinct BM25 queries; {label}: {dt:.1f} s{phases} {exp.error} "
@@ -183,7 +188,9 @@ def part_experiment() -> None:
             for p in procs:
                 p.wait(timeout=30)
     if 1 in totals and 2 in totals:
-        print(f"[experiment] 2 workers vs 1: {totals[1] / totals[2]:.2f}x faster")
+        one, two = min(totals[1]), min(totals[2])
+        print(f"[experiment] best of {len(totals[1])}: 1 worker {one:.1f} s, 2 workers {two:.1f} s; "
+              f"2 workers vs 1: {one / two:.2f}x faster")  # fmt: skip
 
 
 if __name__ == "__main__":

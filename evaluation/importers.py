@@ -49,8 +49,9 @@ def write_qrels(ctx: Context) -> Result:
                     for q in sorted(unknown, key=first.__getitem__)
                 ]
             )
+        pks = {q: t.pk for q, t in turns.items()}  # a dict lookup per line, not a model attribute
         version, created, wanted, changed_turns = _replace_imported_qrels(
-            ctx, collection, version_name, [(turns[q].pk, d, g) for _n, q, d, g in parsed.records]
+            ctx, collection, version_name, [(pks[q], d, g) for _n, q, d, g in parsed.records]
         )
     counts = {"qrels": len(wanted), **_import_counts(parsed, wanted, changed_turns, created)}
     return Result(counts=counts, collection=collection, extra={"version_id": version.pk})
