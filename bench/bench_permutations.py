@@ -40,7 +40,7 @@ django.setup()
 from django.apps import apps  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
-from django.db import transaction  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
 
 from ecast.celery import app  # noqa: E402
 from ecast.models import Collection  # noqa: E402
@@ -131,6 +131,11 @@ def part_experiment() -> None:
     )
     print(f"[experiment] classes derived from v1.1 dependence annotations; {len(info['unguaranteed'])} chained "
           "dependencies cannot be guaranteed by the SE/FT/PT rules")  # fmt: skip
+    if connection.vendor == "postgresql":
+        # The tables grow by every earlier run's COPYs; without statistics (autovacuum lags on a loaded machine) the
+        # planner scans whole tables under the experiment's lock, which times the database, not the workers.
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
     systems = list(SYSTEMS)
     version = coll.qrels_versions.first()
     redis = os.environ.get("REDIS_URL")
