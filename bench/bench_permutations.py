@@ -7,7 +7,7 @@
    built-in system × 100 permutations × all conversations, with one and with two Celery workers when REDIS_URL is
    set (eager in-process execution otherwise, stated in the output).
 
-Usage: python bench/bench_permutations.py [--skip-experiment]
+Usage: python bench/bench_permutations.py [--skip-experiment] [--repeat N]
 Environment for part 3: DATABASE_URL (default: a fresh SQLite file under /tmp), REDIS_URL (workers), ECAST_SHARED_DATA.
 """
 
@@ -40,7 +40,7 @@ django.setup()
 from django.apps import apps  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
-from django.db import transaction  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
 
 from bench.common import load_average, row  # noqa: E402
 from ecast.celery import app  # noqa: E402
@@ -49,6 +49,8 @@ from evaluation.permutations import anova, demo  # noqa: E402
 from evaluation.permutations import orders as P  # noqa: E402
 from evaluation.permutations import services as svc  # noqa: E402
 from evaluation.permutations.retrieval import SYSTEMS  # noqa: E402
+
+BENCH_COLLECTION = "CAsT 2020 (bench)"
 
 
 def synthetic(topics: int, perms: int, systems: int, seed: int = 0) -> pd.DataFrame:
@@ -119,9 +121,10 @@ def part_experiment() -> None:
     # Like the test suite (--nomigrations): create every table from the models, contrib apps included.
     settings.MIGRATION_MODULES = {a.label: None for a in apps.get_app_configs()}
     call_command("migrate", run_syncdb=True, verbosity=0)
-    coll = Collection.objects.filter(name=demo.DEMO_COLLECTION).first()
+    # The demo collection, or the equivalent an earlier run of this benchmark built in this database.
+    coll = Collection.objects.filter(name__in=[demo.DEMO_COLLECTION, BENCH_COLLECTION]).order_by("-name").first()
     if coll is None or not coll.conversations.exists():
-        coll = demo.build_collection(name="CAsT 2020 (bench)", data_dir=SHARED)
+        coll = demo.build_collection(name=BENCH_COLLECTION, data_dir=SHARED)
         print("[experiment] demo collection absent in this database: built an equivalent from shared data "
               "(2020 manual topics + crowd passage texts + 2020 qrels)")  # fmt: skip
     info = demo.classes_from_annotations(
@@ -129,11 +132,19 @@ def part_experiment() -> None:
     )
     print(f"[experiment] classes derived from v1.1 dependence annotations; {len(info['unguaranteed'])} chained "
           "dependencies cannot be guaranteed by the SE/FT/PT rules")  # fmt: skip
+    if connection.vendor == "postgresql":
+        # The tables grow by every earlier run's COPYs; without statistics (autovacuum lags on a loaded machine) the
+        # planner scans whole tables under the experiment's lock, which times the database, not the workers.
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
     systems = list(SYSTEMS)
     version = coll.qrels_versions.first()
     redis = os.environ.get("REDIS_URL")
-    configs = [1, 2] if redis else [0]
-    took: dict[int, float] = {}
+    # On a shared, loaded machine one timing says little: 1 and 2 workers alternate (--repeat N, default 2) and the
+    # best time of each is compared.
+    repeat = int(sys.argv[sys.argv.index("--repeat") + 1]) if "--repeat" in sys.argv else 2
+    configs = [1, 2] * repeat if redis else [0]
+    totals: dict[int, list[float]] = {}
     for workers in configs:
         procs = []
         if workers:
@@ -143,7 +154,9 @@ def part_experiment() -> None:
                      "--loglevel", "WARNING", "--without-gossip", "--without-mingle"],
                     cwd=REPO, env=os.environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 ))  # fmt: skip
-            time.sleep(6)  # let the workers connect before timing
+            deadline = time.time() + 120
+            while len(app.control.ping(timeout=1.0) or []) < workers and time.time() < deadline:
+                time.sleep(0.5)  # timing starts once every worker answers (start-up is slow on a loaded machine)
         else:
             settings.CELERY_TASK_ALWAYS_EAGER = True
             app.conf.task_always_eager = True
@@ -169,21 +182,23 @@ def part_experiment() -> None:
                 else ""
             )
             n_perm = exp.permutations.count()
-            took[workers] = dt
             label = f"{workers} worker(s)" if workers else "eager, in-process (no REDIS_URL)"
+            totals.setdefault(workers, []).append(dt)
             print(f"[experiment] {exp.status}: {coll.conversations.count()} conversations, {n_perm} orders × "
                   f"{len(systems)} systems = {n_perm * len(systems)} scored runs, "
-                  f"{exp.queries.count()} distinct BM25 queries; {label}: {dt:.1f} s{phases} {exp.error}")  # fmt: skip
+                  f"{exp.queries.count()} distinct BM25 queries; {label}: {dt:.1f} s{phases} {exp.error} "
+                  f"(load average {' '.join(f'{x:.2f}' for x in os.getloadavg())})")  # fmt: skip
         finally:
             for p in procs:
                 p.terminate()
             for p in procs:
                 p.wait(timeout=30)
-    if 1 in took and 2 in took:
-        speedup = took[1] / took[2]
-        print(f"[experiment] 2 workers vs 1: {speedup:.2f}x faster (goal ≥ 1.8x); {load_average()}")
-        figure, baseline = f"{took[2]:.1f} s", f"1 worker {took[1]:.1f} s"
-        row("permutation experiment, 2 workers", figure, baseline, f"{speedup:.2f}x", "≥ 1.8x")
+    if 1 in totals and 2 in totals:
+        one, two = min(totals[1]), min(totals[2])
+        speedup = one / two
+        print(f"[experiment] best of {len(totals[1])}: 1 worker {one:.1f} s, 2 workers {two:.1f} s; "
+              f"2 workers vs 1: {speedup:.2f}x faster (goal ≥ 1.8x); {load_average()}")  # fmt: skip
+        row("permutation experiment, 2 workers", f"{two:.1f} s", f"1 worker {one:.1f} s", f"{speedup:.2f}x", "≥ 1.8x")
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from ecast.models import Collection, ImportJob, PtkbStatement, TestSet, Turn
 from ecast.services import ptkb_collection_sync
 from evaluation import events, selectors
 from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
+from evaluation.models.core import DocIdsField, ScoresField
 
 
 def write_qrels(ctx: Context) -> Result:
@@ -48,8 +49,9 @@ def write_qrels(ctx: Context) -> Result:
                     for q in sorted(unknown, key=first.__getitem__)
                 ]
             )
+        pks = {q: t.pk for q, t in turns.items()}  # a dict lookup per line, not a model attribute
         version, created, wanted, changed_turns = _replace_imported_qrels(
-            ctx, collection, version_name, [(turns[q].pk, d, g) for _n, q, d, g in parsed.records]
+            ctx, collection, version_name, [(pks[q], d, g) for _n, q, d, g in parsed.records]
         )
     counts = {"qrels": len(wanted), **_import_counts(parsed, wanted, changed_turns, created)}
     return Result(counts=counts, collection=collection, extra={"version_id": version.pk})
@@ -152,8 +154,8 @@ def _replace_imported_qrels(
         fast_insert(
             Qrel,
             ["version_id", "turn_id", "passage_id", "grade", "source", "created_at"],
-            [(version.pk, t, p, g, Qrel.Source.IMPORTED, now) for (t, p), g in wanted.items()],
-            plain={"version_id", "turn_id", "passage_id"},
+            [(version.pk, t, p, g, Qrel.Source.IMPORTED.value, now) for (t, p), g in wanted.items()],
+            plain={"version_id", "turn_id", "passage_id", "grade", "source"},
         )
         version.source_file = ctx.name
         version.save(update_fields=["source_file", "updated_at"])
@@ -205,13 +207,17 @@ def write_run(ctx: Context) -> Result:
         if test_set is not None:
             run.test_set = test_set
         run.save()
-        RunTurn.objects.bulk_create(
+        # Rows without model objects, in the fields' stored layout (newline-joined ids, packed doubles): COPY on
+        # PostgreSQL. Every turn id was resolved in this transaction (unknown ones are skipped above).
+        fast_insert(
+            RunTurn,
+            ["run_id", "turn_id", "doc_ids", "scores"],
             [
-                RunTurn(run=run, turn=turns[q], doc_ids=docs, scores=scores)
+                (run.pk, turns[q].pk, DocIdsField.pack(docs), ScoresField.pack(scores))
                 for q, (docs, scores) in data.rankings.items()
                 if q in turns
             ],
-            batch_size=500,
+            plain={"run_id", "turn_id", "doc_ids", "scores"},
         )
         events.run_imported(run_id=run.pk)
     counts = {

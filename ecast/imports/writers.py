@@ -7,6 +7,7 @@ bulk operations. Re-importing the same file changes nothing (idempotent).
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
@@ -109,35 +110,33 @@ def _target_collection(ctx: Context, turn_ids: Iterable[str]) -> Collection:
     return collection
 
 
-def fast_insert(
-    model: Any,
-    columns: list[str],
-    rows: list[tuple],
-    *,
-    plain: AbstractSet[str],
-    per_cell: AbstractSet[str] = frozenset(),
-) -> None:
+def fast_insert(model: Any, columns: list[str], rows: list[tuple], *, plain: AbstractSet[str]) -> None:
     """Bulk INSERT of validated rows (COPY on PostgreSQL): bulk_create spends most of its time in Python per value.
 
-    ``plain`` columns are passed through as they are (ints, strings); the others are prepared by their field,
-    once per distinct value (timestamps, grades), or per cell for the ``per_cell`` columns (JSON).
+    ``plain`` columns are passed through as they are (ints, strings, bytes, JSON already encoded as text); the
+    others are prepared by their field once per distinct value (timestamps, grades).
     """
     if not rows:
         return
     qn = connection.ops.quote_name
     fields = {f.column: f for f in model._meta.concrete_fields}
-    # Values are prepared once per distinct value of each column (here: one timestamp, few grades), not per cell.
     cache: dict[tuple[str, Any], Any] = {}
 
     def prep(column: str, value: Any) -> Any:
-        if column in per_cell:
-            return fields[column].get_db_prep_save(value, connection)
         key = (column, value)
         if key not in cache:
             cache[key] = fields[column].get_db_prep_save(value, connection)
         return cache[key]
 
-    values = [[v if c in plain else prep(c, v) for c, v in zip(columns, row, strict=True)] for row in rows]
+    prepared = [i for i, c in enumerate(columns) if c not in plain]
+    values: list[Any] = rows
+    if prepared:
+        # Only the columns that need their field's preparation are touched; plain cells pass through as they are.
+        values = [list(row) for row in rows]
+        for i in prepared:
+            column = columns[i]
+            for row in values:
+                row[i] = prep(column, row[i])
     table, names = qn(model._meta.db_table), ", ".join(qn(c) for c in columns)
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
@@ -444,23 +443,19 @@ def write_ecast_csv(ctx: Context) -> Result:
         for turn_pk, manual, raw in pairs.iterator(chunk_size=CHUNK):
             existing[(turn_pk, _norm(manual), _norm(raw))] += 1
         seen: Counter[tuple[int, str, str]] = Counter()
-        new_manual: list[Paraphrase] = []
-        new_raw: list[Paraphrase] = []
+        # (turn pk, manual text, raw text, provenance): rows without model objects, 18k of them for the full file
+        new_pairs: list[tuple[int, str, str, dict[str, Any]]] = []
         for n, turn_id, manual, raw in parsed.records:
             turn = turns[turn_id]
             key = (turn.pk, _norm(manual), _norm(raw))
             seen[key] += 1
             if seen[key] <= existing[key]:
                 continue
-            prov = {"source": ctx.name, "line": n, "format": "ECAsT CSV"}
-            common = {"turn": turn, "status": Paraphrase.Status.APPROVED, "origin": Paraphrase.Origin.IMPORTED}
-            new_manual.append(Paraphrase(kind=Paraphrase.Kind.MANUAL, text=manual, provenance=prov, **common))
-            new_raw.append(Paraphrase(kind=Paraphrase.Kind.RAW, text=raw, provenance=prov, **common))
-            if ctx.user is not None and getattr(ctx.user, "pk", None):
-                new_manual[-1].created_by = new_raw[-1].created_by = ctx.user
-        _bulk_create_pairs(new_manual, new_raw)
-    counts = {"rows": len(parsed.records), "pairs_created": len(new_manual), "already_present": len(parsed.records)}
-    counts["already_present"] -= len(new_manual)
+            new_pairs.append((turn.pk, manual, raw, {"source": ctx.name, "line": n, "format": "ECAsT CSV"}))
+        user_id = ctx.user.pk if ctx.user is not None and getattr(ctx.user, "pk", None) else None
+        _insert_pairs(new_pairs, user_id)
+    counts = {"rows": len(parsed.records), "pairs_created": len(new_pairs), "already_present": len(parsed.records)}
+    counts["already_present"] -= len(new_pairs)
     counts["turns"] = len(ids)
     collection = ctx.collection
     if collection is None and turns:
@@ -469,40 +464,67 @@ def write_ecast_csv(ctx: Context) -> Result:
     return Result(counts=counts, collection=collection)
 
 
-def _bulk_create_pairs(manual: list[Paraphrase], raw: list[Paraphrase]) -> None:
-    """Insert both halves and link them both ways, with multi-row INSERTs (18k rows for the full ECAsT file).
+def _insert_pairs(pairs: list[tuple[int, str, str, dict[str, Any]]], user_id: int | None) -> None:
+    """Insert approved imported manual/raw paraphrase pairs, each row pointing at its partner.
 
-    New manual rows are found again by (turn, provenance line) among the imported manual rows that have no pair
-    yet; earlier imports always leave their rows paired.
+    PostgreSQL: ids are drawn from the table's sequence first, so both halves and both links go in one COPY.
+    Elsewhere: manual rows first, found again by (turn, provenance line) among the imported manual rows without a
+    pair (earlier imports always leave their rows paired), then the raw rows, then one UPDATE per chunk links back.
+    Every turn pk was resolved in the caller's transaction.
     """
-    if not manual:
+    if not pairs:
         return
     now = timezone.now()
     cols = ["turn_id", "kind", "text", "status", "origin", "provenance", "is_current", "created_at", "updated_at"]
-    opts: dict[str, AbstractSet[str]] = {"plain": {"turn_id", "text"}, "per_cell": {"provenance"}}
+    cols += ["created_by_id", "pair_id"]
+    plain = {"id", "turn_id", "kind", "text", "status", "origin", "provenance", "is_current", "created_by_id"}
+    plain |= {"pair_id"}
+    # Plain str values: COPY takes the cells as they are.
+    approved, imported = Paraphrase.Status.APPROVED.value, Paraphrase.Origin.IMPORTED.value
+    manual_kind, raw_kind = Paraphrase.Kind.MANUAL.value, Paraphrase.Kind.RAW.value
 
-    def row(p: Paraphrase) -> tuple:
-        return (p.turn_id, p.kind, p.text, p.status, p.origin, p.provenance, True, now, now)
+    def row(turn_pk: int, kind: str, text: str, prov: str, pair: int | None) -> tuple:
+        return (turn_pk, kind, text, approved, imported, prov, True, now, now, user_id, pair)
 
-    fast_insert(Paraphrase, cols, [row(m) for m in manual], **opts)
-    turn_pks = sorted({m.turn_id for m in manual})
-    fresh = Paraphrase.objects.filter(
-        turn_id__in=turn_pks, kind=Paraphrase.Kind.MANUAL, origin=Paraphrase.Origin.IMPORTED, pair__isnull=True
-    ).values_list("pk", "turn_id", "provenance")
-    ids = {(turn_pk, prov.get("source"), prov.get("line")): pk for pk, turn_pk, prov in fresh}
-    for m in manual:
-        m.pk = ids[(m.turn_id, m.provenance["source"], m.provenance["line"])]
-    user_id = manual[0].created_by_id
+    provs = [json.dumps(prov) for _t, _m, _r, prov in pairs]
+    if connection.vendor == "postgresql":
+        table = Paraphrase._meta.db_table
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [table, 2 * len(pairs)]
+            )
+            ids = [r[0] for r in cursor.fetchall()]
+        rows = []
+        for i, ((turn_pk, manual, raw, _prov), prov) in enumerate(zip(pairs, provs, strict=True)):
+            m_id, r_id = ids[2 * i], ids[2 * i + 1]
+            rows += [
+                (m_id, *row(turn_pk, manual_kind, manual, prov, r_id)),
+                (r_id, *row(turn_pk, raw_kind, raw, prov, m_id)),
+            ]
+        fast_insert(Paraphrase, ["id", *cols], rows, plain=plain)
+        return
     fast_insert(
         Paraphrase,
-        [*cols, "pair_id", "created_by_id"],
-        [(*row(r), m.pk, user_id) for m, r in zip(manual, raw, strict=True)],
-        **opts,
+        cols,
+        [row(t, manual_kind, m, prov, None) for (t, m, _r, _p), prov in zip(pairs, provs, strict=True)],
+        plain=plain,
+    )
+    turn_pks = sorted({t for t, *_ in pairs})
+    fresh = Paraphrase.objects.filter(
+        turn_id__in=turn_pks, kind=manual_kind, origin=imported, pair__isnull=True
+    ).values_list("pk", "turn_id", "provenance")
+    found = {(turn_pk, prov.get("source"), prov.get("line")): pk for pk, turn_pk, prov in fresh}
+    manual_ids = [found[(t, p["source"], p["line"])] for t, _m, _r, p in pairs]
+    fast_insert(
+        Paraphrase,
+        cols,
+        [row(t, raw_kind, r, prov, m_id) for (t, _m, r, _p), prov, m_id in zip(pairs, provs, manual_ids, strict=True)],
+        plain=plain,
     )
     # One correlated UPDATE per chunk points each manual row at its raw partner.
-    partner = Paraphrase.objects.filter(pair=OuterRef("pk"), kind=Paraphrase.Kind.RAW).values("pk")[:1]
-    for chunk in _chunks([m.pk for m in manual]):
-        Paraphrase.objects.filter(pk__in=chunk).update(pair=Subquery(partner), created_by_id=user_id)
+    partner = Paraphrase.objects.filter(pair=OuterRef("pk"), kind=raw_kind).values("pk")[:1]
+    for chunk in _chunks(manual_ids):
+        Paraphrase.objects.filter(pk__in=chunk).update(pair=Subquery(partner))
 
 
 # ---------------------------------------------------------------- utterance labels, CAsTUR

@@ -90,23 +90,33 @@ _POSSESSIVE = {"its", "their", "his"}
 def last_noun_phrase(history: list[str]) -> str | None:
     """The last run of adjectives and nouns ending in a NOUN/PROPN, searching the most recent turn first."""
     for utterance in reversed(history):
-        tokens = tokenize(utterance)
-        tags = pos_tag(tokens)
-        phrases: list[list[tuple[str, str]]] = []
-        current: list[tuple[str, str]] = []
-        for token, tag in zip(tokens, tags, strict=True):
-            if tag in ("NOUN", "PROPN", "ADJ"):
-                current.append((token if tag == "PROPN" or token.isupper() else token.lower(), tag))
-            elif current:
-                phrases.append(current)
-                current = []
-        if current:
+        phrase = _last_noun_phrase_of(utterance)
+        if phrase:
+            return phrase
+    return None
+
+
+# Rewriting every permuted order of a conversation tags the same few utterances thousands of times; the phrase is a
+# pure function of the text, so each utterance is tagged once per process.
+@lru_cache(maxsize=8192)
+def _last_noun_phrase_of(utterance: str) -> str | None:
+    tokens = tokenize(utterance)
+    tags = pos_tag(tokens)
+    phrases: list[list[tuple[str, str]]] = []
+    current: list[tuple[str, str]] = []
+    for token, tag in zip(tokens, tags, strict=True):
+        if tag in ("NOUN", "PROPN", "ADJ"):
+            current.append((token if tag == "PROPN" or token.isupper() else token.lower(), tag))
+        elif current:
             phrases.append(current)
-        for phrase in reversed(phrases):
-            while phrase and phrase[-1][1] == "ADJ":  # a noun phrase ends in a noun
-                phrase = phrase[:-1]
-            if phrase:
-                return " ".join(token for token, _ in phrase)
+            current = []
+    if current:
+        phrases.append(current)
+    for phrase in reversed(phrases):
+        while phrase and phrase[-1][1] == "ADJ":  # a noun phrase ends in a noun
+            phrase = phrase[:-1]
+        if phrase:
+            return " ".join(token for token, _ in phrase)
     return None
 
 

@@ -104,9 +104,14 @@ class DocIdsField(models.BinaryField):
             return self.from_db_value(value, None, None)
         return value
 
+    @staticmethod
+    def pack(doc_ids: list[str] | tuple[str, ...]) -> bytes:
+        """The stored blob of a list of doc ids (for writers that insert rows without model objects)."""
+        return "\n".join(doc_ids).encode("utf-8")
+
     def get_db_prep_value(self, value: Any, connection: Any, prepared: bool = False) -> Any:
         if isinstance(value, (list, tuple)):
-            value = "\n".join(value).encode("utf-8")
+            value = self.pack(value)
         return super().get_db_prep_value(value, connection, prepared)
 
 
@@ -139,9 +144,14 @@ class ScoresField(PackedDoublesMixin, models.BinaryField):
         kwargs.pop("default", None)
         return name, path, args, kwargs
 
+    @staticmethod
+    def pack(scores: list[float] | tuple[float, ...]) -> bytes:
+        """The stored blob of a list of scores (for writers that insert rows without model objects)."""
+        return array("d", [float(v) for v in scores]).tobytes()
+
     def get_db_prep_value(self, value: Any, connection: Any, prepared: bool = False) -> Any:
         if isinstance(value, (list, tuple)):
-            value = array("d", [float(v) for v in value]).tobytes()
+            value = self.pack(value)
         return super().get_db_prep_value(value, connection, prepared)
 
 

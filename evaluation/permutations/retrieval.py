@@ -34,6 +34,7 @@ from ecast.pipeline.cqr import cqr_rewrite
 LP_LAMBDA = 0.6
 K1, B = 1.2, 0.75  # Terrier's defaults, as in the paper
 WeightedQuery = list[tuple[str, float]]
+TOKEN_CACHE_SIZE = 50_000  # query texts whose tokens an index keeps (a worker serves many experiments)
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,8 @@ class Bm25Index:
         self.stemmer_name = stemmer_name
         self.key = ""
         _, self._stem = _stemmer() if stemmer_name != "none" else ("none", None)
+        # Permuted orders repeat the same utterances in many queries; bm25s tokenising is most of a query's cost.
+        self._token_cache: dict[str, list[str]] = {}
 
     @classmethod
     def build(cls, doc_ids: Sequence[str], texts: Sequence[str]) -> Bm25Index:
@@ -153,10 +156,17 @@ class Bm25Index:
         return cls(retriever, meta["doc_ids"], meta["stemmer"])
 
     def _tokens(self, text: str) -> list[str]:
+        cached = self._token_cache.get(text)
+        if cached is not None:
+            return cached
         bm25s = _bm25s()
 
         toks = bm25s.tokenize([text], stopwords="en", return_ids=False, show_progress=False)[0]
-        return [self._stem(t) for t in toks] if self._stem else list(toks)
+        out = [self._stem(t) for t in toks] if self._stem else list(toks)
+        if len(self._token_cache) >= TOKEN_CACHE_SIZE:
+            self._token_cache.clear()
+        self._token_cache[text] = out
+        return out
 
     def scores(self, query: WeightedQuery) -> np.ndarray:
         """BM25 scores of every passage for a weighted query (Σ weight · BM25(text))."""

@@ -41,6 +41,16 @@ def experiment_conversation_ids(*, experiment_id: int) -> list[int]:
     return sorted(set(ids))
 
 
+def experiment_conversation_sizes(*, experiment_id: int) -> dict[int, int]:
+    """Conversation id → turns over all its sampled orders (what its retrieval chunk costs, roughly)."""
+    sizes: dict[int, int] = {}
+    for conv_id, order in Permutation.objects.filter(experiment_id=experiment_id).values_list(
+        "conversation_id", "order"
+    ):
+        sizes[conv_id] = sizes.get(conv_id, 0) + len(order)
+    return sizes
+
+
 def experiment_corpus(*, experiment: PermutationExperiment) -> tuple[list[str], list[str]]:
     """Passage ids and texts to index: the collection's judged passages that have text, or every passage."""
     qs = Passage.objects.order_by("passage_id")

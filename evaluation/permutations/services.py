@@ -13,6 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
+from django.db.models import Exists, JSONField, OuterRef
 from django.utils import timezone
 
 from ecast.jobs import debounce, debounce_release, enqueue
@@ -40,6 +41,8 @@ START_TASK = "evaluation.permutations.experiment_start"
 CHUNK_TASK = "evaluation.permutations.chunk"
 SCORE_TASK = "evaluation.permutations.experiment_score"
 KIND = "permutation"  # the job kind the heartbeat and the sweeper know experiments by
+# Set in an experiment's parameters when its qrels change while chunks are still retrieving and scoring.
+RESCORE_PENDING = "rescore_pending"
 
 
 # ---------------------------------------------------------------- utterance labels
@@ -258,8 +261,11 @@ def permutation_experiment_create(
 def permutation_index_prepare(*, experiment: PermutationExperiment) -> str:
     """Build (or find) the experiment's BM25 index once, before the chunks fan out; returns its corpus key."""
     index = retrieval.index_for_corpus(Path(settings.ECAST_CACHE_DIR), *sel.experiment_corpus(experiment=experiment))
-    experiment.parameters = {**experiment.parameters, "index_key": index.key, "index_passages": len(index.doc_ids)}
-    experiment.save(update_fields=["parameters"])
+    with transaction.atomic():
+        # Merged into the stored parameters: a rescore asked for meanwhile leaves its mark there.
+        locked = PermutationExperiment.objects.select_for_update().get(pk=experiment.pk)
+        experiment.parameters = {**locked.parameters, "index_key": index.key, "index_passages": len(index.doc_ids)}
+        experiment.save(update_fields=["parameters"])
     return index.key
 
 
@@ -272,7 +278,8 @@ def _index_for(exp: PermutationExperiment) -> retrieval.Bm25Index:
 
 
 def permutation_chunk_run(*, experiment_id: int, conversation_id: int, queue_scoring: bool = True) -> None:
-    """Retrieve for every permutation of one conversation and every built-in system; idempotent per chunk."""
+    """Retrieve for every permutation of one conversation and every built-in system, and score the rankings against
+    the experiment's qrels version, so the chunks share the scoring; idempotent per chunk."""
     exp = PermutationExperiment.objects.select_related("collection").get(pk=experiment_id)
     if exp.status != PermutationExperiment.Status.RUNNING:
         return  # a redelivered chunk of a finished or failed experiment must not replace scored results
@@ -295,23 +302,45 @@ def permutation_chunk_run(*, experiment_id: int, conversation_id: int, queue_sco
                 mapping[(p.pk, system)] = m
         have = dict(PermutationQuery.objects.filter(experiment=exp, key__in=wanted).values_list("key", "pk"))
         new = []
+        rankings: dict[str, dict[str, float]] = {}
         for key, q in wanted.items():
             if key not in have:
                 docs, scores = index.search(q, exp.depth)
                 new.append(PermutationQuery(experiment=exp, key=key, query=q, doc_ids=docs, scores=scores))
+                rankings[key] = dict(zip(docs, scores, strict=True))
+        # Rankings another chunk (or an earlier delivery) stored; retrieval is deterministic, so they are the same.
+        for key, d, s in PermutationQuery.objects.filter(experiment=exp, key__in=have).values_list(
+            "key", "doc_ids", "scores"
+        ):
+            rankings[key] = dict(zip(d, s, strict=True))
+        qrels = qrels_dict(version=exp.qrels_version, turn_ids=[t.pk for t in turns])
+        values = _query_values(
+            {(t, k) for m in mapping.values() for t, k in m.items()},
+            rankings,
+            qrels,
+            measure=exp.measure,
+            threshold=exp.collection.relevance_threshold,
+        )
+        scored = {pair: _per_turn_and_mean(m, values) for pair, m in mapping.items()}
         with transaction.atomic():
             # A redelivered copy of this chunk may run at the same time as the original: the conversation's rows
             # are locked so one replaces the other's results instead of both inserting.
             list(Permutation.objects.select_for_update().filter(pk__in=[p.pk for p in plist]).values_list("pk"))
-            PermutationQuery.objects.bulk_create(new, ignore_conflicts=True, batch_size=1000)
+            _rows_insert(new, ["experiment_id", "key", "query", "doc_ids", "scores"], skip_conflicts=True)
             have = dict(PermutationQuery.objects.filter(experiment=exp, key__in=wanted).values_list("key", "pk"))
             PermutationResult.objects.filter(permutation__in=plist, run__isnull=True).delete()
-            PermutationResult.objects.bulk_create(
+            _rows_insert(
                 [
-                    PermutationResult(permutation_id=pk, system=system, queries={t: have[k] for t, k in m.items()})
+                    PermutationResult(
+                        permutation_id=pk,
+                        system=system,
+                        queries={t: have[k] for t, k in m.items()},
+                        per_turn=scored[(pk, system)][0],
+                        mean=scored[(pk, system)][1],
+                    )
                     for (pk, system), m in mapping.items()
                 ],
-                batch_size=2000,
+                ["permutation_id", "system", "queries", "per_turn", "mean"],
             )
         _chunk_finished(exp.pk, queue_scoring=queue_scoring)
     except Exception as exc:
@@ -321,22 +350,92 @@ def permutation_chunk_run(*, experiment_id: int, conversation_id: int, queue_sco
         raise
 
 
+def _rows_insert(objs: list[Any], fields: list[str], *, skip_conflicts: bool = False) -> None:
+    """Insert new rows of one model: COPY on PostgreSQL, where Django's bulk_create escapes every JSON value inside
+    an array parameter in Python (most of a chunk's time); bulk_create elsewhere. ``skip_conflicts`` drops rows that
+    hit a unique constraint (a ranking another chunk stored meanwhile), through a temporary table."""
+    if not objs:
+        return
+    model = type(objs[0])
+    if connection.vendor != "postgresql":
+        model.objects.bulk_create(objs, ignore_conflicts=skip_conflicts, batch_size=1000)
+        return
+    meta = model._meta
+    encode = [isinstance(meta.get_field(f), JSONField) for f in fields]
+    qn = connection.ops.quote_name
+    table, names = qn(meta.db_table), ", ".join(qn(meta.get_field(f).column) for f in fields)
+    with connection.cursor() as cursor:
+        target = table
+        if skip_conflicts:
+            target = "ecast_rows_in"
+            cursor.execute(f"CREATE TEMP TABLE {target} ON COMMIT DROP AS SELECT {names} FROM {table} LIMIT 0")
+        with cursor.cursor.copy(f"COPY {target} ({names}) FROM STDIN") as copy:
+            for obj in objs:
+                row = [getattr(obj, f) for f in fields]
+                copy.write_row([json.dumps(v) if enc else v for v, enc in zip(row, encode, strict=True)])
+        if skip_conflicts:
+            cursor.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM {target} ON CONFLICT DO NOTHING")
+            cursor.execute(f"DROP TABLE {target}")
+
+
 def _chunk_finished(experiment_id: int, *, queue_scoring: bool = True) -> None:
     with transaction.atomic():
         exp = PermutationExperiment.objects.select_for_update().get(pk=experiment_id)
-        done = (
-            PermutationResult.objects.filter(permutation__experiment=exp, run__isnull=True)
-            .values("permutation__conversation")
-            .distinct()
-            .count()
-        )
+        # Counted under the experiment's row lock, so this must be cheap: a chunk writes the rankings of all its
+        # conversation's orders in one transaction, so a conversation is done when its first order (index 0) has
+        # one; one index probe per conversation instead of a join over every result of the experiment.
+        ranked = PermutationResult.objects.filter(permutation=OuterRef("pk"), run__isnull=True)
+        done = Permutation.objects.filter(experiment=exp, index=0).filter(Exists(ranked)).count()
         exp.chunks_done = done
-        fire = done >= exp.chunks_total and exp.status == PermutationExperiment.Status.RUNNING
-        if fire:
+        fields = ["chunks_done", "status"]
+        if done < exp.chunks_total or exp.status != PermutationExperiment.Status.RUNNING:
+            exp.save(update_fields=fields)
+            return
+        if exp.parameters.get(RESCORE_PENDING):
+            # Judgments or the version changed while chunks were scoring: some chunks may have used the old qrels.
+            exp.parameters = {k: v for k, v in exp.parameters.items() if k != RESCORE_PENDING}
             exp.status = PermutationExperiment.Status.SCORING
-        exp.save(update_fields=["chunks_done", "status"])
-        if fire and queue_scoring:
-            transaction.on_commit(lambda: enqueue(SCORE_TASK, experiment_id))
+            exp.save(update_fields=[*fields, "parameters"])
+            if queue_scoring:
+                transaction.on_commit(lambda: enqueue(SCORE_TASK, experiment_id))
+            return
+        # Every chunk scored its own rankings against the current version: the experiment is done.
+        exp.status = PermutationExperiment.Status.DONE
+        exp.scored_version_id = exp.qrels_version_id
+        exp.scored_qrels_count = Qrel.objects.filter(version_id=exp.qrels_version_id).count()
+        exp.scored_at = timezone.now()
+        exp.finished_at = exp.finished_at or exp.scored_at
+        exp.save(update_fields=[*fields, "scored_version", "scored_qrels_count", "scored_at", "finished_at"])
+
+
+def _query_values(
+    pairs: set[tuple[str, Any]],
+    rankings: dict[Any, dict[str, float]],
+    qrels: dict[str, dict[str, int]],
+    *,
+    measure: str,
+    threshold: int,
+) -> dict[tuple[str, Any], float]:
+    """The measure for each judged (turn id, ranking key) pair, in one evaluate call; a pair whose ranking is empty
+    scores 0 (it is judged but ranks nothing)."""
+    judged = [(t, k) for t, k in pairs if t in qrels]
+    if not judged:
+        return {}
+    run = {f"{t}@@{k}": rankings[k] for t, k in judged if rankings.get(k)}
+    sub_qrels = {f"{t}@@{k}": qrels[t] for t, k in judged}
+    values = evaluate(sub_qrels, run, [measure], rel_threshold=threshold, judged_qids=sub_qrels)[measure]
+    return {(t, k): float(values[f"{t}@@{k}"]) for t, k in judged if f"{t}@@{k}" in values}
+
+
+def _per_turn_and_mean(queries: dict[str, Any], values: dict[tuple[str, Any], float]) -> tuple[dict, float | None]:
+    """A result's per-turn scores (turn id → ranking key in ``queries``) and their mean."""
+    per_turn = {t: values[(t, k)] for t, k in queries.items() if (t, k) in values}
+    return per_turn, _mean(per_turn)
+
+
+def _mean(per_turn: dict[str, float]) -> float | None:
+    # fsum is exactly rounded, so the mean does not depend on the (permuted) order of the turns
+    return math.fsum(per_turn.values()) / len(per_turn) if per_turn else None
 
 
 def permutation_experiment_score(*, experiment: PermutationExperiment) -> int:
@@ -348,20 +447,14 @@ def permutation_experiment_score(*, experiment: PermutationExperiment) -> int:
     results = list(
         PermutationResult.objects.filter(permutation__experiment=experiment).select_related("run", "permutation")
     )
-    pairs = {(qpk, t) for r in results for t, qpk in r.queries.items()}
+    pairs = {(t, qpk) for r in results for t, qpk in r.queries.items()}
     qdocs = {
         pk: dict(zip(d, s, strict=True))
-        for pk, d, s in PermutationQuery.objects.filter(pk__in={p for p, _ in pairs}).values_list(
+        for pk, d, s in PermutationQuery.objects.filter(pk__in={p for _, p in pairs}).values_list(
             "pk", "doc_ids", "scores"
         )
     }
-    run = {f"{t}@@{pk}": qdocs[pk] for pk, t in pairs if t in qrels and qdocs.get(pk)}
-    sub_qrels = {f"{t}@@{pk}": qrels[t] for pk, t in pairs if t in qrels}
-    values = (
-        evaluate(sub_qrels, run, [measure], rel_threshold=threshold, judged_qids=sub_qrels)[measure]
-        if sub_qrels
-        else {}
-    )
+    values = _query_values(pairs, qdocs, qrels, measure=measure, threshold=threshold)
     conv_turns: dict[int, dict[int, str]] = {}
     for r in results:
         if r.run is not None:
@@ -376,10 +469,9 @@ def permutation_experiment_score(*, experiment: PermutationExperiment) -> int:
                 evaluate(judged, rd, [measure], rel_threshold=threshold, judged_qids=judged)[measure] if judged else {}
             )
             r.per_turn = {t: float(v) for t, v in per.items()}
+            r.mean = _mean(r.per_turn)
         else:
-            r.per_turn = {t: float(values[f"{t}@@{pk}"]) for t, pk in r.queries.items() if f"{t}@@{pk}" in values}
-        # fsum is exactly rounded, so the mean does not depend on the (permuted) order of the turns
-        r.mean = math.fsum(r.per_turn.values()) / len(r.per_turn) if r.per_turn else None
+            r.per_turn, r.mean = _per_turn_and_mean(r.queries, values)
     with transaction.atomic():
         _results_write(results)
         PermutationExperiment.objects.filter(pk=experiment.pk).update(
@@ -441,7 +533,9 @@ def permutation_experiment_start(*, experiment_id: int) -> int:
             status=PermutationExperiment.Status.FAILED, error=f"index: {exc}"
         )
         raise
-    conv_ids = sel.experiment_conversation_ids(experiment_id=experiment_id)
+    # Largest conversations first, so the workers do not end on one long chunk while the others idle.
+    sizes = sel.experiment_conversation_sizes(experiment_id=experiment_id)
+    conv_ids = sorted(sizes, key=lambda c: (-sizes[c], c))
     for conv_id in conv_ids:
         enqueue(CHUNK_TASK, experiment_id, conv_id)
     return len(conv_ids)
@@ -454,7 +548,14 @@ def permutation_experiment_rescore(*, experiment_id: int) -> str:
     if exp is None:
         return "gone"
     if exp.status == PermutationExperiment.Status.RUNNING:
-        return "retrieval still running; the last chunk scores against the current version"
+        with transaction.atomic():
+            locked = PermutationExperiment.objects.select_for_update().get(pk=experiment_id)
+            if locked.status == PermutationExperiment.Status.RUNNING:
+                # Chunks already finished scored against the old qrels: the last chunk queues a full scoring.
+                locked.parameters = {**locked.parameters, RESCORE_PENDING: True}
+                locked.save(update_fields=["parameters"])
+                return "retrieval still running; the whole experiment is scored again when it ends"
+        exp.refresh_from_db()
     try:
         permutation_experiment_score(experiment=exp)
     except Exception as exc:

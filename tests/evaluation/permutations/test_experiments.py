@@ -237,3 +237,67 @@ def test_the_rewrite_system_gets_the_history_in_the_permuted_order(monkeypatch):
     queries = retrieval.queries_for_order("rewrite", [1, 3, 2], {1: "a", 2: "b", 3: "c"})
     assert seen == [([[], ["a"], ["a", "c"]], ["a", "c", "b"], "rule")]
     assert queries == {1: [("A", 1.0)], 3: [("C", 1.0)], 2: [("B", 1.0)]}
+
+
+def _scores(exp):
+    rows = PermutationResult.objects.filter(permutation__experiment=exp).order_by("pk")
+    return list(rows.values_list("pk", "per_turn", "mean"))
+
+
+def test_each_chunk_scores_its_rankings_as_the_whole_experiment_scoring_would(
+    cache_dir, django_capture_on_commit_callbacks
+):
+    coll, version = labelled_collection()
+    exp = run_experiment(coll, version, django_capture_on_commit_callbacks, systems=("current", "cu", "lp", "fu"))
+    assert exp.status == PermutationExperiment.Status.DONE and exp.scored_version == version
+    chunked = _scores(exp)
+    assert chunked and all(mean is not None for _pk, _per, mean in chunked)
+    svc.permutation_experiment_score(experiment=exp)  # the whole-experiment path a rescore takes
+    whole = _scores(exp)
+    assert [pk for pk, *_ in whole] == [pk for pk, *_ in chunked]
+    for (_pk, per_a, mean_a), (_pk2, per_b, mean_b) in zip(chunked, whole, strict=True):
+        assert per_a.keys() == per_b.keys()
+        assert all(abs(per_a[t] - per_b[t]) <= 1e-12 for t in per_a)
+        assert abs(mean_a - mean_b) <= 1e-12
+
+
+def test_judgments_that_arrive_while_chunks_run_make_the_last_chunk_rescore_the_whole_experiment(
+    cache_dir, django_capture_on_commit_callbacks
+):
+    coll, version = labelled_collection()
+    exp = svc.permutation_experiment_create(
+        collection=coll, name="exp", qrels_version=version, systems=["current"], k=5, seed=1, start=False
+    )
+    svc.permutation_index_prepare(experiment=exp)
+    first, second = sel.experiment_conversation_ids(experiment_id=exp.pk)
+    svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=first, queue_scoring=False)
+    topic = PermutationResult.objects.filter(permutation__experiment=exp).first().permutation.conversation.topic_id
+    turn = coll.turns.get(turn_id=f"{topic}_1")
+    results = PermutationResult.objects.filter(permutation__experiment=exp, permutation__conversation_id=first)
+    assert max(r.per_turn[turn.turn_id] for r in results) > 0
+    # Every passage judged relevant to the first turn so far becomes non-relevant: its score must drop to 0.
+    Qrel.objects.filter(version=version, turn=turn).update(grade=0)
+    assert svc.permutation_experiment_rescore(experiment_id=exp.pk).startswith("retrieval still running")
+    with django_capture_on_commit_callbacks(execute=True):
+        svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=second)
+    exp.refresh_from_db()
+    assert exp.status == PermutationExperiment.Status.DONE and "rescore_pending" not in exp.parameters
+    assert {r.per_turn[turn.turn_id] for r in results.all()} == {0.0}
+
+
+def test_without_new_judgments_the_last_chunk_finishes_the_experiment_without_a_scoring_task(
+    cache_dir, django_capture_on_commit_callbacks, monkeypatch
+):
+    queued = []
+    monkeypatch.setattr(svc, "enqueue", lambda name, *args, **kw: queued.append(name))
+    coll, version = labelled_collection()
+    exp = svc.permutation_experiment_create(
+        collection=coll, name="exp", qrels_version=version, systems=["current"], k=5, seed=1, start=False
+    )
+    svc.permutation_index_prepare(experiment=exp)
+    with django_capture_on_commit_callbacks(execute=True):
+        for conv_id in sel.experiment_conversation_ids(experiment_id=exp.pk):
+            svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=conv_id)
+    exp.refresh_from_db()
+    assert exp.status == PermutationExperiment.Status.DONE and queued == []
+    assert exp.scored_qrels_count == Qrel.objects.filter(version=version).count() and exp.scored_at is not None
