@@ -4,7 +4,9 @@ Usage: python ecast/demo/build.py /path/to/shared/data
 
 Keeps CAsT 2020 topics 81–83: their topics (raw, manual and automatic rewrites, canonical passage text), ECAsT
 paraphrases, official qrels, the turn-dependency annotations (v1.1), the top 100 of four DECAF runs, and iterations
-1–3 of the TREC DD 2016 per-topic score table (for the meta-evaluation demo).
+1–3 of the TREC DD 2016 per-topic score table (for the meta-evaluation demo). From TREC iKAT 2023: the four test
+conversations that NIST and the organisers both assessed most PTKB statements of (their topics with the PTKB, and
+both published PTKB relevance files restricted to their turns), for the PTKB task and agreement demo.
 
 The demo passage corpus (``corpus_*.tsv.gz``, what the built-in BM25 baselines search) is every public passage text
 found: CAsT 2020 canonical passages (the ``_extended`` topic files, all 25 topics), the crowd-annotated CAsT 2020
@@ -63,6 +65,7 @@ def main(shared: Path) -> None:
         (HERE / f"decaf_{exp}_81-83.run").write_text("".join(kept), encoding="utf-8")
 
     _corpus(shared)
+    _ikat(shared)
 
     dd = gzip.open(shared / "trec_dd_meta" / "trec-all-2016-evals.csv.gz", "rt", encoding="utf-8").read()
     dd_lines = dd.splitlines(keepends=True)
@@ -70,6 +73,21 @@ def main(shared: Path) -> None:
     kept_dd = [dd_lines[0]] + [x for x in dd_lines[1:] if next(csv.reader([x]))[iteration] in {"1", "2", "3"}]
     with gzip.GzipFile(HERE / "trec-dd-2016-evals-iter1-3.csv.gz", "wb", mtime=0) as gz:
         gz.write("".join(kept_dd).encode("utf-8"))
+
+
+IKAT_CONVERSATIONS = ("9-2", "14-2", "17-2", "18-2")
+
+
+def _ikat(shared: Path) -> None:
+    """iKAT 2023 test conversations with their PTKB, and the NIST and organisers' PTKB relevance of their turns."""
+    folder = shared / "ikat" / "2023"
+    topics = json.loads((folder / "2023_test_topics.json").read_text(encoding="utf-8"))
+    kept = [t for t in topics if t["number"] in IKAT_CONVERSATIONS]
+    (HERE / "ikat2023_test_topics_demo.json").write_text(json.dumps(kept, indent=1) + "\n", encoding="utf-8")
+    for name in ("ptkb_rel_nist", "ptkb_rel_org"):
+        lines = (folder / name).read_text(encoding="utf-8").splitlines(keepends=True)
+        subset = [x for x in lines if x.split()[0].rsplit("_", 1)[0] in IKAT_CONVERSATIONS]
+        (HERE / f"{name}_demo").write_text("".join(subset), encoding="utf-8")
 
 
 def _fold(text: str) -> str:

@@ -44,6 +44,7 @@ DEMO_MODULES = [
     "evaluation.demo",
     "evaluation.permutations.demo",
     "evaluation.analyses.demo",
+    "judging.ptkb.demo",
 ]
 # The demo passage corpus: every public passage text found (DATA_LICENSES.md), one file per source, each id once.
 CORPUS = [
