@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from ecast.models import Collection, TestSet
+from pathlib import Path
+
+from ecast.imports.parsers import read_qrels, read_run
+from ecast.models import Collection, Conversation, TestSet, Turn
 from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
 from tests import factories
 
@@ -104,3 +107,39 @@ def stored(*, version=None, run=None, turn=None, measure=None) -> list:
             measures=None if measure is None else [measure],
         )
     )
+
+
+def cast2019_decaf(shared_data: Path, runs: tuple[int, ...], name: str) -> tuple[Collection, QrelsVersion]:
+    """CAsT 2019 (threshold 1) with its official qrels as "original" and the given DECAF runs ``exp<n>``, ranked as
+    the run importer ranks (by score, ties by docid descending: trec_eval's order)."""
+    qrels = read_qrels(shared_data / "cast/2019/2019qrels.txt")
+    read = {n: read_run(shared_data / f"runs/cast2019_decaf/exp{n}.run.gz") for n in runs}
+    coll = Collection.objects.create(name=name, year=2019, relevance_threshold=1)
+    qids = sorted(set(qrels) | {q for r in read.values() for q in r})
+    convs = {
+        t: Conversation.objects.create(collection=coll, topic_id=t) for t in sorted({q.split("_")[0] for q in qids})
+    }
+    Turn.objects.bulk_create(
+        [
+            Turn(conversation=convs[q.split("_")[0]], collection=coll, number=int(q.split("_")[1]), turn_id=q)
+            for q in qids
+        ]
+    )
+    pk = dict(Turn.objects.filter(collection=coll).values_list("turn_id", "pk"))
+    version = QrelsVersion.objects.create(collection=coll, name="original")
+    Qrel.objects.bulk_create(
+        [
+            Qrel(version=version, turn_id=pk[q], passage_id=d, grade=g)
+            for q, docs in qrels.items()
+            for d, g in docs.items()
+        ],
+        batch_size=5000,
+    )
+    for n, run in read.items():
+        r = Run.objects.create(collection=coll, name=f"exp{n}")
+        rows = []
+        for q, docs in run.items():
+            ranked = sorted(docs.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
+            rows.append(RunTurn(run=r, turn_id=pk[q], doc_ids=[d for d, _ in ranked], scores=[s for _, s in ranked]))
+        RunTurn.objects.bulk_create(rows)
+    return coll, version

@@ -15,53 +15,22 @@ import pytest
 from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score
 
-from ecast.imports.parsers import read_qrels, read_run
-from ecast.models import Collection, Conversation, Turn
+from ecast.imports.parsers import read_qrels
+from ecast.models import Collection
 from evaluation import services
 from evaluation.agreement import algorithms as al
 from evaluation.agreement import selectors as asel
-from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
+from evaluation.models import QrelsVersion
 from evaluation.selectors import leaderboard
-from tests.evaluation.eval_helpers import derive
+from tests.evaluation.eval_helpers import cast2019_decaf, derive
 
-DECAF_2019 = "runs/cast2019_decaf"
 RUNS = tuple(range(1, 17))  # all sixteen DECAF configurations
 CROWD = "crowd/cast2020_snippets_lajewska2023"
 
 
 def _cast2019(shared_data: Path) -> tuple[Collection, QrelsVersion]:
-    """The CAsT 2019 collection (threshold 1) with its official qrels as "original" and eight DECAF runs."""
-    qrels = read_qrels(shared_data / "cast/2019/2019qrels.txt")
-    runs = {n: read_run(shared_data / DECAF_2019 / f"exp{n}.run.gz") for n in RUNS}
-    coll = Collection.objects.create(name="CAsT 2019 (agreement)", year=2019, relevance_threshold=1)
-    qids = sorted(set(qrels) | {q for r in runs.values() for q in r})
-    convs = {
-        t: Conversation.objects.create(collection=coll, topic_id=t) for t in sorted({q.split("_")[0] for q in qids})
-    }
-    Turn.objects.bulk_create(
-        [
-            Turn(conversation=convs[q.split("_")[0]], collection=coll, number=int(q.split("_")[1]), turn_id=q)
-            for q in qids
-        ]
-    )
-    pk = dict(Turn.objects.filter(collection=coll).values_list("turn_id", "pk"))
-    version = QrelsVersion.objects.create(collection=coll, name="original")
-    Qrel.objects.bulk_create(
-        [
-            Qrel(version=version, turn_id=pk[q], passage_id=d, grade=g)
-            for q, docs in qrels.items()
-            for d, g in docs.items()
-        ],
-        batch_size=5000,
-    )
-    for n, run in runs.items():
-        r = Run.objects.create(collection=coll, name=f"exp{n}")
-        rows = []
-        for q, docs in run.items():
-            ranked = sorted(docs.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
-            rows.append(RunTurn(run=r, turn_id=pk[q], doc_ids=[d for d, _ in ranked], scores=[s for _, s in ranked]))
-        RunTurn.objects.bulk_create(rows)
-    return coll, version
+    """The CAsT 2019 collection (threshold 1) with its official qrels as "original" and all sixteen DECAF runs."""
+    return cast2019_decaf(shared_data, RUNS, "CAsT 2019 (agreement)")
 
 
 def _rejudged(qrels: dict[str, dict[str, int]], share: float, seed: int) -> dict[str, dict[str, int]]:
