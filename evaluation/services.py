@@ -225,7 +225,10 @@ def scores_part_compute(*, job_id: int, version_id: int, run_ids: Sequence[int])
     if job is None or version is None or job.status in (EvaluationJob.Status.DONE, EvaluationJob.Status.FAILED):
         return job
     try:
-        with exclusive(f"{PART_LOCK}-{version_id}", int(run_ids[0]) if run_ids else 0, wait=600):
+        with exclusive(f"{PART_LOCK}-{version_id}", int(run_ids[0]) if run_ids else 0, wait=600) as mine:
+            if not mine:
+                # Another live copy of this part is writing it and will count it done: writing too would race it.
+                return job
             existing = list(Run.objects.filter(pk__in=list(run_ids)).values_list("pk", flat=True))
             scores_write(version=version, run_ids=existing)
     except Exception as exc:  # noqa: BLE001 - the job page shows what went wrong

@@ -92,6 +92,12 @@ def scale_of(grades: Iterable[int]) -> list[int]:
     return list(range(min(seen), max(seen) + 1))
 
 
+def cuts(a: Sequence[int], b: Sequence[int], *, threshold: int) -> tuple[int, int]:
+    """The grade at which each side of the paired items counts as relevant: the threshold for a graded side, 1 for a
+    binary one (its 1 is relevant as it stands). Decided on the items both judged, as the report is."""
+    return (threshold if is_graded(a) else 1), (threshold if is_graded(b) else 1)
+
+
 def binarise(grade: int, threshold: int) -> int:
     """1 when the grade reaches the relevance threshold, else 0."""
     return int(grade >= threshold)
@@ -231,7 +237,7 @@ def agreement(a: Grades, b: Grades, *, threshold: int, topic: Callable[[str], st
     mixed = graded_a != graded_b
     graded = graded_a and graded_b
     scale_a, scale_b = (scale_of(ga), scale_of(gb)) if mixed else (scale_of([*ga, *gb]),) * 2
-    cut_a, cut_b = (threshold if graded_a else 1), (threshold if graded_b else 1)
+    cut_a, cut_b = cuts(ga, gb, threshold=threshold)
     ba, bb = [binarise(g, cut_a) for g in ga], [binarise(g, cut_b) for g in gb]
     # The labels κ is computed on: the grades themselves, or the binary view when the scales differ.
     ka, kb, kscale = (ba, bb, [0, 1]) if mixed else (ga, gb, scale_a)

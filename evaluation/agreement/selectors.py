@@ -150,13 +150,13 @@ def agreement_items(
     threshold = int(a.collection.relevance_threshold)
     items_a, items_b = version_items(version=a), version_items(version=b)
     topics = topic_lookup(collection_id=a.collection_id)
-    # Each side is cut at the threshold only when it is graded: a binary side's 1 stays relevant.
-    cut_a = threshold if algorithms.is_graded(items_a.values()) else 1
-    cut_b = threshold if algorithms.is_graded(items_b.values()) else 1
 
     def topic_of(turn_id: str) -> str:
         return topics.get(turn_id) or algorithms.topic_of(turn_id)
 
+    paired = algorithms.paired_items(items_a, items_b, topic=topic_of)
+    # The same cuts as the report's, so a confusion cell's link lists exactly the items it counts.
+    cut_a, cut_b = algorithms.cuts([p.a for p in paired], [p.b for p in paired], threshold=threshold)
     if only in ("a", "b"):
         mine, theirs = (items_a, items_b) if only == "a" else (items_b, items_a)
         keys = sorted(set(mine) - set(theirs), key=lambda k: (algorithms.natural_key(k[0]), k[1]))
@@ -171,10 +171,7 @@ def agreement_items(
             for t, i in keys
         ]
     else:
-        rows = [
-            {"topic": p.topic, "turn": p.turn, "item": p.item, "a": p.a, "b": p.b}
-            for p in algorithms.paired_items(items_a, items_b, topic=topic_of)
-        ]
+        rows = [{"topic": p.topic, "turn": p.turn, "item": p.item, "a": p.a, "b": p.b} for p in paired]
     out = []
     for row in rows:
         rel_a = None if row["a"] is None else algorithms.binarise(row["a"], cut_a)

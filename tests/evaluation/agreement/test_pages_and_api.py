@@ -248,3 +248,23 @@ def test_a_binary_assessment_against_graded_grades_is_compared_on_relevance(admi
     b = [int(q.grade >= 1) for q in graded]
     assert data["kappa"]["value"] == pytest.approx(cohen_kappa_score(a, b))
     assert data["binary"]["relevant_b"] == sum(b)
+
+
+def test_each_binarised_cell_links_to_exactly_the_items_it_counts_when_the_shared_items_are_binary(pair):
+    # A grades 0–3 overall, but the items B judged are ones A graded 0 or 1: the report reads both sides as binary,
+    # and the CSV behind each cell must cut A the same way (not at the collection's threshold 2).
+    coll, original, _, _ = pair
+    Collection.objects.filter(pk=coll.pk).update(relevance_threshold=2)
+    second = QrelsVersion.objects.create(collection=coll, name="second assessor", parent=None)
+    for q in Qrel.objects.filter(version=original, grade__lte=1):
+        Qrel.objects.create(version=second, turn=q.turn, passage_id=q.passage_id, grade=1 - q.grade)
+    original.refresh_from_db()
+
+    report = asel.agreement_report(a=original, b=second)
+
+    assert not report["graded"] and report["binary"]["cut_a"] == report["binary"]["cut_b"] == 1
+    for ga, row in enumerate(report["binary"]["confusion"]):
+        for gb, count in enumerate(row):
+            items = asel.agreement_items(a=original, b=second, grade_a=ga, grade_b=gb, binary=True)
+            assert len(items) == count
+    assert sum(map(sum, report["binary"]["confusion"])) == report["items"] > 0
