@@ -315,7 +315,8 @@ class JudgmentSubmitApi(APIView):
         completed = serializers.BooleanField()
         queue = serializers.ListField(
             child=serializers.IntegerField(),
-            help_text="The topic's unjudged pairs in judging order; the first is the one to judge next",
+            help_text="Adaptive pools: the topic's unjudged pairs in judging order, the first to judge next; empty for"
+            " depth-first pools, whose order never changes",
         )
 
     @extend_schema(request=InputSerializer, responses={200: OutputSerializer})
@@ -336,7 +337,8 @@ class JudgmentSubmitApi(APIView):
             "changed": changed,
             "progress": sel.assignment_progress(assignment=assignment),
             "completed": assignment.completed_at is not None,
-            "queue": ordering.assignment_queue(assignment=assignment),
+            # Only an adaptive order changes with a grade; depth-first pages keep the order they loaded.
+            "queue": ordering.assignment_queue(assignment=assignment) if ordering.is_ordered(assignment.pool) else [],
         }
         return Response(self.OutputSerializer(out).data)
 

@@ -140,3 +140,14 @@ def test_a_prior_qrels_version_seeds_the_bandit(small_collection, assessor):
     assert PoolPair.objects.get(pk=ordering.next_pair(assignment=second)).passage_id == "d4"
     with pytest.raises(ValidationError, match="only the bandit orders"):
         helpers.ordered_pool(small_collection, "mtf", prior_version=prior, name="mtf with prior")
+
+
+@pytest.mark.django_db
+def test_a_depth_first_pool_answers_a_grade_without_a_queue(small_collection, assessor, assessor_api):
+    pool = helpers.ordered_pool(small_collection, "depth_first")
+    a = services.assignment_take(pool=pool, assessor=assessor)
+    first = assessor_api.get(reverse("api-relevance-assignment", args=[a.pk])).json()["pairs"][0]
+    resp = assessor_api.post(
+        reverse("api-relevance-judgment-submit", args=[a.pk]), {"pair": first["id"], "grade": 2}, format="json"
+    )
+    assert resp.status_code == 200 and resp.json()["queue"] == [] and resp.json()["progress"]["done"] == 1
