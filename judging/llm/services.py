@@ -32,11 +32,14 @@ PARAM_BOUNDS: dict[str, tuple[int, int]] = {
 }
 
 
+def _judged_with_text(version: QrelsVersion) -> Any:
+    return Qrel.objects.filter(version=version, passage_id__in=Passage.objects.exclude(text="").values("passage_id"))
+
+
 def llm_pairs(*, version: QrelsVersion) -> list[tuple[int, str]]:
     """The (turn pk, passage id) pairs the version judged whose passage has text, in conversation order."""
-    with_text = Passage.objects.exclude(text="").values("passage_id")
     return list(
-        Qrel.objects.filter(version=version, passage_id__in=with_text)
+        _judged_with_text(version)
         .order_by("turn__conversation__topic_id", "turn__number", "passage_id")
         .values_list("turn_id", "passage_id")
     )
@@ -105,7 +108,7 @@ def llm_judge_job_create(
         raise ValidationError(f"model: {exc}") from exc
     if limit is not None and limit < 1:
         raise ValidationError("limit: at least 1 pair")
-    pairs = len(llm_pairs(version=source_version))
+    pairs = _judged_with_text(source_version).count()  # the request counts; the worker reads the pairs
     if not pairs:
         raise ValidationError(
             f"source_version: no pair judged in {source_version.name!r} has passage text; import the passage texts "
