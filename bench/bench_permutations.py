@@ -187,7 +187,7 @@ def part_experiment() -> None:
             print(f"[experiment] {exp.status}: {coll.conversations.count()} conversations, {n_perm} orders × "
                   f"{len(systems)} systems = {n_perm * len(systems)} scored runs, "
                   f"{exp.queries.count()} distinct BM25 queries; {label}: {dt:.1f} s{phases} {exp.error} "
-                  f"(load average {' '.join(f'{x:.2f}' for x in os.getloadavg())})")  # fmt: skip
+                  f"({load_average()})")  # fmt: skip
         finally:
             for p in procs:
                 p.terminate()
