@@ -26,7 +26,8 @@ class EcastConfig(AppConfig):
 def _forget_tokens_on_change() -> None:
     """Cached API-token look-ups (ecast.auth) are dropped whenever what they hold changes."""
     from django.contrib.auth import get_user_model
-    from django.db.models.signals import m2m_changed, post_delete, post_save
+    from django.contrib.auth.models import Group
+    from django.db.models.signals import m2m_changed, post_delete, post_save, pre_delete
     from rest_framework.authtoken.models import Token
 
     from ecast.auth import token_cache_forget
@@ -49,6 +50,13 @@ def _forget_tokens_on_change() -> None:
         else:  # a group cleared of its users
             token_cache_forget(user_ids=list(instance.user_set.values_list("pk", flat=True)))
 
+    def group_changed(sender: Any, instance: Any, **kwargs: Any) -> None:
+        # A role is a group's name: renaming or deleting the group changes its members' roles (deleting removes the
+        # memberships without an m2m_changed signal, so the members are read before the delete).
+        token_cache_forget(user_ids=list(instance.user_set.values_list("pk", flat=True)))
+
+    post_save.connect(group_changed, sender=Group, dispatch_uid="ecast-group-saved")
+    pre_delete.connect(group_changed, sender=Group, dispatch_uid="ecast-group-deleted")
     post_save.connect(token_changed, sender=Token, dispatch_uid="ecast-token-saved")
     post_delete.connect(token_changed, sender=Token, dispatch_uid="ecast-token-deleted")
     post_save.connect(user_saved, sender=user_model, dispatch_uid="ecast-user-saved")

@@ -33,6 +33,7 @@ from django.core.cache import DEFAULT_CACHE_ALIAS, cache, caches
 from django.core.cache.backends.locmem import LocMemCache
 from django.core.cache.backends.memcached import BaseMemcachedCache
 from django.core.cache.backends.redis import RedisCache
+from django.db import transaction
 from django.http import HttpResponse
 from rest_framework.authentication import TokenAuthentication
 
@@ -245,7 +246,10 @@ def token_cache_forget(*, user_ids: Any = (), keys: Any = ()) -> None:
     if ids:
         found += list(Token.objects.filter(user_id__in=ids).values_list("key", flat=True))
     if found:
-        cache.delete_many([token_cache_key(k) for k in found])
+        keys_to_drop = [token_cache_key(k) for k in found]
+        cache.delete_many(keys_to_drop)
+        # Again once the change is committed: a request that read the old rows in between may have cached them.
+        transaction.on_commit(lambda: cache.delete_many(keys_to_drop))
 
 
 class CachedTokenAuthentication(TokenAuthentication):

@@ -71,14 +71,16 @@ INSTALLED_APPS = [
     "evaluation",
 ]
 
+# Sessions, authentication and messages are Django's own, except that they step aside for token-authenticated calls
+# to /api/ (ecast.middleware says why); everything else gets them unchanged.
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    "ecast.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "ecast.middleware.AuthenticationMiddleware",
+    "ecast.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
@@ -280,7 +282,16 @@ CELERY_BEAT_SCHEDULE = {
 CELERY_ACCEPT_CONTENT = ["json"]
 
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    # ecast.cache.RedisCache: Django's backend reusing one Redis client per pool (it builds one per call).
+    # Keys carry the name of the database they describe (ecast.cache.database_key): a test run and a server, or a
+    # database and its restored copy, sharing one Redis database never read each other's campaigns, whose ids repeat.
+    CACHES = {
+        "default": {
+            "BACKEND": "ecast.cache.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_FUNCTION": "ecast.cache.database_key",
+        }
+    }
 else:
     # File cache is shared by the web process and the local worker (debounce tokens, progress).
     CACHES = {
