@@ -1,3 +1,5 @@
+from typing import Any
+
 from django.apps import AppConfig
 
 
@@ -10,3 +12,23 @@ class JudgingConfig(AppConfig):
         from judging import dashboard
 
         dashboard.register()
+        _forget_cached_campaigns_on_change()
+
+
+def _forget_cached_campaigns_on_change() -> None:
+    """Cached campaigns (judging.rating.selectors.campaign_cached) are dropped when a campaign is saved or deleted,
+    at once and again when the transaction commits (a reader between the two could have cached the old row)."""
+    from django.core.cache import cache
+    from django.db import transaction
+    from django.db.models.signals import post_delete, post_save
+
+    from judging.models import Campaign
+    from judging.rating.selectors import campaign_cache_key
+
+    def forget(sender: Any, instance: Any, **kwargs: Any) -> None:
+        key = campaign_cache_key(instance.pk)
+        cache.delete(key)
+        transaction.on_commit(lambda: cache.delete(key))
+
+    post_save.connect(forget, sender=Campaign, dispatch_uid="judging-campaign-saved")
+    post_delete.connect(forget, sender=Campaign, dispatch_uid="judging-campaign-deleted")

@@ -153,6 +153,11 @@ class RatingItem(models.Model):
     gold_expected = models.JSONField(default=dict, blank=True, help_text="Measure key → expected score.")
     position = models.PositiveIntegerField(default=0, help_text="Seeded shuffle order; ties in the queue use it.")
     completed_count = models.PositiveSmallIntegerField(default=0, help_text="Counted (non-excluded) ratings.")
+    # Assignment id → lease expiry (Unix seconds) of the item's leases, kept on the item row itself: the room check
+    # "completed + live leases < N" then reads only the row it locks, which PostgreSQL re-reads at its newest version
+    # when a concurrent lease changed it, so leasing stays one statement without ever overfilling the item. Entries
+    # past their expiry are ignored and dropped at the next lease; a submitted lease removes its own entry.
+    leases = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["campaign_id", "position", "id"]
@@ -221,6 +226,9 @@ class RaterStatus(models.Model):
     paused_reason = models.CharField(max_length=300, blank=True)
     # Set when an admin reinstates a rater: automatic pausing then stops for them.
     override = models.BooleanField(default=False)
+    # Assignments of this rater in LEASED state, or more (never fewer): while it is 0 the next item is leased in one
+    # statement; otherwise the general path runs (renewing or expiring the open lease) and sets the exact count.
+    open_leases = models.PositiveIntegerField(default=0)
     external_id = models.CharField(max_length=100, blank=True, help_text="Worker id of an imported crowd rater.")
     updated_at = models.DateTimeField(auto_now=True)
 

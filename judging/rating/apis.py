@@ -11,7 +11,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import StreamingHttpResponse
+from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
@@ -105,11 +105,13 @@ class AssignmentNextApi(APIView):
 
     @extend_schema(request=None, responses={200: OutputSerializer})
     def post(self, request, campaign_id: int):
-        campaign = get_object_or_404(Campaign, pk=campaign_id)
-        assignment = svc.assignment_next(campaign=campaign, rater=request.user)
-        payload = sel.assignment_payload(assignment=assignment) if assignment else None
-        done = sel.rater_done_count(campaign=campaign, rater=request.user)
-        return Response(self.OutputSerializer({"assignment": payload, "done": done}).data)
+        try:
+            campaign = sel.campaign_cached(campaign_id=campaign_id)
+        except Campaign.DoesNotExist as exc:
+            raise Http404("no such campaign") from exc
+        lease = svc.assignment_lease(campaign=campaign, rater=request.user)
+        payload = sel.assignment_payload(assignment=lease.assignment) if lease.assignment else None
+        return Response(self.OutputSerializer({"assignment": payload, "done": lease.done}).data)
 
 
 class RatingSubmitApi(APIView):

@@ -15,6 +15,25 @@ from ecast.models import Paraphrase
 from judging.models import MEASURES, Campaign, RaterStatus, Rating, RatingAssignment, RatingItem
 from judging.rating import agreement
 
+# A rater's every call needs the campaign (its measures, seed, kind); it is read from the shared cache and dropped
+# whenever the campaign is saved or deleted (judging.apps). What decides a lease or a submission (status, N, lease
+# length, gold settings) is read from the database inside those statements, so a stale copy cannot break them.
+CAMPAIGN_CACHE_SECONDS = 300
+
+
+def campaign_cache_key(campaign_id: int) -> str:
+    return f"rating-campaign:v1:{campaign_id}"
+
+
+def campaign_cached(*, campaign_id: int) -> Campaign:
+    """The campaign, from the shared cache when it is there; ``Campaign.DoesNotExist`` when there is none."""
+    key = campaign_cache_key(campaign_id)
+    campaign = cache.get(key)
+    if campaign is None:
+        campaign = Campaign.objects.get(pk=campaign_id)
+        cache.set(key, campaign, CAMPAIGN_CACHE_SECONDS)
+    return campaign
+
 
 def campaign_list() -> list[Campaign]:
     """All campaigns with item and rating counts."""

@@ -1,9 +1,11 @@
 """Rating campaigns: creation with stratified sampling, lease-based assignment, submission, undo, gold checks.
 
-Concurrency: ``assignment_next`` takes the next item with ``SELECT … FOR UPDATE SKIP LOCKED`` (PostgreSQL) and
-re-checks the item's load under the row lock, so "completed + live leases <= N" holds however many raters ask at
-once. Each rater's requests are serialised on their ``RaterStatus`` row, so a double click can never create two
-leases or two ratings. On SQLite, ``transaction_mode=IMMEDIATE`` serialises writers, which gives the same result.
+Concurrency: "completed + live leases <= N" is checked on the item row itself (``completed_count`` and the ``leases``
+map), under its row lock, so it holds however many raters ask at once. Each rater's requests are serialised on their
+``RaterStatus`` row, so a double click can never create two leases; retries of one submission queue on the
+assignment's row lock and an idempotency key is stored once. On PostgreSQL the common cases are single statements
+(:mod:`judging.rating.statements`); on SQLite, ``transaction_mode=IMMEDIATE`` serialises writers, which gives the
+same result.
 """
 
 from __future__ import annotations
@@ -11,11 +13,12 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import BigIntegerField, Count, F, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Cast, Coalesce
 from django.utils import timezone
@@ -23,6 +26,7 @@ from django.utils import timezone
 from ecast.errors import DomainError
 from ecast.models import Collection, Paraphrase
 from judging.models import DEFAULT_MEASURES, Campaign, RaterStatus, Rating, RatingAssignment, RatingItem
+from judging.rating import statements
 from judging.rating.sampling import (
     SCALE_MAX,
     SCALE_MIN,
@@ -147,20 +151,25 @@ def _rater_status_locked(campaign: Campaign, rater: Any) -> RaterStatus:
     return RaterStatus.objects.select_for_update().get(campaign=campaign, rater=rater)
 
 
-def _live_leases(item_ids: Iterable[int], now: datetime, exclude_pk: int | None = None) -> dict[int, int]:
-    qs = RatingAssignment.objects.filter(
-        item_id__in=list(item_ids), status=RatingAssignment.Status.LEASED, expires_at__gt=now
-    )
-    if exclude_pk:
-        qs = qs.exclude(pk=exclude_pk)
-    return dict(qs.values_list("item_id").annotate(c=Count("pk")).values_list("item_id", "c"))
+def _live_leases(item: RatingItem, now: datetime, exclude_pk: int | None = None) -> int:
+    """Leases on the item that have not run out (read from the item row, which the caller holds locked)."""
+    cutoff, skip = now.timestamp(), str(exclude_pk)
+    return sum(1 for pk, expires in (item.leases or {}).items() if float(expires) > cutoff and pk != skip)
 
 
 def _has_room(item: RatingItem, campaign: Campaign, now: datetime, exclude_pk: int | None = None) -> bool:
     if item.is_gold:
         return True
-    live = _live_leases([item.pk], now, exclude_pk).get(item.pk, 0)
-    return item.completed_count + live < campaign.raters_per_item
+    return item.completed_count + _live_leases(item, now, exclude_pk) < campaign.raters_per_item
+
+
+def _record_lease(item: RatingItem, assignment: RatingAssignment, now: datetime) -> None:
+    """Write the assignment's expiry into its item's lease map, dropping entries that ran out (item row locked)."""
+    cutoff = now.timestamp()
+    leases = {pk: expires for pk, expires in (item.leases or {}).items() if float(expires) > cutoff}
+    leases[str(assignment.pk)] = assignment.expires_at.timestamp()
+    item.leases = leases
+    RatingItem.objects.filter(pk=item.pk).update(leases=leases)
 
 
 # Per-rater order: position ↦ (position · a + b) mod P with P prime and 0 < a < P is a permutation of the positions,
@@ -204,52 +213,32 @@ def _candidates(campaign: Campaign, rater: Any, now: datetime):
 
 
 def _lease(item: RatingItem, campaign: Campaign, rater: Any, now: datetime) -> RatingAssignment:
-    return RatingAssignment.objects.create(
+    assignment = RatingAssignment.objects.create(
         item=item,
         campaign=campaign,
         rater=rater,
         leased_at=now,
         expires_at=now + timedelta(seconds=campaign.lease_seconds),
     )
+    _record_lease(item, assignment, now)
+    return assignment
 
 
-def _next_gold(campaign: Campaign, rater: Any, now: datetime) -> RatingAssignment | None:
-    done = RatingAssignment.objects.filter(
-        campaign=campaign, rater=rater, status=RatingAssignment.Status.COMPLETED
-    ).count()
+def _next_gold(campaign: Campaign, rater: Any, now: datetime, done: int) -> RatingAssignment | None:
     if (done + 1) % campaign.gold_every:
         return None
     taken = RatingAssignment.objects.filter(campaign=campaign, rater=rater).values("item_id")
-    gold = RatingItem.objects.filter(campaign=campaign, is_gold=True).exclude(pk__in=taken).order_by("position").first()
+    gold = (
+        RatingItem.objects.select_for_update()
+        .filter(campaign=campaign, is_gold=True)
+        .exclude(pk__in=taken)
+        .order_by("position")
+        .first()
+    )
     return _lease(gold, campaign, rater, now) if gold else None
 
 
-@transaction.atomic
-def assignment_next(*, campaign: Campaign, rater: Any, now: datetime | None = None) -> RatingAssignment | None:
-    """The rater's live lease (renewed), else a new lease on the best open item; None when nothing is left."""
-    now = now or timezone.now()
-    status = _rater_status_locked(campaign, rater)
-    if status.paused:
-        raise RatingError("You are paused in this campaign; please contact the organisers.", code="paused")
-    lease = timedelta(seconds=campaign.lease_seconds)
-    mine = RatingAssignment.objects.filter(campaign=campaign, rater=rater, status=RatingAssignment.Status.LEASED)
-    for current in mine.order_by("-leased_at"):
-        if current.expires_at > now:
-            current.expires_at = now + lease
-            current.save(update_fields=["expires_at"])
-            return current
-        item = RatingItem.objects.select_for_update().get(pk=current.item_id)
-        if campaign.status == Campaign.Status.OPEN and _has_room(item, campaign, now, exclude_pk=current.pk):
-            current.leased_at, current.expires_at = now, now + lease
-            current.save(update_fields=["leased_at", "expires_at"])
-            return current
-        current.status = RatingAssignment.Status.EXPIRED
-        current.save(update_fields=["status"])
-    if campaign.status != Campaign.Status.OPEN:
-        return None
-    gold = _next_gold(campaign, rater, now)
-    if gold:
-        return gold
+def _next_regular(campaign: Campaign, rater: Any, now: datetime) -> RatingAssignment | None:
     for attempt in range(4):
         qs = _candidates(campaign, rater, now)
         # The last attempt waits for the lock instead of skipping, so a busy queue never reads as empty.
@@ -259,10 +248,98 @@ def assignment_next(*, campaign: Campaign, rater: Any, now: datetime | None = No
             if attempt < 3 and qs.exists():
                 continue
             return None
-        # Re-read the load under the row lock: the candidate query's snapshot may predate a concurrent lease.
+        # The room check reads the locked row's lease map: the candidate query's snapshot may predate a lease.
         if _has_room(candidate, campaign, now):
             return _lease(candidate, campaign, rater, now)
     return None
+
+
+@dataclass(frozen=True)
+class Lease:
+    """What ``next`` answers: the rater's assignment (None when nothing is left) and how many items they finished."""
+
+    assignment: RatingAssignment | None
+    done: int
+
+
+def _fast_lease(campaign: Campaign, rater: Any, now: datetime) -> Lease | None:
+    """The one-statement lease (PostgreSQL); None when the general path must decide."""
+    row = statements.lease_next(
+        campaign_id=campaign.pk,
+        rater_id=rater.pk,
+        now=now,
+        order_key=rater_order_key(seed=campaign.seed, rater_id=rater.pk),
+        prime=SHUFFLE_PRIME,
+    )
+    if row is None or row["assignment_id"] is None:
+        return None  # not applicable, or no item free at a glance: the general path also waits for locked ones
+    item = _from_row(
+        RatingItem,
+        {"id": row["item_id"], "campaign_id": campaign.pk, "context": row["context"],
+         "passage_id": row["passage_id"], "passage_text": row["passage_text"]},
+    )  # fmt: skip
+    assignment = _from_row(
+        RatingAssignment,
+        {"id": row["assignment_id"], "item_id": item.pk, "campaign_id": campaign.pk, "rater_id": rater.pk,
+         "status": RatingAssignment.Status.LEASED, "leased_at": now, "expires_at": row["expires_at"],
+         "completed_at": None, "history": []},
+    )  # fmt: skip
+    assignment.item, assignment.campaign = item, campaign
+    return Lease(assignment=assignment, done=row["done"])
+
+
+def assignment_lease(*, campaign: Campaign, rater: Any, now: datetime | None = None) -> Lease:
+    """The rater's live lease (renewed), else a new lease on the best open item, with the rater's finished count.
+
+    On PostgreSQL a rater without an open lease gets the new one in a single statement (see
+    :mod:`judging.rating.statements`, which is atomic by itself); everything else takes the general path."""
+    now = now or timezone.now()
+    if connection.vendor == "postgresql":
+        fast = _fast_lease(campaign, rater, now)
+        if fast is not None:
+            return fast
+    return _lease_general(campaign, rater, now)
+
+
+def assignment_next(*, campaign: Campaign, rater: Any, now: datetime | None = None) -> RatingAssignment | None:
+    """The rater's live lease (renewed), else a new lease on the best open item; None when nothing is left."""
+    return assignment_lease(campaign=campaign, rater=rater, now=now).assignment
+
+
+@transaction.atomic
+def _lease_general(campaign: Campaign, rater: Any, now: datetime) -> Lease:
+    status = _rater_status_locked(campaign, rater)
+    if status.paused:
+        raise RatingError("You are paused in this campaign; please contact the organisers.", code="paused")
+    # The campaign may come from the shared cache: the fields that decide a lease are read fresh.
+    campaign.refresh_from_db(fields=["status", "raters_per_item", "lease_seconds", "gold_every"])
+    lease = timedelta(seconds=campaign.lease_seconds)
+    mine = RatingAssignment.objects.filter(campaign=campaign, rater=rater, status=RatingAssignment.Status.LEASED)
+    found = None
+    for current in mine.order_by("-leased_at"):
+        item = RatingItem.objects.select_for_update().get(pk=current.item_id)
+        if current.expires_at > now:
+            current.expires_at = now + lease
+            current.save(update_fields=["expires_at"])
+        elif campaign.status == Campaign.Status.OPEN and _has_room(item, campaign, now, exclude_pk=current.pk):
+            current.leased_at, current.expires_at = now, now + lease
+            current.save(update_fields=["leased_at", "expires_at"])
+        else:
+            current.status = RatingAssignment.Status.EXPIRED
+            current.save(update_fields=["status"])
+            continue
+        _record_lease(item, current, now)
+        found = current
+        break
+    done = RatingAssignment.objects.filter(
+        campaign=campaign, rater=rater, status=RatingAssignment.Status.COMPLETED
+    ).count()
+    if found is None and campaign.status == Campaign.Status.OPEN:
+        found = _next_gold(campaign, rater, now, done) or _next_regular(campaign, rater, now)
+    # The exact count, so this rater's next request can take the one-statement path again.
+    status.open_leases = mine.count()
+    status.save(update_fields=["open_leases"])
+    return Lease(assignment=found, done=done)
 
 
 # ---------------------------------------------------------------------------------------------- submission
@@ -319,6 +396,89 @@ def _apply_pause(status: RaterStatus, paused: bool, reason: str) -> None:
     )
 
 
+def _from_row(model: Any, values: dict[str, Any]) -> Any:
+    """A model instance from some of its columns (the others load on first access, as with ``only()``)."""
+    names = [f.attname for f in model._meta.concrete_fields if f.attname in values]
+    return model.from_db("default", names, [values[n] for n in names])
+
+
+def _assignment_for_submit(assignment_id: int, rater: Any, key: str) -> tuple[RatingAssignment | None, int | None]:
+    """The rater's assignment, locked, with its campaign and item; and the id of the rating stored under ``key``."""
+    if connection.vendor == "postgresql":  # one hand-written statement: the ORM's query building costs more CPU
+        row = statements.load_for_submit(assignment_id=assignment_id, rater_id=rater.pk, key=key)
+        if row is None:
+            return None, None
+        a, c, i = row["assignment"], row["campaign"], row["item"]
+        assignment = _from_row(RatingAssignment, {**a, "rater_id": rater.pk})
+        assignment.campaign = _from_row(Campaign, {"id": a["campaign_id"], **c})
+        assignment.item = _from_row(RatingItem, {"id": a["item_id"], "campaign_id": a["campaign_id"], **i})
+        return assignment, row["replay_id"]["id"]
+    stored_under_key = Rating.objects.filter(rater=rater, idempotency_key=key).values("pk")[:1]
+    found = (
+        RatingAssignment.objects.select_related("campaign", "item")
+        .annotate(replay_id=Subquery(stored_under_key))
+        .filter(pk=assignment_id, rater=rater)
+        .first()
+    )
+    return (found, found.replay_id) if found else (None, None)
+
+
+def _replay(assignment: RatingAssignment, rater: Any, key: str) -> tuple[Rating, bool]:
+    """The answer already stored under ``key``, or the reason a new one is refused."""
+    stored = Rating.objects.filter(rater=rater, idempotency_key=key).first()
+    if stored is None:
+        raise RatingError("this item was already submitted", code="conflict")
+    if stored.assignment_id != assignment.pk:
+        raise RatingError("this idempotency key was already used for another item", code="conflict")
+    return stored, False
+
+
+def _store(
+    assignment: RatingAssignment, rater: Any, clean: dict[str, int], key: str, seconds: float | None, now: datetime
+) -> tuple[Rating | None, dict[str, Any] | None]:
+    """Write the rating and its counts; (None, None) when the rater already used ``key``. The second value is the
+    rater's status after the write (None when they have no status row)."""
+    item, campaign = assignment.item, assignment.campaign
+    gold_ok = item.is_gold and _gold_correct(campaign, item, clean)
+    submitted_at = timezone.now()
+    server_seconds = (now - assignment.leased_at).total_seconds()
+    was_leased = assignment.status == RatingAssignment.Status.LEASED
+    if connection.vendor == "postgresql":
+        row = statements.store_rating(
+            assignment_id=assignment.pk, item_id=item.pk, campaign_id=campaign.pk, rater_id=rater.pk, values=clean,
+            key=key, seconds_on_task=seconds, server_seconds=server_seconds, submitted_at=submitted_at, now=now,
+            was_leased=was_leased, gold=item.is_gold, gold_ok=gold_ok,
+        )  # fmt: skip
+        if row is None:
+            return None, None
+        rating_id, submitted_at, after = row["rating_id"], row["submitted_at"], row["status"]
+    else:  # SQLite serialises writers: the same writes, one by one
+        rating_id = Rating.objects.create(
+            assignment=assignment, item=item, campaign=campaign, rater=rater, values=clean, idempotency_key=key,
+            seconds_on_task=seconds, server_seconds=server_seconds,
+        ).pk  # fmt: skip
+        RatingAssignment.objects.filter(pk=assignment.pk).update(
+            status=RatingAssignment.Status.COMPLETED, completed_at=now
+        )
+        status = RaterStatus.objects.filter(campaign=campaign, rater=rater).first()
+        after = None
+        if status is not None:
+            status.open_leases = max(status.open_leases - int(was_leased), 0)
+            status.gold_answers += int(item.is_gold)
+            status.gold_correct += int(gold_ok)
+            status.save(update_fields=["open_leases", "gold_answers", "gold_correct", "updated_at"])
+            after = {k: getattr(status, k) for k in ("paused", "override", "gold_answers", "gold_correct")}
+        leases = {pk: exp for pk, exp in (item.leases or {}).items() if pk != str(assignment.pk)}
+        counts = 0 if after and after["paused"] else 1
+        RatingItem.objects.filter(pk=item.pk).update(completed_count=F("completed_count") + counts, leases=leases)
+    rating = Rating(
+        pk=rating_id, assignment=assignment, item=item, campaign=campaign, rater=rater, values=clean,
+        idempotency_key=key, seconds_on_task=seconds, server_seconds=server_seconds, submitted_at=submitted_at,
+    )  # fmt: skip
+    rating._state.adding, rating._state.db = False, "default"
+    return rating, after
+
+
 @transaction.atomic
 def rating_submit(
     *,
@@ -330,60 +490,43 @@ def rating_submit(
     now: datetime | None = None,
 ) -> tuple[Rating, bool]:
     """Store the rater's answer for their assignment once; returns (rating, created). A replayed key returns the
-    stored rating unchanged."""
+    stored rating unchanged.
+
+    Two statements on PostgreSQL: read and lock the assignment (with its campaign, item and any rating stored under
+    the key), then write. Retries of one submission queue on the assignment's row lock; a late retry sees the
+    assignment completed and answers with the stored rating."""
     now = now or timezone.now()
     key = (idempotency_key or "").strip()
     if not key or len(key) > 64:
         raise RatingError("an idempotency key (1–64 characters) is required")
-    assignment = RatingAssignment.objects.select_related("campaign").filter(pk=assignment_id, rater=rater).first()
+    assignment, replay_id = _assignment_for_submit(assignment_id, rater, key)
     if assignment is None:
         raise RatingError("no such assignment for you", code="not_found")
+    if replay_id is not None or assignment.status == RatingAssignment.Status.COMPLETED:
+        return _replay(assignment, rater, key)
     campaign = assignment.campaign
-    status = _rater_status_locked(campaign, rater)
-    replay = Rating.objects.filter(rater=rater, idempotency_key=key).first()
-    if replay is not None:
-        if replay.assignment_id != assignment.pk:
-            raise RatingError("this idempotency key was already used for another item", code="conflict")
-        return replay, False
-    assignment = RatingAssignment.objects.select_for_update().get(pk=assignment.pk)
-    if assignment.status == RatingAssignment.Status.COMPLETED:
-        raise RatingError("this item was already submitted", code="conflict")
     clean = _validate_values(campaign, values)
-    item = RatingItem.objects.select_for_update().get(pk=assignment.item_id)
-    lease_valid = assignment.status == RatingAssignment.Status.LEASED and assignment.expires_at > now
-    if not lease_valid and not _has_room(item, campaign, now, exclude_pk=assignment.pk):
-        raise RatingError("your lease on this item ran out and other raters completed it", code="gone")
+    if assignment.status != RatingAssignment.Status.LEASED or assignment.expires_at <= now:
+        # A late answer counts only while the item still has room: check it on the item row, locked and fresh.
+        assignment.item = RatingItem.objects.select_for_update().get(pk=assignment.item_id)
+        if not _has_room(assignment.item, campaign, now, exclude_pk=assignment.pk):
+            raise RatingError("your lease on this item ran out and other raters completed it", code="gone")
     if seconds_on_task is not None and not 0 <= float(seconds_on_task) < 86400:
         raise RatingError("seconds_on_task must be between 0 and 86400")
-    rating = Rating.objects.create(
-        assignment=assignment,
-        item=item,
-        campaign=campaign,
-        rater=rater,
-        values=clean,
-        idempotency_key=key,
-        seconds_on_task=seconds_on_task,
-        server_seconds=(now - assignment.leased_at).total_seconds(),
-    )
-    assignment.status = RatingAssignment.Status.COMPLETED
-    assignment.completed_at = now
-    assignment.save(update_fields=["status", "completed_at"])
-    if not status.paused:
-        RatingItem.objects.filter(pk=item.pk).update(completed_count=F("completed_count") + 1)
-    if item.is_gold:
-        status.gold_answers += 1
-        status.gold_correct += int(_gold_correct(campaign, item, clean))
-        status.save(update_fields=["gold_answers", "gold_correct", "updated_at"])
-        _auto_pause(status)
+    rating, after = _store(assignment, rater, clean, key, seconds_on_task, now)
+    if rating is None:  # the key was used meanwhile by another submission of this rater
+        return _replay(assignment, rater, key)
+    if assignment.item.is_gold and after is not None:
+        _auto_pause_check(campaign, rater, after)
     return rating, True
 
 
-def _auto_pause(status: RaterStatus) -> None:
-    campaign = status.campaign
-    acc = status.gold_accuracy
-    if status.override or status.paused or acc is None or status.gold_answers < campaign.gold_min_answers:
+def _auto_pause_check(campaign: Campaign, rater: Any, after: dict[str, Any]) -> None:
+    acc = after["gold_correct"] / after["gold_answers"] if after["gold_answers"] else None
+    if after["override"] or after["paused"] or acc is None or after["gold_answers"] < campaign.gold_min_answers:
         return
     if acc < campaign.gold_threshold:
+        status = _rater_status_locked(campaign, rater)
         _apply_pause(status, True, f"gold accuracy {acc:.0%} below {campaign.gold_threshold:.0%}")
 
 
@@ -412,12 +555,14 @@ def rating_undo(*, assignment_id: int, rater: Any, now: datetime | None = None) 
     assignment.leased_at, assignment.expires_at = now, now + timedelta(seconds=campaign.lease_seconds)
     assignment.completed_at = None
     assignment.save(update_fields=["history", "status", "leased_at", "expires_at", "completed_at"])
+    _record_lease(item, assignment, now)
     if not status.paused:
         RatingItem.objects.filter(pk=item.pk).update(completed_count=F("completed_count") - 1)
+    status.open_leases += 1
     if item.is_gold and status.gold_answers:
         status.gold_answers -= 1
         status.gold_correct -= int(_gold_correct(campaign, item, rating.values))
-        status.save(update_fields=["gold_answers", "gold_correct", "updated_at"])
+    status.save(update_fields=["open_leases", "gold_answers", "gold_correct", "updated_at"])
     return assignment
 
 

@@ -1,0 +1,214 @@
+"""The rater's hot path: how many SQL statements next and submit cost, and that what is cached never outlives a change.
+
+Statement counts are deterministic, so they are asserted exactly; transaction control (BEGIN, COMMIT, savepoints) is
+not counted as a statement.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+from datetime import timedelta
+
+import pytest
+from django.apps import apps
+from django.contrib.auth.models import Group
+from django.db import connection, connections
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from django.utils import timezone
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from ecast.permissions import RATER
+from judging.models import Campaign, RaterStatus, Rating, RatingAssignment, RatingItem
+from judging.rating import services
+from tests.judging.rating.support import answer, campaign, make_raters, paraphrase_collection
+
+pytestmark = pytest.mark.django_db
+
+TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE SAVEPOINT", "ROLLBACK TO SAVEPOINT")
+
+
+def _needs_postgresql() -> None:
+    if connection.vendor != "postgresql":
+        if os.environ.get("CI"):
+            pytest.fail("CI must run this test on PostgreSQL")
+        pytest.skip("the one-statement paths are PostgreSQL's (SQLite keeps the general path)")
+
+
+def _statements(queries: CaptureQueriesContext) -> list[str]:
+    return [q["sql"] for q in queries.captured_queries if not q["sql"].strip().upper().startswith(TRANSACTION_CONTROL)]
+
+
+def _client(user) -> APIClient:
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    return api
+
+
+def _next(api: APIClient, c: Campaign):
+    return api.post(reverse("api-rating-next", args=[c.pk]))
+
+
+def _submit(api: APIClient, assignment_id: int, c: Campaign, key: str):
+    url = reverse("api-rating-submit", args=[assignment_id])
+    return api.post(url, {"values": answer(c), "idempotency_key": key}, format="json")
+
+
+@pytest.fixture
+def camp(db) -> Campaign:
+    return campaign(paraphrase_collection(topics=2, turns=4), size=8, n=2, gold_every=1000)
+
+
+def test_next_leases_a_new_item_in_one_statement_and_submit_stores_it_in_two(camp):
+    _needs_postgresql()
+    (user,) = make_raters(1)
+    api = _client(user)
+    first = _next(api, camp).json()["assignment"]  # a rater's first call creates their status row (general path)
+    assert _submit(api, first["assignment_id"], camp, "k1").status_code == 201
+
+    with CaptureQueriesContext(connection) as queries:
+        r = _next(api, camp)
+    assert r.status_code == 200 and r.json()["done"] == 1
+    leased = r.json()["assignment"]
+    assert len(_statements(queries)) == 1, _statements(queries)
+    assert leased["item_id"] != first["item_id"] and leased["passage_text"] and leased["measures"]
+    assert RatingAssignment.objects.get(pk=leased["assignment_id"]).status == "leased"
+    assert str(leased["assignment_id"]) in RatingItem.objects.get(pk=leased["item_id"]).leases
+
+    with CaptureQueriesContext(connection) as queries:
+        r = _submit(api, leased["assignment_id"], camp, "k2")
+    assert r.status_code == 201 and len(_statements(queries)) == 2, _statements(queries)
+    item = RatingItem.objects.get(pk=leased["item_id"])
+    assert item.completed_count == 1 and item.leases == {}
+    assert RaterStatus.objects.get(campaign=camp, rater=user).open_leases == 0
+
+    with CaptureQueriesContext(connection) as queries:
+        again = _submit(api, leased["assignment_id"], camp, "k2")  # a double click
+    assert again.status_code == 200 and again.json()["rating_id"] == r.json()["rating_id"]
+    assert len(_statements(queries)) == 2
+    assert Rating.objects.filter(rater=user).count() == 2
+
+
+def test_a_late_submit_checks_the_room_in_a_third_statement(camp):
+    _needs_postgresql()
+    (user,) = make_raters(1)
+    a = services.assignment_next(campaign=camp, rater=user)
+    RatingAssignment.objects.filter(pk=a.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    with CaptureQueriesContext(connection) as queries:
+        _, created = services.rating_submit(assignment_id=a.pk, rater=user, values=answer(camp), idempotency_key="x")
+    assert created and len(_statements(queries)) == 3
+
+
+def test_a_reload_with_an_open_lease_renews_it_on_the_general_path(camp):
+    _needs_postgresql()
+    (user,) = make_raters(1)
+    first = services.assignment_next(campaign=camp, rater=user)
+    status = RaterStatus.objects.get(campaign=camp, rater=user)
+    assert status.open_leases == 1
+    again = services.assignment_next(campaign=camp, rater=user, now=timezone.now() + timedelta(seconds=5))
+    assert again.pk == first.pk and again.expires_at > first.expires_at
+    leases = RatingItem.objects.get(pk=first.item_id).leases
+    assert leases == {str(first.pk): again.expires_at.timestamp()}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_simultaneous_next_calls_of_one_rater_lease_one_item():
+    _needs_postgresql()
+    c = campaign(paraphrase_collection(topics=2, turns=4), size=8, n=2, gold_every=1000)
+    (user,) = make_raters(1)
+    first = services.assignment_next(campaign=c, rater=user)
+    services.rating_submit(assignment_id=first.pk, rater=user, values=answer(c), idempotency_key="warm")
+    barrier = threading.Barrier(8)
+    got: list[int | None] = []
+    errors: list[BaseException] = []
+
+    def click():
+        try:
+            barrier.wait()
+            a = services.assignment_next(campaign=c, rater=user)
+            got.append(a.pk if a else None)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=click) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not errors, errors
+    assert len(set(got)) == 1 and None not in got
+    assert RatingAssignment.objects.filter(rater=user, status="leased").count() == 1
+    assert RaterStatus.objects.get(campaign=c, rater=user).open_leases == 1
+
+
+def test_a_removed_role_and_a_revoked_token_stop_next_and_submit_at_once(camp, rater):
+    api = _client(rater)
+    a = _next(api, camp).json()["assignment"]  # caches the token, the roles and the campaign
+    assert _next(api, camp).status_code == 200
+    rater.groups.remove(Group.objects.get(name=RATER))
+    assert _next(api, camp).status_code == 403
+    assert _submit(api, a["assignment_id"], camp, "k").status_code == 403
+    rater.groups.add(Group.objects.get(name=RATER))
+    assert _next(api, camp).status_code == 200
+    Token.objects.filter(user=rater).delete()
+    assert _next(api, camp).status_code == 401
+    assert _submit(api, a["assignment_id"], camp, "k").status_code == 401
+    assert not Rating.objects.exists()
+
+
+def test_renaming_or_deleting_the_rater_group_takes_the_role_away_at_once(camp, rater):
+    api = _client(rater)
+    assert _next(api, camp).status_code == 200
+    group = Group.objects.get(name=RATER)
+    group.name = "former raters"
+    group.save()
+    assert _next(api, camp).status_code == 403
+    group.name = RATER
+    group.save()
+    assert _next(api, camp).status_code == 200
+    group.delete()
+    assert _next(api, camp).status_code == 403
+
+
+def test_a_changed_campaign_is_never_served_from_the_cache(camp, rater):
+    api = _client(rater)
+    a = _next(api, camp).json()["assignment"]
+    assert [m["key"] for m in a["measures"]] == camp.measure_keys
+    camp.measures = camp.measures[:1]
+    camp.save()
+    again = _next(api, camp).json()["assignment"]
+    assert [m["key"] for m in again["measures"]] == camp.measure_keys[:1]
+    assert _submit(api, a["assignment_id"], camp, "k").status_code == 201
+    services.campaign_set_status(campaign=camp, status="closed")
+    assert _next(api, camp).json()["assignment"] is None
+    pk = camp.pk
+    camp.delete()
+    assert api.post(reverse("api-rating-next", args=[pk])).status_code == 404
+
+
+def test_anonymous_callers_cannot_submit_or_undo(anon_api, camp, other_rater):
+    a = services.assignment_next(campaign=camp, rater=other_rater)
+    assert anon_api.post(reverse("api-rating-submit", args=[a.pk]), {}, format="json").status_code == 401
+    assert anon_api.post(reverse("api-rating-undo", args=[a.pk])).status_code == 401
+    assert anon_api.post(reverse("api-rating-next", args=[999999])).status_code == 401
+
+
+def test_an_unknown_campaign_is_not_found(rater_api):
+    assert rater_api.post(reverse("api-rating-next", args=[999999])).status_code == 404
+
+
+def test_the_migration_copies_open_leases_onto_items_and_rater_counts(camp):
+    raters = make_raters(2)
+    leases = [services.assignment_next(campaign=camp, rater=u) for u in raters]
+    RatingItem.objects.update(leases={})
+    RaterStatus.objects.update(open_leases=0)
+    migration = importlib.import_module("judging.migrations.0007_item_leases")
+    migration.leases_from_assignments(apps, None)
+    for a in leases:
+        assert RatingItem.objects.get(pk=a.item_id).leases == {str(a.pk): a.expires_at.timestamp()}
+        assert RaterStatus.objects.get(campaign=camp, rater=a.rater).open_leases == 1
