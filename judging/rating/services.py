@@ -2,10 +2,10 @@
 
 Concurrency: "completed + live leases <= N" is checked on the item row itself (``completed_count`` and the ``leases``
 map), under its row lock, so it holds however many raters ask at once. Each rater's requests are serialised on their
-``RaterStatus`` row, so a double click can never create two leases; retries of one submission queue on the
-assignment's row lock and an idempotency key is stored once. On PostgreSQL the common cases are single statements
-(:mod:`judging.rating.statements`); on SQLite, ``transaction_mode=IMMEDIATE`` serialises writers, which gives the
-same result.
+``RaterStatus`` row, so a double click can never create two leases or two ratings, and an idempotency key is stored
+once. Rows are always locked in one order: status row, assignment, item. On PostgreSQL the common cases are single
+statements (:mod:`judging.rating.statements`); on SQLite, ``transaction_mode=IMMEDIATE`` serialises writers, which
+gives the same result.
 """
 
 from __future__ import annotations
@@ -407,7 +407,13 @@ def _assignment_for_submit(assignment_id: int, rater: Any, key: str) -> tuple[Ra
     if connection.vendor == "postgresql":  # one hand-written statement: the ORM's query building costs more CPU
         row = statements.load_for_submit(assignment_id=assignment_id, rater_id=rater.pk, key=key)
         if row is None:
-            return None, None
+            campaign = Campaign.objects.filter(assignments__pk=assignment_id, assignments__rater=rater).first()
+            if campaign is None:
+                return None, None
+            _rater_status_locked(campaign, rater)  # an assignment made without one (imports, fixtures)
+            row = statements.load_for_submit(assignment_id=assignment_id, rater_id=rater.pk, key=key)
+            if row is None:
+                return None, None
         a, c, i = row["assignment"], row["campaign"], row["item"]
         assignment = _from_row(RatingAssignment, {**a, "rater_id": rater.pk})
         assignment.campaign = _from_row(Campaign, {"id": a["campaign_id"], **c})
@@ -492,9 +498,9 @@ def rating_submit(
     """Store the rater's answer for their assignment once; returns (rating, created). A replayed key returns the
     stored rating unchanged.
 
-    Two statements on PostgreSQL: read and lock the assignment (with its campaign, item and any rating stored under
-    the key), then write. Retries of one submission queue on the assignment's row lock; a late retry sees the
-    assignment completed and answers with the stored rating."""
+    Two statements on PostgreSQL: lock the rater's status row and the assignment and read them (with the campaign,
+    the item and any rating stored under the key), then write. Retries of one submission queue on those locks; a
+    late retry sees the assignment completed and answers with the stored rating."""
     now = now or timezone.now()
     key = (idempotency_key or "").strip()
     if not key or len(key) > 64:

@@ -186,17 +186,20 @@ def store_rating(
     }
 
 
-# The assignment is locked (retries of one submission queue here); its campaign and item are read, not locked.
+# The rater's status row, then the assignment, are locked (the order every rating service locks in: a submission
+# never waits for the status row while holding the assignment); retries of one submission queue here. The campaign
+# and item are read, not locked.
 LOAD_FOR_SUBMIT = """
 SELECT a.id, a.item_id, a.campaign_id, a.status, a.leased_at, a.expires_at, a.completed_at,
        c.measures, c.raters_per_item, c.gold_threshold, c.gold_min_answers, c.gold_tolerance,
        i.is_gold, i.gold_expected, i.completed_count, i.leases,
        (SELECT r.id FROM judging_rating r WHERE r.rater_id = %(rater)s AND r.idempotency_key = %(key)s) AS replay_id
-FROM judging_ratingassignment a
+FROM judging_raterstatus s
+JOIN judging_ratingassignment a ON a.campaign_id = s.campaign_id AND a.rater_id = s.rater_id
 JOIN judging_campaign c ON c.id = a.campaign_id
 JOIN judging_ratingitem i ON i.id = a.item_id
 WHERE a.id = %(assignment)s AND a.rater_id = %(rater)s
-FOR UPDATE OF a
+FOR UPDATE OF s, a
 """
 ASSIGNMENT_FIELDS = ["id", "item_id", "campaign_id", "status", "leased_at", "expires_at", "completed_at"]
 CAMPAIGN_FIELDS = ["measures", "raters_per_item", "gold_threshold", "gold_min_answers", "gold_tolerance"]
@@ -209,8 +212,9 @@ def _json(value: Any) -> Any:
 
 
 def load_for_submit(*, assignment_id: int, rater_id: int, key: str) -> dict[str, dict[str, Any]] | None:
-    """The rater's assignment, locked, with the campaign and item fields a submission needs and the id of a rating
-    the rater stored under ``key`` (``replay_id``); None when the assignment is not theirs."""
+    """The rater's assignment, locked after their status row, with the campaign and item fields a submission needs
+    and the id of a rating the rater stored under ``key`` (``replay_id``); None when the assignment is not theirs
+    (or they have no status row in its campaign)."""
     with connection.cursor() as cursor:
         cursor.execute(LOAD_FOR_SUBMIT, {"assignment": assignment_id, "rater": rater_id, "key": key})
         row = cursor.fetchone()

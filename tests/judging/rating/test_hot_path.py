@@ -212,3 +212,12 @@ def test_the_migration_copies_open_leases_onto_items_and_rater_counts(camp):
     for a in leases:
         assert RatingItem.objects.get(pk=a.item_id).leases == {str(a.pk): a.expires_at.timestamp()}
         assert RaterStatus.objects.get(campaign=camp, rater=a.rater).open_leases == 1
+
+
+def test_an_assignment_whose_rater_has_no_status_row_can_still_be_submitted(camp):
+    (user,) = make_raters(1)
+    a = services.assignment_next(campaign=camp, rater=user)
+    RaterStatus.objects.filter(rater=user).delete()  # as for assignments written by an import or by hand
+    rating, created = services.rating_submit(assignment_id=a.pk, rater=user, values=answer(camp), idempotency_key="k")
+    assert created and rating.assignment_id == a.pk
+    assert RatingItem.objects.get(pk=a.item_id).completed_count == 1
