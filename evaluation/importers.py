@@ -15,9 +15,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from ecast import providers
+from ecast.bulk import rows_insert
 from ecast.imports import parsers, registry
 from ecast.imports.errors import ImportFailed, row_error
-from ecast.imports.writers import Context, Result, fast_insert, raise_if, resolve_qids
+from ecast.imports.writers import Context, Result, raise_if, resolve_qids
 from ecast.models import Collection, ImportJob, PtkbStatement, TestSet, Turn
 from ecast.services import ptkb_collection_sync
 from evaluation import events, selectors
@@ -151,11 +152,11 @@ def _replace_imported_qrels(
         changed_turns = {key[0] for key, _grade in set(imported_now.items()) ^ set(wanted.items())}
         Qrel.objects.filter(version=version, source=Qrel.Source.IMPORTED).delete()
         now = timezone.now()
-        fast_insert(
+        rows_insert(
             Qrel,
             ["version_id", "turn_id", "passage_id", "grade", "source", "created_at"],
             [(version.pk, t, p, g, Qrel.Source.IMPORTED.value, now) for (t, p), g in wanted.items()],
-            plain={"version_id", "turn_id", "passage_id", "grade", "source"},
+            analyze=True,
         )
         version.source_file = ctx.name
         version.save(update_fields=["source_file", "updated_at"])
@@ -209,7 +210,7 @@ def write_run(ctx: Context) -> Result:
         run.save()
         # Rows without model objects, in the fields' stored layout (newline-joined ids, packed doubles): COPY on
         # PostgreSQL. Every turn id was resolved in this transaction (unknown ones are skipped above).
-        fast_insert(
+        rows_insert(
             RunTurn,
             ["run_id", "turn_id", "doc_ids", "scores"],
             [
@@ -217,7 +218,7 @@ def write_run(ctx: Context) -> Result:
                 for q, (docs, scores) in data.rankings.items()
                 if q in turns
             ],
-            plain={"run_id", "turn_id", "doc_ids", "scores"},
+            analyze=True,
         )
         events.run_imported(run_id=run.pk)
     counts = {

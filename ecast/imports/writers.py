@@ -7,11 +7,9 @@ bulk operations. Re-importing the same file changes nothing (idempotent).
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +18,7 @@ from django.db import connection, transaction
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
+from ecast.bulk import rows_insert
 from ecast.imports import parsers, topics
 from ecast.imports.errors import ImportFailed, row_error
 from ecast.imports.readers import read_text
@@ -108,48 +107,6 @@ def _target_collection(ctx: Context, turn_ids: Iterable[str]) -> Collection:
     if collection is None:
         raise ImportFailed([row_error(ctx.name, None, "no collection given and none of its turn ids is known")])
     return collection
-
-
-def fast_insert(model: Any, columns: list[str], rows: list[tuple], *, plain: AbstractSet[str]) -> None:
-    """Bulk INSERT of validated rows (COPY on PostgreSQL): bulk_create spends most of its time in Python per value.
-
-    ``plain`` columns are passed through as they are (ints, strings, bytes, JSON already encoded as text); the
-    others are prepared by their field once per distinct value (timestamps, grades).
-    """
-    if not rows:
-        return
-    qn = connection.ops.quote_name
-    fields = {f.column: f for f in model._meta.concrete_fields}
-    cache: dict[tuple[str, Any], Any] = {}
-
-    def prep(column: str, value: Any) -> Any:
-        key = (column, value)
-        if key not in cache:
-            cache[key] = fields[column].get_db_prep_save(value, connection)
-        return cache[key]
-
-    prepared = [i for i, c in enumerate(columns) if c not in plain]
-    values: list[Any] = rows
-    if prepared:
-        # Only the columns that need their field's preparation are touched; plain cells pass through as they are.
-        values = [list(row) for row in rows]
-        for i in prepared:
-            column = columns[i]
-            for row in values:
-                row[i] = prep(column, row[i])
-    table, names = qn(model._meta.db_table), ", ".join(qn(c) for c in columns)
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            # COPY streams rows in one statement: no per-row round trips and no client-side SQL splitting.
-            with cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
-                for row in values:
-                    copy.write_row(row)
-            if len(values) >= 1000:
-                # Fresh planner statistics: right after a bulk load PostgreSQL estimates one row and picks nested
-                # loops for the next queries (the release export ran 10x slower before autovacuum caught up).
-                cursor.execute(f"ANALYZE {table}")
-        else:
-            cursor.executemany(f"INSERT INTO {table} ({names}) VALUES ({', '.join(['%s'] * len(columns))})", values)
 
 
 # ---------------------------------------------------------------- CAsT topics
@@ -477,16 +434,12 @@ def _insert_pairs(pairs: list[tuple[int, str, str, dict[str, Any]]], user_id: in
     now = timezone.now()
     cols = ["turn_id", "kind", "text", "status", "origin", "provenance", "is_current", "created_at", "updated_at"]
     cols += ["created_by_id", "pair_id"]
-    plain = {"id", "turn_id", "kind", "text", "status", "origin", "provenance", "is_current", "created_by_id"}
-    plain |= {"pair_id"}
-    # Plain str values: COPY takes the cells as they are.
     approved, imported = Paraphrase.Status.APPROVED.value, Paraphrase.Origin.IMPORTED.value
     manual_kind, raw_kind = Paraphrase.Kind.MANUAL.value, Paraphrase.Kind.RAW.value
 
-    def row(turn_pk: int, kind: str, text: str, prov: str, pair: int | None) -> tuple:
+    def row(turn_pk: int, kind: str, text: str, prov: dict[str, Any], pair: int | None) -> tuple:
         return (turn_pk, kind, text, approved, imported, prov, True, now, now, user_id, pair)
 
-    provs = [json.dumps(prov) for _t, _m, _r, prov in pairs]
     if connection.vendor == "postgresql":
         table = Paraphrase._meta.db_table
         with connection.cursor() as cursor:
@@ -495,31 +448,26 @@ def _insert_pairs(pairs: list[tuple[int, str, str, dict[str, Any]]], user_id: in
             )
             ids = [r[0] for r in cursor.fetchall()]
         rows = []
-        for i, ((turn_pk, manual, raw, _prov), prov) in enumerate(zip(pairs, provs, strict=True)):
+        for i, (turn_pk, manual, raw, prov) in enumerate(pairs):
             m_id, r_id = ids[2 * i], ids[2 * i + 1]
             rows += [
                 (m_id, *row(turn_pk, manual_kind, manual, prov, r_id)),
                 (r_id, *row(turn_pk, raw_kind, raw, prov, m_id)),
             ]
-        fast_insert(Paraphrase, ["id", *cols], rows, plain=plain)
+        rows_insert(Paraphrase, ["id", *cols], rows, analyze=True)
         return
-    fast_insert(
-        Paraphrase,
-        cols,
-        [row(t, manual_kind, m, prov, None) for (t, m, _r, _p), prov in zip(pairs, provs, strict=True)],
-        plain=plain,
-    )
+    rows_insert(Paraphrase, cols, [row(t, manual_kind, m, prov, None) for t, m, _r, prov in pairs], analyze=True)
     turn_pks = sorted({t for t, *_ in pairs})
     fresh = Paraphrase.objects.filter(
         turn_id__in=turn_pks, kind=manual_kind, origin=imported, pair__isnull=True
     ).values_list("pk", "turn_id", "provenance")
     found = {(turn_pk, prov.get("source"), prov.get("line")): pk for pk, turn_pk, prov in fresh}
     manual_ids = [found[(t, p["source"], p["line"])] for t, _m, _r, p in pairs]
-    fast_insert(
+    rows_insert(
         Paraphrase,
         cols,
-        [row(t, raw_kind, r, prov, m_id) for (t, _m, r, _p), prov, m_id in zip(pairs, provs, manual_ids, strict=True)],
-        plain=plain,
+        [row(t, raw_kind, r, prov, m_id) for (t, _m, r, prov), m_id in zip(pairs, manual_ids, strict=True)],
+        analyze=True,
     )
     # One correlated UPDATE per chunk points each manual row at its raw partner.
     partner = Paraphrase.objects.filter(pair=OuterRef("pk"), kind=raw_kind).values("pk")[:1]
@@ -609,8 +557,8 @@ def passages_upsert(records: Iterable[tuple[str, str]], *, source: str) -> tuple
             if row.text != texts[pid]:
                 row.text, row.source = texts[pid], source
                 changed.append(row)
-        # COPY on PostgreSQL, executemany elsewhere: bulk_create spends most of a large import in Python per value.
-        fast_insert(Passage, ["passage_id", "text", "source"], new, plain={"passage_id", "text", "source"})
+        # Rows without model objects: bulk_create spends most of a large import in Python per value.
+        rows_insert(Passage, ["passage_id", "text", "source"], new, analyze=True)
         Passage.objects.bulk_update(changed, ["text", "source"], batch_size=CHUNK)
         created, updated = created + len(new), updated + len(changed)
     return created, updated
