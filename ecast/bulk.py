@@ -14,6 +14,7 @@ from typing import Any
 
 from django.db import connection, models, transaction
 from django.db.models.constants import OnConflict
+from django.db.models.fields import AutoFieldMixin
 
 BATCH = 5000
 ANALYZE_AT = 1000
@@ -73,9 +74,9 @@ def _preparer(field: models.Field) -> Callable[[Any], Any] | None:
     return prep
 
 
-def _prepared(rows: Iterable[Sequence[Any]], preparers: list[Callable[[Any], Any] | None]) -> Iterable[Sequence[Any]]:
+def _prepared(rows: Iterable[Sequence[Any]], columns: list[models.Field]) -> Iterable[Sequence[Any]]:
     """The rows with the values of the columns that need it prepared; the other cells are left as they are."""
-    todo = [(i, p) for i, p in enumerate(preparers) if p is not None]
+    todo = [(i, p) for i, p in enumerate(map(_preparer, columns)) if p is not None]
     if not todo:
         yield from rows
         return
@@ -115,49 +116,91 @@ def rows_insert(
         return
     meta = model._meta
     columns = [_column(meta, name) for name in fields]
-    preparers = [_preparer(f) for f in columns]
     qn = connection.ops.quote_name
     table, names = qn(meta.db_table), ", ".join(qn(str(f.column)) for f in columns)
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         if connection.vendor != "postgresql":
-            _insert_batches(cursor, table, names, columns, _prepared(rows, preparers), skip_conflicts=skip_conflicts)
+            ops = connection.ops
+            on_conflict = OnConflict.IGNORE if skip_conflicts else None
+            marks = ", ".join(["%s"] * len(columns))
+            suffix = ops.on_conflict_suffix_sql(columns, on_conflict, None, None)
+            sql = f"{ops.insert_statement(on_conflict=on_conflict)} {table} ({names}) VALUES ({marks}) {suffix}"
+            _execute_batches(cursor, sql.rstrip(), _prepared(rows, columns))
             return
-        target = table
-        if skip_conflicts:
+        if not skip_conflicts:
+            count = _copy(cursor, table, names, columns, rows)
+        else:
             # COPY has no ON CONFLICT: the rows go to a temporary table first, then across in one INSERT … SELECT.
-            target = TEMP_TABLE
-            cursor.execute(f"CREATE TEMP TABLE {target} ON COMMIT DROP AS SELECT {names} FROM {table} LIMIT 0")
-        oids = _copy_types(cursor.cursor, columns)
-        count = 0
-        binary = " (FORMAT BINARY)" if oids is not None else ""
-        # COPY goes to psycopg's own cursor: wrapped so its errors are Django's (IntegrityError …), as elsewhere.
-        with connection.wrap_database_errors, cursor.cursor.copy(f"COPY {target} ({names}) FROM STDIN{binary}") as copy:
-            if oids is not None:
-                copy.set_types(oids)
-            for row in _prepared(rows, preparers):
-                copy.write_row(row)
-                count += 1
-        if skip_conflicts:
-            cursor.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM {target} ON CONFLICT DO NOTHING")
-            cursor.execute(f"DROP TABLE {target}")
+            cursor.execute(f"CREATE TEMP TABLE {TEMP_TABLE} ON COMMIT DROP AS SELECT {names} FROM {table} LIMIT 0")
+            count = _copy(cursor, TEMP_TABLE, names, columns, rows)
+            cursor.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM {TEMP_TABLE} ON CONFLICT DO NOTHING")
+            cursor.execute(f"DROP TABLE {TEMP_TABLE}")
         if analyze and count >= ANALYZE_AT:
             cursor.execute(f"ANALYZE {table}")
 
 
-def _insert_batches(
-    cursor: Any,
-    table: str,
-    names: str,
-    columns: list[models.Field],
-    rows: Iterable[Sequence[Any]],
-    *,
-    skip_conflicts: bool,
-) -> None:
-    ops = connection.ops
-    on_conflict = OnConflict.IGNORE if skip_conflicts else None
-    marks = ", ".join(["%s"] * len(columns))
-    suffix = ops.on_conflict_suffix_sql(columns, on_conflict, None, None)
-    sql = f"{ops.insert_statement(on_conflict=on_conflict)} {table} ({names}) VALUES ({marks}) {suffix}".rstrip()
+def rows_update(model: type[models.Model], fields: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    """Set ``fields`` of existing rows of ``model``, each row being (pk, value per field): on PostgreSQL one COPY
+    into a temporary table and one ``UPDATE … FROM`` (``bulk_update`` builds a CASE expression per column and
+    row, and prepares every value in Python), elsewhere ``executemany``."""
+    if isinstance(rows, Sequence) and not rows:
+        return
+    meta = model._meta
+    columns = [meta.pk, *(_column(meta, name) for name in fields)]
+    qn = connection.ops.quote_name
+    table, pk = qn(meta.db_table), qn(str(meta.pk.column))
+    names = [qn(str(f.column)) for f in columns]
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        if connection.vendor != "postgresql":
+            sets = ", ".join(f"{n} = %s" for n in names[1:])
+            moved = ([*row[1:], row[0]] for row in _prepared(rows, columns))  # the key goes last, into WHERE
+            _execute_batches(cursor, f"UPDATE {table} SET {sets} WHERE {pk} = %s", moved)
+            return
+        listed = ", ".join(names)
+        cursor.execute(f"CREATE TEMP TABLE {TEMP_TABLE} ON COMMIT DROP AS SELECT {listed} FROM {table} LIMIT 0")
+        _copy(cursor, TEMP_TABLE, listed, columns, rows)
+        sets = ", ".join(f"{n} = s.{n}" for n in names[1:])
+        cursor.execute(f"UPDATE {table} AS t SET {sets} FROM {TEMP_TABLE} AS s WHERE t.{pk} = s.{pk}")
+        cursor.execute(f"DROP TABLE {TEMP_TABLE}")
+
+
+def objects_insert(objs: Sequence[models.Model]) -> None:
+    """Insert new objects of one model through ``rows_insert``: every column but an automatic primary key, with
+    ``auto_now`` stamps; the objects get no pks. For writers that build objects to merge fields into before
+    writing; bulk rows are better built as tuples straight away."""
+    if not objs:
+        return
+    model = type(objs[0])
+    fields = [f for f in model._meta.concrete_fields if not isinstance(f, AutoFieldMixin)]
+    rows = [[f.pre_save(obj, True) for f in fields] for obj in objs]
+    rows_insert(model, [f.attname for f in fields], rows)
+
+
+def objects_update(objs: Sequence[models.Model], fields: Sequence[str]) -> None:
+    """Write ``fields`` of existing objects of one model through ``rows_update`` (``bulk_update``'s job)."""
+    if not objs:
+        return
+    model = type(objs[0])
+    attnames = [_column(model._meta, name).attname for name in fields]  # a foreign key's id, not its object
+    rows_update(model, attnames, [[obj.pk, *(getattr(obj, a) for a in attnames)] for obj in objs])
+
+
+def _copy(cursor: Any, target: str, names: str, columns: list[models.Field], rows: Iterable[Sequence[Any]]) -> int:
+    """COPY the rows into ``target``: binary when psycopg can name every column's type, else text; the count."""
+    oids = _copy_types(cursor.cursor, columns)
+    binary = " (FORMAT BINARY)" if oids is not None else ""
+    count = 0
+    # COPY goes to psycopg's own cursor: wrapped so its errors are Django's (IntegrityError …), as elsewhere.
+    with connection.wrap_database_errors, cursor.cursor.copy(f"COPY {target} ({names}) FROM STDIN{binary}") as copy:
+        if oids is not None:
+            copy.set_types(oids)
+        for row in _prepared(rows, columns):
+            copy.write_row(row)
+            count += 1
+    return count
+
+
+def _execute_batches(cursor: Any, sql: str, rows: Iterable[Sequence[Any]]) -> None:
     batch: list[Sequence[Any]] = []
     for row in rows:
         batch.append(row)

@@ -50,9 +50,8 @@ def write_qrels(ctx: Context) -> Result:
                     for q in sorted(unknown, key=first.__getitem__)
                 ]
             )
-        pks = {q: t.pk for q, t in turns.items()}  # a dict lookup per line, not a model attribute
         version, created, wanted, changed_turns = _replace_imported_qrels(
-            ctx, collection, version_name, [(pks[q], d, g) for _n, q, d, g in parsed.records]
+            ctx, collection, version_name, [(turns[q], d, g) for _n, q, d, g in parsed.records]
         )
     counts = {"qrels": len(wanted), **_import_counts(parsed, wanted, changed_turns, created)}
     return Result(counts=counts, collection=collection, extra={"version_id": version.pk})
@@ -194,27 +193,26 @@ def write_run(ctx: Context) -> Result:
             ctx.warnings.append(row_error(ctx.name, None, reason, kind="duplicate lines"))
         report.update(unknown_turns=unknown_sorted, skipped_documents=skipped_lines, name=name)
         user = ctx.user if getattr(ctx.user, "pk", None) else None
+        values: dict[str, Any] = {"source_file": ctx.name, "import_report": report}
+        if ctx.options.get("description"):
+            values["description"] = str(ctx.options["description"])
+        if test_set is not None:
+            values["test_set"] = test_set
         run, created = Run.objects.get_or_create(
-            collection=collection,
-            name=name,
-            defaults={"source_file": ctx.name, "created_by": user, "test_set": test_set},
+            collection=collection, name=name, defaults={**values, "created_by": user, "test_set": test_set}
         )
         if not created:
             RunTurn.objects.filter(run=run).delete()
-        run.source_file = ctx.name
-        run.import_report = report
-        if ctx.options.get("description"):
-            run.description = str(ctx.options["description"])
-        if test_set is not None:
-            run.test_set = test_set
-        run.save()
+            for key, value in values.items():
+                setattr(run, key, value)
+            run.save()
         # Rows without model objects, in the fields' stored layout (newline-joined ids, packed doubles): COPY on
         # PostgreSQL. Every turn id was resolved in this transaction (unknown ones are skipped above).
         rows_insert(
             RunTurn,
             ["run_id", "turn_id", "doc_ids", "scores"],
             [
-                (run.pk, turns[q].pk, DocIdsField.pack(docs), ScoresField.pack(scores))
+                (run.pk, turns[q], DocIdsField.pack(docs), ScoresField.pack(scores))
                 for q, (docs, scores) in data.rankings.items()
                 if q in turns
             ],

@@ -13,12 +13,13 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from ecast import jobs
@@ -122,8 +123,40 @@ def _sniff_upload(uploaded: Any) -> formats.Sniffed | None:
     return _sniffed(head)
 
 
+@contextmanager
+def _flushed_by_the_final_save() -> Iterator[None]:
+    """Let the job's writes before its final save (status, progress, the imported rows) commit without waiting
+    for the disk: the final save waits for its own commit and therefore, the WAL being written in order, for every
+    commit before it, so a job shown finished always has its rows on disk. A crash in between leaves the job
+    unfinished, and the sweeper restarts it from its stored upload (imports are idempotent). Two fewer disk
+    flushes per file; inside a caller's transaction (tests) there is nothing to flush early."""
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SET synchronous_commit TO off")
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET synchronous_commit")
+
+
 def import_job_execute(*, job: ImportJob, path: Path) -> ImportJob:
     """Run one job's import now: status running → succeeded (counts) or failed (errors, nothing written)."""
+    with _flushed_by_the_final_save():
+        _job_run(job, path)
+    if job.status == ImportJob.Status.FAILED:
+        job.counts = {"errors": len(job.errors)}
+    job.progress_total = max(job.progress_total, 1)
+    job.progress_done = job.progress_total
+    job.finished_at = timezone.now()
+    job.save()
+    return job
+
+
+def _job_run(job: ImportJob, path: Path) -> None:
+    """Check and write the job's file; the outcome goes on ``job`` (status, errors or counts), unsaved."""
     job.status = ImportJob.Status.RUNNING
     job.save(update_fields=["status"])
     options = dict(job.options or {})
@@ -156,13 +189,6 @@ def import_job_execute(*, job: ImportJob, path: Path) -> ImportJob:
                 job.counts["warnings_total"] = len(ctx.warnings)
         if result.collection is not None:
             job.collection = result.collection
-    if job.status == ImportJob.Status.FAILED:
-        job.counts = {"errors": len(job.errors)}
-    job.progress_total = max(job.progress_total, 1)
-    job.progress_done = job.progress_total
-    job.finished_at = timezone.now()
-    job.save()
-    return job
 
 
 def import_file(

@@ -9,7 +9,7 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 
 from ecast import bulk
-from ecast.bulk import ANALYZE_AT, rows_insert
+from ecast.bulk import ANALYZE_AT, objects_insert, objects_update, rows_insert, rows_update
 from ecast.models import Paraphrase, Passage, Turn
 from evaluation.models import Run, RunTurn, TurnScores
 from evaluation.models.core import DocIdsField, ScoresField
@@ -132,3 +132,28 @@ def test_analyze_refreshes_the_planner_statistics_after_a_large_load(db):
     with connection.cursor() as cursor:
         cursor.execute("SELECT reltuples FROM pg_class WHERE relname = %s", [Passage._meta.db_table])
         assert cursor.fetchone()[0] == ANALYZE_AT
+
+
+def test_rows_update_sets_only_the_named_fields_of_the_given_rows(db, copy_format):
+    _passages([("a", "one"), ("b", "two"), ("c", "three")])
+    pks = dict(Passage.objects.values_list("passage_id", "pk"))
+
+    rows_update(Passage, ["text"], [(pks["a"], AWKWARD[2]), (pks["c"], AWKWARD[3])])
+
+    stored = {pid: (text, source) for pid, text, source in Passage.objects.values_list("passage_id", "text", "source")}
+    assert stored == {"a": (AWKWARD[2], "test"), "b": ("two", "test"), "c": (AWKWARD[3], "test")}
+
+
+def test_objects_insert_fills_defaults_and_objects_update_writes_foreign_keys_by_id(small_collection):
+    conv = small_collection.conversations.get(topic_id="1")
+    first = Turn.objects.get(collection=small_collection, turn_id="1_1")
+
+    objects_insert([Turn(conversation=conv, collection=small_collection, number=9, turn_id="1_9", raw_utterance="x")])
+    added = Turn.objects.get(turn_id="1_9")
+    added.depends_on = first
+    added.relevant_turn_numbers = [1]
+    objects_update([added], ["depends_on", "relevant_turn_numbers"])
+
+    added.refresh_from_db()
+    assert (added.depends_on_id, added.relevant_turn_numbers, added.feedback_sentences) == (first.pk, [1], [])
+    assert added.participant == Turn._meta.get_field("participant").default
