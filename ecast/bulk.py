@@ -62,13 +62,15 @@ def _preparer(field: models.Field) -> Callable[[Any], Any] | None:
     def prep(value: Any) -> Any:
         # Repeated values (one timestamp for a whole import) are prepared once; lists and dicts every time. Keyed
         # by type too: True == 1, but a JSON column stores them differently.
+        if type(value) in (dict, list):
+            return field.get_db_prep_save(value, connection)
         key = (type(value), value)
         try:
             return cache[key]
         except KeyError:
             cache[key] = out = field.get_db_prep_save(value, connection)
             return out
-        except TypeError:
+        except TypeError:  # another unhashable value
             return field.get_db_prep_save(value, connection)
 
     return prep
