@@ -132,6 +132,8 @@ def test_analyze_refreshes_the_planner_statistics_after_a_large_load(db):
     with connection.cursor() as cursor:
         cursor.execute("SELECT reltuples FROM pg_class WHERE relname = %s", [Passage._meta.db_table])
         assert cursor.fetchone()[0] == ANALYZE_AT
+        cursor.execute("SELECT attname FROM pg_stats WHERE tablename = %s", [Passage._meta.db_table])
+        assert {name for (name,) in cursor.fetchall()} == {"passage_id"}  # the key column; texts are left to autovacuum
 
 
 def test_rows_update_sets_only_the_named_fields_of_the_given_rows(db, copy_format):
