@@ -189,7 +189,12 @@ class Paraphrase(models.Model):
         EDITED = "edited", "Edited"
         ADDED = "added", "Added"
 
-    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="paraphrases")
+    # An ECAsT import writes tens of thousands of rows: no database foreign-key constraints on the turn and the
+    # pair (PostgreSQL checks each row at commit); the importer resolves both in its transaction and Django still
+    # cascades deletes. The (turn, kind, status) index serves turn look-ups.
+    turn = models.ForeignKey(
+        Turn, on_delete=models.CASCADE, related_name="paraphrases", db_constraint=False, db_index=False
+    )
     kind = models.CharField(max_length=10, choices=Kind.choices)
     text = models.TextField()
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.CANDIDATE)
@@ -197,7 +202,9 @@ class Paraphrase(models.Model):
     provenance = models.JSONField(default=dict, blank=True)
     edited_from = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="edits")
     # The other member of a manual/raw pair produced together (both rows point at each other).
-    pair = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    pair = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_constraint=False
+    )
     is_current = models.BooleanField(default=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

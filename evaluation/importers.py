@@ -15,9 +15,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from ecast import providers
+from ecast.bulk import rows_insert
 from ecast.imports import parsers, registry
 from ecast.imports.errors import ImportFailed, row_error
-from ecast.imports.writers import Context, Result, fast_insert, raise_if, resolve_qids
+from ecast.imports.writers import Context, Result, raise_if, resolve_qids
 from ecast.models import Collection, ImportJob, PtkbStatement, TestSet, Turn
 from ecast.services import ptkb_collection_sync
 from evaluation import events, selectors
@@ -49,9 +50,8 @@ def write_qrels(ctx: Context) -> Result:
                     for q in sorted(unknown, key=first.__getitem__)
                 ]
             )
-        pks = {q: t.pk for q, t in turns.items()}  # a dict lookup per line, not a model attribute
         version, created, wanted, changed_turns = _replace_imported_qrels(
-            ctx, collection, version_name, [(pks[q], d, g) for _n, q, d, g in parsed.records]
+            ctx, collection, version_name, [(turns[q], d, g) for _n, q, d, g in parsed.records]
         )
     counts = {"qrels": len(wanted), **_import_counts(parsed, wanted, changed_turns, created)}
     return Result(counts=counts, collection=collection, extra={"version_id": version.pk})
@@ -151,11 +151,11 @@ def _replace_imported_qrels(
         changed_turns = {key[0] for key, _grade in set(imported_now.items()) ^ set(wanted.items())}
         Qrel.objects.filter(version=version, source=Qrel.Source.IMPORTED).delete()
         now = timezone.now()
-        fast_insert(
+        rows_insert(
             Qrel,
             ["version_id", "turn_id", "passage_id", "grade", "source", "created_at"],
             [(version.pk, t, p, g, Qrel.Source.IMPORTED.value, now) for (t, p), g in wanted.items()],
-            plain={"version_id", "turn_id", "passage_id", "grade", "source"},
+            analyze=True,
         )
         version.source_file = ctx.name
         version.save(update_fields=["source_file", "updated_at"])
@@ -193,31 +193,30 @@ def write_run(ctx: Context) -> Result:
             ctx.warnings.append(row_error(ctx.name, None, reason, kind="duplicate lines"))
         report.update(unknown_turns=unknown_sorted, skipped_documents=skipped_lines, name=name)
         user = ctx.user if getattr(ctx.user, "pk", None) else None
+        values: dict[str, Any] = {"source_file": ctx.name, "import_report": report}
+        if ctx.options.get("description"):
+            values["description"] = str(ctx.options["description"])
+        if test_set is not None:
+            values["test_set"] = test_set
         run, created = Run.objects.get_or_create(
-            collection=collection,
-            name=name,
-            defaults={"source_file": ctx.name, "created_by": user, "test_set": test_set},
+            collection=collection, name=name, defaults={**values, "created_by": user, "test_set": test_set}
         )
         if not created:
             RunTurn.objects.filter(run=run).delete()
-        run.source_file = ctx.name
-        run.import_report = report
-        if ctx.options.get("description"):
-            run.description = str(ctx.options["description"])
-        if test_set is not None:
-            run.test_set = test_set
-        run.save()
+            for key, value in values.items():
+                setattr(run, key, value)
+            run.save()
         # Rows without model objects, in the fields' stored layout (newline-joined ids, packed doubles): COPY on
         # PostgreSQL. Every turn id was resolved in this transaction (unknown ones are skipped above).
-        fast_insert(
+        rows_insert(
             RunTurn,
             ["run_id", "turn_id", "doc_ids", "scores"],
             [
-                (run.pk, turns[q].pk, DocIdsField.pack(docs), ScoresField.pack(scores))
+                (run.pk, turns[q], DocIdsField.pack(docs), ScoresField.pack(scores))
                 for q, (docs, scores) in data.rankings.items()
                 if q in turns
             ],
-            plain={"run_id", "turn_id", "doc_ids", "scores"},
+            analyze=True,
         )
         events.run_imported(run_id=run.pk)
     counts = {

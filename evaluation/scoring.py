@@ -11,13 +11,13 @@ from django.core.cache import cache
 from django.db import connection, connections, transaction
 from django.utils import timezone
 
+from ecast.bulk import rows_insert
 from ecast.models import Turn
 from evaluation import metrics
 from evaluation.models import QrelsVersion, TurnScores
 from evaluation.selectors import qrels_dict, rankings_decode, rankings_fetch
 
 MEASURES: list[str] = list(metrics.DEFAULT_MEASURES)
-BATCH = 5000
 
 
 def _turn_pks(collection_id: int) -> dict[str, int]:
@@ -25,30 +25,6 @@ def _turn_pks(collection_id: int) -> dict[str, int]:
 
 
 _SCORE_COLUMNS = ("run", "turn", "version", "measures", "values", "threshold", "computed_at")
-# PostgreSQL binary COPY needs each column's type spelled out.
-_SCORE_COPY_TYPES = ["int8", "int8", "int8", "text", "float8[]", "int2", "timestamptz"]
-
-
-def _insert_scores(rows: list[tuple]) -> None:
-    """Insert TurnScores rows: one binary COPY on PostgreSQL, executemany batches elsewhere."""
-    if not rows:
-        return
-    qn = connection.ops.quote_name
-    table = qn(TurnScores._meta.db_table)
-    cols = ", ".join(qn(str(getattr(TurnScores._meta.get_field(c), "column", c))) for c in _SCORE_COLUMNS)
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            with cursor.cursor.copy(f"COPY {table} ({cols}) FROM STDIN (FORMAT BINARY)") as copy:
-                copy.set_types(_SCORE_COPY_TYPES)
-                for row in rows:
-                    copy.write_row(row)
-            return
-        field = TurnScores._meta.get_field("values")
-        stamp = connection.ops.adapt_datetimefield_value(rows[0][6])  # SQLite stores datetimes as text
-        prepared = [(*r[:4], field.get_db_prep_value(r[4], connection), r[5], stamp) for r in rows]
-        marks = ", ".join(["%s"] * len(_SCORE_COLUMNS))
-        for i in range(0, len(prepared), BATCH):
-            cursor.executemany(f"INSERT INTO {table} ({cols}) VALUES ({marks})", prepared[i : i + BATCH])
 
 
 def scores_write(
@@ -82,7 +58,7 @@ def scores_write(
             if turn_pks is not None:
                 stale = stale.filter(turn_id__in=list(turn_pks))
             stale.delete()  # no signals or cascades hang off TurnScores, so Django issues one DELETE statement
-            _insert_scores(rows)
+            rows_insert(TurnScores, _SCORE_COLUMNS, rows)
             transaction.on_commit(lambda: scores_stamp_touch(version_id=version.pk))
 
     def evaluate(chunk: list[int], raw: list[tuple]) -> list[tuple]:

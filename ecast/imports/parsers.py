@@ -14,6 +14,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 from xml.etree.ElementTree import Element, ParseError
@@ -262,12 +263,15 @@ def parse_run(text: str, *, file: str, progress: Progress = None) -> Parsed:
     tags: dict[str, int] = {}
     lines = _lines(text)
     total = len(lines)
+    nonblank = 0
+    isfinite = math.isfinite
     for n, line in enumerate(lines, start=1):
         if progress and n % 20000 == 0:
             progress(n, total)
         cols = line.split()
         if not cols:
             continue
+        nonblank += 1
         if len(cols) != 6:
             p.error(n, f"expected 6 columns 'qid Q0 docid rank score tag', found {len(cols)}")
             continue
@@ -285,7 +289,7 @@ def parse_run(text: str, *, file: str, progress: Progress = None) -> Parsed:
         except ValueError:
             p.error(n, f"score {score_s!r} is not a number")
             continue
-        if not math.isfinite(score):
+        if not isfinite(score):
             p.error(n, f"score {score_s!r} is not finite")
             continue
         tags[tag] = tags.get(tag, 0) + 1
@@ -304,11 +308,11 @@ def parse_run(text: str, *, file: str, progress: Progress = None) -> Parsed:
     rankings: dict[str, tuple[list[str], list[float]]] = {}
     for qid, docs in best.items():
         # Two stable sorts give (score desc, docid desc) without building composite keys for mixed types.
-        ordered = sorted(docs.items(), key=lambda kv: kv[0], reverse=True)
-        ordered.sort(key=lambda kv: kv[1], reverse=True)
+        ordered = sorted(docs.items(), key=itemgetter(0), reverse=True)
+        ordered.sort(key=itemgetter(1), reverse=True)
         rankings[qid] = ([d for d, _ in ordered], [s for _, s in ordered])
     report = {
-        "lines": sum(1 for line in lines if line.strip()),
+        "lines": nonblank,
         "duplicate_lines": duplicates,
         "duplicate_examples": dup_examples,
         "tags": sorted(tags, key=lambda t: -tags[t]),

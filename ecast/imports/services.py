@@ -13,12 +13,13 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from ecast import jobs
@@ -122,10 +123,48 @@ def _sniff_upload(uploaded: Any) -> formats.Sniffed | None:
     return _sniffed(head)
 
 
+@contextmanager
+def _flushed_by_the_final_save() -> Iterator[None]:
+    """Let the job's writes before its final save (the job, its progress, the imported rows) commit without waiting
+    for the disk: the final save waits for its own commit and therefore, the WAL being written in order, for every
+    commit before it, so a job shown finished always has its rows on disk. A crash in between leaves the job
+    unfinished, and the sweeper restarts it from its stored upload (imports are idempotent). Two fewer disk
+    flushes per file; inside a caller's transaction (tests) there is nothing to flush early."""
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SET synchronous_commit TO off")
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET synchronous_commit")
+
+
 def import_job_execute(*, job: ImportJob, path: Path) -> ImportJob:
     """Run one job's import now: status running → succeeded (counts) or failed (errors, nothing written)."""
-    job.status = ImportJob.Status.RUNNING
-    job.save(update_fields=["status"])
+    with _flushed_by_the_final_save():
+        _job_run(job, path)
+    return _job_finish(job)
+
+
+def _job_finish(job: ImportJob) -> ImportJob:
+    """The job's final save (a synchronous commit: see ``_flushed_by_the_final_save``)."""
+    if job.status == ImportJob.Status.FAILED:
+        job.counts = {"errors": len(job.errors)}
+    job.progress_total = max(job.progress_total, 1)
+    job.progress_done = job.progress_total
+    job.finished_at = timezone.now()
+    job.save()
+    return job
+
+
+def _job_run(job: ImportJob, path: Path) -> ImportJob:
+    """Check and write the job's file; the outcome goes on ``job`` (status, errors or counts), unsaved."""
+    if job.status != ImportJob.Status.RUNNING:
+        job.status = ImportJob.Status.RUNNING
+        job.save(update_fields=["status"])
     options = dict(job.options or {})
     ctx = writers.Context(
         path=path,
@@ -156,12 +195,6 @@ def import_job_execute(*, job: ImportJob, path: Path) -> ImportJob:
                 job.counts["warnings_total"] = len(ctx.warnings)
         if result.collection is not None:
             job.collection = result.collection
-    if job.status == ImportJob.Status.FAILED:
-        job.counts = {"errors": len(job.errors)}
-    job.progress_total = max(job.progress_total, 1)
-    job.progress_done = job.progress_total
-    job.finished_at = timezone.now()
-    job.save()
     return job
 
 
@@ -176,18 +209,20 @@ def import_file(
 ) -> ImportJob:
     """Import one file synchronously and atomically; returns the finished ImportJob (check its status)."""
     path = Path(path)
-    job = ImportJob.objects.create(
-        kind=kind,
-        collection=collection,
-        file_name=file_name or path.name,
-        stored_path=str(path),
-        options={k: (str(v) if isinstance(v, Path) else v) for k, v in (options or {}).items()},
-        created_by=user if getattr(user, "pk", None) else None,
-        status=ImportJob.Status.PENDING,
-    )
-    # Claimed and beating like a worker's run, so the sweeper never queues a second copy of a long import.
-    done = jobs.job_unit(KIND, job.pk, lambda: import_job_execute(job=job, path=path), claim=True)
-    return done or job
+    with _flushed_by_the_final_save():
+        # Created running: the claim below is this process's, and the job runs at once.
+        job = ImportJob.objects.create(
+            kind=kind,
+            collection=collection,
+            file_name=file_name or path.name,
+            stored_path=str(path),
+            options={k: (str(v) if isinstance(v, Path) else v) for k, v in (options or {}).items()},
+            created_by=user if getattr(user, "pk", None) else None,
+            status=ImportJob.Status.RUNNING,
+        )
+        # Claimed and beating like a worker's run, so the sweeper never queues a second copy of a long import.
+        ran = jobs.job_unit(KIND, job.pk, lambda: _job_run(job, path), claim=True)
+    return job if ran is None else _job_finish(job)
 
 
 _SAFE_NAME = re.compile(r"[^\w.\-]+")

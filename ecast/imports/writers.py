@@ -7,11 +7,9 @@ bulk operations. Re-importing the same file changes nothing (idempotent).
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +18,7 @@ from django.db import connection, transaction
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
+from ecast.bulk import objects_insert, objects_update, rows_insert
 from ecast.imports import parsers, topics
 from ecast.imports.errors import ImportFailed, row_error
 from ecast.imports.readers import read_text
@@ -92,6 +91,19 @@ def _turns_by_id(turn_ids: Iterable[str], collection: Collection | None) -> tupl
     return {tid: ts[0] for tid, ts in found.items() if len(ts) == 1}, ambiguous
 
 
+def _turn_keys(turn_ids: Iterable[str], collection: Collection | None) -> list[tuple[str, int, int]]:
+    """(turn_id, pk, collection pk) of the turns with these ids, in the collection or in any: plain values, for
+    writers that only point rows at turns (loading Turn objects with their texts was a tenth of a run import)."""
+    ids = sorted(set(turn_ids))
+    keys: list[tuple[str, int, int]] = []
+    for chunk in _chunks(ids):
+        qs = Turn.objects.filter(turn_id__in=chunk)
+        if collection is not None:
+            qs = qs.filter(collection=collection)
+        keys += qs.values_list("turn_id", "pk", "collection_id")
+    return keys
+
+
 def _infer_collection(turn_ids: Iterable[str]) -> Collection | None:
     """The collection holding most of these turn ids (ids collide across collections, e.g. 81_1)."""
     ids = sorted(set(turn_ids))
@@ -108,48 +120,6 @@ def _target_collection(ctx: Context, turn_ids: Iterable[str]) -> Collection:
     if collection is None:
         raise ImportFailed([row_error(ctx.name, None, "no collection given and none of its turn ids is known")])
     return collection
-
-
-def fast_insert(model: Any, columns: list[str], rows: list[tuple], *, plain: AbstractSet[str]) -> None:
-    """Bulk INSERT of validated rows (COPY on PostgreSQL): bulk_create spends most of its time in Python per value.
-
-    ``plain`` columns are passed through as they are (ints, strings, bytes, JSON already encoded as text); the
-    others are prepared by their field once per distinct value (timestamps, grades).
-    """
-    if not rows:
-        return
-    qn = connection.ops.quote_name
-    fields = {f.column: f for f in model._meta.concrete_fields}
-    cache: dict[tuple[str, Any], Any] = {}
-
-    def prep(column: str, value: Any) -> Any:
-        key = (column, value)
-        if key not in cache:
-            cache[key] = fields[column].get_db_prep_save(value, connection)
-        return cache[key]
-
-    prepared = [i for i, c in enumerate(columns) if c not in plain]
-    values: list[Any] = rows
-    if prepared:
-        # Only the columns that need their field's preparation are touched; plain cells pass through as they are.
-        values = [list(row) for row in rows]
-        for i in prepared:
-            column = columns[i]
-            for row in values:
-                row[i] = prep(column, row[i])
-    table, names = qn(model._meta.db_table), ", ".join(qn(c) for c in columns)
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            # COPY streams rows in one statement: no per-row round trips and no client-side SQL splitting.
-            with cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
-                for row in values:
-                    copy.write_row(row)
-            if len(values) >= 1000:
-                # Fresh planner statistics: right after a bulk load PostgreSQL estimates one row and picks nested
-                # loops for the next queries (the release export ran 10x slower before autovacuum caught up).
-                cursor.execute(f"ANALYZE {table}")
-        else:
-            cursor.executemany(f"INSERT INTO {table} ({names}) VALUES ({', '.join(['%s'] * len(columns))})", values)
 
 
 # ---------------------------------------------------------------- CAsT topics
@@ -238,9 +208,10 @@ def write_cast_topics(ctx: Context) -> Result:
                         to_update[turn_id] = turn
             counts["manual_rewrites"] = len(resolved.records)
         raise_if(errors)
-        Turn.objects.bulk_create(to_create, batch_size=CHUNK)
-        fields = [*TURN_FIELDS, "canonical_response_text"]
-        Turn.objects.bulk_update(list(to_update.values()), fields, batch_size=CHUNK)
+        # COPY rather than bulk_create / bulk_update, whose per-value preparation and CASE expressions were most
+        # of a topics import.
+        objects_insert(to_create)
+        objects_update(list(to_update.values()), [*TURN_FIELDS, "canonical_response_text"])
         counts.update(turns_created=len(to_create), turns_updated=len(to_update), topics=len(parsed.records))
         if passages:
             created, updated = passages_upsert(passages.items(), source=ctx.name)
@@ -283,7 +254,7 @@ def write_cast2019_resolved(ctx: Context) -> Result:
                 turn.manual_rewrite = rewrite
                 changed.append(turn)
         raise_if(errors)
-        Turn.objects.bulk_update(changed, ["manual_rewrite"], batch_size=CHUNK)
+        objects_update(changed, ["manual_rewrite"])
     return Result(counts={"rewrites": len(parsed.records), "turns_updated": len(changed)}, collection=collection)
 
 
@@ -389,8 +360,8 @@ def write_ikat_topics(ctx: Context) -> Result:
                     for k, v in values.items():
                         setattr(turn, k, v)
                     to_update.append(turn)
-        Turn.objects.bulk_create(to_create, batch_size=CHUNK)
-        Turn.objects.bulk_update(to_update, IKAT_TURN_FIELDS, batch_size=CHUNK)
+        objects_insert(to_create)
+        objects_update(to_update, IKAT_TURN_FIELDS)
         if parsed.counts.get("year"):
             counts["year"] = parsed.counts["year"]
         counts.update(
@@ -422,7 +393,10 @@ def write_ecast_csv(ctx: Context) -> Result:
     raise_if(parsed.errors)
     ids = {r[1] for r in parsed.records}
     with transaction.atomic():
-        turns, ambiguous = _turns_by_id(ids, ctx.collection)
+        keys = _turn_keys(ids, ctx.collection)
+        found = Counter(tid for tid, _pk, _c in keys)
+        ambiguous = {tid for tid, n in found.items() if n > 1}
+        turns = {tid: (pk, cid) for tid, pk, cid in keys if tid not in ambiguous}
         errors = []
         for n, turn_id, _m, _r in parsed.records:
             if turn_id in ambiguous:
@@ -431,7 +405,7 @@ def write_ecast_csv(ctx: Context) -> Result:
                 where = f" in {ctx.collection.name}" if ctx.collection else ""
                 errors.append(row_error(ctx.name, n, f"unknown turn {turn_id}{where}: import its topics first"))
         raise_if(errors)
-        turn_pks = {t.pk for t in turns.values()}
+        turn_pks = {pk for pk, _c in turns.values()}
         existing: Counter[tuple[int, str, str]] = Counter()
         pairs = (
             Paraphrase.objects.filter(
@@ -446,12 +420,12 @@ def write_ecast_csv(ctx: Context) -> Result:
         # (turn pk, manual text, raw text, provenance): rows without model objects, 18k of them for the full file
         new_pairs: list[tuple[int, str, str, dict[str, Any]]] = []
         for n, turn_id, manual, raw in parsed.records:
-            turn = turns[turn_id]
-            key = (turn.pk, _norm(manual), _norm(raw))
+            turn_pk = turns[turn_id][0]
+            key = (turn_pk, _norm(manual), _norm(raw))
             seen[key] += 1
             if seen[key] <= existing[key]:
                 continue
-            new_pairs.append((turn.pk, manual, raw, {"source": ctx.name, "line": n, "format": "ECAsT CSV"}))
+            new_pairs.append((turn_pk, manual, raw, {"source": ctx.name, "line": n, "format": "ECAsT CSV"}))
         user_id = ctx.user.pk if ctx.user is not None and getattr(ctx.user, "pk", None) else None
         _insert_pairs(new_pairs, user_id)
     counts = {"rows": len(parsed.records), "pairs_created": len(new_pairs), "already_present": len(parsed.records)}
@@ -459,7 +433,7 @@ def write_ecast_csv(ctx: Context) -> Result:
     counts["turns"] = len(ids)
     collection = ctx.collection
     if collection is None and turns:
-        cids = {t.collection_id for t in turns.values()}
+        cids = {cid for _pk, cid in turns.values()}
         collection = Collection.objects.get(pk=cids.pop()) if len(cids) == 1 else None
     return Result(counts=counts, collection=collection)
 
@@ -477,16 +451,12 @@ def _insert_pairs(pairs: list[tuple[int, str, str, dict[str, Any]]], user_id: in
     now = timezone.now()
     cols = ["turn_id", "kind", "text", "status", "origin", "provenance", "is_current", "created_at", "updated_at"]
     cols += ["created_by_id", "pair_id"]
-    plain = {"id", "turn_id", "kind", "text", "status", "origin", "provenance", "is_current", "created_by_id"}
-    plain |= {"pair_id"}
-    # Plain str values: COPY takes the cells as they are.
     approved, imported = Paraphrase.Status.APPROVED.value, Paraphrase.Origin.IMPORTED.value
     manual_kind, raw_kind = Paraphrase.Kind.MANUAL.value, Paraphrase.Kind.RAW.value
 
-    def row(turn_pk: int, kind: str, text: str, prov: str, pair: int | None) -> tuple:
+    def row(turn_pk: int, kind: str, text: str, prov: dict[str, Any], pair: int | None) -> tuple:
         return (turn_pk, kind, text, approved, imported, prov, True, now, now, user_id, pair)
 
-    provs = [json.dumps(prov) for _t, _m, _r, prov in pairs]
     if connection.vendor == "postgresql":
         table = Paraphrase._meta.db_table
         with connection.cursor() as cursor:
@@ -495,31 +465,26 @@ def _insert_pairs(pairs: list[tuple[int, str, str, dict[str, Any]]], user_id: in
             )
             ids = [r[0] for r in cursor.fetchall()]
         rows = []
-        for i, ((turn_pk, manual, raw, _prov), prov) in enumerate(zip(pairs, provs, strict=True)):
+        for i, (turn_pk, manual, raw, prov) in enumerate(pairs):
             m_id, r_id = ids[2 * i], ids[2 * i + 1]
             rows += [
                 (m_id, *row(turn_pk, manual_kind, manual, prov, r_id)),
                 (r_id, *row(turn_pk, raw_kind, raw, prov, m_id)),
             ]
-        fast_insert(Paraphrase, ["id", *cols], rows, plain=plain)
+        rows_insert(Paraphrase, ["id", *cols], rows, analyze=True)
         return
-    fast_insert(
-        Paraphrase,
-        cols,
-        [row(t, manual_kind, m, prov, None) for (t, m, _r, _p), prov in zip(pairs, provs, strict=True)],
-        plain=plain,
-    )
+    rows_insert(Paraphrase, cols, [row(t, manual_kind, m, prov, None) for t, m, _r, prov in pairs], analyze=True)
     turn_pks = sorted({t for t, *_ in pairs})
     fresh = Paraphrase.objects.filter(
         turn_id__in=turn_pks, kind=manual_kind, origin=imported, pair__isnull=True
     ).values_list("pk", "turn_id", "provenance")
     found = {(turn_pk, prov.get("source"), prov.get("line")): pk for pk, turn_pk, prov in fresh}
     manual_ids = [found[(t, p["source"], p["line"])] for t, _m, _r, p in pairs]
-    fast_insert(
+    rows_insert(
         Paraphrase,
         cols,
-        [row(t, raw_kind, r, prov, m_id) for (t, _m, r, _p), prov, m_id in zip(pairs, provs, manual_ids, strict=True)],
-        plain=plain,
+        [row(t, raw_kind, r, prov, m_id) for (t, _m, r, prov), m_id in zip(pairs, manual_ids, strict=True)],
+        analyze=True,
     )
     # One correlated UPDATE per chunk points each manual row at its raw partner.
     partner = Paraphrase.objects.filter(pair=OuterRef("pk"), kind=raw_kind).values("pk")[:1]
@@ -554,7 +519,7 @@ def write_utterance_labels(ctx: Context) -> Result:
                 turn.utterance_class = label
                 changed.append(turn)
         raise_if(errors)
-        Turn.objects.bulk_update(changed, ["utterance_class"], batch_size=CHUNK)
+        objects_update(changed, ["utterance_class"])
     if skipped:
         reason = f"skipped {skipped} row(s) for turns not in {collection.name}"
         ctx.warnings.append(row_error(ctx.name, None, reason, kind="unknown turn"))
@@ -588,7 +553,7 @@ def write_castur(ctx: Context) -> Result:
             if turn.relevant_turn_numbers != nums or turn.depends_on_id != dep:
                 turn.relevant_turn_numbers, turn.depends_on_id = nums, dep
                 changed.append(turn)
-        Turn.objects.bulk_update(changed, ["relevant_turn_numbers", "depends_on"], batch_size=CHUNK)
+        objects_update(changed, ["relevant_turn_numbers", "depends_on"])
     return Result(counts={"turns": len(relevant), "turns_updated": len(changed)}, collection=collection)
 
 
@@ -609,9 +574,9 @@ def passages_upsert(records: Iterable[tuple[str, str]], *, source: str) -> tuple
             if row.text != texts[pid]:
                 row.text, row.source = texts[pid], source
                 changed.append(row)
-        # COPY on PostgreSQL, executemany elsewhere: bulk_create spends most of a large import in Python per value.
-        fast_insert(Passage, ["passage_id", "text", "source"], new, plain={"passage_id", "text", "source"})
-        Passage.objects.bulk_update(changed, ["text", "source"], batch_size=CHUNK)
+        # Rows without model objects: bulk_create spends most of a large import in Python per value.
+        rows_insert(Passage, ["passage_id", "text", "source"], new, analyze=True)
+        objects_update(changed, ["text", "source"])
         created, updated = created + len(new), updated + len(changed)
     return created, updated
 
@@ -710,8 +675,8 @@ def write_clef_queries(ctx: Context) -> Result:
 TURN_ID_SAFE = re.compile(r"^[\w.\-:]+$")
 
 
-def resolve_qids(ctx: Context, qids: set[str], *, kind: str) -> tuple[Collection, dict[str, Turn], set[str]]:
-    """The target collection, qid → Turn, and the unknown qids (created as ad hoc turns with create_turns)."""
+def resolve_qids(ctx: Context, qids: set[str], *, kind: str) -> tuple[Collection, dict[str, int], set[str]]:
+    """The target collection, qid → turn pk, and the unknown qids (created as ad hoc turns with create_turns)."""
     if ctx.flag("create_turns"):
         if ctx.collection is None:
             raise ImportFailed([row_error(ctx.name, None, f"create_turns needs a collection for this {kind}")])
@@ -719,7 +684,14 @@ def resolve_qids(ctx: Context, qids: set[str], *, kind: str) -> tuple[Collection
         if bad:
             raise ImportFailed([row_error(ctx.name, None, f"qid {q!r} cannot be a turn id") for q in bad])
         turns = _create_adhoc_turns(ctx.collection, qids, _queries(ctx))
-        return ctx.collection, turns, set()
-    collection = _target_collection(ctx, qids)
-    turns, _ = _turns_by_id(qids, collection)
-    return collection, turns, qids - set(turns)
+        return ctx.collection, {q: t.pk for q, t in turns.items()}, set()
+    # One query both finds the turns and, without a chosen collection, the collection holding most of them.
+    keys = _turn_keys(qids, ctx.collection)
+    collection = ctx.collection
+    if collection is None:
+        votes = Counter(cid for _tid, _pk, cid in keys)
+        if not votes:
+            raise ImportFailed([row_error(ctx.name, None, "no collection given and none of its turn ids is known")])
+        collection = Collection.objects.get(pk=votes.most_common(1)[0][0])
+    pks = {tid: pk for tid, pk, cid in keys if cid == collection.pk}
+    return collection, pks, qids - set(pks)

@@ -43,8 +43,14 @@ class Qrel(models.Model):
         ASSESSED = "assessed", "Assessed in ecast"
         LLM = "llm", "LLM pre-judgment"
 
-    version = models.ForeignKey(QrelsVersion, on_delete=models.CASCADE, related_name="qrels")
-    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="qrels")
+    # Bulk rows (tens of thousands per qrels file or derived version): no database foreign-key constraints, which
+    # PostgreSQL checks row by row at commit (half of a qrels import); writers resolve every turn and version in
+    # their transaction and Django still cascades deletes. The unique index leads with (version, turn), so neither
+    # a version index nor a (version, turn) one is needed.
+    version = models.ForeignKey(
+        QrelsVersion, on_delete=models.CASCADE, related_name="qrels", db_constraint=False, db_index=False
+    )
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="qrels", db_constraint=False)
     passage_id = models.CharField(max_length=200)
     grade = models.SmallIntegerField()
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.IMPORTED)
@@ -52,7 +58,6 @@ class Qrel(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["version", "turn", "passage_id"], name="uniq_qrel_per_version")]
-        indexes = [models.Index(fields=["version", "turn"])]
 
 
 class Run(models.Model):
@@ -161,8 +166,10 @@ class RunTurn(models.Model):
     One row per (run, turn) keeps a 1,000-deep run over 200 turns at 200 rows, so imports take seconds.
     """
 
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="rankings")
-    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="rankings")
+    # Bulk rows, like Qrel: no database foreign-key constraints (the importer resolves run and turns in its
+    # transaction; Django cascades deletes); the unique index leads with the run.
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="rankings", db_constraint=False, db_index=False)
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="rankings", db_constraint=False)
     doc_ids = DocIdsField()
     scores = ScoresField()
 

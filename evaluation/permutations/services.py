@@ -13,9 +13,10 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import Exists, JSONField, OuterRef
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from ecast.bulk import rows_insert
 from ecast.jobs import debounce, debounce_release, enqueue
 from ecast.models import Collection, Conversation, Turn
 from ecast.selectors import turn_paths
@@ -326,21 +327,17 @@ def permutation_chunk_run(*, experiment_id: int, conversation_id: int, queue_sco
             # A redelivered copy of this chunk may run at the same time as the original: the conversation's rows
             # are locked so one replaces the other's results instead of both inserting.
             list(Permutation.objects.select_for_update().filter(pk__in=[p.pk for p in plist]).values_list("pk"))
-            _rows_insert(new, ["experiment_id", "key", "query", "doc_ids", "scores"], skip_conflicts=True)
+            fields = ["experiment_id", "key", "query", "doc_ids", "scores"]
+            rows_insert(PermutationQuery, fields, [[getattr(o, f) for f in fields] for o in new], skip_conflicts=True)
             have = dict(PermutationQuery.objects.filter(experiment=exp, key__in=wanted).values_list("key", "pk"))
             PermutationResult.objects.filter(permutation__in=plist, run__isnull=True).delete()
-            _rows_insert(
+            rows_insert(
+                PermutationResult,
+                ["permutation_id", "system", "queries", "per_turn", "mean"],
                 [
-                    PermutationResult(
-                        permutation_id=pk,
-                        system=system,
-                        queries={t: have[k] for t, k in m.items()},
-                        per_turn=scored[(pk, system)][0],
-                        mean=scored[(pk, system)][1],
-                    )
+                    (pk, system, {t: have[k] for t, k in m.items()}, scored[(pk, system)][0], scored[(pk, system)][1])
                     for (pk, system), m in mapping.items()
                 ],
-                ["permutation_id", "system", "queries", "per_turn", "mean"],
             )
         _chunk_finished(exp.pk, queue_scoring=queue_scoring)
     except Exception as exc:
@@ -348,34 +345,6 @@ def permutation_chunk_run(*, experiment_id: int, conversation_id: int, queue_sco
             status=PermutationExperiment.Status.FAILED, error=f"topic chunk {conversation_id}: {exc}"
         )
         raise
-
-
-def _rows_insert(objs: list[Any], fields: list[str], *, skip_conflicts: bool = False) -> None:
-    """Insert new rows of one model: COPY on PostgreSQL, where Django's bulk_create escapes every JSON value inside
-    an array parameter in Python (most of a chunk's time); bulk_create elsewhere. ``skip_conflicts`` drops rows that
-    hit a unique constraint (a ranking another chunk stored meanwhile), through a temporary table."""
-    if not objs:
-        return
-    model = type(objs[0])
-    if connection.vendor != "postgresql":
-        model.objects.bulk_create(objs, ignore_conflicts=skip_conflicts, batch_size=1000)
-        return
-    meta = model._meta
-    encode = [isinstance(meta.get_field(f), JSONField) for f in fields]
-    qn = connection.ops.quote_name
-    table, names = qn(meta.db_table), ", ".join(qn(meta.get_field(f).column) for f in fields)
-    with connection.cursor() as cursor:
-        target = table
-        if skip_conflicts:
-            target = "ecast_rows_in"
-            cursor.execute(f"CREATE TEMP TABLE {target} ON COMMIT DROP AS SELECT {names} FROM {table} LIMIT 0")
-        with cursor.cursor.copy(f"COPY {target} ({names}) FROM STDIN") as copy:
-            for obj in objs:
-                row = [getattr(obj, f) for f in fields]
-                copy.write_row([json.dumps(v) if enc else v for v, enc in zip(row, encode, strict=True)])
-        if skip_conflicts:
-            cursor.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM {target} ON CONFLICT DO NOTHING")
-            cursor.execute(f"DROP TABLE {target}")
 
 
 def _chunk_finished(experiment_id: int, *, queue_scoring: bool = True) -> None:

@@ -1,0 +1,225 @@
+"""Bulk INSERT of plain rows: the one way imports, score writes and analyses load many rows at once.
+
+PostgreSQL gets one binary ``COPY`` (no SQL to build, no text escaping, no per-row round trip); other databases get
+``executemany`` batches. Rows are tuples of Python values as the model's fields hold them (ints for foreign keys,
+str, bytes, lists for JSON or float arrays, aware datetimes), never model objects: building objects and running
+``bulk_create``'s per-value preparation was most of a large import's time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from django.db import connection, models, transaction
+from django.db.models.constants import OnConflict
+from django.db.models.fields import AutoFieldMixin
+
+BATCH = 5000
+ANALYZE_AT = 1000
+TEMP_TABLE = "ecast_rows_in"
+
+# Fields whose database value is the Python value itself (given values of the field's own type): no per-value
+# preparation. Exact classes only, so a subclass that changes how it stores values still gets prepared.
+_AS_IS: tuple[type[models.Field], ...] = (
+    models.AutoField,
+    models.BigAutoField,
+    models.SmallAutoField,
+    models.IntegerField,
+    models.BigIntegerField,
+    models.SmallIntegerField,
+    models.PositiveIntegerField,
+    models.PositiveBigIntegerField,
+    models.PositiveSmallIntegerField,
+    models.FloatField,
+    models.CharField,
+    models.TextField,
+    models.BooleanField,
+)
+_TYPE_MODIFIER = re.compile(r"\(.*?\)")
+
+
+def _column(meta: Any, name: str) -> models.Field:
+    field = meta.get_field(name)
+    if not isinstance(field, models.Field) or not field.concrete:
+        raise ValueError(f"{name} is not a column of {meta.label}")
+    return field
+
+
+def _stored_as_is(field: models.Field) -> bool:
+    if isinstance(field, models.ForeignKey):  # a foreign key holds its target's value
+        return type(field.target_field) in _AS_IS
+    return type(field) in _AS_IS
+
+
+def _preparer(field: models.Field) -> Callable[[Any], Any] | None:
+    """What turns a Python value into the database's for this field; None when it is the value itself."""
+    if _stored_as_is(field):
+        return None
+    cache: dict[tuple[type, Any], Any] = {}
+
+    def prep(value: Any) -> Any:
+        # Repeated values (one timestamp for a whole import) are prepared once; lists and dicts every time. Keyed
+        # by type too: True == 1, but a JSON column stores them differently.
+        if type(value) in (dict, list):
+            return field.get_db_prep_save(value, connection)
+        key = (type(value), value)
+        try:
+            return cache[key]
+        except KeyError:
+            cache[key] = out = field.get_db_prep_save(value, connection)
+            return out
+        except TypeError:  # another unhashable value
+            return field.get_db_prep_save(value, connection)
+
+    return prep
+
+
+def _prepared(rows: Iterable[Sequence[Any]], columns: list[models.Field]) -> Iterable[Sequence[Any]]:
+    """The rows with the values of the columns that need it prepared; the other cells are left as they are."""
+    todo = [(i, p) for i, p in enumerate(map(_preparer, columns)) if p is not None]
+    if not todo:
+        yield from rows
+        return
+    for row in rows:
+        out = list(row)
+        for i, prep in todo:
+            out[i] = prep(out[i])
+        yield out
+
+
+def _copy_types(cursor: Any, fields: list[models.Field]) -> list[int] | None:
+    """PostgreSQL type oids of the columns, which a binary COPY needs; None if one has no type psycopg knows."""
+    registry = cursor.adapters.types
+    oids = []
+    for field in fields:
+        name = _TYPE_MODIFIER.sub("", field.db_type(connection) or "").strip()
+        try:
+            oids.append(registry.get_oid(name))
+        except KeyError:
+            return None
+    return oids
+
+
+def rows_insert(
+    model: type[models.Model],
+    fields: Sequence[str],
+    rows: Iterable[Sequence[Any]],
+    *,
+    skip_conflicts: bool = False,
+    analyze: bool = False,
+) -> None:
+    """Insert ``rows`` (one value per name in ``fields``: field names or attnames such as ``turn_id``) into
+    ``model``'s table. ``skip_conflicts`` drops rows that hit a unique constraint; ``analyze`` refreshes
+    PostgreSQL's planner statistics of the key columns after a load of ``ANALYZE_AT`` rows or more (right after a
+    bulk load the planner estimates one row and picks nested loops: a release export ran 10x slower until
+    autovacuum caught up)."""
+    if isinstance(rows, Sequence) and not rows:
+        return
+    meta = model._meta
+    columns = [_column(meta, name) for name in fields]
+    qn = connection.ops.quote_name
+    table, names = qn(meta.db_table), ", ".join(qn(str(f.column)) for f in columns)
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        if connection.vendor != "postgresql":
+            ops = connection.ops
+            on_conflict = OnConflict.IGNORE if skip_conflicts else None
+            marks = ", ".join(["%s"] * len(columns))
+            suffix = ops.on_conflict_suffix_sql(columns, on_conflict, None, None)
+            sql = f"{ops.insert_statement(on_conflict=on_conflict)} {table} ({names}) VALUES ({marks}) {suffix}"
+            _execute_batches(cursor, sql.rstrip(), _prepared(rows, columns))
+            return
+        if not skip_conflicts:
+            count = _copy(cursor, table, names, columns, rows)
+        else:
+            # COPY has no ON CONFLICT: the rows go to a temporary table first, then across in one INSERT … SELECT.
+            cursor.execute(f"CREATE TEMP TABLE {TEMP_TABLE} ON COMMIT DROP AS SELECT {names} FROM {table} LIMIT 0")
+            count = _copy(cursor, TEMP_TABLE, names, columns, rows)
+            cursor.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM {TEMP_TABLE} ON CONFLICT DO NOTHING")
+            cursor.execute(f"DROP TABLE {TEMP_TABLE}")
+        if analyze and count >= ANALYZE_AT:
+            keys = _key_columns(meta)
+            cursor.execute(f"ANALYZE {table} ({', '.join(qn(c) for c in keys)})" if keys else f"ANALYZE {table}")
+
+
+def _key_columns(meta: Any) -> list[str]:
+    """The columns joins and filters use: those of foreign keys, indexes and unique constraints. Analyzing only
+    them takes a third of the time and still tells the planner the table's size; a column-limited ANALYZE leaves
+    the table's change counter alone, so autovacuum still analyzes every column soon after."""
+    names = [f.name for f in meta.concrete_fields if not f.primary_key and (f.is_relation or f.db_index or f.unique)]
+    for item in [*meta.indexes, *meta.constraints]:
+        names += [name.lstrip("-") for name in getattr(item, "fields", ())]
+    return sorted({str(meta.get_field(name).column) for name in names})
+
+
+def rows_update(model: type[models.Model], fields: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    """Set ``fields`` of existing rows of ``model``, each row being (pk, value per field): on PostgreSQL one COPY
+    into a temporary table and one ``UPDATE … FROM`` (``bulk_update`` builds a CASE expression per column and
+    row, and prepares every value in Python), elsewhere ``executemany``."""
+    if isinstance(rows, Sequence) and not rows:
+        return
+    meta = model._meta
+    columns = [meta.pk, *(_column(meta, name) for name in fields)]
+    qn = connection.ops.quote_name
+    table, pk = qn(meta.db_table), qn(str(meta.pk.column))
+    names = [qn(str(f.column)) for f in columns]
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        if connection.vendor != "postgresql":
+            sets = ", ".join(f"{n} = %s" for n in names[1:])
+            moved = ([*row[1:], row[0]] for row in _prepared(rows, columns))  # the key goes last, into WHERE
+            _execute_batches(cursor, f"UPDATE {table} SET {sets} WHERE {pk} = %s", moved)
+            return
+        listed = ", ".join(names)
+        cursor.execute(f"CREATE TEMP TABLE {TEMP_TABLE} ON COMMIT DROP AS SELECT {listed} FROM {table} LIMIT 0")
+        _copy(cursor, TEMP_TABLE, listed, columns, rows)
+        sets = ", ".join(f"{n} = s.{n}" for n in names[1:])
+        cursor.execute(f"UPDATE {table} AS t SET {sets} FROM {TEMP_TABLE} AS s WHERE t.{pk} = s.{pk}")
+        cursor.execute(f"DROP TABLE {TEMP_TABLE}")
+
+
+def objects_insert(objs: Sequence[models.Model]) -> None:
+    """Insert new objects of one model through ``rows_insert``: every column but an automatic primary key, with
+    ``auto_now`` stamps; the objects get no pks. For writers that build objects to merge fields into before
+    writing; bulk rows are better built as tuples straight away."""
+    if not objs:
+        return
+    model = type(objs[0])
+    fields = [f for f in model._meta.concrete_fields if not isinstance(f, AutoFieldMixin)]
+    rows = [[f.pre_save(obj, True) for f in fields] for obj in objs]
+    rows_insert(model, [f.attname for f in fields], rows)
+
+
+def objects_update(objs: Sequence[models.Model], fields: Sequence[str]) -> None:
+    """Write ``fields`` of existing objects of one model through ``rows_update`` (``bulk_update``'s job)."""
+    if not objs:
+        return
+    model = type(objs[0])
+    attnames = [_column(model._meta, name).attname for name in fields]  # a foreign key's id, not its object
+    rows_update(model, attnames, [[obj.pk, *(getattr(obj, a) for a in attnames)] for obj in objs])
+
+
+def _copy(cursor: Any, target: str, names: str, columns: list[models.Field], rows: Iterable[Sequence[Any]]) -> int:
+    """COPY the rows into ``target``: binary when psycopg can name every column's type, else text; the count."""
+    oids = _copy_types(cursor.cursor, columns)
+    binary = " (FORMAT BINARY)" if oids is not None else ""
+    count = 0
+    # COPY goes to psycopg's own cursor: wrapped so its errors are Django's (IntegrityError …), as elsewhere.
+    with connection.wrap_database_errors, cursor.cursor.copy(f"COPY {target} ({names}) FROM STDIN{binary}") as copy:
+        if oids is not None:
+            copy.set_types(oids)
+        for row in _prepared(rows, columns):
+            copy.write_row(row)
+            count += 1
+    return count
+
+
+def _execute_batches(cursor: Any, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+    batch: list[Sequence[Any]] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) == BATCH:
+            cursor.executemany(sql, batch)
+            batch = []
+    if batch:
+        cursor.executemany(sql, batch)

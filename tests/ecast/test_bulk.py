@@ -1,0 +1,161 @@
+"""rows_insert: what goes in by COPY (PostgreSQL) or executemany (elsewhere) reads back exactly as given."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+
+import pytest
+from django.db import IntegrityError, connection, transaction
+
+from ecast import bulk
+from ecast.bulk import ANALYZE_AT, objects_insert, objects_update, rows_insert, rows_update
+from ecast.models import Paraphrase, Passage, Turn
+from evaluation.models import Run, RunTurn, TurnScores
+from evaluation.models.core import DocIdsField, ScoresField
+from tests import factories
+
+AWKWARD = [
+    "tab\there",
+    "line\nbreak and \r\n CRLF",
+    "back\\slash \\N \\t \\\\",  # \N is COPY's text NULL marker: a string spelling it must stay a string
+    "unicode: ñ é 中文 🙂 \u2028 zero-width\u200b",
+    "",
+    "  leading and trailing spaces  ",
+    "quotes \" ' and , ; | {braces} [brackets]",
+]
+STAMP = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
+
+
+@pytest.fixture
+def turn(small_collection) -> Turn:
+    return Turn.objects.get(collection=small_collection, turn_id="1_1")
+
+
+@pytest.fixture(params=["binary", "text"])
+def copy_format(request, monkeypatch) -> str:
+    """PostgreSQL takes binary COPY; text COPY is the way for a column type psycopg cannot name."""
+    real = bulk._copy_types
+
+    def types(cursor, fields):
+        oids = real(cursor, fields)
+        assert oids is not None, "every column of these models has a type binary COPY can name"
+        return oids if request.param == "binary" else None
+
+    monkeypatch.setattr(bulk, "_copy_types", types)
+    return request.param
+
+
+def test_awkward_text_round_trips_exactly(db, copy_format):
+    rows = [(f"p{i}", text, "") for i, text in enumerate(AWKWARD)]
+    rows.append(("p-null-source", "x", "src\twith tab"))
+
+    rows_insert(Passage, ["passage_id", "text", "source"], rows)
+
+    stored = set(Passage.objects.values_list("passage_id", "text", "source"))
+    assert stored == set(rows)
+
+
+def test_nulls_json_booleans_and_timestamps_round_trip(turn, copy_format):
+    provenance = [
+        {"source": "a\tb.csv", "line": 3, "nested": {"list": [1, 2.5, None, "x\ny"]}},
+        {"quote": '"\\', "unicode": "中文"},
+        {},
+    ]
+    rows = [
+        (turn.pk, "manual", text, "approved", "imported", prov, i % 2 == 0, STAMP, STAMP, None)
+        for i, (text, prov) in enumerate(zip(AWKWARD, provenance * 3, strict=False))
+    ]
+    fields = ["turn_id", "kind", "text", "status", "origin", "provenance", "is_current", "created_at", "updated_at"]
+
+    rows_insert(Paraphrase, [*fields, "created_by"], rows)
+
+    stored = sorted(Paraphrase.objects.values_list(*fields, "created_by"), key=lambda r: AWKWARD.index(r[2]))
+    assert stored == rows
+
+
+def test_float_arrays_and_packed_blobs_round_trip_exactly(turn, copy_format):
+    run = Run.objects.create(collection=turn.collection, name="r")
+    version = factories.qrels_version(turn.collection)
+    values = [0.1, 1 / 3, -0.0, 5e-324, 1.7976931348623157e308, math.pi, 0.0, 1.0]
+    docs = ["d\\1", "d\u00e92", "d3"]
+
+    rows_insert(
+        TurnScores,
+        ["run", "turn", "version", "measures", "values", "threshold", "computed_at"],
+        [(run.pk, turn.pk, version.pk, "nDCG@3\nAP(rel=2)", values, 2, STAMP)],
+    )
+    ranking = (run.pk, turn.pk, DocIdsField.pack(docs), values)
+    rows_insert(RunTurn, ["run_id", "turn_id", "doc_ids", "scores"], [ranking])
+
+    got = TurnScores.objects.get()
+    assert [v.hex() for v in got.values] == [v.hex() for v in values]  # bit for bit, signed zero included
+    assert (got.measures, got.threshold, got.computed_at) == ("nDCG@3\nAP(rel=2)", 2, STAMP)
+    ranking = RunTurn.objects.get()
+    assert ranking.doc_ids == docs
+    assert [v.hex() for v in ranking.scores] == [v.hex() for v in values]
+    assert ScoresField.pack(ranking.scores) == ScoresField.pack(values)
+
+
+def _passages(rows: list[tuple[str, str]], **kwargs: bool) -> None:
+    rows_insert(Passage, ["passage_id", "text", "source"], [(pid, text, "test") for pid, text in rows], **kwargs)
+
+
+def test_skip_conflicts_keeps_the_stored_row_and_inserts_the_rest(db):
+    _passages([("a", "first")])
+
+    _passages([("a", "second"), ("b", "new")], skip_conflicts=True)
+    _passages([("b", "again")], skip_conflicts=True)  # twice in one transaction
+
+    assert dict(Passage.objects.values_list("passage_id", "text")) == {"a": "first", "b": "new"}
+
+
+def test_a_conflict_without_skip_conflicts_fails_and_writes_nothing(db):
+    _passages([("a", "first")])
+    with pytest.raises(IntegrityError), transaction.atomic():
+        _passages([("b", "new"), ("a", "clash")])
+
+    assert dict(Passage.objects.values_list("passage_id", "text")) == {"a": "first"}
+
+
+def test_no_rows_and_generators_are_accepted(db):
+    _passages([])
+    rows_insert(Passage, ["passage_id", "text", "source"], ((f"g{i}", f"t{i}", "") for i in range(3)))
+
+    assert Passage.objects.count() == 3
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="planner statistics are PostgreSQL's")
+def test_analyze_refreshes_the_planner_statistics_after_a_large_load(db):
+    _passages([(f"s{i}", "x") for i in range(ANALYZE_AT)], analyze=True)
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reltuples FROM pg_class WHERE relname = %s", [Passage._meta.db_table])
+        assert cursor.fetchone()[0] == ANALYZE_AT
+        cursor.execute("SELECT attname FROM pg_stats WHERE tablename = %s", [Passage._meta.db_table])
+        assert {name for (name,) in cursor.fetchall()} == {"passage_id"}  # the key column; texts are left to autovacuum
+
+
+def test_rows_update_sets_only_the_named_fields_of_the_given_rows(db, copy_format):
+    _passages([("a", "one"), ("b", "two"), ("c", "three")])
+    pks = dict(Passage.objects.values_list("passage_id", "pk"))
+
+    rows_update(Passage, ["text"], [(pks["a"], AWKWARD[2]), (pks["c"], AWKWARD[3])])
+
+    stored = {pid: (text, source) for pid, text, source in Passage.objects.values_list("passage_id", "text", "source")}
+    assert stored == {"a": (AWKWARD[2], "test"), "b": ("two", "test"), "c": (AWKWARD[3], "test")}
+
+
+def test_objects_insert_fills_defaults_and_objects_update_writes_foreign_keys_by_id(small_collection):
+    conv = small_collection.conversations.get(topic_id="1")
+    first = Turn.objects.get(collection=small_collection, turn_id="1_1")
+
+    objects_insert([Turn(conversation=conv, collection=small_collection, number=9, turn_id="1_9", raw_utterance="x")])
+    added = Turn.objects.get(turn_id="1_9")
+    added.depends_on = first
+    added.relevant_turn_numbers = [1]
+    objects_update([added], ["depends_on", "relevant_turn_numbers"])
+
+    added.refresh_from_db()
+    assert (added.depends_on_id, added.relevant_turn_numbers, added.feedback_sentences) == (first.pk, [1], [])
+    assert added.participant == Turn._meta.get_field("participant").default
