@@ -218,21 +218,24 @@ def turn_paths(turns: Sequence[Turn]) -> dict[int, list[Turn]]:
     its User and System ancestors and never a turn of a sibling branch; a linear conversation's path is every
     turn numbered before it, as it has always been.
     """
-    ordered = sorted(turns, key=lambda t: t.number)
-    by_pk = {t.pk: t for t in ordered}
-    if any(t.tree_number for t in ordered):
-        parents = {t.pk: (t.parent_id if t.parent_id in by_pk else None) for t in ordered}
-    else:
-        parents = trees.linear_parents([t.pk for t in ordered])
+    by_pk, parents = _turn_parents(turns)
     return {pk: [by_pk[p] for p in trees.path_to(parents, pk)] for pk in by_pk}
 
 
 def leaf_paths(turns: Sequence[Turn]) -> list[list[Turn]]:
-    """One conversation's root-to-leaf paths (``turn_paths`` of the turns no turn follows), in leaf order: the
-    conversations a tree holds; a linear conversation is its one path."""
-    paths = turn_paths(turns)
-    inner = {p[-2].pk for p in paths.values() if len(p) > 1}
-    return [paths[t.pk] for t in sorted(turns, key=lambda t: t.number) if t.pk not in inner]
+    """One conversation's root-to-leaf paths (``trees.root_to_leaf_paths`` over the turns' parents), in leaf order:
+    the conversations a tree holds; a linear conversation is its one path."""
+    by_pk, parents = _turn_parents(turns)
+    return [[by_pk[p] for p in path] for path in trees.root_to_leaf_paths(parents)]
+
+
+def _turn_parents(turns: Sequence[Turn]) -> tuple[dict[int, Turn], dict[int, int | None]]:
+    """({pk: turn}, {pk: parent pk}) in turn-number order: a tree's ``parent`` links, else the linear chain."""
+    ordered = sorted(turns, key=lambda t: t.number)
+    by_pk = {t.pk: t for t in ordered}
+    if any(t.tree_number for t in ordered):
+        return by_pk, {t.pk: (t.parent_id if t.parent_id in by_pk else None) for t in ordered}
+    return by_pk, trees.linear_parents([t.pk for t in ordered])
 
 
 def turn_history(*, turn: Turn, users_only: bool = False) -> list[Turn]:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("ECAST_VAR_DIR", BASE_DIR / "var"))
@@ -280,6 +281,27 @@ CELERY_BEAT_SCHEDULE = {
     "expire-rating-leases": {"task": "judging.rating.leases_expire", "schedule": 600.0},
 }
 CELERY_ACCEPT_CONTENT = ["json"]
+
+# Two queues, so that a long job never starves the short ones: LLM labelling, generation, permutation experiments,
+# test-set baselines and analyses (budget simulations among them) run on the "long" queue; imports, score
+# recomputes, pool builds and housekeeping stay on the default one. `make run` and docker compose start a worker
+# for each queue, so an hours-long LLM job leaves a worker free for a score recompute or an import.
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+ECAST_LONG_QUEUE = "long"
+ECAST_LONG_TASKS = (
+    "judging.llm.run",
+    "ecast.generation.dispatch",
+    "ecast.generation.chunk",
+    "evaluation.permutations.experiment_start",
+    "evaluation.permutations.chunk",
+    "evaluation.permutations.experiment_score",
+    "evaluation.robustness.test_set_baseline",
+    "evaluation.analysis_compute",
+)
+CELERY_TASK_ROUTES = {name: {"queue": ECAST_LONG_QUEUE} for name in ECAST_LONG_TASKS}
+# Both queues declared: a worker started without -Q (tests, a single extra machine) serves both; -Q picks one. Each
+# has its own routing key: with one key for both, the direct exchange would deliver every message to both queues.
+CELERY_TASK_QUEUES = [Queue(name, routing_key=name) for name in (CELERY_TASK_DEFAULT_QUEUE, ECAST_LONG_QUEUE)]
 
 if REDIS_URL:
     # ecast.cache.RedisCache: Django's backend reusing one Redis client per pool (it builds one per call).

@@ -22,24 +22,30 @@ Strategies (names as stored on a pool):
     passes to the run of highest priority. A run with no unjudged document left is out.
 
 ``mm_ns``
-    MaxMean, non-stationary: the Bayesian bandit of Losada, Parapar & Barreiro (SAC 2016; IP&M 53(5) 2017, §3.3,
-    the variant used to build the TREC 2017 Common Core qrels). Every run j is an arm whose probability of giving a
-    relevant document has a Beta(1, 1) prior; the posterior after the run's judged documents is
-    Beta(1 + rel_j, 1 + nrel_j), and the arm played is the one of maximum posterior mean
-    E[θ_j] = (1 + rel_j) / (2 + rel_j + nrel_j) ("MM", instead of drawing a sample as Thompson sampling does).
-    Playing an arm judges the run's highest-ranked unjudged document. A judgment is evidence for every run that
-    retrieved the document. Non-stationary ("NS"): a run's chance of relevance falls as the judging goes deeper,
-    so older evidence counts less: with the run's judged documents in the order they were judged, r_1 … r_n
-    (1 relevant, 0 not), rel_j = Σ_k γ^(n−k)·r_k and nrel_j = Σ_k γ^(n−k)·(1 − r_k), discount γ = ``gamma``
-    (default 0.9).
+    MaxMean with a discount on older evidence, after the non-stationary MaxMean ("MM-NS") bandit of Losada, Parapar
+    & Barreiro (SAC 2016; IP&M 53(5) 2017; the variant NIST used to build the TREC 2017 Common Core qrels). What is
+    taken from the papers (their abstracts and the restatements we could read): every run j is an arm whose
+    chance of giving a relevant document has a Beta(1, 1) prior, updated to Beta(1 + rel_j, 1 + nrel_j) by the
+    run's judged documents; the arm played is the one of maximum posterior mean
+    E[θ_j] = (1 + rel_j) / (2 + rel_j + nrel_j) ("MaxMean", instead of drawing a sample as Thompson sampling
+    does); playing an arm judges the run's highest-ranked unjudged document; a judgment is evidence for every run
+    that retrieved the document; "non-stationary" because a run's chance of relevance falls as the judging goes
+    deeper. **The exact non-stationary update is ours, not the papers'**: the papers' own definition (IP&M §3)
+    could not be read here (a search of public pages, documentation and code on 2026-11-24 found only abstracts
+    and citations), so we discount geometrically — with the run's judged documents in the order they were
+    judged, r_1 … r_n (1 relevant, 0 not), rel_j = Σ_k γ^(n−k)·r_k and nrel_j = Σ_k γ^(n−k)·(1 − r_k) — and the
+    constant γ = ``gamma`` (default 0.9) is our choice. Figures measured with ``mm_ns`` are figures of this
+    reading; with γ = 1 it is exactly ``mm``.
 
 ``mm``
     The stationary MaxMean bandit of the same papers: ``mm_ns`` with γ = 1 (every judgment of a run counts alike).
 
-Prior (bandits only): judgments that exist before the pool — an earlier qrels version grading some of a run's
-documents — can seed each arm. ``prior`` gives, per run, the relevance of its already-judged documents in rank
-order; they are fed to the arm as if judged first (so with γ < 1 the deepest weighs most), and the documents
-themselves are not in the pool. Depth-first and move-to-front ignore it: their papers define no prior.
+Prior (bandits only; our addition, the papers define none): labels that exist before the judging — an earlier
+qrels version, or LLM pre-judgments of the pool's own documents — can seed each arm. ``prior`` gives, per run, the
+relevance the labels give its documents, in rank order; they are fed to the arm as if judged first (so with γ < 1
+the deepest weighs most). Seeding changes only the arms' means: a pooled document the prior grades is still handed
+out and judged (an earlier version's judged documents are usually not in the pool at all). Depth-first and
+move-to-front ignore it.
 
 Ties (documented rule, so that the order is a function of the judgments alone):
 - runs are ordered by name; ``depth_first`` breaks rank ties by document id;
@@ -75,7 +81,7 @@ STRATEGIES: dict[str, str] = {
     "mm": "MM bandit, stationary (Losada et al. 2017)",
 }
 BANDITS = ("mm_ns", "mm")  # the strategies that take a prior
-DEFAULT_GAMMA = 0.9
+DEFAULT_GAMMA = 0.9  # our constant: the papers' non-stationary update could not be checked (see ``mm_ns`` above)
 
 Runs = Mapping[str, Sequence[str]]
 Prior = Mapping[str, Sequence[bool]]  # run → relevance of its documents judged before the pool, in rank order
@@ -167,7 +173,7 @@ class MoveToFront(Strategy):
 
 
 class MaxMeanNonStationary(Strategy):
-    """Losada, Parapar & Barreiro (SAC 2016, IP&M 2017): maximum posterior mean, discounted evidence."""
+    """Maximum posterior mean (Losada, Parapar & Barreiro, SAC 2016, IP&M 2017) with our geometric discount γ."""
 
     def __init__(self, runs: Runs, *, gamma: float = DEFAULT_GAMMA) -> None:
         if not 0.0 < gamma <= 1.0:

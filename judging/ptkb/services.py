@@ -20,7 +20,7 @@ from ecast.services import ptkb_collection_sync
 from evaluation.models import QrelsVersion
 from judging.models import AssessorAssignment, Pool, PoolPair
 from judging.relevance.pools import resolve_turns
-from judging.relevance.services import judgment_submit
+from judging.relevance.services import judgments_submit
 
 
 def _version_name(name: str) -> str:
@@ -133,10 +133,7 @@ def ptkb_turn_submit(
     unknown = sorted(marked - numbers)
     if unknown:
         raise ValidationError(f"relevant: the user has no statement {', '.join(map(str, unknown))}")
-    changed = 0
-    for pair in sorted(pairs, key=lambda p: int(p.passage_id)):
-        _judgment, was_changed = judgment_submit(
-            assignment=assignment, pair=pair, grade=int(int(pair.passage_id) in marked), assessor=assessor
-        )
-        changed += int(was_changed)
+    grades = [(pair, int(int(pair.passage_id) in marked)) for pair in sorted(pairs, key=lambda p: int(p.passage_id))]
+    stored = judgments_submit(assignment=assignment, grades=grades, assessor=assessor)
+    changed = sum(was_changed for _judgment, was_changed in stored)
     return {"changed": changed, "relevant": len(marked), "statements": len(pairs)}

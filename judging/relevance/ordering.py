@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from django.db.models import F
+from django.db.models import Count, F, Q
 
 from evaluation import adjudication as strategies
 from evaluation.models import Qrel, RunTurn
@@ -160,28 +160,35 @@ def pool_found_curve(*, pool: Pool, points: int = 12) -> dict[str, Any]:
 
 def collection_found_by_pool(*, pool: Pool) -> list[dict[str, Any]]:
     """The other judged pools of the pool's collection: their order, judgments made and relevant found, so orders
-    in use can be compared side by side."""
+    in use can be compared side by side.
+
+    One aggregate query, whatever the number of pools: per pool the judgments, the cluster heads graded at or above
+    the threshold by some assessor (what ``pool_found_curve`` calls found) and the cluster heads.
+    """
+    threshold = pool.collection.relevance_threshold
     others = (
-        Pool.objects.filter(collection_id=pool.collection_id, pairs__judgments__isnull=False)
+        Pool.objects.filter(collection_id=pool.collection_id)
         .exclude(pk=pool.pk)
-        .select_related("collection")
-        .distinct()
-        .order_by("-created_at")
-    )
-    rows = []
-    for other in others:
-        curve = pool_found_curve(pool=other)
-        rows.append(
-            {
-                "pk": other.pk,
-                "name": other.name,
-                "strategy_label": curve["strategy_label"],
-                "judgments": curve["judgments"],
-                "found": curve["found"],
-                "heads": curve["heads"],
-            }
+        .annotate(
+            n_judgments=Count("pairs__judgments"),
+            n_found=Count("pairs", filter=Q(pairs__judgments__grade__gte=threshold), distinct=True),
+            n_heads=Count("pairs", filter=Q(pairs__cluster_head_id=F("pairs__id")), distinct=True),
         )
-    return rows
+        .filter(n_judgments__gt=0)
+        .order_by("-created_at")
+        .values("pk", "name", "strategy", "n_judgments", "n_found", "n_heads")
+    )
+    return [
+        {
+            "pk": row["pk"],
+            "name": row["name"],
+            "strategy_label": strategies.STRATEGIES.get(row["strategy"], row["strategy"]),
+            "judgments": row["n_judgments"],
+            "found": row["n_found"],
+            "heads": row["n_heads"],
+        }
+        for row in others
+    ]
 
 
 def _polyline(curve: list[tuple[int, int]], *, width: int, height: int, x_max: int, y_max: int) -> str:

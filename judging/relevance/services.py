@@ -7,6 +7,7 @@ Pools are created in ``judging.relevance.pools``; derived qrels versions, which 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -132,8 +133,38 @@ def judgment_submit(
     in ``history``. When the pool feeds a derived qrels version, the pair's (and its cluster's) aggregated grade is
     written there and evaluation is told which turn changed.
     """
+    return judgments_submit(assignment=assignment, grades=[(pair, grade)], assessor=assessor)[0]
+
+
+@transaction.atomic
+def judgments_submit(
+    *, assignment: AssessorAssignment, grades: Sequence[tuple[PoolPair, int]], assessor: Any
+) -> list[tuple[AssessorJudgment, bool]]:
+    """Store several grades of one assessor's topic at once (:func:`judgment_submit` for each pair, in one
+    transaction): every grade is checked before any is stored, the lease's completion is refreshed once and the
+    derived qrels version gets the changed clusters in one write. Returns ``(judgment, changed)`` per pair, in order.
+    """
     if assignment.assessor_id != assessor.pk:
         raise ValidationError("This topic is not assigned to you.")
+    if assignment.pool.status != Pool.Status.OPEN:
+        raise ValidationError("The pool is closed.")
+    for pair, grade in grades:
+        _check_grade(assignment, pair, grade)
+    out: list[tuple[AssessorJudgment, bool]] = []
+    changed: list[PoolPair] = []
+    for pair, grade in grades:
+        judgment, was_changed = _judgment_store(assignment, pair, grade, assessor)
+        out.append((judgment, was_changed))
+        if was_changed:
+            changed.append(pair)
+    if changed:
+        assignment_refresh_completion(assignment=assignment)
+        if assignment.pool.target_version_id:
+            write_cluster_qrels(pool=assignment.pool, heads=changed)
+    return out
+
+
+def _check_grade(assignment: AssessorAssignment, pair: PoolPair, grade: int) -> None:
     if pair.pool_id != assignment.pool_id or pair.turn.conversation_id != assignment.conversation_id:
         raise ValidationError("This pair is not part of your topic.")
     if pair.cluster_head_id != pair.pk:
@@ -142,28 +173,26 @@ def judgment_submit(
         raise ValidationError(f"grade: must be an integer 0–4, got {grade!r}")
     if assignment.pool.kind == Pool.Kind.PTKB and grade not in (0, 1):
         raise ValidationError(f"grade: a PTKB statement is relevant (1) or not (0), got {grade}")
-    if assignment.pool.status != Pool.Status.OPEN:
-        raise ValidationError("The pool is closed.")
 
+
+def _judgment_store(
+    assignment: AssessorAssignment, pair: PoolPair, grade: int, assessor: Any
+) -> tuple[AssessorJudgment, bool]:
+    """Create or regrade one judgment (locked); ``changed`` is False for a repeat of the stored grade."""
     judgment = AssessorJudgment.objects.select_for_update().filter(pair=pair, assessor=assessor).first()
-    created = False
     if judgment is None:
         try:
             with transaction.atomic():
                 judgment = AssessorJudgment.objects.create(
                     pair=pair, assignment=assignment, assessor=assessor, grade=grade
                 )
-            created = True
+            return judgment, True
         except IntegrityError:
             # A concurrent duplicate submit won the race: treat this one as a repeat of it.
             judgment = AssessorJudgment.objects.select_for_update().get(pair=pair, assessor=assessor)
-    if not created:
-        if judgment.grade == grade:
-            return judgment, False
-        judgment.history = [*judgment.history, {"grade": judgment.grade, "at": judgment.updated_at.isoformat()}]
-        judgment.grade = grade
-        judgment.save(update_fields=["grade", "history", "updated_at"])
-    assignment_refresh_completion(assignment=assignment)
-    if assignment.pool.target_version_id:
-        write_cluster_qrels(pool=assignment.pool, heads=[pair])
+    if judgment.grade == grade:
+        return judgment, False
+    judgment.history = [*judgment.history, {"grade": judgment.grade, "at": judgment.updated_at.isoformat()}]
+    judgment.grade = grade
+    judgment.save(update_fields=["grade", "history", "updated_at"])
     return judgment, True

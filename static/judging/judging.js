@@ -1,5 +1,6 @@
-// What the relevance and PTKB judging pages share: the "conversation so far" list and the submit that is retried
-// until the server answers (a 4xx is an answer: the submit was refused; a network error or 5xx is retried).
+// What the relevance and PTKB judging pages share: the "conversation so far" list and the queue of submits, sent in
+// order and retried until the server answers (a 4xx is an answer: the submit was refused; a network error or 5xx is
+// retried).
 (function () {
   "use strict";
 
@@ -75,6 +76,60 @@
     return Math.min(30000, 1000 * 2 ** Math.min(attempt, 5));
   }
 
+  // Submits sent one at a time, in the order they were made, each retried until the server answers. A key (a pair,
+  // a turn) has at most one value waiting: a newer value replaces one not sent yet, and a value changed while the
+  // older one was in flight is sent after it, still in order, so the last value given is the one the server keeps
+  // (a quick regrade must never reach the server before the grade it replaces).
+  // ``payload(key, value)`` is the JSON body; ``onAnswer(key, value, result)`` sees every answer ({ok, body} or
+  // {ok: false, detail}); ``onSettled()`` runs after each attempt (the page re-renders there).
+  function sendQueue({ url, csrf, message, payload, onAnswer, onSettled }) {
+    const values = new Map(); // key -> value not yet confirmed
+    const order = []; // keys, oldest first
+    let sending = false;
+    let attempt = 0;
+
+    async function pump() {
+      if (sending || !order.length) return;
+      sending = true;
+      const key = order[0];
+      const value = values.get(key);
+      let retry = false;
+      try {
+        const result = await postJSON(url, csrf, payload(key, value));
+        if (values.get(key) === value) values.delete(key);
+        showMessage(message, result.ok ? "" : "Not saved: " + result.detail, result.ok ? "muted" : "error");
+        onAnswer(key, value, result);
+        attempt = 0;
+      } catch (err) {
+        retry = true;
+        showMessage(message, "Connection problem — retrying…", "warn");
+      }
+      if (!retry) {
+        order.shift();
+        if (values.has(key)) order.push(key); // changed while in flight: the new value goes next, still in order
+      }
+      sending = false;
+      onSettled();
+      if (retry) {
+        attempt += 1;
+        setTimeout(pump, retryDelay(attempt));
+      } else {
+        pump();
+      }
+    }
+
+    return {
+      send(key, value) {
+        values.set(key, value);
+        if (!order.includes(key)) order.push(key);
+        pump();
+      },
+      has: (key) => values.has(key),
+      get: (key) => values.get(key),
+      size: () => values.size,
+    };
+  }
+
   function showMessage(el, text, className) {
     el.textContent = text;
     el.className = className || "muted";
@@ -125,5 +180,5 @@
     });
   }
 
-  window.EcastJudging = { renderConversation, renderProgress, postJSON, retryDelay, showMessage, bindNavigation };
+  window.EcastJudging = { renderConversation, renderProgress, sendQueue, showMessage, bindNavigation };
 })();

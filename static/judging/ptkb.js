@@ -16,9 +16,19 @@
   const maxNumber = Math.max(...numbers);
   // Marks being edited, per turn: start from what the server has.
   const marks = items.map((it) => new Set(it.relevant));
-  const queue = []; // [{index, relevant}] waiting to be sent, oldest first
-  let sending = false;
-  let attempt = 0;
+  // Submitted marks not yet confirmed, per turn index, sent in order (see EcastJudging.sendQueue).
+  const queue = J.sendQueue({
+    url: data.submit_url,
+    csrf: csrf,
+    message: $("message"),
+    payload: (i, relevant) => ({ turn: items[i].turn_id, relevant: relevant }),
+    onAnswer: (i, relevant, result) => {
+      if (!result.ok) return;
+      items[i].done = true;
+      items[i].relevant = relevant;
+    },
+    onSettled: () => render(),
+  });
   let index = firstUndone(0);
   if (index < 0) index = 0;
   let cursor = 0;
@@ -41,7 +51,7 @@
     const item = items[index];
     $("turn-pos").textContent = index + 1 + " of " + items.length;
     $("turn-id").textContent = item.turn_id;
-    const waiting = queue.some((q) => q.index === index);
+    const waiting = queue.has(index);
     $("turn-state").textContent = waiting ? "saving…" : item.done ? "submitted" : "not yet submitted";
     $("turn-state").className = "badge " + (item.done && !waiting ? "approved" : "candidate");
     rows.forEach((li, i) => {
@@ -49,7 +59,7 @@
       li.classList.toggle("cursor", i === cursor);
     });
     $("marked-count").textContent = marks[index].size;
-    J.renderProgress(items.filter((it) => it.done).length, items.length, queue.length);
+    J.renderProgress(items.filter((it) => it.done).length, items.length, queue.size());
     $("entry").textContent = buffer ? "· statement " + buffer + "…" : "";
     renderConversation(item);
     $("done").hidden = firstUndone(0) >= 0;
@@ -93,42 +103,10 @@
     }
   }
 
-  async function pump() {
-    if (sending || !queue.length) return;
-    sending = true;
-    const job = queue[0];
-    let retry = false;
-    try {
-      const payload = { turn: items[job.index].turn_id, relevant: job.relevant };
-      const result = await J.postJSON(data.submit_url, csrf, payload);
-      if (!result.ok) {
-        J.showMessage($("message"), "Not saved: " + result.detail, "error");
-      } else {
-        items[job.index].done = true;
-        items[job.index].relevant = job.relevant;
-        J.showMessage($("message"), "");
-      }
-      attempt = 0;
-    } catch (err) {
-      retry = true;
-      J.showMessage($("message"), "Connection problem — retrying…", "warn");
-    }
-    if (!retry) queue.shift();
-    sending = false;
-    render();
-    if (retry) {
-      attempt += 1;
-      setTimeout(pump, J.retryDelay(attempt));
-    } else {
-      pump();
-    }
-  }
-
   function submit() {
     if (buffer) commitBuffer();
     const relevant = Array.from(marks[index]).sort((a, b) => a - b);
-    queue.push({ index: index, relevant: relevant });
-    pump();
+    queue.send(index, relevant);
     const next = firstUndone(index + 1);
     if (next >= 0 && next !== index) index = next;
     else if (index < items.length - 1) index += 1;
@@ -163,7 +141,7 @@
     return true;
   }
 
-  J.bindNavigation({ move: move, onKey: onKey, unsaved: () => queue.length > 0 });
+  J.bindNavigation({ move: move, onKey: onKey, unsaved: () => queue.size() > 0 });
   rows.forEach((li, i) => li.addEventListener("click", () => toggle(numbers[i])));
   $("submit").addEventListener("click", submit);
   render();

@@ -11,7 +11,6 @@
   const turns = data.turns;
   const csrf = root.dataset.csrf;
   const $ = (id) => document.getElementById(id);
-  const pending = new Map(); // pair id -> grade not yet confirmed
   let total = data.progress.total;
   // Adaptive pools (move-to-front, MM-NS): the server picks the next pair from the judgments so far, so after a
   // grade the page waits for its answer (the topic's queue) before showing the next passage.
@@ -41,7 +40,7 @@
   }
 
   function renderProgress() {
-    J.renderProgress(judgedCount(), total, pending.size);
+    J.renderProgress(judgedCount(), total, pending.size());
   }
 
   function renderConversation(pair) {
@@ -81,61 +80,29 @@
     $("done").hidden = firstUngraded(0) >= 0;
   }
 
-  // One request at a time, in typing order: a quick regrade (1, back, 0) must reach the server after the grade
-  // it replaces, or the older grade could win. A pair still waiting in the queue just gets its grade replaced.
-  const queue = []; // pair ids, oldest first; the grade to send is pending.get(id)
-  let sending = false;
-  let attempt = 0;
-
-  function enqueue(pairId) {
-    if (!queue.includes(pairId)) queue.push(pairId);
-    pump();
-  }
-
-  async function pump() {
-    if (sending || !queue.length) return;
-    sending = true;
-    const pairId = queue[0];
-    const grade = pending.get(pairId);
-    let retry = false;
-    try {
-      const result = await J.postJSON(data.submit_url, csrf, { pair: pairId, grade: grade });
+  // Grades not yet confirmed, per pair id, sent in typing order (see EcastJudging.sendQueue).
+  const pending = J.sendQueue({
+    url: data.submit_url,
+    csrf: csrf,
+    message: $("message"),
+    payload: (pairId, grade) => ({ pair: pairId, grade: grade }),
+    onAnswer: (pairId, grade, result) => {
       if (!result.ok) {
-        J.showMessage($("message"), "Not saved: " + result.detail, "error");
-        if (pending.get(pairId) === grade) pending.delete(pairId);
         if (waiting === pairId) waiting = null;
-      } else {
-        if (pending.get(pairId) === grade) pending.delete(pairId);
-        total = result.body.progress.total;
-        J.showMessage($("message"), "");
-        if (ordered && result.body.queue) {
-          applyQueue(result.body.queue);
-          if (waiting === pairId) {
-            waiting = null;
-            const next = firstUngraded(0);
-            index = next >= 0 ? next : pairs.length - 1;
-          }
+        return;
+      }
+      total = result.body.progress.total;
+      if (ordered && result.body.queue) {
+        applyQueue(result.body.queue);
+        if (waiting === pairId) {
+          waiting = null;
+          const next = firstUngraded(0);
+          index = next >= 0 ? next : pairs.length - 1;
         }
       }
-      attempt = 0;
-    } catch (err) {
-      retry = true;
-      J.showMessage($("message"), "Connection problem — retrying…", "warn");
-    }
-    if (!retry && !pending.has(pairId)) queue.shift();
-    else if (!retry) {
-      // The grade changed while this one was in flight: send the new one next, still in order.
-      queue.push(queue.shift());
-    }
-    sending = false;
-    render();
-    if (retry) {
-      attempt += 1;
-      setTimeout(pump, J.retryDelay(attempt));
-    } else {
-      pump();
-    }
-  }
+    },
+    onSettled: () => render(),
+  });
 
   function grade(g) {
     if (waiting !== null) return; // the next passage is still being chosen
@@ -143,13 +110,12 @@
     const unchanged = pair.grade === g && !pending.has(pair.id);
     pair.grade = g;
     if (!unchanged) {
-      pending.set(pair.id, g);
       if (ordered) {
         waiting = pair.id;
         $("message").textContent = "Choosing the next passage…";
         $("message").className = "muted";
       }
-      enqueue(pair.id);
+      pending.send(pair.id, g);
       if (ordered) return render();
     }
     const next = firstUngraded(index + 1);
@@ -165,7 +131,7 @@
 
   J.bindNavigation({
     move: move,
-    unsaved: () => pending.size > 0,
+    unsaved: () => pending.size() > 0,
     onKey: (ev) => {
       if (ev.key < "0" || ev.key > "4") return false;
       ev.preventDefault();

@@ -18,9 +18,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_the_worker_runs_solo_on_sqlite_and_two_wide_with_redis():
-    assert worker_command(redis=False)[1:6] == ["-m", "celery", "-A", "ecast.celery", "worker"]
-    assert "--pool=solo" in worker_command(redis=False)
-    assert "--concurrency=2" in worker_command(redis=True) and "--pool=solo" not in worker_command(redis=True)
+    assert worker_command(redis=False, queue="celery")[1:6] == ["-m", "celery", "-A", "ecast.celery", "worker"]
+    assert "--pool=solo" in worker_command(redis=False, queue="celery")
+    with_redis = worker_command(redis=True, queue="long")
+    assert "--concurrency=2" in with_redis and "--pool=solo" not in with_redis
     assert web_command(addr="127.0.0.1:8000", server="runserver")[-2:] == ["127.0.0.1:8000", "--noreload"]
 
 
@@ -134,15 +135,21 @@ def test_rundev_serves_pages_runs_a_worker_and_stops_on_ctrl_c(tmp_path):
         assert status == 200, text
         assert f"http://127.0.0.1:{port}/" in text and "demo-admin" in text
         assert "ready" in text, "the Celery worker never reported ready:\n" + text
-
-        # A worker killed outright is restarted; the web server never stops serving.
-        os.kill(_child_pid(proc.pid, "worker"), signal.SIGKILL)
+        # Two workers: the default queue's and the long jobs' (each under its own node name).
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and (tmp_path / "rundev.log").read_text().count(" ready") < 2:
             time.sleep(0.3)
         text = (tmp_path / "rundev.log").read_text()
+        assert "celery@" in text and "long@" in text and text.count(" ready") >= 2, text
+
+        # A worker killed outright is restarted; the web server never stops serving.
+        os.kill(_child_pid(proc.pid, "-Q long"), signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (tmp_path / "rundev.log").read_text().count(" ready") < 3:
+            time.sleep(0.3)
+        text = (tmp_path / "rundev.log").read_text()
         assert "exited with -9; restarting it" in text, text
-        assert text.count(" ready") >= 2, text
+        assert text.count(" ready") >= 3, text
         assert urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/", timeout=5).status == 200
         assert _child_pid(proc.pid, " beat ")  # beat queues the job sweeper
     finally:

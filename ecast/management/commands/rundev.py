@@ -1,4 +1,5 @@
-"""`manage.py rundev`: the web server, a Celery worker and celery beat; Ctrl-C (or SIGTERM) stops all cleanly.
+"""`manage.py rundev`: the web server, two Celery workers (the default queue and the queue of long jobs, see
+``CELERY_TASK_ROUTES``) and celery beat; Ctrl-C (or SIGTERM) stops all cleanly.
 
 The children run in their own process groups so a terminal Ctrl-C reaches only this supervisor, which then sends
 each child exactly one SIGTERM (a warm shutdown for Celery: the running task finishes) and waits for all. A worker
@@ -22,9 +23,14 @@ from django.core.management.base import BaseCommand, CommandError
 from ecast.management.commands.load_demo import DEMO_ACCOUNTS
 
 
-def worker_command(*, redis: bool) -> list[str]:
-    """The Celery worker command line: one solo process on the SQLite broker, two with Redis."""
+def worker_command(*, redis: bool, queue: str) -> list[str]:
+    """The Celery worker command line for one queue: one solo process on the SQLite broker, two with Redis.
+
+    Each queue has its own worker (node ``<queue>@host``), so a long job (LLM labelling, generation, …) never
+    holds the only process while a score recompute or an import waits.
+    """
     cmd = [sys.executable, "-m", "celery", "-A", "ecast.celery", "worker", "--loglevel=INFO", "--without-gossip"]
+    cmd += ["-Q", queue, "-n", f"{queue}@%h"]
     # SQLite serialises writers and the SQLAlchemy transport polls one file: a single solo worker avoids lock
     # contention; Redis + PostgreSQL handle concurrent workers.
     cmd += ["--concurrency=2"] if redis else ["--pool=solo"]
@@ -71,7 +77,7 @@ def supervise(
     def request_stop(signum: int, _frame: Any) -> None:
         nonlocal stop_requested
         if not stop_requested:
-            out.write(f"\nReceived {signal.Signals(signum).name}: stopping the web server and the worker…\n")
+            out.write(f"\nReceived {signal.Signals(signum).name}: stopping the web server and the workers…\n")
             out.flush()
         stop_requested = True
 
@@ -117,7 +123,10 @@ def supervise(
 
 
 class Command(BaseCommand):
-    help = "Serve ecast on http://127.0.0.1:8000 with a background Celery worker and beat; Ctrl-C stops all."
+    help = (
+        "Serve ecast on http://127.0.0.1:8000 with background Celery workers (short and long jobs) and beat; "
+        "Ctrl-C stops all."
+    )
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--addr", default=os.environ.get("ECAST_ADDR", "127.0.0.1:8000"), help="host:port")
@@ -131,7 +140,8 @@ class Command(BaseCommand):
         redis = bool(settings.REDIS_URL)
         commands = [web_command(addr=addr, server=opts["server"])]
         if not opts["no_worker"]:
-            commands += [worker_command(redis=redis), beat_command()]
+            queues = [settings.CELERY_TASK_DEFAULT_QUEUE, settings.ECAST_LONG_QUEUE]
+            commands += [*(worker_command(redis=redis, queue=q) for q in queues), beat_command()]
         db = settings.DATABASES["default"]
         self.stdout.write(self.style.SUCCESS(f"\necast is starting on http://{addr}/"))
         self.stdout.write(f"  database: {db['ENGINE'].rsplit('.', 1)[-1]} ({db.get('NAME')})")
@@ -142,7 +152,7 @@ class Command(BaseCommand):
         self.stdout.write(f"  API docs: http://{addr}/api/docs/    Press Ctrl-C to stop.\n")
         self.stdout.flush()
         # The web server stops everything when it exits; a worker or beat that dies is restarted.
-        code = supervise(commands, out=self.stdout, restartable=[False, True, True])
+        code = supervise(commands, out=self.stdout, restartable=[False] + [True] * (len(commands) - 1))
         if code:
             raise CommandError(f"a child process failed (exit code {code})", returncode=code)
         self.stdout.write("Stopped cleanly.")

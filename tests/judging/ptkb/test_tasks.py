@@ -104,6 +104,30 @@ def test_a_submit_naming_a_statement_the_user_lacks_or_another_topics_turn_is_re
     assert not AssessorJudgment.objects.exists()
 
 
+def test_a_turn_submit_writes_the_derived_qrels_once_and_is_all_or_nothing(task, assessor, monkeypatch):
+    assignment = relevance_svc.assignment_take(pool=task, assessor=assessor)
+    real_write = relevance_svc.write_cluster_qrels
+    writes: list[int] = []
+
+    def counting_write(*, pool, heads=None):
+        writes.append(len(heads))
+        return real_write(pool=pool, heads=heads)
+
+    monkeypatch.setattr(relevance_svc, "write_cluster_qrels", counting_write)
+    services.ptkb_turn_submit(assignment=assignment, turn_id="1-1_1", relevant=[5, 2], assessor=assessor)
+    assert writes == [11] and len(_grades(task.target_version)) == 11  # one write for the turn's 11 statements
+    services.ptkb_turn_submit(assignment=assignment, turn_id="1-1_1", relevant=[5], assessor=assessor)
+    assert writes == [11, 1]  # a changed mind rewrites only the statement that changed
+
+    def failing_write(*, pool, heads=None):
+        raise RuntimeError("qrels write failed")
+
+    monkeypatch.setattr(relevance_svc, "write_cluster_qrels", failing_write)
+    with pytest.raises(RuntimeError):
+        services.ptkb_turn_submit(assignment=assignment, turn_id="1-1_2", relevant=[1], assessor=assessor)
+    assert not AssessorJudgment.objects.filter(pair__turn__turn_id="1-1_2").exists()
+
+
 def test_a_statement_takes_only_grades_0_and_1_through_the_relevance_api(task, assessor, assessor_api):
     assignment = relevance_svc.assignment_take(pool=task, assessor=assessor)
     pair = PoolPair.objects.filter(pool=task).first()

@@ -93,3 +93,39 @@ def test_an_ikat_topic_shows_the_users_ptkb_with_what_the_current_turn_relied_on
     browser.save_screenshot(str(ARTIFACTS / "assessor-ikat-ptkb.png"))
     browser.execute_script("document.getElementById('ptkb').scrollIntoView()")
     browser.save_screenshot(str(ARTIFACTS / "assessor-ikat-ptkb-list.png"))
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_grades_typed_while_the_network_is_down_reach_the_server_in_order_once_it_is_back(
+    browser, live_server, assessor
+):
+    coll = factories.collection_with_turns(name="Offline", year=2020, conversations={"81": ["How do openers work?"]})
+    helpers.passages({"p1": "An opener is a motorized device.", "p2": "Bees are dying.", "p3": "Check the sensors."})
+    original = helpers.qrels(coll, {"81_1": {"p0": 2}})
+    run = helpers.run(coll, "A", {"81_1": ["p1", "p2", "p3"]})
+    pools.pool_create(collection=coll, qrels_version=original, runs=[run], name="Offline pool")
+    browser_login(browser, live_server, "assessor1", "pass-assessor1")
+    browser.get(live_server.url + "/judging/relevance/")
+    browser.find_element(By.XPATH, "//button[normalize-space()='Take a topic']").click()
+    wait = WebDriverWait(browser, 20)
+    wait.until(ec.text_to_be_present_in_element((By.ID, "pair-pos"), "1 of 3"))
+    # Every POST fails as a dropped connection would while window.offline is set.
+    browser.execute_script(
+        "window.offline = true; const real = window.fetch;"
+        "window.fetch = (...a) => window.offline ? Promise.reject(new TypeError('offline')) : real(...a);"
+    )
+    body = browser.find_element(By.TAG_NAME, "body")
+    body.send_keys("3")  # p1 → 3 (its send fails and is retried)
+    wait.until(ec.text_to_be_present_in_element((By.ID, "pair-pos"), "2 of 3"))
+    body.send_keys("1")  # p2 → 1, waiting behind p1 ...
+    wait.until(ec.text_to_be_present_in_element((By.ID, "pair-pos"), "3 of 3"))
+    body.send_keys(Keys.BACKSPACE)
+    body.send_keys("0")  # ... and replaced by 0 before it was ever sent
+    wait.until(ec.text_to_be_present_in_element((By.ID, "save-state"), "2 unsaved"))
+    assert "retrying" in browser.find_element(By.ID, "message").text
+    assert not AssessorJudgment.objects.exists()
+    browser.execute_script("window.offline = false;")
+    wait.until(ec.text_to_be_present_in_element((By.ID, "save-state"), "all saved"))
+    grades = {p: (g, h) for p, g, h in AssessorJudgment.objects.values_list("pair__passage_id", "grade", "history")}
+    assert grades == {"p1": (3, []), "p2": (0, [])}

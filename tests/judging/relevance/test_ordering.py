@@ -151,3 +151,33 @@ def test_a_depth_first_pool_answers_a_grade_without_a_queue(small_collection, as
         reverse("api-relevance-judgment-submit", args=[a.pk]), {"pair": first["id"], "grade": 2}, format="json"
     )
     assert resp.status_code == 200 and resp.json()["queue"] == [] and resp.json()["progress"]["done"] == 1
+
+
+@pytest.mark.django_db
+def test_the_other_pools_listing_matches_each_pools_own_curve_in_one_query(
+    small_collection, assessor, django_assert_num_queries
+):
+    shown = helpers.ordered_pool(small_collection, "mm_ns", name="shown")
+    second = helpers.assessor_user("assessor2")
+    others = []
+    for i, (strategy, grades) in enumerate((("mtf", (3, 0, 2, 4)), ("mm", (0, 1)), ("depth_first", (2,)))):
+        pool = helpers.ordered_pool(small_collection, strategy, name=f"other {i}", assessors_per_pair=2)
+        for who in (assessor, second):  # two assessors: judgments count twice, a head is found once
+            a = services.assignment_take(pool=pool, assessor=who)
+            for grade in grades:
+                pair = PoolPair.objects.get(pk=ordering.next_pair(assignment=a))
+                services.judgment_submit(assignment=a, pair=pair, grade=grade, assessor=who)
+        others.append(pool)
+    helpers.ordered_pool(small_collection, "mtf", name="never judged")
+    with django_assert_num_queries(1):  # one aggregate over every pool of the collection
+        rows = ordering.collection_found_by_pool(pool=shown)
+    assert [r["name"] for r in rows] == ["other 2", "other 1", "other 0"]
+    for row, pool in zip(rows, reversed(others), strict=True):
+        curve = ordering.pool_found_curve(pool=pool)
+        assert (row["judgments"], row["found"], row["heads"], row["strategy_label"]) == (
+            curve["judgments"],
+            curve["found"],
+            curve["heads"],
+            curve["strategy_label"],
+        )
+    assert [(r["judgments"], r["found"]) for r in rows] == [(2, 1), (4, 1), (8, 3)]
