@@ -42,7 +42,7 @@ from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 
-from bench.common import load_average, row  # noqa: E402
+from bench.common import cpu_seconds, load_average, row  # noqa: E402
 from ecast.celery import app  # noqa: E402
 from ecast.models import Collection  # noqa: E402
 from evaluation.permutations import anova, demo  # noqa: E402
@@ -51,21 +51,6 @@ from evaluation.permutations import services as svc  # noqa: E402
 from evaluation.permutations.retrieval import SYSTEMS  # noqa: E402
 
 BENCH_COLLECTION = "CAsT 2020 (bench)"
-
-
-def cpu_seconds(pid: int) -> float:
-    """CPU seconds (user + system) a worker and its pool processes have used, from /proc (0 where there is none):
-    on a shared machine the wall time says how much CPU others left us, the CPU time what the work cost."""
-    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-    total = 0.0
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(entry.name) == pid or int(fields[1]) == pid:
-            total += (int(fields[11]) + int(fields[12])) / tick
-    return total
 
 
 def synthetic(topics: int, perms: int, systems: int, seed: int = 0) -> pd.DataFrame:
