@@ -254,12 +254,12 @@ class RankingEvaluator:
         for ev, names in self._pte:
             # A full recompute reads tens of thousands of values here: one C-level lookup of all a query's names,
             # and NaN (the only value unequal to itself) tested without a function call.
-            slots = [slot for _, slot in names]
+            targets = [slot for _, slot in names]
             pick = itemgetter(*(name for name, _ in names))
             for q, res in ev.evaluate(sub).items():
                 row = out[q]
                 picked = pick(res)
-                for slot, value in zip(slots, picked if len(slots) > 1 else (picked,), strict=True):
+                for slot, value in zip(targets, picked if len(targets) > 1 else (picked,), strict=True):
                     row[slot] = value if value == value else 0.0
         if self._judged:
             tops = tops or {}
