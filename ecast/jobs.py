@@ -141,23 +141,25 @@ def advisory_key(kind: str) -> int:
 
 
 @contextmanager
-def exclusive(kind: str, job_id: int, *, wait: float | None = None) -> Iterator[bool]:
+def exclusive(kind: str, job_id: int, *, wait: float | None = None, shared: bool = False) -> Iterator[bool]:
     """Yield True if this process may run the job now, False while another live worker runs it.
 
     On PostgreSQL a session advisory lock decides, and the database drops it when its holder's connection dies. The
     embedded SQLite setup runs one worker process, which never runs two tasks at once, so it always yields True.
-    ``wait`` (default CLAIM_WAIT_S) is how long to keep asking before concluding the holder is alive.
+    ``wait`` (default CLAIM_WAIT_S) is how long to keep asking before concluding the holder is alive. ``shared``:
+    any number of shared holders run together, but never beside a holder of the plain (exclusive) lock.
     """
     if connection.vendor != "postgresql":
         yield True
         return
     got = False
+    mode = "_shared" if shared else ""
     # A holder whose process just died keeps its lock until its database backend notices the closed connection
     # (milliseconds, sometimes more): a redelivered copy asks a few times before it concludes the holder is alive.
     deadline = time.monotonic() + (CLAIM_WAIT_S if wait is None else wait)
     while True:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [advisory_key(kind), job_id])
+            cursor.execute(f"SELECT pg_try_advisory_lock{mode}(%s, %s)", [advisory_key(kind), job_id])
             got = bool(cursor.fetchone()[0])
         if got or time.monotonic() >= deadline:
             break
@@ -167,7 +169,7 @@ def exclusive(kind: str, job_id: int, *, wait: float | None = None) -> Iterator[
     finally:
         if got:
             with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [advisory_key(kind), job_id])
+                cursor.execute(f"SELECT pg_advisory_unlock{mode}(%s, %s)", [advisory_key(kind), job_id])
 
 
 def redelivered() -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
 import ir_measures
@@ -251,11 +252,15 @@ class RankingEvaluator:
         if not sub:
             return out
         for ev, names in self._pte:
+            # A full recompute reads tens of thousands of values here: one C-level lookup of all a query's names,
+            # and NaN (the only value unequal to itself) tested without a function call.
+            targets = [slot for _, slot in names]
+            pick = itemgetter(*(name for name, _ in names))
             for q, res in ev.evaluate(sub).items():
                 row = out[q]
-                for name, slot in names:
-                    value = res[name]
-                    row[slot] = 0.0 if math.isnan(value) else value
+                picked = pick(res)
+                for slot, value in zip(targets, picked if len(targets) > 1 else (picked,), strict=True):
+                    row[slot] = value if value == value else 0.0
         if self._judged:
             tops = tops or {}
             depth = self.judged_depth or 0
@@ -263,10 +268,11 @@ class RankingEvaluator:
                 ranked = tops.get(q)
                 if ranked is None:
                     ranked = _top_sorted(docs, depth)
-                judged = self.qrels[q]
+                judged = self.qrels[q].keys()
+                row = out[q]
                 for k, slot in self._judged:
                     cut = ranked[:k] if k else ranked
-                    out[q][slot] = sum(d in judged for d in cut) / min(k or len(docs), len(docs))
+                    row[slot] = len(judged & cut) / min(k or len(docs), len(docs))  # a ranking holds no doc twice
         if self._fallback is not None:
             names_by_id: dict[int, list[int]] = {}  # hashing ir_measures objects is slow (repr-based): by id
             for metric in self._fallback.iter_calc(sub):

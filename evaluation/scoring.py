@@ -37,78 +37,78 @@ def scores_write(
 ) -> int:
     """Evaluate ``run_ids`` under ``version`` (optionally only some turns) and replace their stored scores;
     returns the number of values written (runs × judged turns × measures)."""
-    collection = version.collection
-    threshold = int(collection.relevance_threshold)
-    qrels = qrels_dict(version=version, turn_ids=turn_pks)
-    pk_of = _turn_pks(collection.pk)
-    tid_of = {pk: tid for tid, pk in pk_of.items()}
-    evaluator = metrics.RankingEvaluator(qrels, list(measures), rel_threshold=threshold)
-    names = "\n".join(evaluator.measures)
-    judged_pks = [pk_of[q] for q in qrels if q in pk_of]
     # Per run for a full recompute (bounded memory); all runs at once when only a few turns changed.
     chunks: list[list[int]] = [[r] for r in run_ids] if turn_pks is None else [list(run_ids)]
-    only = judged_pks if turn_pks is not None else None
-
-    def fetch(chunk: list[int]) -> list[tuple]:
-        return rankings_fetch(run_ids=chunk, turn_pks=only)
-
-    def store(chunk: list[int], rows: list[tuple]) -> None:
-        with transaction.atomic():
-            stale = TurnScores.objects.filter(version=version, run_id__in=chunk)
-            if turn_pks is not None:
-                stale = stale.filter(turn_id__in=list(turn_pks))
-            stale.delete()  # no signals or cascades hang off TurnScores, so Django issues one DELETE statement
-            rows_insert(TurnScores, _SCORE_COLUMNS, rows)
-            transaction.on_commit(lambda: scores_stamp_touch(version_id=version.pk))
-
-    def evaluate(chunk: list[int], raw: list[tuple]) -> list[tuple]:
-        rankings = rankings_decode(raw, judged_depth=evaluator.judged_depth)
-        rows: list[tuple] = []
-        now = timezone.now()
-        for run_id in chunk:
-            ranked = {tid_of[tpk]: r for tpk, r in rankings.get(run_id, {}).items() if tpk in tid_of}
-            docs = {q: r.docs for q, r in ranked.items()}
-            tops = {q: r.top for q, r in ranked.items() if r.top is not None}
-            for qid, values in evaluator.values(docs, tops, floats=True).items():
-                tpk = pk_of.get(qid)
-                if tpk is not None:
-                    rows.append((run_id, tpk, version.pk, names, values, threshold, now))
-        return rows
-
-    written = 0
     # Many runs outside a transaction (a worker's full recompute): a helper thread with its own connection fetches
     # the next run's rankings and writes the previous run's scores while this one evaluates, so the database's
     # share of the time (its own process, the other core) overlaps the evaluation instead of adding to it.
-    if len(chunks) > 1 and connection.vendor == "postgresql" and not connection.in_atomic_block:
-        with ThreadPoolExecutor(max_workers=1) as helper:
-            try:
-                next_raw = helper.submit(fetch, chunks[0])
-                stored: Future | None = None
-                for i, chunk in enumerate(chunks):
-                    raw = next_raw.result()
-                    if i + 1 < len(chunks):
-                        next_raw = helper.submit(fetch, chunks[i + 1])
-                    rows = evaluate(chunk, raw)
-                    if stored is not None:
-                        stored.result()
-                        if progress:
-                            progress(len(chunks[i - 1]))
-                    stored = helper.submit(store, chunk, rows)
-                    written += len(rows) * len(evaluator.measures)
+    overlapped = len(chunks) > 1 and connection.vendor == "postgresql" and not connection.in_atomic_block
+    helper = ThreadPoolExecutor(max_workers=1) if overlapped else None
+    try:
+        # The first run's rankings (every turn: only a full recompute overlaps) are on their way meanwhile.
+        next_raw = helper.submit(rankings_fetch, run_ids=chunks[0], turn_pks=None) if helper is not None else None
+        collection = version.collection
+        threshold = int(collection.relevance_threshold)
+        qrels = qrels_dict(version=version, turn_ids=turn_pks)
+        pk_of = _turn_pks(collection.pk)
+        tid_of = {pk: tid for tid, pk in pk_of.items()}
+        evaluator = metrics.RankingEvaluator(qrels, list(measures), rel_threshold=threshold)
+        names = "\n".join(evaluator.measures)
+        only = [pk_of[q] for q in qrels if q in pk_of] if turn_pks is not None else None
+
+        def store(chunk: list[int], rows: list[tuple]) -> None:
+            with transaction.atomic():
+                stale = TurnScores.objects.filter(version=version, run_id__in=chunk)
+                if turn_pks is not None:
+                    stale = stale.filter(turn_id__in=list(turn_pks))
+                stale.delete()  # no signals or cascades hang off TurnScores, so Django issues one DELETE statement
+                rows_insert(TurnScores, _SCORE_COLUMNS, rows)
+                transaction.on_commit(lambda: scores_stamp_touch(version_id=version.pk))
+
+        def evaluate(chunk: list[int], raw: list[tuple]) -> list[tuple]:
+            rankings = rankings_decode(raw, judged_depth=evaluator.judged_depth)
+            rows: list[tuple] = []
+            now = timezone.now()
+            for run_id in chunk:
+                ranked = {tid_of[tpk]: r for tpk, r in rankings.get(run_id, {}).items() if tpk in tid_of}
+                docs = {q: r.docs for q, r in ranked.items()}
+                tops = {q: r.top for q, r in ranked.items() if r.top is not None}
+                for qid, values in evaluator.values(docs, tops, floats=True).items():
+                    tpk = pk_of.get(qid)
+                    if tpk is not None:
+                        rows.append((run_id, tpk, version.pk, names, values, threshold, now))
+            return rows
+
+        written = 0
+        if helper is not None and next_raw is not None:
+            stored: Future | None = None
+            for i, chunk in enumerate(chunks):
+                raw = next_raw.result()
+                if i + 1 < len(chunks):
+                    next_raw = helper.submit(rankings_fetch, run_ids=chunks[i + 1], turn_pks=None)
+                rows = evaluate(chunk, raw)
                 if stored is not None:
                     stored.result()
                     if progress:
-                        progress(len(chunks[-1]))
-            finally:
-                helper.submit(connections.close_all).result()
+                        progress(len(chunks[i - 1]))
+                stored = helper.submit(store, chunk, rows)
+                written += len(rows) * len(evaluator.measures)
+            if stored is not None:
+                stored.result()
+                if progress:
+                    progress(len(chunks[-1]))
+            return written
+        for chunk in chunks:
+            rows = evaluate(chunk, rankings_fetch(run_ids=chunk, turn_pks=only))
+            store(chunk, rows)
+            written += len(rows) * len(evaluator.measures)
+            if progress:
+                progress(len(chunk))
         return written
-    for chunk in chunks:
-        rows = evaluate(chunk, fetch(chunk))
-        store(chunk, rows)
-        written += len(rows) * len(evaluator.measures)
-        if progress:
-            progress(len(chunk))
-    return written
+    finally:
+        if helper is not None:
+            helper.submit(connections.close_all).result()
+            helper.shutdown()
 
 
 def scores_stamp_touch(*, version_id: int) -> None:

@@ -213,6 +213,11 @@ def _split(items: list[int], parts: int) -> list[list[int]]:
 
 
 PART_LOCK = "evaluation-part"
+# Held by a drain of a version (exclusive) and by the parts of its full recompute (shared).
+DRAIN_LOCK = "evaluation-drain"
+# How long a part waits for a drain of its version to finish before it queues itself again (drains take a turn's
+# worth of work, well under a second; a part takes a whole worker's share of a recompute).
+PART_WAIT_S = 30.0
 
 
 def scores_part_compute(*, job_id: int, version_id: int, run_ids: Sequence[int]) -> EvaluationJob | None:
@@ -229,8 +234,14 @@ def scores_part_compute(*, job_id: int, version_id: int, run_ids: Sequence[int])
             if not mine:
                 # Another live copy of this part is writing it and will count it done: writing too would race it.
                 return job
-            existing = list(Run.objects.filter(pk__in=list(run_ids)).values_list("pk", flat=True))
-            scores_write(version=version, run_ids=existing)
+            # The parts of one version run side by side (they write disjoint runs), but never beside a drain of
+            # the version: both delete and insert the same rows and would collide on TurnScores' unique constraint.
+            with exclusive(DRAIN_LOCK, version_id, wait=PART_WAIT_S, shared=True) as free:
+                if not free:
+                    enqueue(PART_TASK, job_id, version_id, list(run_ids), countdown=DRAIN_RETRY_S)
+                    return job
+                existing = list(Run.objects.filter(pk__in=list(run_ids)).values_list("pk", flat=True))
+                scores_write(version=version, run_ids=existing)
     except Exception as exc:  # noqa: BLE001 - the job page shows what went wrong
         log.exception("evaluation job %s part failed", job_id)
         evaluation_job_fail(job_id=job_id, reason=f"{type(exc).__name__}: {exc}")
@@ -299,16 +310,14 @@ def dirty_turns_drain(*, version_id: int) -> EvaluationJob | None:
     version = QrelsVersion.objects.select_related("collection").filter(pk=version_id).first()
     if version is None:
         return None
-    # One drain per version at a time: two would write the same turns' scores and collide on TurnScores' unique
-    # constraint. A drain queued while another computes waits for it, then takes every mark made meanwhile.
+    # One drain per version at a time, and none while a full recompute's parts write the version (they take this
+    # lock shared): two writers of the same rows would collide on TurnScores' unique constraint. A drain queued
+    # meanwhile tries again shortly, then takes every mark made in between.
     with exclusive(DRAIN_LOCK, version_id, wait=0) as mine:
         if not mine:
             enqueue(DRAIN_TASK, version_id, countdown=DRAIN_RETRY_S)
             return None
         return _drain_locked(version)
-
-
-DRAIN_LOCK = "evaluation-drain"
 
 
 def _drain_locked(version: QrelsVersion) -> EvaluationJob | None:

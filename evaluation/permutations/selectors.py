@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -77,7 +78,11 @@ def conversation_paths(*, conversation: Conversation) -> list[tuple[str, list[Tu
     """What is permuted in a conversation, as (path name, its turns in order): ("", every turn) when it is linear;
     in a tree (CAsT 2022) one entry per root-to-leaf path, named by its leaf's branch-aware number, with the User
     and System turns on it; paths holding the same User turns are listed once (see ``orders``)."""
-    turns = list(conversation.turns.order_by("number"))
+    return turns_paths(list(conversation.turns.order_by("number")))
+
+
+def turns_paths(turns: list[Turn]) -> list[tuple[str, list[Turn]]]:
+    """``conversation_paths`` of one conversation's turns already read (in number order)."""
     if not any(t.tree_number for t in turns):
         return [("", turns)]
     out: list[tuple[str, list[Turn]]] = []
@@ -92,10 +97,23 @@ def conversation_paths(*, conversation: Conversation) -> list[tuple[str, list[Tu
 
 def permutation_paths(*, conversation: Conversation) -> list[tuple[str, list[tuple[int, str]]]]:
     """(path name, (number, class) of its User turns) for every path permuted in the conversation."""
+    return turns_permutation_paths(list(conversation.turns.order_by("number")))
+
+
+def turns_permutation_paths(turns: list[Turn]) -> list[tuple[str, list[tuple[int, str]]]]:
+    """``permutation_paths`` of one conversation's turns already read (in number order)."""
     return [
-        (name, permutations.path_labels([(t.number, t.utterance_class) for t in turns if not t.is_system]))
-        for name, turns in conversation_paths(conversation=conversation)
+        (name, permutations.path_labels([(t.number, t.utterance_class) for t in path if not t.is_system]))
+        for name, path in turns_paths(turns)
     ]
+
+
+def _turns_by_conversation(conversation_ids: Iterable[int]) -> dict[int, list[Turn]]:
+    """Conversation id → its turns in number order, for many conversations in one query."""
+    out: dict[int, list[Turn]] = defaultdict(list)
+    for t in Turn.objects.filter(conversation_id__in=list(conversation_ids)).order_by("conversation_id", "number"):
+        out[t.conversation_id].append(t)
+    return out
 
 
 def system_label(system: str) -> str:
@@ -201,8 +219,10 @@ def experiment_conversation_summary(*, experiment: PermutationExperiment) -> lis
         .annotate(n=Count("id"))
         .values_list("conversation_id", "path", "n")
     }
-    for conv in Conversation.objects.filter(pk__in={c for c, _ in counts}).order_by("id"):
-        for path, labels in permutation_paths(conversation=conv):
+    conv_ids = {c for c, _ in counts}
+    turns = _turns_by_conversation(conv_ids)  # one query for every conversation's turns, not one per conversation
+    for conv in Conversation.objects.filter(pk__in=conv_ids).order_by("id"):
+        for path, labels in turns_permutation_paths(turns[conv.pk]):
             if (conv.pk, path) not in counts:
                 continue
             s = permutations.structure_from_labels(labels)
@@ -223,12 +243,15 @@ def permutation_topics(*, experiment: PermutationExperiment, conversation: Conve
     qs = Permutation.objects.filter(experiment=experiment).select_related("conversation")
     if conversation is not None:
         qs = qs.filter(conversation=conversation)
-    turns: dict[int, dict[int, Turn]] = {}
+    perms = list(qs.order_by("conversation_id", "index"))
+    # One query for every conversation's turns, not one per conversation.
+    turns = {
+        conv_id: {t.number: t for t in conv_turns}
+        for conv_id, conv_turns in _turns_by_conversation({p.conversation_id for p in perms}).items()
+    }
     out = []
-    for p in qs.order_by("conversation_id", "index"):
+    for p in perms:
         conv = p.conversation
-        if conv.pk not in turns:
-            turns[conv.pk] = {t.number: t for t in conv.turns.all()}
         tmap = turns[conv.pk]
         topic_turns = []
         for n in p.order:

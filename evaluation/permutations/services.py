@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections import Counter
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -424,12 +424,16 @@ def permutation_experiment_score(*, experiment: PermutationExperiment) -> int:
         )
     }
     values = _query_values(pairs, qdocs, qrels, measure=measure, threshold=threshold)
-    conv_turns: dict[int, dict[int, str]] = {}
+    # Turn ids of every conversation with imported runs, in one query (not one per conversation).
+    conv_turns: dict[int, dict[int, str]] = defaultdict(dict)
+    with_runs = {r.permutation.conversation_id for r in results if r.run is not None}
+    for conv_id, number, turn_id in Turn.objects.filter(conversation_id__in=with_runs).values_list(
+        "conversation_id", "number", "turn_id"
+    ):
+        conv_turns[conv_id][number] = turn_id
     for r in results:
         if r.run is not None:
             pconv = r.permutation.conversation_id
-            if pconv not in conv_turns:
-                conv_turns[pconv] = dict(Turn.objects.filter(conversation_id=pconv).values_list("number", "turn_id"))
             # The turns of the permutation's order: every turn of a linear conversation, one path of a tree.
             ids = {conv_turns[pconv][n] for n in r.permutation.order}
             judged = {t: qrels[t] for t in ids if t in qrels}

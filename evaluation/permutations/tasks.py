@@ -2,10 +2,25 @@
 
 from __future__ import annotations
 
+import logging
+from typing import Any
+
 from celery import shared_task
+from celery.signals import worker_init
 
 from ecast import jobs
-from evaluation.permutations import services
+from evaluation.permutations import retrieval, services
+
+
+@worker_init.connect
+def retrieval_warm(**_: Any) -> None:
+    """Load the retrieval libraries once in the worker's main process, before its pool processes fork, so no
+    experiment's chunk pays for them (every worker would, in parallel, after the start task: time on the critical
+    path of a fanned-out experiment)."""
+    try:
+        retrieval.warm()
+    except Exception:  # noqa: BLE001 - a worker must start anyway; the first chunk loads what it needs, or fails
+        logging.getLogger(__name__).warning("could not warm the permutation retrieval", exc_info=True)
 
 
 @shared_task(name=services.START_TASK)

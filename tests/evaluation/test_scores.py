@@ -232,6 +232,51 @@ def test_a_drain_finding_another_drain_of_its_version_at_work_requeues_itself_an
     assert job is not None and job.turn_ids == [turn.pk] and not DirtyTurn.objects.exists()
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_drain_and_a_full_recompute_part_of_one_version_never_write_at_once_while_parts_share_it():
+    from django.db import connection, connections
+
+    from ecast import jobs
+
+    if connection.vendor != "postgresql":
+        if os.environ.get("CI"):
+            pytest.fail("CI must run the part/drain lock test on PostgreSQL")
+        pytest.skip("the version's writer lock is a PostgreSQL advisory lock; the SQLite setup runs one worker")
+    coll, version, runs = build()
+    weak, strong = runs["weak"].pk, runs["strong"].pk
+    DirtyTurn.objects.create(version=version, turn=coll.turns.get(turn_id="1_1"))
+    job = services.evaluation_job_create(collection=coll, kind="full", start=False)
+    EvaluationJob.objects.filter(pk=job.pk).update(status="running", total=2)
+    key = [jobs.advisory_key(services.DRAIN_LOCK), version.pk]
+    other = connections.create_connection("default")  # another worker
+    try:
+        # Another part of the version is writing: a drain leaves its marks and comes back later ...
+        with other.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_lock_shared(%s, %s)", key)
+        with mock.patch("evaluation.tasks.dirty_turns_drain_task.apply_async") as drain_again:
+            assert services.dirty_turns_drain(version_id=version.pk) is None
+        assert drain_again.called and DirtyTurn.objects.count() == 1
+        # ... while this part writes beside the other one.
+        services.scores_part_compute(job_id=job.pk, version_id=version.pk, run_ids=[weak])
+        assert {r.run_id for r in stored(version=version)} == {weak}
+        with other.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock_shared(%s, %s)", key)
+            cursor.execute("SELECT pg_advisory_lock(%s, %s)", key)  # now a drain of the version is writing
+        with (
+            mock.patch.object(services, "PART_WAIT_S", 0.3),
+            mock.patch("evaluation.tasks.scores_part_compute_task.apply_async") as part_again,
+        ):
+            services.scores_part_compute(job_id=job.pk, version_id=version.pk, run_ids=[strong])
+        assert part_again.call_args.kwargs == {"args": [job.pk, version.pk, [strong]], "countdown": 0.5}
+        assert {r.run_id for r in stored(version=version)} == {weak}  # the part wrote nothing ...
+        assert EvaluationJob.objects.get(pk=job.pk).done == 1  # ... and did not count itself done
+    finally:
+        other.close()
+    services.scores_part_compute(job_id=job.pk, version_id=version.pk, run_ids=[strong])
+    job.refresh_from_db()
+    assert job.status == "done" and {r.run_id for r in stored(version=version)} == {weak, strong}
+
+
 def test_a_full_recompute_fans_out_in_parts_that_store_what_one_pass_stores(settings):
     coll, version, runs = build()
     services.scores_compute_for_version(version=version)

@@ -301,3 +301,23 @@ def test_without_new_judgments_the_last_chunk_finishes_the_experiment_without_a_
     exp.refresh_from_db()
     assert exp.status == PermutationExperiment.Status.DONE and queued == []
     assert exp.scored_qrels_count == Qrel.objects.filter(version=version).count() and exp.scored_at is not None
+
+
+def test_the_conversation_summary_and_the_topic_export_read_every_conversations_turns_in_one_query():
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from ecast.models import Turn
+
+    coll, version = labelled_collection()
+    exp = svc.permutation_experiment_create(collection=coll, name="a", qrels_version=version, systems=[], k=3)
+    turn_table = connection.ops.quote_name(Turn._meta.db_table)
+    for read, topic in (
+        (sel.experiment_conversation_summary, lambda row: row["conversation"].topic_id),
+        (sel.permutation_topics, lambda row: row["number"]),
+    ):
+        with CaptureQueriesContext(connection) as queries:
+            out = read(experiment=exp)
+        assert {topic(row) for row in out} == {"1", "2"}
+        turn_reads = [q["sql"] for q in queries.captured_queries if f"FROM {turn_table}" in q["sql"]]
+        assert len(turn_reads) == 1, turn_reads
