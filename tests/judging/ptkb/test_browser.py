@@ -92,3 +92,41 @@ def test_an_assessor_marks_statements_by_keyboard_and_the_counts_change(
     assert browser.find_element(By.ID, "turns-done").text == "3 / 3"
     assert browser.find_element(By.ID, "relevant").text == "3 of 33 judgments"
     browser.save_screenshot(str(ARTIFACTS / "ptkb_task.png"))
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_a_turn_resubmitted_while_the_network_is_down_is_saved_once_with_its_last_marks(
+    browser, live_server, assessor, shared_data
+):
+    coll = ok("ikat_topics", shared_data / "ikat/2023/2023_train_topics.json").collection
+    services.ptkb_task_create(collection=coll, turn_ids=TURNS, name="PTKB offline")
+    browser.set_window_size(1366, 900)
+    browser_login(browser, live_server, "assessor1", "pass-assessor1")
+    browser.get(live_server.url + "/judging/relevance/")
+    browser.find_element(By.XPATH, "//button[normalize-space()='Take a topic']").click()
+    wait = WebDriverWait(browser, 20)
+    wait.until(ec.text_to_be_present_in_element((By.ID, "turn-pos"), "1 of 3"))
+    browser.execute_script(
+        "window.offline = true; const real = window.fetch;"
+        "window.fetch = (...a) => window.offline ? Promise.reject(new TypeError('offline')) : real(...a);"
+    )
+    body = browser.find_element(By.TAG_NAME, "body")
+    body.send_keys("5")
+    wait.until(ec.text_to_be_present_in_element((By.ID, "marked-count"), "1"))
+    body.send_keys(Keys.ENTER)  # turn 1 with statement 5: its send fails and waits for a retry
+    wait.until(ec.text_to_be_present_in_element((By.ID, "turn-pos"), "2 of 3"))
+    body.send_keys(Keys.BACKSPACE)
+    wait.until(ec.text_to_be_present_in_element((By.ID, "turn-pos"), "1 of 3"))
+    body.send_keys("2")
+    wait.until(ec.text_to_be_present_in_element((By.ID, "marked-count"), "2"))
+    body.send_keys(Keys.ENTER)  # turn 1 again, now 2 and 5: replaces the waiting submit
+    wait.until(ec.text_to_be_present_in_element((By.ID, "save-state"), "1 unsaved"))
+    assert "retrying" in browser.find_element(By.ID, "message").text
+    assert not AssessorJudgment.objects.exists()
+    browser.execute_script("window.offline = false;")
+    wait.until(ec.text_to_be_present_in_element((By.ID, "save-state"), "all saved"))
+    relevant = sorted(AssessorJudgment.objects.filter(grade=1).values_list("pair__turn__turn_id", "pair__passage_id"))
+    assert relevant == [("1-1_1", "2"), ("1-1_1", "5")]
+    assert AssessorJudgment.objects.count() == 11
+    assert not AssessorJudgment.objects.exclude(history=[]).exists()  # saved once, with the last marks
