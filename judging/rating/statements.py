@@ -47,7 +47,10 @@ WITH camp AS (
       AND (i.leases = '{}'::jsonb
            OR i.completed_count + (SELECT count(*) FROM jsonb_each_text(i.leases) e WHERE e.value::float8 > %(now_s)s)
               < (SELECT n FROM ok))
-    ORDER BY i.completed_count DESC, (i.position::bigint * %(a)s + %(b)s) %% %(prime)s
+    ORDER BY i.completed_count DESC,
+             ((i.position::bigint * %(a)s + %(b)s) %% %(prime)s) * ((i.position::bigint * %(a)s + %(b)s) %% %(prime)s)
+             %% %(prime)s,
+             i.position
     LIMIT 1
     FOR UPDATE SKIP LOCKED
 ), ins AS (

@@ -269,8 +269,8 @@ def test_each_rater_gets_the_items_in_their_own_seeded_order():
     assert seq_first != seq_second and seq_first != positions
 
     def expected(user):
-        a, b = services.rater_order_key(seed=c.seed, rater_id=user.pk)
-        return sorted(positions, key=lambda p: (p * a + b) % services.SHUFFLE_PRIME)
+        key = services.rater_order_key(seed=c.seed, rater_id=user.pk)
+        return sorted(positions, key=lambda p: (services.rater_order_value(p, key), p))
 
     assert seq_first == expected(first) and seq_second == expected(second)
     again = campaign(coll, size=12, n=5, gold_every=1000, seed=c.seed)
@@ -279,7 +279,19 @@ def test_each_rater_gets_the_items_in_their_own_seeded_order():
 
 def test_the_order_key_is_a_permutation_for_any_rater():
     for rater_id in range(1, 30):
-        a, b = services.rater_order_key(seed=3, rater_id=rater_id)
-        assert 0 < a < services.SHUFFLE_PRIME
-        keys = {(p * a + b) % services.SHUFFLE_PRIME for p in range(500)}
-        assert len(keys) == 500
+        key = services.rater_order_key(seed=3, rater_id=rater_id)
+        assert 0 < key[0] < services.SHUFFLE_PRIME and 0 <= key[1] < services.SHUFFLE_PRIME
+        assert len({services.rater_order_value(p, key) for p in range(5000)}) == 5000
+
+
+def test_raters_of_a_small_campaign_get_orders_of_their_own_not_the_plain_order_or_its_rotations():
+    positions = list(range(12))
+    orders = []
+    for rater_id in range(1, 201):
+        key = services.rater_order_key(seed=7, rater_id=rater_id)
+        orders.append(tuple(sorted(positions, key=lambda p, key=key: (services.rater_order_value(p, key), p))))
+    rotations = {tuple(positions[i:] + positions[:i]) for i in range(12)}
+    rotations |= {tuple(reversed(r)) for r in rotations}
+    # The affine map alone gives 32 of these 200 raters a rotation (or its reverse) and 148 distinct orders.
+    assert sum(order in rotations for order in orders) <= 2
+    assert len(set(orders)) >= 196
