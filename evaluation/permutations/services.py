@@ -4,7 +4,6 @@ scoring) with its status bookkeeping, and the debounced rescore when judgments c
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -12,11 +11,11 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from ecast.bulk import rows_insert
+from ecast.bulk import rows_insert, rows_update
 from ecast.jobs import debounce, debounce_release, enqueue
 from ecast.models import Collection, Conversation, Turn
 from ecast.selectors import turn_paths
@@ -446,7 +445,8 @@ def permutation_experiment_score(*, experiment: PermutationExperiment) -> int:
         else:
             r.per_turn, r.mean = _per_turn_and_mean(r.queries, values)
     with transaction.atomic():
-        _results_write(results)
+        # bulk_update builds a CASE expression per column and batch, which made it most of a scoring run.
+        rows_update(PermutationResult, ["per_turn", "mean"], [(r.pk, r.per_turn, r.mean) for r in results])
         PermutationExperiment.objects.filter(pk=experiment.pk).update(
             status=PermutationExperiment.Status.DONE,
             scored_version=version,
@@ -455,33 +455,6 @@ def permutation_experiment_score(*, experiment: PermutationExperiment) -> int:
             finished_at=experiment.finished_at or timezone.now(),
         )
     return len(results)
-
-
-@transaction.atomic
-def _results_write(results: list[PermutationResult]) -> None:
-    """Store per-turn scores and means of many results in a few statements (inside the caller's transaction).
-
-    Django's ``bulk_update`` builds one CASE expression per column and batch, which made it most of a scoring
-    run; PostgreSQL gets the rows by COPY into a temporary table and one UPDATE … FROM, SQLite one executemany."""
-    if not results:
-        return
-    table = connection.ops.quote_name(PermutationResult._meta.db_table)
-    rows = [(r.pk, json.dumps(r.per_turn), r.mean) for r in results]
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute("CREATE TEMP TABLE ecast_perm_scores (id bigint, per_turn jsonb, mean double precision)")
-            with cursor.cursor.copy("COPY ecast_perm_scores (id, per_turn, mean) FROM STDIN") as copy:
-                for row in rows:
-                    copy.write_row(row)
-            cursor.execute(
-                f"UPDATE {table} AS r SET per_turn = t.per_turn, mean = t.mean"
-                " FROM ecast_perm_scores t WHERE r.id = t.id"
-            )
-            cursor.execute("DROP TABLE ecast_perm_scores")
-        else:
-            cursor.executemany(
-                f"UPDATE {table} SET per_turn = %s, mean = %s WHERE id = %s", [(p, m, i) for i, p, m in rows]
-            )
 
 
 def permutation_experiment_set_version(*, experiment: PermutationExperiment, version: QrelsVersion) -> None:
