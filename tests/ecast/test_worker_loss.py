@@ -78,6 +78,22 @@ class Fleet:
         name = f"loss-{os.getpid()}-{len(self.procs)}@%h"
         return self._start(["worker", "--concurrency=1", "-n", name, "--without-gossip", "--without-mingle"], "worker")
 
+    def kill_mid_job(
+        self, worker: subprocess.Popen, done, total: int, *, at_least: int, before_end: int
+    ) -> tuple[float, int]:
+        """Wait until ``done()`` is under way, SIGKILL ``worker`` there, check the job is not finished and start a
+        fresh worker; returns the moment of the kill and ``done()`` at it."""
+        wait_for(
+            lambda: at_least <= done() <= total - before_end, timeout=120, fleet=self, what="the job to be under way"
+        )
+        os.kill(worker.pid, signal.SIGKILL)
+        killed_at, done_at_kill = time.monotonic(), done()
+        worker.wait(timeout=10)
+        time.sleep(0.5)
+        assert done() < total, "the job finished before the kill; make it longer"
+        self.worker()
+        return killed_at, done_at_kill
+
     def beat(self) -> subprocess.Popen:
         return self._start(["beat", f"--schedule={self.tmp_path / 'beat-schedule'}"], "beat")
 
@@ -186,14 +202,7 @@ def test_a_generation_job_whose_worker_is_killed_mid_job_ends_with_the_outputs_o
     generation.generation_job_start(job=job)
     total = job.turns.count()
     done = lambda: job.turns.filter(status=GenerationTurn.Status.DONE).count()  # noqa: E731
-    wait_for(lambda: 2 <= done() <= total - 8, timeout=120, fleet=fleet, what="the job to be under way")
-    os.kill(first.pid, signal.SIGKILL)
-    killed_at, done_at_kill = time.monotonic(), done()
-    first.wait(timeout=10)
-    time.sleep(0.5)
-    assert done() < total, "the job finished before the kill; make it longer"
-
-    fleet.worker()
+    killed_at, done_at_kill = fleet.kill_mid_job(first, done, total, at_least=2, before_end=8)
     job = wait_for(
         lambda: GenerationJob.objects.filter(pk=job.pk, status=GenerationJob.Status.SUCCEEDED).first(),
         timeout=180, poll=0.2, fleet=fleet, what="the killed job to finish",

@@ -4,8 +4,6 @@ exactly once. Real workers and beat, on Redis + PostgreSQL (the fleet of tests/e
 
 from __future__ import annotations
 
-import os
-import signal
 import time
 
 import pytest
@@ -63,14 +61,7 @@ def test_an_llm_judge_job_whose_worker_is_killed_resumes_and_labels_every_pair_o
     first = fleet.worker()
     job = services.llm_judge_job_create(collection=coll, source_version=version, model=str(tiny_causal), params=params)
     done = lambda: LlmLabel.objects.filter(job=job).count()  # noqa: E731
-    wait_for(lambda: 20 <= done() <= total - 150, timeout=120, fleet=fleet, what="the job to be under way")
-    os.kill(first.pid, signal.SIGKILL)
-    killed_at, done_at_kill = time.monotonic(), done()
-    first.wait(timeout=10)
-    time.sleep(0.5)
-    assert done() < total, "the job finished before the kill; make it longer"
-
-    fleet.worker()
+    killed_at, done_at_kill = fleet.kill_mid_job(first, done, total, at_least=20, before_end=150)
     job = wait_for(
         lambda: LlmJudgeJob.objects.filter(pk=job.pk, status=LlmJudgeJob.Status.SUCCEEDED).first(),
         timeout=180, poll=0.2, fleet=fleet, what="the killed job to finish",
