@@ -10,9 +10,13 @@ is set, in-memory SQLite otherwise) and destroys it at the end. Its schema comes
 the physical settings they make (rankings stored uncompressed, no foreign-key checks on bulk rows) are measured.
 Evaluation's receivers (score recompute, analyses on new runs/qrels) are silenced: that work runs in the worker and
 has its own benchmarks.
-Prints figures and the ratio; asserts nothing about time.
+Prints figures and the ratio; asserts nothing about time. Beside wall seconds it prints CPU seconds: this process's,
+and the PostgreSQL server process's when it runs on this machine (on a shared machine the wall time says how much
+CPU others left us, the CPU time what the work cost). ``--profile`` then imports everything again into a fresh
+database under cProfile and prints where the app's time goes per file type and the functions that cost most.
 
 Usage: DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench python bench/bench_import.py [--data ../shared/data]
+       [--profile]
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ django.setup()
 from django.db import connection  # noqa: E402
 from django.db.models.signals import post_save  # noqa: E402
 
-from bench.common import load_average, row  # noqa: E402
+from bench.common import cpu_seconds, load_average, row  # noqa: E402
 from ecast.imports.services import import_file  # noqa: E402
 from ecast.models import ImportJob  # noqa: E402
 
@@ -87,17 +91,59 @@ def baseline(plan: list[tuple[str, Path, dict]]) -> float:
     return time.perf_counter() - t0
 
 
-def run_imports(plan: list[tuple[str, Path, dict]]) -> tuple[float, list[tuple[str, str, float, dict]]]:
-    """Import every file through import_file; returns the total and per-file seconds."""
+def server_pid() -> int | None:
+    """The PostgreSQL backend serving this connection when it runs on this machine (its CPU is then readable)."""
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    return pid if Path(f"/proc/{pid}/stat").exists() else None
+
+
+def cpu_now(pid: int | None) -> tuple[float, float]:
+    """(this process's CPU seconds, the database server process's or 0)."""
+    return time.process_time(), cpu_seconds(pid) if pid else 0.0
+
+
+Step = tuple[str, str, float, float, float, dict]
+
+
+def run_imports(plan: list[tuple[str, Path, dict]]) -> tuple[float, list[Step]]:
+    """Import every file through import_file; returns the total wall seconds and per file (kind, name, wall
+    seconds, this process's CPU seconds, the server's CPU seconds, counts)."""
     rows = []
+    pid = server_pid()
     t0 = time.perf_counter()
     for kind, path, options in plan:
-        t = time.perf_counter()
+        t, (c, s) = time.perf_counter(), cpu_now(pid)
         job = import_file(kind=kind, path=path, options=options)
         if job.status != ImportJob.Status.SUCCEEDED:
             raise SystemExit(f"{path.name} failed: {job.errors[:5]}")
-        rows.append((kind, path.name, time.perf_counter() - t, job.counts))
+        c2, s2 = cpu_now(pid)
+        rows.append((kind, path.name, time.perf_counter() - t, c2 - c, s2 - s, job.counts))
     return time.perf_counter() - t0, rows
+
+
+def profile_imports(plan: list[tuple[str, Path, dict]], old_name: str) -> None:
+    """Import everything again into a fresh database under cProfile: seconds per file type, then the costliest
+    functions (cumulative, then own time)."""
+    import cProfile
+    import pstats
+    from collections import defaultdict
+
+    connection.creation.destroy_test_db(old_name, verbosity=0)
+    connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    by_kind: dict[str, float] = defaultdict(float)
+    prof = cProfile.Profile()
+    for kind, path, options in plan:
+        t = time.perf_counter()
+        prof.runcall(import_file, kind=kind, path=path, options=options)
+        by_kind[kind] += time.perf_counter() - t
+    print("profile (cProfile on, so slower than above): " + ", ".join(f"{k} {v:.2f} s" for k, v in by_kind.items()))
+    stats = pstats.Stats(prof)
+    stats.sort_stats("cumulative").print_stats(45)
+    stats.sort_stats("tottime").print_stats(30)
 
 
 def deep_run() -> float:
@@ -123,6 +169,7 @@ def deep_run() -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--profile", action="store_true", help="then cProfile a full import into a fresh database")
     args = parser.parse_args()
     plan = steps(args.data)
 
@@ -139,13 +186,27 @@ def main() -> None:
     connection.creation.create_test_db(verbosity=0, autoclobber=True)
     try:
         print(f"database: {connection.vendor} ({connection.settings_dict['NAME']}); {load_average()}")
+        base_cpu = time.process_time()
         base = min(baseline(plan) for _ in range(3))
+        base_cpu = (time.process_time() - base_cpu) / 3
         total, rows = run_imports(plan)
-        for kind, name, seconds, counts in rows:
+        print("  kind         file                                                       wall     CPU  server CPU")
+        for kind, name, seconds, cpu, server, counts in rows:
             shown = {k: v for k, v in counts.items() if k not in ("warnings",) and not k.endswith("_id")}
-            print(f"  {kind:<12} {name:<58} {seconds:7.3f} s  {shown}")
-        runs = sum(s for k, _n, s, _c in rows if k == "run")
+            print(f"  {kind:<12} {name:<52} {seconds:7.3f} s {cpu:6.2f} s {server:6.2f} s  {shown}")
+        runs = sum(r[2] for r in rows if r[0] == "run")
         print(f"16 DECAF runs (19,400 lines each): {runs:.2f} s, {runs / 16:.3f} s per run")
+        per_kind = {}
+        for kind, _n, seconds, cpu, server, _c in rows:
+            w, c, s = per_kind.get(kind, (0.0, 0.0, 0.0))
+            per_kind[kind] = (w + seconds, c + cpu, s + server)
+        for kind, (w, c, s) in per_kind.items():
+            print(f"  {kind:<12} wall {w:6.2f} s, CPU {c:6.2f} s, server CPU {s:6.2f} s")
+        cpu, server = sum(r[3] for r in rows), sum(r[4] for r in rows)
+        print(
+            f"CPU: import {cpu:.2f} s in this process + {server:.2f} s in the database server; plain parse "
+            f"{base_cpu:.3f} s (mean of 3): {(cpu + server) / base_cpu:.1f}x"
+        )
         again, _ = run_imports(plan)
         print(f"import total: {total:.2f} s; re-import of everything: {again:.2f} s (no new rows; runs replaced)")
         deep = deep_run()
@@ -154,6 +215,8 @@ def main() -> None:
         print(f"ratio import / baseline: {total / base:.1f}x")
         ratio = f"{total / base:.1f}x"
         row("import CAsT + ECAsT + qrels + 16 runs", f"{total:.2f} s", f"plain parse {base:.3f} s", ratio, "≤ 3x")
+        if args.profile:
+            profile_imports(plan, old_name)
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
 

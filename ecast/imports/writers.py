@@ -14,11 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from django.db import connection, transaction
-from django.db.models import OuterRef, Subquery
+from django.db import transaction
 from django.utils import timezone
 
-from ecast.bulk import objects_insert, objects_update, rows_insert
+from ecast.bulk import ids_reserve, objects_insert, objects_update, rows_insert
 from ecast.imports import parsers, topics
 from ecast.imports.errors import ImportFailed, row_error
 from ecast.imports.readers import read_text
@@ -441,55 +440,25 @@ def write_ecast_csv(ctx: Context) -> Result:
 def _insert_pairs(pairs: list[tuple[int, str, str, dict[str, Any]]], user_id: int | None) -> None:
     """Insert approved imported manual/raw paraphrase pairs, each row pointing at its partner.
 
-    PostgreSQL: ids are drawn from the table's sequence first, so both halves and both links go in one COPY.
-    Elsewhere: manual rows first, found again by (turn, provenance line) among the imported manual rows without a
-    pair (earlier imports always leave their rows paired), then the raw rows, then one UPDATE per chunk links back.
-    Every turn pk was resolved in the caller's transaction.
+    Both ids of every pair are reserved first, in one statement (``ids_reserve``), so both halves and both links go
+    in one load: no second pass to find the manual rows again and point them at their partners. Every turn pk
+    was resolved in the caller's transaction.
     """
     if not pairs:
         return
     now = timezone.now()
-    cols = ["turn_id", "kind", "text", "status", "origin", "provenance", "is_current", "created_at", "updated_at"]
-    cols += ["created_by_id", "pair_id"]
+    cols = ["id", "turn_id", "kind", "text", "status", "origin", "provenance", "is_current", "created_at"]
+    cols += ["updated_at", "created_by_id", "pair_id"]
     approved, imported = Paraphrase.Status.APPROVED.value, Paraphrase.Origin.IMPORTED.value
     manual_kind, raw_kind = Paraphrase.Kind.MANUAL.value, Paraphrase.Kind.RAW.value
-
-    def row(turn_pk: int, kind: str, text: str, prov: dict[str, Any], pair: int | None) -> tuple:
-        return (turn_pk, kind, text, approved, imported, prov, True, now, now, user_id, pair)
-
-    if connection.vendor == "postgresql":
-        table = Paraphrase._meta.db_table
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [table, 2 * len(pairs)]
-            )
-            ids = [r[0] for r in cursor.fetchall()]
-        rows = []
-        for i, (turn_pk, manual, raw, prov) in enumerate(pairs):
-            m_id, r_id = ids[2 * i], ids[2 * i + 1]
-            rows += [
-                (m_id, *row(turn_pk, manual_kind, manual, prov, r_id)),
-                (r_id, *row(turn_pk, raw_kind, raw, prov, m_id)),
-            ]
-        rows_insert(Paraphrase, ["id", *cols], rows, analyze=True)
-        return
-    rows_insert(Paraphrase, cols, [row(t, manual_kind, m, prov, None) for t, m, _r, prov in pairs], analyze=True)
-    turn_pks = sorted({t for t, *_ in pairs})
-    fresh = Paraphrase.objects.filter(
-        turn_id__in=turn_pks, kind=manual_kind, origin=imported, pair__isnull=True
-    ).values_list("pk", "turn_id", "provenance")
-    found = {(turn_pk, prov.get("source"), prov.get("line")): pk for pk, turn_pk, prov in fresh}
-    manual_ids = [found[(t, p["source"], p["line"])] for t, _m, _r, p in pairs]
-    rows_insert(
-        Paraphrase,
-        cols,
-        [row(t, raw_kind, r, prov, m_id) for (t, _m, r, prov), m_id in zip(pairs, manual_ids, strict=True)],
-        analyze=True,
-    )
-    # One correlated UPDATE per chunk points each manual row at its raw partner.
-    partner = Paraphrase.objects.filter(pair=OuterRef("pk"), kind=raw_kind).values("pk")[:1]
-    for chunk in _chunks(manual_ids):
-        Paraphrase.objects.filter(pk__in=chunk).update(pair=Subquery(partner))
+    ids = ids_reserve(Paraphrase, 2 * len(pairs))
+    rows = []
+    for (turn_pk, manual, raw, prov), m_id, r_id in zip(pairs, ids[::2], ids[1::2], strict=True):
+        rows += [
+            (m_id, turn_pk, manual_kind, manual, approved, imported, prov, True, now, now, user_id, r_id),
+            (r_id, turn_pk, raw_kind, raw, approved, imported, prov, True, now, now, user_id, m_id),
+        ]
+    rows_insert(Paraphrase, cols, rows, analyze=True)
 
 
 # ---------------------------------------------------------------- utterance labels, CAsTUR

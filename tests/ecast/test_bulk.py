@@ -9,7 +9,7 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 
 from ecast import bulk
-from ecast.bulk import ANALYZE_AT, objects_insert, objects_update, rows_insert, rows_update
+from ecast.bulk import ANALYZE_AT, ids_reserve, objects_insert, objects_update, rows_insert, rows_update
 from ecast.models import Paraphrase, Passage, Turn
 from evaluation.models import Run, RunTurn, TurnScores
 from evaluation.models.core import DocIdsField, ScoresField
@@ -159,3 +159,28 @@ def test_objects_insert_fills_defaults_and_objects_update_writes_foreign_keys_by
     added.refresh_from_db()
     assert (added.depends_on_id, added.relevant_turn_numbers, added.feedback_sentences) == (first.pk, [1], [])
     assert added.participant == Turn._meta.get_field("participant").default
+
+
+def _paraphrase(turn: Turn, text: str) -> Paraphrase:
+    return Paraphrase.objects.create(turn=turn, kind="manual", text=text, origin="added")
+
+
+def test_ids_reserve_gives_a_consecutive_block_that_no_later_insert_reuses(turn):
+    assert ids_reserve(Paraphrase, 0) == []
+    first = ids_reserve(Paraphrase, 3)  # a table never written to (SQLite has no counter row for it yet)
+    earlier = _paraphrase(turn, "before")
+    ids = ids_reserve(Paraphrase, 5)
+
+    assert first == list(range(first[0], first[0] + 3)) and earlier.pk > first[-1]
+    assert ids == list(range(ids[0], ids[0] + 5)) and ids[0] > earlier.pk
+    assert _paraphrase(turn, "after").pk > ids[-1]
+    cols = ["id", "turn_id", "kind", "text", "status", "origin", "provenance", "is_current", "created_at", "updated_at"]
+    rows_insert(Paraphrase, cols, [(i, turn.pk, "raw", "r", "candidate", "added", {}, True, STAMP, STAMP) for i in ids])
+    assert sorted(Paraphrase.objects.filter(kind="raw").values_list("pk", flat=True)) == ids
+
+
+def test_ids_reserve_refuses_a_model_without_an_automatic_key(db):
+    from django.contrib.sessions.models import Session
+
+    with pytest.raises(ValueError, match="no automatic primary key"):
+        ids_reserve(Session, 2)

@@ -37,6 +37,18 @@ def test_it_reports_every_bad_run_line_not_just_the_first():
     assert "column 2" in parsed.errors[0]["reason"]
 
 
+def test_a_qid_whose_lines_come_back_later_keeps_all_its_lines_and_its_first_line():
+    text = "a Q0 x 1 3.0 t\nb Q0 y 1 2.0 t\n\na Q0 z -2 4.0 u\na Q0 x +3 5.0 t\nb Q0 w ٣ 1.0 t\n"
+    parsed = parsers.parse_run(text, file="r")
+    data = parsed.records[0]
+    assert parsed.errors == []  # signed and non-ASCII decimal ranks are integers, as int() reads them
+    assert data.rankings == {"a": (["x", "z"], [5.0, 4.0]), "b": (["y", "w"], [2.0, 1.0])}
+    assert data.first_line == {"a": 1, "b": 2}
+    assert (data.report["lines"], data.report["duplicate_lines"], data.report["tags"]) == (5, 1, ["t", "u"])
+    bad = parsers.parse_run("a Q0 x ² 1.0 t\n", file="r")  # a digit that is not a decimal digit
+    assert [e["reason"] for e in bad.errors] == ["rank '²' is not an integer"]
+
+
 def test_the_run_file_reader_keeps_the_best_scored_duplicate_like_the_import(tmp_path):
     path = tmp_path / "run.txt.gz"
     path.write_bytes(gzip.compress(b"q Q0 a 1 1.0 t\nq Q0 a 2 5.0 t\nq Q0 b 3 4.0 t\nr Q0 c 1 2.0 t\n"))

@@ -149,6 +149,21 @@ def test_qrels_import_is_idempotent_and_announces_changed_turns(cast, monkeypatc
     assert job.counts["turns_changed"] == 0 and len(calls) == 1 and version.qrels.count() == 29350
 
 
+def test_a_qrels_reimport_announces_exactly_the_turns_with_a_row_added_removed_or_regraded(
+    tmp_path, small_collection, monkeypatch
+):
+    path = tmp_path / "q.txt"
+    path.write_text("1_1 0 A 1\n1_1 0 B 0\n1_2 0 C 2\n1_3 0 D 1\n2_1 0 E 1\n", encoding="utf-8")
+    ok("qrels", path, collection=small_collection)
+    calls = _record_events(monkeypatch)
+    # 1_1: B regraded; 1_2: C removed; 2_1: F added; 1_3 and 2_1's E unchanged.
+    path.write_text("1_1 0 A 1\n1_1 0 B 3\n1_3 0 D 1\n2_1 0 E 1\n2_1 0 F 2\n", encoding="utf-8")
+    job = ok("qrels", path, collection=small_collection)
+    pks = dict(Turn.objects.filter(collection=small_collection).values_list("turn_id", "pk"))
+    assert job.counts["turns_changed"] == 3
+    assert sorted(calls[0][1]["turn_ids"]) == sorted(pks[t] for t in ("1_1", "1_2", "2_1"))
+
+
 def test_qrels_with_a_bad_grade_or_unknown_turns_write_nothing(tmp_path, small_collection):
     path = tmp_path / "q.txt"
     path.write_text("1_1 0 MARCO_1 1\n1_2 0 MARCO_2 high\n7_1 0 MARCO_3 1\n8_1 0 MARCO_4 2\n", encoding="utf-8")
@@ -274,3 +289,18 @@ def test_a_deep_run_imports_as_one_row_per_turn(tmp_path):
     job = ok("run", tmp_path / "deep.run", collection=coll)
     assert job.counts["turns"] == 200 and job.counts["documents"] == 200_000
     assert RunTurn.objects.filter(run_id=job.counts["run_id"]).count() == 200
+
+
+def test_an_ecast_import_writes_its_pairs_with_one_consecutive_block_of_ids(tmp_path, small_collection):
+    path = tmp_path / "e.csv"
+    body = "".join(f"1_{k % 3 + 1},Manual {k}?,Raw {k}?\n" for k in range(50))
+    path.write_text("TURN_ID,MANUAL PARAPHRASE,RAW PARAPHRASE\n" + body, encoding="utf-8")
+    ok("ecast_csv", path, collection=small_collection)
+    rows = list(Paraphrase.objects.order_by("pk").values_list("pk", "kind", "text", "pair_id", "provenance"))
+    pks = [r[0] for r in rows]
+    assert pks == list(range(pks[0], pks[0] + 100))
+    for pk, kind, text, pair, provenance in rows:  # manual then raw, line by line, each pointing at the other
+        manual = kind == "manual"
+        assert pair == (pk + 1 if manual else pk - 1)
+        k = (pk - pks[0]) // 2
+        assert (text, provenance["line"]) == (f"{'Manual' if manual else 'Raw'} {k}?", k + 2)
