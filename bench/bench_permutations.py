@@ -5,9 +5,10 @@
 2. Exact counts + 100 sampled orders for the 20 judged CAsT 2019 conversations (Mele et al. labels).
 3. A full experiment on the CAsT 2020 demo collection (or an equivalent built from ../shared/data): every available
    built-in system × 100 permutations × all conversations, with one and with two Celery workers when REDIS_URL is
-   set (eager in-process execution otherwise, stated in the output).
+   set (eager in-process execution otherwise, stated in the output), and each run's timeline: when the experiment
+   was created, when the start task ran, when each chunk ran on which worker, and the tail after the last chunk.
 
-Usage: python bench/bench_permutations.py [--skip-experiment] [--repeat N]
+Usage: python bench/bench_permutations.py [--skip-experiment | --experiment-only] [--repeat N]
 Environment for part 3: DATABASE_URL (default: a fresh SQLite file under /tmp), REDIS_URL (workers), ECAST_SHARED_DATA.
 """
 
@@ -43,6 +44,7 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 
 from bench.common import cpu_seconds, load_average, row  # noqa: E402
+from bench.task_timeline import backend_cpu, timeline_read  # noqa: E402
 from ecast.celery import app  # noqa: E402
 from ecast.models import Collection  # noqa: E402
 from evaluation.permutations import anova, demo  # noqa: E402
@@ -146,14 +148,17 @@ def part_experiment() -> None:
     configs = [1, 2] * repeat if redis else [0]
     totals: dict[int, list[float]] = {}
     cpus: dict[int, list[list[float]]] = {}
-    for workers in configs:
+    paths: dict[int, list[float]] = {}
+    for run_no, workers in enumerate(configs):
         procs = []
+        timeline = str(VAR / f"timeline-{run_no}.jsonl")
         if workers:
             for i in range(workers):
                 procs.append(subprocess.Popen(
-                    [sys.executable, "-m", "celery", "-A", "ecast", "worker", "-c", "1", "-n", f"bench{i}@%h",
-                     "--loglevel", "WARNING", "--without-gossip", "--without-mingle"],
-                    cwd=REPO, env=os.environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                    [sys.executable, "-m", "celery", "-A", "bench.task_timeline", "worker", "-c", "1",
+                     "-n", f"bench{i}@%h", "--loglevel", "WARNING", "--without-gossip", "--without-mingle"],
+                    cwd=REPO, env={**os.environ, "ECAST_TASK_TIMELINE": timeline},
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 ))  # fmt: skip
             deadline = time.time() + 120
             while len(app.control.ping(timeout=1.0) or []) < workers and time.time() < deadline:
@@ -164,11 +169,15 @@ def part_experiment() -> None:
         try:
             cpu0 = [cpu_seconds(p.pid) for p in procs]
             t0 = time.perf_counter()
+            wall0 = time.time()
+            cpu_before = time.process_time() + backend_cpu()
             with transaction.atomic():
                 exp = svc.permutation_experiment_create(
                     collection=coll, name=f"bench-{workers}-{time.time():.0f}", qrels_version=version,
                     systems=systems, k=100, seed=1,
                 )  # fmt: skip
+            created = time.perf_counter() - t0
+            created_cpu = time.process_time() + backend_cpu() - cpu_before
             scoring_from = None
             while True:
                 exp.refresh_from_db()
@@ -195,6 +204,9 @@ def part_experiment() -> None:
             if cpu:
                 print(f"[experiment]   CPU of each worker (pool included): {' + '.join(f'{c:.2f}' for c in cpu)} s "
                       f"= {sum(cpu):.2f} s")  # fmt: skip
+                paths.setdefault(workers, []).append(
+                    timeline_print(timeline_read(timeline, wall0), created=created, created_cpu=created_cpu, total=dt)
+                )
         finally:
             for p in procs:
                 p.terminate()
@@ -213,9 +225,50 @@ def part_experiment() -> None:
         print(f"[experiment] CPU: 1 worker {one_cpu:.2f} s; 2 workers {' + '.join(f'{c:.2f}' for c in split)} s "
               f"(busier worker {max(split) / sum(split):.0%} of the work); 1 worker / busier of 2: "
               f"{one_cpu / max(split):.2f}x")  # fmt: skip
+        if paths.get(1) and paths.get(2):
+            # Noise-free counterpart of the wall-time speed-up: serial steps count once, database work included.
+            print(f"[experiment] critical path in CPU (median): 1 worker {np.median(paths[1]):.2f} s, 2 workers "
+                  f"{np.median(paths[2]):.2f} s: {np.median(paths[1]) / np.median(paths[2]):.2f}x")  # fmt: skip
+
+
+def timeline_print(tasks: list[dict], *, created: float, created_cpu: float, total: float) -> float:
+    """Where a fanned-out run's wall time went: the serial head (creation in this process, the start task), each
+    worker's chunks (how balanced their ends are) and the serial tail after the last chunk. Returns the run's
+    critical path in CPU seconds (its processes' and their database backends'): the serial steps plus the busier
+    worker's chunks, what the run would take on idle cores if nothing waited on a lock or on the network."""
+    chunks = [t for t in tasks if t["task"] == "chunk"]
+    if not chunks:
+        return 0.0
+    serial = created_cpu + sum(t["cpu"] + t["backend_cpu"] for t in tasks if t["task"] != "chunk")
+    first, last = min(c["start"] for c in chunks), max(c["end"] for c in chunks)
+    for t in tasks:
+        if t["task"] != "chunk":
+            print(f"[timeline]   {t['worker']} {t['task']}: {t['start']:.2f}–{t['end']:.2f} s (CPU {t['cpu']:.2f} s, "
+                  f"database {t['db']:.2f} s, its backend's CPU {t['backend_cpu']:.2f} s)")  # fmt: skip
+    ends, worker_cpu = [], []
+    for w in sorted({c["worker"] for c in chunks}):
+        mine = [c for c in chunks if c["worker"] == w]
+        busy = sum(c["end"] - c["start"] for c in mine)
+        ends.append(max(c["end"] for c in mine))
+        worker_cpu.append(sum(c["cpu"] + c["backend_cpu"] for c in mine))
+        print(f"[timeline]   {w}: {len(mine)} chunks {min(c['start'] for c in mine):.2f}–{ends[-1]:.2f} s, "
+              f"busy {busy:.2f} s, chunk CPU {sum(c['cpu'] for c in mine):.2f} s, database "
+              f"{sum(c['db'] for c in mine):.2f} s (row locks {sum(c['lock'] for c in mine):.2f} s, backends' CPU "
+              f"{sum(c['backend_cpu'] for c in mine):.2f} s) "
+              f"(longest chunk {max(c['end'] - c['start'] for c in mine):.2f} s)")  # fmt: skip
+    print(f"[timeline]   serial head {first:.2f} s (creation in the caller {created:.2f} s); chunks "
+          f"{first:.2f}–{last:.2f} s; workers' last chunks end {max(ends) - min(ends):.2f} s apart; "
+          f"tail after the last chunk {total - last:.2f} s")  # fmt: skip
+    path = serial + max(worker_cpu)
+    print(f"[timeline]   critical path in CPU: serial {serial:.2f} s (creation {created_cpu:.2f} s) + busier worker's "
+          f"chunks {max(worker_cpu):.2f} s = {path:.2f} s")  # fmt: skip
+    return path
 
 
 if __name__ == "__main__":
+    if "--experiment-only" in sys.argv:
+        part_experiment()
+        sys.exit(0)
     part_anova()
     part_sampling()
     if "--skip-experiment" not in sys.argv:

@@ -100,6 +100,15 @@ def permutation_paths(*, conversation: Conversation) -> list[tuple[str, list[tup
     return turns_permutation_paths(list(conversation.turns.order_by("number")))
 
 
+def conversations_permutation_paths(
+    *, conversation_ids: Iterable[int]
+) -> dict[int, list[tuple[str, list[tuple[int, str]]]]]:
+    """``permutation_paths`` of many conversations, their turns read in one query (not one per conversation)."""
+    ids = list(conversation_ids)
+    turns = _turns_by_conversation(ids)
+    return {c: turns_permutation_paths(turns[c]) for c in ids}
+
+
 def turns_permutation_paths(turns: list[Turn]) -> list[tuple[str, list[tuple[int, str]]]]:
     """``permutation_paths`` of one conversation's turns already read (in number order)."""
     return [

@@ -219,13 +219,17 @@ def permutation_experiment_create(
     exp.full_clean()
     exp.save()
     convs = conversations if conversations is not None else list(collection.conversations.all())
-    rows: list[Permutation] = []
+    # Plain rows, inserted by COPY on PostgreSQL: bulk_create's per-value preparation was half of a 2,400-order
+    # experiment's creation, which every caller (the page, the API) waits for before any worker can start.
+    rows: list[tuple[int, int, str, int, list[int], bool]] = []
     warnings: list[str] = []
     for conv in convs:
         if conv.collection_id != collection.pk:
             raise ValidationError(f"conversation {conv.topic_id} belongs to another collection")
+    conv_paths = sel.conversations_permutation_paths(conversation_ids=[conv.pk for conv in convs])
+    for conv in convs:
         # A linear conversation is one path (""); a tree is permuted path by path (see ``orders``).
-        paths = [(path, labels) for path, labels in sel.permutation_paths(conversation=conv) if labels]
+        paths = [(path, labels) for path, labels in conv_paths[conv.pk] if labels]
         missing = sorted({n for _path, labels in paths for n, c in labels[1:] if c not in CLASSES})
         if missing:
             numbers = dict(conv.turns.filter(number__in=missing).values_list("number", "tree_number"))
@@ -239,18 +243,13 @@ def permutation_experiment_create(
             # Each conversation (path) gets its own stream, so adding one never changes another's sample.
             stream = _conversation_seed(seed, f"{conv.topic_id}/{path}" if path else conv.topic_id)
             orders = perms.sample_orders(structure, k, seed=stream)
-            rows += [
-                Permutation(
-                    experiment=exp, conversation=conv, path=path, index=index + i, order=list(o), is_original=(i == 0)
-                )
-                for i, o in enumerate(orders)
-            ]
+            rows += [(exp.pk, conv.pk, path, index + i, list(o), i == 0) for i, o in enumerate(orders)]
             index += len(orders)
     if not rows:
         raise ValidationError("no conversation has SE/FT/PT classes on every turn; label them first")
-    Permutation.objects.bulk_create(rows, batch_size=2000)
+    rows_insert(Permutation, ["experiment_id", "conversation_id", "path", "index", "order", "is_original"], rows)
     exp.warnings = warnings
-    exp.chunks_total = len({p.conversation_id for p in rows}) if exp.systems else 0
+    exp.chunks_total = len({row[1] for row in rows}) if exp.systems else 0
     exp.status = PermutationExperiment.Status.RUNNING if exp.systems else PermutationExperiment.Status.DONE
     exp.save(update_fields=["warnings", "chunks_total", "status"])
     if start and exp.systems:
@@ -324,8 +323,11 @@ def permutation_chunk_run(*, experiment_id: int, conversation_id: int, queue_sco
         scored = {pair: _per_turn_and_mean(m, values) for pair, m in mapping.items()}
         with transaction.atomic():
             # A redelivered copy of this chunk may run at the same time as the original: the conversation's rows
-            # are locked so one replaces the other's results instead of both inserting.
-            list(Permutation.objects.select_for_update().filter(pk__in=[p.pk for p in plist]).values_list("pk"))
+            # are locked so one replaces the other's results instead of both inserting. Only these rows, in key
+            # order: the model's default ordering joins the experiment, and FOR UPDATE of its row made every other
+            # chunk's transaction wait for this one (their rankings' foreign keys share-lock that row).
+            mine = Permutation.objects.select_for_update(of=("self",)).filter(pk__in=[p.pk for p in plist])
+            list(mine.order_by("pk").values_list("pk"))
             fields = ["experiment_id", "key", "query", "doc_ids", "scores"]
             rows_insert(PermutationQuery, fields, [[getattr(o, f) for f in fields] for o in new], skip_conflicts=True)
             have = dict(PermutationQuery.objects.filter(experiment=exp, key__in=wanted).values_list("key", "pk"))
@@ -346,24 +348,35 @@ def permutation_chunk_run(*, experiment_id: int, conversation_id: int, queue_sco
         raise
 
 
+def _chunks_done(exp: PermutationExperiment) -> int:
+    """Conversations whose chunk has stored its rankings: a chunk writes the results of all its conversation's
+    orders in one transaction, so a conversation is done when its first order (index 0) has the first system's.
+    One probe of the (permutation, system) unique index per conversation: probing ``run IS NULL`` instead made the
+    planner scan that column's index over every result of every experiment, per conversation."""
+    ranked = PermutationResult.objects.filter(permutation=OuterRef("pk"), system=exp.systems[0], run__isnull=True)
+    return Permutation.objects.filter(experiment=exp, index=0).filter(Exists(ranked)).count()
+
+
 def _chunk_finished(experiment_id: int, *, queue_scoring: bool = True) -> None:
+    exp = PermutationExperiment.objects.get(pk=experiment_id)
+    if not exp.systems:
+        return
+    # Counted without the experiment's row lock, so finishing chunks do not queue behind each other: every chunk
+    # counts after its own results are committed, so the last chunk to commit sees every conversation done.
+    done = _chunks_done(exp)
+    PermutationExperiment.objects.filter(pk=experiment_id, chunks_done__lt=done).update(chunks_done=done)
+    if done < exp.chunks_total:
+        return
     with transaction.atomic():
+        # Two chunks may both see the last conversation done: the row lock lets one of them finish the experiment.
         exp = PermutationExperiment.objects.select_for_update().get(pk=experiment_id)
-        # Counted under the experiment's row lock, so this must be cheap: a chunk writes the rankings of all its
-        # conversation's orders in one transaction, so a conversation is done when its first order (index 0) has
-        # one; one index probe per conversation instead of a join over every result of the experiment.
-        ranked = PermutationResult.objects.filter(permutation=OuterRef("pk"), run__isnull=True)
-        done = Permutation.objects.filter(experiment=exp, index=0).filter(Exists(ranked)).count()
-        exp.chunks_done = done
-        fields = ["chunks_done", "status"]
-        if done < exp.chunks_total or exp.status != PermutationExperiment.Status.RUNNING:
-            exp.save(update_fields=fields)
+        if exp.status != PermutationExperiment.Status.RUNNING:
             return
         if exp.parameters.get(RESCORE_PENDING):
             # Judgments or the version changed while chunks were scoring: some chunks may have used the old qrels.
             exp.parameters = {k: v for k, v in exp.parameters.items() if k != RESCORE_PENDING}
             exp.status = PermutationExperiment.Status.SCORING
-            exp.save(update_fields=[*fields, "parameters"])
+            exp.save(update_fields=["status", "parameters"])
             if queue_scoring:
                 transaction.on_commit(lambda: enqueue(SCORE_TASK, experiment_id))
             return
@@ -373,7 +386,7 @@ def _chunk_finished(experiment_id: int, *, queue_scoring: bool = True) -> None:
         exp.scored_qrels_count = Qrel.objects.filter(version_id=exp.qrels_version_id).count()
         exp.scored_at = timezone.now()
         exp.finished_at = exp.finished_at or exp.scored_at
-        exp.save(update_fields=[*fields, "scored_version", "scored_qrels_count", "scored_at", "finished_at"])
+        exp.save(update_fields=["status", "scored_version", "scored_qrels_count", "scored_at", "finished_at"])
 
 
 def _query_values(

@@ -321,3 +321,96 @@ def test_the_conversation_summary_and_the_topic_export_read_every_conversations_
         assert {topic(row) for row in out} == {"1", "2"}
         turn_reads = [q["sql"] for q in queries.captured_queries if f"FROM {turn_table}" in q["sql"]]
         assert len(turn_reads) == 1, turn_reads
+
+
+def _results_by_order(exp):
+    rows = PermutationResult.objects.filter(permutation__experiment=exp).select_related("permutation__conversation")
+    return {
+        (r.permutation.conversation.topic_id, r.permutation.index, r.system): (
+            r.permutation.order,
+            r.per_turn,
+            r.mean,
+            PermutationQuery.objects.get(pk=next(iter(r.queries.values()))).doc_ids,
+        )
+        for r in rows
+    }
+
+
+def test_an_experiment_fanned_out_in_chunks_scores_as_one_chunk_experiments_per_conversation_do(
+    cache_dir, django_capture_on_commit_callbacks
+):
+    coll, version = labelled_collection()
+    systems = ["current", "fu", "cu", "lp", "rewrite"]
+    with django_capture_on_commit_callbacks(execute=True):
+        chunked = svc.permutation_experiment_create(
+            collection=coll, name="n chunks", qrels_version=version, systems=systems, k=5, seed=4
+        )
+        singles = [
+            svc.permutation_experiment_create(
+                collection=coll,
+                name=f"one chunk {conv.topic_id}",
+                qrels_version=version,
+                systems=systems,
+                k=5,
+                seed=4,
+                conversations=[conv],
+            )  # fmt: skip
+            for conv in coll.conversations.order_by("-topic_id")
+        ]
+    for exp in [chunked, *singles]:
+        exp.refresh_from_db()
+        assert exp.status == PermutationExperiment.Status.DONE, exp.error
+    assert (chunked.chunks_total, [s.chunks_total for s in singles]) == (2, [1, 1])
+    whole = _results_by_order(chunked)
+    assert len(whole) == 6 * len(systems)
+    assert whole == {key: value for s in singles for key, value in _results_by_order(s).items()}
+
+
+def test_an_experiment_whose_last_chunk_died_before_finishing_it_is_finished_by_the_sweeper_once(
+    cache_dir, django_capture_on_commit_callbacks, monkeypatch
+):
+    queued = []
+    monkeypatch.setattr(svc, "enqueue", lambda name, *args, **kw: queued.append(name))
+    coll, version = labelled_collection()
+    exp = svc.permutation_experiment_create(
+        collection=coll, name="exp", qrels_version=version, systems=["current", "cu"], k=5, seed=1, start=False
+    )
+    svc.permutation_index_prepare(experiment=exp)
+    for conv_id in sel.experiment_conversation_ids(experiment_id=exp.pk):
+        svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=conv_id)
+    # As if the last chunk's worker died after committing its rankings, before it counted the finished conversations.
+    PermutationExperiment.objects.filter(pk=exp.pk).update(
+        status=PermutationExperiment.Status.RUNNING, chunks_done=0, scored_at=None
+    )
+    stamps = []
+    for _sweep in range(2):  # the second sweep (or a second chunk that saw every conversation done) changes nothing
+        with django_capture_on_commit_callbacks(execute=True):
+            assert svc.permutation_experiment_requeue(experiment_id=exp.pk) == (
+                "queued 0 conversation chunk(s) without rankings"
+            )
+        exp.refresh_from_db()
+        assert (exp.status, exp.chunks_done, exp.chunks_total) == (PermutationExperiment.Status.DONE, 2, 2)
+        stamps.append(exp.scored_at)
+    assert stamps[0] is not None and stamps[1] == stamps[0] and queued == []
+
+
+def test_a_chunk_locks_its_own_orders_and_never_the_experiment_row_the_other_chunks_reference(
+    cache_dir, django_capture_on_commit_callbacks
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks are PostgreSQL's (SQLite runs one chunk at a time)")
+    coll, version = labelled_collection()
+    exp = svc.permutation_experiment_create(
+        collection=coll, name="exp", qrels_version=version, systems=["current"], k=5, seed=1, start=False
+    )
+    svc.permutation_index_prepare(experiment=exp)
+    first = sel.experiment_conversation_ids(experiment_id=exp.pk)[0]
+    with CaptureQueriesContext(connection) as queries:
+        svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=first, queue_scoring=False)
+    locks = [q["sql"] for q in queries if "FOR UPDATE" in q["sql"] and 'evaluation_permutation"' in q["sql"]]
+    assert locks, "the chunk locks its orders"
+    # Every chunk's rankings share-lock the experiment row (foreign key): locking it here would serialise them.
+    assert all("evaluation_permutationexperiment" not in sql for sql in locks), locks
