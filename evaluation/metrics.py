@@ -245,10 +245,24 @@ class RankingEvaluator:
         ``floats``: the caller guarantees float scores (pytrec_eval rejects ints), so they are not checked."""
         width = len(self.measures)
         out = {q: [0.0] * width for q in self.qids}
+        out.update(self.values_ranked(run, tops, floats=floats))
+        return out
+
+    def values_ranked(
+        self,
+        run: Mapping[str, Mapping[str, float]],
+        tops: Mapping[str, list[str]] | None = None,
+        *,
+        floats: bool = False,
+    ) -> dict[str, list[float]]:
+        """Like ``values``, but only for the judged queries ``run`` ranks something for: a caller that feeds a
+        run a few queries at a time (``evaluation.scoring``) adds the zeros of the unranked ones once at the end."""
+        width = len(self.measures)
         sub = {q: docs for q, docs in run.items() if q in self.qrels and docs}
         for q, docs in sub.items():
             if not floats and set(map(type, docs.values())) != {float}:
                 sub[q] = {d: float(s) for d, s in docs.items()}
+        out = {q: [0.0] * width for q in sub}
         if not sub:
             return out
         for ev, names in self._pte:

@@ -15,7 +15,7 @@ from ecast.bulk import rows_insert
 from ecast.models import Turn
 from evaluation import metrics
 from evaluation.models import QrelsVersion, TurnScores
-from evaluation.selectors import qrels_dict, rankings_decode, rankings_fetch
+from evaluation.selectors import qrels_dict, rankings_fetch, rankings_iter
 
 MEASURES: list[str] = list(metrics.DEFAULT_MEASURES)
 
@@ -23,6 +23,9 @@ MEASURES: list[str] = list(metrics.DEFAULT_MEASURES)
 def _turn_pks(collection_id: int) -> dict[str, int]:
     return dict(Turn.objects.filter(collection_id=collection_id).values_list("turn_id", "pk"))
 
+
+# Rankings decoded and evaluated together (see ``evaluate`` in ``scores_write``).
+EVALUATE_BATCH = 4
 
 _SCORE_COLUMNS = ("run", "turn", "version", "measures", "values", "threshold", "computed_at")
 
@@ -55,6 +58,7 @@ def scores_write(
         evaluator = metrics.RankingEvaluator(qrels, list(measures), rel_threshold=threshold)
         names = "\n".join(evaluator.measures)
         only = [pk_of[q] for q in qrels if q in pk_of] if turn_pks is not None else None
+        depth, width = evaluator.judged_depth, len(evaluator.measures)
 
         def store(chunk: list[int], rows: list[tuple]) -> None:
             with transaction.atomic():
@@ -66,17 +70,41 @@ def scores_write(
                 transaction.on_commit(lambda: scores_stamp_touch(version_id=version.pk))
 
         def evaluate(chunk: list[int], raw: list[tuple]) -> list[tuple]:
-            rankings = rankings_decode(raw, judged_depth=evaluator.judged_depth)
             rows: list[tuple] = []
             now = timezone.now()
+            seen: dict[int, set[str]] = {run_id: set() for run_id in chunk}
+            # A few rankings of one run at a time, each decoded just before pytrec_eval reads it: the dicts of a
+            # whole run (a million entries) fall out of the CPU caches before they are evaluated, which made
+            # decoding and evaluating a run slower than this.
+            docs: dict[str, dict[str, float]] = {}
+            tops: dict[str, list[str]] = {}
+            current = 0
+
+            def flush() -> None:
+                for qid, values in evaluator.values_ranked(docs, tops, floats=True).items():
+                    seen[current].add(qid)
+                    rows.append((current, pk_of[qid], version.pk, names, values, threshold, now))
+                docs.clear()
+                tops.clear()
+
+            for run_id, tpk, ranking in rankings_iter(raw, judged_depth=depth):
+                qid = tid_of.get(tpk)
+                if qid is None:
+                    continue
+                if run_id != current or len(docs) >= EVALUATE_BATCH:
+                    flush()
+                    current = run_id
+                docs[qid] = ranking.docs
+                if ranking.top is not None:
+                    tops[qid] = ranking.top
+            flush()
+            # A judged turn the run ranks nothing for scores 0 on every measure (trec_eval -c).
             for run_id in chunk:
-                ranked = {tid_of[tpk]: r for tpk, r in rankings.get(run_id, {}).items() if tpk in tid_of}
-                docs = {q: r.docs for q, r in ranked.items()}
-                tops = {q: r.top for q, r in ranked.items() if r.top is not None}
-                for qid, values in evaluator.values(docs, tops, floats=True).items():
-                    tpk = pk_of.get(qid)
-                    if tpk is not None:
-                        rows.append((run_id, tpk, version.pk, names, values, threshold, now))
+                rows.extend(
+                    (run_id, pk_of[q], version.pk, names, [0.0] * width, threshold, now)
+                    for q in evaluator.qids
+                    if q not in seen[run_id] and q in pk_of
+                )
             return rows
 
         written = 0

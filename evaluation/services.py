@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,15 @@ RECOMPUTE_KIND = "recompute"  # a version's pending dirty turns, by version id
 JOB_TASK = "evaluation.evaluation_job_run"
 DRAIN_TASK = "evaluation.dirty_turns_drain"
 PART_TASK = "evaluation.scores_part_compute"  # one part of a fanned-out full recompute
+
+PART_LOCK = "evaluation-part"
+# Held by a drain of a version (exclusive) and by the parts of its full recompute (shared).
+DRAIN_LOCK = "evaluation-drain"
+# How long a part waits for a drain of its version to finish before it queues itself again (drains take a turn's
+# worth of work, well under a second; a part takes a whole worker's share of a recompute).
+PART_WAIT_S = 30.0
+# A drain that finds another drain of the same version computing tries again this soon (the marks wait for it).
+DRAIN_RETRY_S = 0.5
 
 
 def recompute_delay_s() -> float:
@@ -146,9 +156,33 @@ def evaluation_job_create(
     )
     job.full_clean()
     job.save()
-    if start:
+    if start and not (kind == EvaluationJob.Kind.FULL and _parts_start(job, at_commit=True)):
         _enqueue(job)
     return job
+
+
+def _parts_start(job: EvaluationJob, *, at_commit: bool = False) -> bool:
+    """Fan a full recompute out: a part task per version and share of the runs, so several workers share it and
+    the part that finishes last ends the job and takes the snapshots. ``at_commit``: queued once the caller's
+    transaction commits, straight from job creation rather than by a job task of its own, so the workers start on
+    the scores at once. False when there is no run."""
+    run_ids = list(Run.objects.filter(collection_id=job.collection_id).order_by("pk").values_list("pk", flat=True))
+    version_ids = list(
+        QrelsVersion.objects.filter(collection_id=job.collection_id).order_by("pk").values_list("pk", flat=True)
+    )
+    parts = [(v, chunk) for v in version_ids for chunk in _split(run_ids, settings.ECAST_RECOMPUTE_PARTS)]
+    if not parts:
+        return False
+    EvaluationJob.objects.filter(pk=job.pk).update(
+        status=EvaluationJob.Status.RUNNING, done=0, total=len(parts), parts_done=[]
+    )
+    job.status, job.done, job.total, job.parts_done = EvaluationJob.Status.RUNNING, 0, len(parts), []
+    for version_id, chunk in parts:
+        if at_commit:
+            transaction.on_commit(partial(enqueue, PART_TASK, job.pk, version_id, chunk))
+        else:
+            enqueue(PART_TASK, job.pk, version_id, chunk)
+    return True
 
 
 def _progress(job: EvaluationJob) -> Callable[[int], None]:
@@ -178,24 +212,29 @@ def evaluation_job_execute(*, job_id: int) -> EvaluationJob:
             # or the page reads "2/1".
             EvaluationJob.objects.filter(pk=job.pk).update(total=len(versions))
             for v in versions:
-                scores_write(version=v, run_ids=[job.run.pk])
+                # Alone on the version, like a drain: a drain or a full recompute's part writes this run's rows too.
+                with exclusive(DRAIN_LOCK, v.pk, wait=PART_WAIT_S) as free:
+                    if not free:
+                        enqueue(JOB_TASK, job.pk, countdown=DRAIN_RETRY_S)
+                        return job
+                    scores_write(version=v, run_ids=[job.run.pk])
                 leaderboard_snapshot_create(version=v, trigger=f"run {job.run.name} evaluated")
                 step(1)
         elif job.kind == EvaluationJob.Kind.FULL:
-            run_ids = list(Run.objects.filter(collection=job.collection).order_by("pk").values_list("pk", flat=True))
-            parts = [(v.pk, chunk) for v in versions for chunk in _split(run_ids, settings.ECAST_RECOMPUTE_PARTS)]
-            if parts:
-                # Fanned out: each part is a task of its own, so several workers share the recompute; the part
-                # that finishes last ends the job and takes the snapshots.
-                EvaluationJob.objects.filter(pk=job.pk).update(total=len(parts), parts_done=[])
-                for version_id, chunk in parts:
-                    enqueue(PART_TASK, job.pk, version_id, chunk)
+            # Queued again by the sweeper, or created without starting: fan out as a started job does.
+            if _parts_start(job):
                 job.refresh_from_db()
                 return job
             for v in versions:
                 leaderboard_snapshot_create(version=v, trigger="full recompute")
         elif job.kind == EvaluationJob.Kind.TURNS and job.version is not None:
-            _turns_recompute(job=job)
+            # A drain holds this lock already (the same session takes it again); a TURNS job the sweeper queued
+            # again after its worker died must take it as the drain did.
+            with exclusive(DRAIN_LOCK, job.version.pk, wait=PART_WAIT_S) as free:
+                if not free:
+                    enqueue(JOB_TASK, job.pk, countdown=DRAIN_RETRY_S)
+                    return job
+                _turns_recompute(job=job)
             step(1)
         status, error = EvaluationJob.Status.DONE, ""
     except Exception as exc:  # noqa: BLE001 - the job page shows what went wrong
@@ -210,14 +249,6 @@ def _split(items: list[int], parts: int) -> list[list[int]]:
     """``items`` in at most ``parts`` contiguous chunks of near-equal size (none empty)."""
     n = min(parts, len(items))
     return [items[i * len(items) // n : (i + 1) * len(items) // n] for i in range(n)]
-
-
-PART_LOCK = "evaluation-part"
-# Held by a drain of a version (exclusive) and by the parts of its full recompute (shared).
-DRAIN_LOCK = "evaluation-drain"
-# How long a part waits for a drain of its version to finish before it queues itself again (drains take a turn's
-# worth of work, well under a second; a part takes a whole worker's share of a recompute).
-PART_WAIT_S = 30.0
 
 
 def scores_part_compute(*, job_id: int, version_id: int, run_ids: Sequence[int]) -> EvaluationJob | None:
@@ -277,10 +308,6 @@ def _turns_recompute(*, job: EvaluationJob) -> None:
 def recompute_key(version_id: int) -> str:
     """Debounce key of a version's live recompute."""
     return f"evaluation:recompute:{version_id}"
-
-
-# A drain that finds another drain of the same version computing tries again this soon (the marks wait for it).
-DRAIN_RETRY_S = 0.5
 
 
 def dirty_turns_mark(*, version_id: int, turn_ids: Iterable[int]) -> bool:

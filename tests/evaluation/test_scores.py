@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from unittest import mock
 
 import pytest
@@ -11,6 +10,7 @@ from ecast.jobs import debounce_release
 from evaluation import events, metrics, services
 from evaluation.models import DirtyTurn, EvaluationJob, LeaderboardSnapshot, Qrel, TurnScores
 from evaluation.selectors import leaderboard, per_turn_scores, qrels_dict, run_dict, score_means
+from tests.concurrency import require_postgres
 from tests.evaluation.eval_helpers import QRELS, RUNS, add_run, build, stored
 
 pytestmark = pytest.mark.django_db
@@ -41,6 +41,33 @@ def test_a_full_compute_stores_trec_eval_c_values_for_every_judged_turn():
     assert means[runs["strong"].pk]["AP"] == pytest.approx(metrics.mean(_expected("strong", "AP")))
     assert stored(version=version, measure="AP")[0].threshold == 1
     assert LeaderboardSnapshot.objects.filter(version=version).count() == 1
+
+
+@pytest.mark.parametrize("batch", [1, 2, 1000])
+def test_rankings_fed_a_few_at_a_time_store_what_one_pass_stores(monkeypatch, batch):
+    from evaluation import scoring
+
+    monkeypatch.setattr(scoring, "EVALUATE_BATCH", batch)
+    coll, version, runs = build()
+    services.scores_compute_for_version(version=version)
+    # Every run of a few turns at once: one fetch mixes the runs' rankings, and batches must not cross runs.
+    services.scores_recompute_turns(version=version, turn_pks=list(coll.turns.values_list("pk", flat=True)))
+    for name, run in runs.items():
+        for measure in ("nDCG@3", "AP", "Bpref", "Judged@3", "RR"):
+            assert per_turn_scores(run=run, version=version, measure=measure) == pytest.approx(
+                _expected(name, measure), abs=1e-12
+            ), (name, measure)
+    assert TurnScores.objects.filter(version=version).count() == 2 * len(QRELS)
+
+
+def test_values_ranked_gives_the_ranked_judged_queries_of_values():
+    ev = metrics.RankingEvaluator(QRELS, ["nDCG@3", "Judged@3", "P@1"])
+    run = {q: {d: float(len(docs) - i) for i, d in enumerate(docs)} for q, docs in RUNS["weak"].items()}
+    full = ev.values(run)
+    ranked = ev.values_ranked(run)
+    assert set(ranked) == {q for q in run if q in QRELS and run[q]} and set(ranked) < set(full)
+    assert all(full[q] == ranked[q] for q in ranked)
+    assert all(v == [0.0, 0.0, 0.0] for q, v in full.items() if q not in ranked)
 
 
 def test_it_records_and_applies_the_collection_threshold():
@@ -207,14 +234,11 @@ def test_a_recompute_stamps_the_version_so_a_watching_page_hears_of_it(django_ca
 @pytest.mark.django_db(transaction=True)
 def test_a_drain_finding_another_drain_of_its_version_at_work_requeues_itself_and_leaves_the_marks():
 
-    from django.db import connection, connections
+    from django.db import connections
 
     from ecast import jobs
 
-    if connection.vendor != "postgresql":
-        if os.environ.get("CI"):
-            pytest.fail("CI must run the drain-lock test on PostgreSQL")
-        pytest.skip("the drain lock is a PostgreSQL advisory lock; the SQLite setup runs one worker")
+    require_postgres("the drain lock is a PostgreSQL advisory lock; the SQLite setup runs one worker")
     coll, version, runs = build()
     turn = coll.turns.get(turn_id="1_1")
     DirtyTurn.objects.create(version=version, turn=turn)
@@ -234,14 +258,11 @@ def test_a_drain_finding_another_drain_of_its_version_at_work_requeues_itself_an
 
 @pytest.mark.django_db(transaction=True)
 def test_a_drain_and_a_full_recompute_part_of_one_version_never_write_at_once_while_parts_share_it():
-    from django.db import connection, connections
+    from django.db import connections
 
     from ecast import jobs
 
-    if connection.vendor != "postgresql":
-        if os.environ.get("CI"):
-            pytest.fail("CI must run the part/drain lock test on PostgreSQL")
-        pytest.skip("the version's writer lock is a PostgreSQL advisory lock; the SQLite setup runs one worker")
+    require_postgres("the version's writer lock is a PostgreSQL advisory lock; the SQLite setup runs one worker")
     coll, version, runs = build()
     weak, strong = runs["weak"].pk, runs["strong"].pk
     DirtyTurn.objects.create(version=version, turn=coll.turns.get(turn_id="1_1"))
@@ -293,6 +314,23 @@ def test_a_full_recompute_fans_out_in_parts_that_store_what_one_pass_stores(sett
     assert LeaderboardSnapshot.objects.filter(version=version, trigger="full recompute").count() == 2
 
 
+def test_a_started_full_recompute_queues_its_parts_at_commit_without_a_job_task_between(
+    settings, django_capture_on_commit_callbacks
+):
+    coll, version, runs = build()
+    settings.ECAST_RECOMPUTE_PARTS = 2
+    with mock.patch("evaluation.services.enqueue") as queued:
+        with django_capture_on_commit_callbacks(execute=False) as callbacks:
+            job = services.evaluation_job_create(collection=coll, kind="full")
+        assert not queued.called  # nothing reaches a worker before the job row is committed
+        for callback in callbacks:
+            callback()
+    assert [c.args[0] for c in queued.call_args_list] == [services.PART_TASK, services.PART_TASK]
+    assert sorted(c.args[3] for c in queued.call_args_list) == sorted([[r.pk] for r in runs.values()])
+    job.refresh_from_db()
+    assert job.status == "running" and job.total == 2 and job.parts_done == []
+
+
 def test_a_failing_part_fails_the_full_recompute_job_with_its_reason():
     coll, version, runs = build()
     job = services.evaluation_job_create(collection=coll, kind="full", start=False)
@@ -308,10 +346,7 @@ def test_a_worker_recompute_that_overlaps_database_and_evaluation_stores_exact_v
 
     from evaluation import scoring
 
-    if connection.vendor != "postgresql":
-        if os.environ.get("CI"):
-            pytest.fail("CI must run the overlapped recompute on PostgreSQL")
-        pytest.skip("the helper thread's own connection runs on PostgreSQL only")
+    require_postgres("the helper thread's own connection runs on PostgreSQL only")
     coll, version, runs = build()
     assert not connection.in_atomic_block  # what a worker sees: the overlapped path
     progress: list[int] = []
@@ -322,6 +357,41 @@ def test_a_worker_recompute_that_overlaps_database_and_evaluation_stores_exact_v
             assert per_turn_scores(run=run, version=version, measure=measure) == pytest.approx(
                 _expected(name, measure), abs=1e-12
             )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_job_and_a_requeued_turns_job_wait_for_the_version_writer_like_a_drain():
+    from django.db import connections
+
+    from ecast import jobs
+
+    require_postgres("the version's writer lock is a PostgreSQL advisory lock; the SQLite setup runs one worker")
+    coll, version, runs = build()
+    weak = runs["weak"]
+    run_job = services.evaluation_job_create(collection=coll, kind="run", run=weak, start=False)
+    turn = coll.turns.get(turn_id="1_1")
+    turns_job = EvaluationJob.objects.create(
+        collection=coll, kind="turns", version=version, turn_ids=[turn.pk], status="running", total=1
+    )
+    key = [jobs.advisory_key(services.DRAIN_LOCK), version.pk]
+    other = connections.create_connection("default")  # a drain of the version in another worker
+    try:
+        with other.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_lock(%s, %s)", key)
+        for job in (run_job, turns_job):
+            with (
+                mock.patch.object(services, "PART_WAIT_S", 0.3),
+                mock.patch("evaluation.tasks.evaluation_job_run_task.apply_async") as again,
+            ):
+                services.evaluation_job_execute(job_id=job.pk)
+            assert again.call_args.kwargs == {"args": [job.pk], "countdown": services.DRAIN_RETRY_S}
+            assert EvaluationJob.objects.get(pk=job.pk).status == "running"
+        assert not TurnScores.objects.exists()  # neither wrote beside the drain
+    finally:
+        other.close()
+    assert services.evaluation_job_execute(job_id=run_job.pk).status == "done"
+    assert {r.run_id for r in stored(version=version)} == {weak.pk}
+    assert services.evaluation_job_execute(job_id=turns_job.pk).status == "done"
 
 
 def test_a_part_run_twice_does_not_end_the_full_recompute_before_every_part_ran(settings):
