@@ -26,7 +26,7 @@ from ecast.models import Collection
 from ecast.permissions import IsRater, user_roles
 from ecast.rest import AdminApi
 from judging.models import DEFAULT_MEASURES, MEASURES, Campaign, RatingAssignment
-from judging.rating import sampling
+from judging.rating import leasing, sampling
 from judging.rating import selectors as sel
 from judging.rating import services as svc
 
@@ -109,7 +109,7 @@ class AssignmentNextApi(APIView):
             campaign = sel.campaign_cached(campaign_id=campaign_id)
         except Campaign.DoesNotExist as exc:
             raise Http404("no such campaign") from exc
-        lease = svc.assignment_lease(campaign=campaign, rater=request.user)
+        lease = leasing.assignment_lease(campaign=campaign, rater=request.user)
         payload = sel.assignment_payload(assignment=lease.assignment) if lease.assignment else None
         return Response(self.OutputSerializer({"assignment": payload, "done": lease.done}).data)
 

@@ -17,7 +17,7 @@ from django.db import transaction
 from ecast.models import Collection
 from ecast.permissions import ADMIN, RATER
 from judging.models import Campaign
-from judging.rating import sampling, services
+from judging.rating import leasing, sampling, services
 
 COLLECTION = "CAsT 2020 demo"
 NAME = "ECAsT demo rating"
@@ -85,7 +85,7 @@ def load(stdout: Any = None) -> Campaign | None:
         for username in SIM_RATERS:
             user = _simulated(username)
             for _ in range(half):
-                a = services.assignment_next(campaign=campaign, rater=user)
+                a = leasing.assignment_next(campaign=campaign, rater=user)
                 if a is None:
                     break
                 base = truth[a.item_id]

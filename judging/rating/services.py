@@ -1,32 +1,28 @@
-"""Rating campaigns: creation with stratified sampling, lease-based assignment, submission, undo, gold checks.
+"""Rating campaigns: creation with stratified sampling, submission, undo, gold checks, pausing raters.
 
-Concurrency: "completed + live leases <= N" is checked on the item row itself (``completed_count`` and the ``leases``
-map), under its row lock, so it holds however many raters ask at once. Each rater's requests are serialised on their
-``RaterStatus`` row, so a double click can never create two leases or two ratings, and an idempotency key is stored
-once. Rows are always locked in one order: status row, assignment, item. On PostgreSQL the common cases are single
-statements (:mod:`judging.rating.statements`); on SQLite, ``transaction_mode=IMMEDIATE`` serialises writers, which
-gives the same result.
+Leasing the next item, and the room check both paths make, live in :mod:`judging.rating.leasing`. A submission
+locks in the same order as a lease (status row, assignment, item), so a double click can never create two ratings,
+and an idempotency key is stored once. On PostgreSQL the common cases are single statements
+(:mod:`judging.rating.statements`); on SQLite, ``transaction_mode=IMMEDIATE`` serialises writers, which gives the
+same result.
 """
 
 from __future__ import annotations
 
-import hashlib
 import random
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, connection, transaction
-from django.db.models import BigIntegerField, Count, F, OuterRef, Q, Subquery, Value
-from django.db.models.functions import Cast, Coalesce
+from django.db import connection, transaction
+from django.db.models import Count, F, Q, Subquery
 from django.utils import timezone
 
-from ecast.errors import DomainError
 from ecast.models import Collection, Paraphrase
 from judging.models import DEFAULT_MEASURES, Campaign, RaterStatus, Rating, RatingAssignment, RatingItem
-from judging.rating import statements
+from judging.rating import leasing, statements
+from judging.rating.leasing import RatingError
 from judging.rating.sampling import (
     SCALE_MAX,
     SCALE_MIN,
@@ -35,11 +31,6 @@ from judging.rating.sampling import (
     paraphrase_pool,
     stratified_sample,
 )
-
-
-class RatingError(DomainError):
-    """A refused rating operation; ``code`` (invalid, not_found, conflict, gone, paused) decides the HTTP status."""
-
 
 # ---------------------------------------------------------------------------------------------- campaigns
 
@@ -134,226 +125,6 @@ def campaign_set_status(*, campaign: Campaign, status: str) -> Campaign:
     return campaign
 
 
-# ---------------------------------------------------------------------------------------------- assignment
-
-
-def _rater_status_locked(campaign: Campaign, rater: Any) -> RaterStatus:
-    """The rater's status row, locked: serialises one rater's concurrent requests (double clicks, retries)."""
-    # One statement on every request but a rater's first in the campaign.
-    existing = RaterStatus.objects.select_for_update().filter(campaign=campaign, rater=rater).first()
-    if existing is not None:
-        return existing
-    try:
-        with transaction.atomic():
-            RaterStatus.objects.get_or_create(campaign=campaign, rater=rater)
-    except IntegrityError:  # a concurrent first request created it
-        pass
-    return RaterStatus.objects.select_for_update().get(campaign=campaign, rater=rater)
-
-
-def _live_leases(item: RatingItem, now: datetime, exclude_pk: int | None = None) -> int:
-    """Leases on the item that have not run out (read from the item row, which the caller holds locked)."""
-    cutoff, skip = now.timestamp(), str(exclude_pk)
-    return sum(1 for pk, expires in (item.leases or {}).items() if float(expires) > cutoff and pk != skip)
-
-
-def _has_room(item: RatingItem, campaign: Campaign, now: datetime, exclude_pk: int | None = None) -> bool:
-    if item.is_gold:
-        return True
-    return item.completed_count + _live_leases(item, now, exclude_pk) < campaign.raters_per_item
-
-
-def _record_lease(item: RatingItem, assignment: RatingAssignment, now: datetime) -> None:
-    """Write the assignment's expiry into its item's lease map, dropping entries that ran out (item row locked)."""
-    cutoff = now.timestamp()
-    leases = {pk: expires for pk, expires in (item.leases or {}).items() if float(expires) > cutoff}
-    leases[str(assignment.pk)] = assignment.expires_at.timestamp()
-    item.leases = leases
-    RatingItem.objects.filter(pk=item.pk).update(leases=leases)
-
-
-# Per-rater order: position ↦ ((position · a + b) mod P)² mod P, seeded by campaign seed and rater, computed in SQL
-# on any backend in 64-bit integers. It is a quadratic in the position with coefficients that look random, so every
-# rater gets an order of their own. The square matters: the affine map alone walks consecutive positions in steps of
-# a, so on a small campaign about one rater in six got the items in their plain order, reversed, or a rotation of it.
-# Two positions share a value only when they add up to one number fixed by (a, b) mod P (rare: the positions are far
-# below P); the position breaks such a tie.
-SHUFFLE_PRIME = 2_147_483_647
-
-
-def rater_order_value(position: int, key: tuple[int, int]) -> int:
-    """The sort value of an item's position in the rater's order (the SQL of both lease paths computes the same)."""
-    a, b = key
-    x = (position * a + b) % SHUFFLE_PRIME
-    return x * x % SHUFFLE_PRIME
-
-
-def rater_order_key(*, seed: int, rater_id: int) -> tuple[int, int]:
-    """(a, b) of the rater's item permutation: the same for the same campaign seed and rater, different otherwise."""
-    digest = hashlib.sha256(f"{seed}:{rater_id}".encode()).digest()
-    a = int.from_bytes(digest[:8], "big") % (SHUFFLE_PRIME - 1) + 1
-    b = int.from_bytes(digest[8:16], "big") % SHUFFLE_PRIME
-    return a, b
-
-
-def _candidates(campaign: Campaign, rater: Any, now: datetime):
-    """Open regular items the rater has never had, with room, nearest to completion first, then in the rater's own
-    seeded order (so no two raters see the items in the same sequence)."""
-    taken = RatingAssignment.objects.filter(campaign=campaign, rater=rater).values("item_id")
-    live = (
-        RatingAssignment.objects.filter(item=OuterRef("pk"), status=RatingAssignment.Status.LEASED, expires_at__gt=now)
-        .order_by()
-        .values("item")
-        .annotate(c=Count("pk"))
-        .values("c")
-    )
-    a, b = rater_order_key(seed=campaign.seed, rater_id=rater.pk)
-    big = BigIntegerField()
-    return (
-        RatingItem.objects.filter(campaign=campaign, is_gold=False, completed_count__lt=campaign.raters_per_item)
-        .exclude(pk__in=taken)
-        .annotate(load=F("completed_count") + Coalesce(Subquery(live), Value(0)))
-        .filter(load__lt=campaign.raters_per_item)
-        .annotate(
-            step=(Cast("position", big) * Value(a, output_field=big) + Value(b, output_field=big))
-            % Value(SHUFFLE_PRIME, output_field=big)
-        )
-        .annotate(shuffle=F("step") * F("step") % Value(SHUFFLE_PRIME, output_field=big))
-        # Most completed ratings first (finished items accumulate), then the rater's own order.
-        .order_by("-completed_count", "shuffle", "position")
-    )
-
-
-def _lease(item: RatingItem, campaign: Campaign, rater: Any, now: datetime) -> RatingAssignment:
-    assignment = RatingAssignment.objects.create(
-        item=item,
-        campaign=campaign,
-        rater=rater,
-        leased_at=now,
-        expires_at=now + timedelta(seconds=campaign.lease_seconds),
-    )
-    _record_lease(item, assignment, now)
-    return assignment
-
-
-def _next_gold(campaign: Campaign, rater: Any, now: datetime, done: int) -> RatingAssignment | None:
-    if (done + 1) % campaign.gold_every:
-        return None
-    taken = RatingAssignment.objects.filter(campaign=campaign, rater=rater).values("item_id")
-    gold = (
-        RatingItem.objects.select_for_update()
-        .filter(campaign=campaign, is_gold=True)
-        .exclude(pk__in=taken)
-        .order_by("position")
-        .first()
-    )
-    return _lease(gold, campaign, rater, now) if gold else None
-
-
-def _next_regular(campaign: Campaign, rater: Any, now: datetime) -> RatingAssignment | None:
-    for attempt in range(4):
-        qs = _candidates(campaign, rater, now)
-        # The last attempt waits for the lock instead of skipping, so a busy queue never reads as empty.
-        locked = qs.select_for_update(skip_locked=attempt < 3, of=("self",))[:1]
-        candidate = next(iter(locked), None)
-        if candidate is None:
-            if attempt < 3 and qs.exists():
-                continue
-            return None
-        # The room check reads the locked row's lease map: the candidate query's snapshot may predate a lease.
-        if _has_room(candidate, campaign, now):
-            return _lease(candidate, campaign, rater, now)
-    return None
-
-
-@dataclass(frozen=True)
-class Lease:
-    """What ``next`` answers: the rater's assignment (None when nothing is left) and how many items they finished."""
-
-    assignment: RatingAssignment | None
-    done: int
-
-
-def _fast_lease(campaign: Campaign, rater: Any, now: datetime) -> Lease | None:
-    """The one-statement lease (PostgreSQL); None when the general path must decide."""
-    row = statements.lease_next(
-        campaign_id=campaign.pk,
-        rater_id=rater.pk,
-        now=now,
-        order_key=rater_order_key(seed=campaign.seed, rater_id=rater.pk),
-        prime=SHUFFLE_PRIME,
-    )
-    if row is None or row["assignment_id"] is None:
-        return None  # not applicable, or no item free at a glance: the general path also waits for locked ones
-    item = _from_row(
-        RatingItem,
-        {"id": row["item_id"], "campaign_id": campaign.pk, "context": row["context"],
-         "passage_id": row["passage_id"], "passage_text": row["passage_text"]},
-    )  # fmt: skip
-    assignment = _from_row(
-        RatingAssignment,
-        {"id": row["assignment_id"], "item_id": item.pk, "campaign_id": campaign.pk, "rater_id": rater.pk,
-         "status": RatingAssignment.Status.LEASED, "leased_at": now, "expires_at": row["expires_at"],
-         "completed_at": None, "history": []},
-    )  # fmt: skip
-    assignment.item, assignment.campaign = item, campaign
-    return Lease(assignment=assignment, done=row["done"])
-
-
-def assignment_lease(*, campaign: Campaign, rater: Any, now: datetime | None = None) -> Lease:
-    """The rater's live lease (renewed), else a new lease on the best open item, with the rater's finished count.
-
-    On PostgreSQL a rater without an open lease gets the new one in a single statement (see
-    :mod:`judging.rating.statements`, which is atomic by itself); everything else takes the general path."""
-    now = now or timezone.now()
-    if connection.vendor == "postgresql":
-        fast = _fast_lease(campaign, rater, now)
-        if fast is not None:
-            return fast
-    return _lease_general(campaign, rater, now)
-
-
-def assignment_next(*, campaign: Campaign, rater: Any, now: datetime | None = None) -> RatingAssignment | None:
-    """The rater's live lease (renewed), else a new lease on the best open item; None when nothing is left."""
-    return assignment_lease(campaign=campaign, rater=rater, now=now).assignment
-
-
-@transaction.atomic
-def _lease_general(campaign: Campaign, rater: Any, now: datetime) -> Lease:
-    status = _rater_status_locked(campaign, rater)
-    if status.paused:
-        raise RatingError("You are paused in this campaign; please contact the organisers.", code="paused")
-    # The campaign may come from the shared cache: the fields that decide a lease are read fresh.
-    campaign.refresh_from_db(fields=["status", "raters_per_item", "lease_seconds", "gold_every"])
-    lease = timedelta(seconds=campaign.lease_seconds)
-    mine = RatingAssignment.objects.filter(campaign=campaign, rater=rater, status=RatingAssignment.Status.LEASED)
-    found = None
-    for current in mine.order_by("-leased_at"):
-        item = RatingItem.objects.select_for_update().get(pk=current.item_id)
-        if current.expires_at > now:
-            current.expires_at = now + lease
-            current.save(update_fields=["expires_at"])
-        elif campaign.status == Campaign.Status.OPEN and _has_room(item, campaign, now, exclude_pk=current.pk):
-            current.leased_at, current.expires_at = now, now + lease
-            current.save(update_fields=["leased_at", "expires_at"])
-        else:
-            current.status = RatingAssignment.Status.EXPIRED
-            current.save(update_fields=["status"])
-            continue
-        _record_lease(item, current, now)
-        found = current
-        break
-    done = RatingAssignment.objects.filter(
-        campaign=campaign, rater=rater, status=RatingAssignment.Status.COMPLETED
-    ).count()
-    if found is None and campaign.status == Campaign.Status.OPEN:
-        found = _next_gold(campaign, rater, now, done) or _next_regular(campaign, rater, now)
-    # The exact count, so this rater's next request can take the one-statement path again.
-    status.open_leases = mine.count()
-    status.save(update_fields=["open_leases"])
-    return Lease(assignment=found, done=done)
-
-
 # ---------------------------------------------------------------------------------------------- submission
 
 
@@ -408,12 +179,6 @@ def _apply_pause(status: RaterStatus, paused: bool, reason: str) -> None:
     )
 
 
-def _from_row(model: Any, values: dict[str, Any]) -> Any:
-    """A model instance from some of its columns (the others load on first access, as with ``only()``)."""
-    names = [f.attname for f in model._meta.concrete_fields if f.attname in values]
-    return model.from_db("default", names, [values[n] for n in names])
-
-
 def _assignment_for_submit(assignment_id: int, rater: Any, key: str) -> tuple[RatingAssignment | None, int | None]:
     """The rater's assignment, locked, with its campaign and item; and the id of the rating stored under ``key``."""
     if connection.vendor == "postgresql":  # one hand-written statement: the ORM's query building costs more CPU
@@ -422,14 +187,14 @@ def _assignment_for_submit(assignment_id: int, rater: Any, key: str) -> tuple[Ra
             campaign = Campaign.objects.filter(assignments__pk=assignment_id, assignments__rater=rater).first()
             if campaign is None:
                 return None, None
-            _rater_status_locked(campaign, rater)  # an assignment made without one (imports, fixtures)
+            leasing.rater_status_locked(campaign, rater)  # an assignment made without one (imports, fixtures)
             row = statements.load_for_submit(assignment_id=assignment_id, rater_id=rater.pk, key=key)
             if row is None:
                 return None, None
         a, c, i = row["assignment"], row["campaign"], row["item"]
-        assignment = _from_row(RatingAssignment, {**a, "rater_id": rater.pk})
-        assignment.campaign = _from_row(Campaign, {"id": a["campaign_id"], **c})
-        assignment.item = _from_row(RatingItem, {"id": a["item_id"], "campaign_id": a["campaign_id"], **i})
+        assignment = leasing.model_from_row(RatingAssignment, {**a, "rater_id": rater.pk})
+        assignment.campaign = leasing.model_from_row(Campaign, {"id": a["campaign_id"], **c})
+        assignment.item = leasing.model_from_row(RatingItem, {"id": a["item_id"], "campaign_id": a["campaign_id"], **i})
         return assignment, row["replay_id"]["id"]
     stored_under_key = Rating.objects.filter(rater=rater, idempotency_key=key).values("pk")[:1]
     found = (
@@ -527,7 +292,7 @@ def rating_submit(
     if assignment.status != RatingAssignment.Status.LEASED or assignment.expires_at <= now:
         # A late answer counts only while the item still has room: check it on the item row, locked and fresh.
         assignment.item = RatingItem.objects.select_for_update().get(pk=assignment.item_id)
-        if not _has_room(assignment.item, campaign, now, exclude_pk=assignment.pk):
+        if not leasing.has_room(assignment.item, campaign, now, exclude_pk=assignment.pk):
             raise RatingError("your lease on this item ran out and other raters completed it", code="gone")
     if seconds_on_task is not None and not 0 <= float(seconds_on_task) < 86400:
         raise RatingError("seconds_on_task must be between 0 and 86400")
@@ -544,7 +309,7 @@ def _auto_pause_check(campaign: Campaign, rater: Any, after: dict[str, Any]) -> 
     if after["override"] or after["paused"] or acc is None or after["gold_answers"] < campaign.gold_min_answers:
         return
     if acc < campaign.gold_threshold:
-        status = _rater_status_locked(campaign, rater)
+        status = leasing.rater_status_locked(campaign, rater)
         _apply_pause(status, True, f"gold accuracy {acc:.0%} below {campaign.gold_threshold:.0%}")
 
 
@@ -556,7 +321,7 @@ def rating_undo(*, assignment_id: int, rater: Any, now: datetime | None = None) 
     if assignment is None:
         raise RatingError("no such assignment for you", code="not_found")
     campaign = assignment.campaign
-    status = _rater_status_locked(campaign, rater)
+    status = leasing.rater_status_locked(campaign, rater)
     assignment = RatingAssignment.objects.select_for_update().get(pk=assignment.pk)
     rating = Rating.objects.filter(assignment=assignment).first()
     if rating is None:
@@ -573,7 +338,7 @@ def rating_undo(*, assignment_id: int, rater: Any, now: datetime | None = None) 
     assignment.leased_at, assignment.expires_at = now, now + timedelta(seconds=campaign.lease_seconds)
     assignment.completed_at = None
     assignment.save(update_fields=["history", "status", "leased_at", "expires_at", "completed_at"])
-    _record_lease(item, assignment, now)
+    leasing.record_lease(item, assignment, now)
     if not status.paused:
         RatingItem.objects.filter(pk=item.pk).update(completed_count=F("completed_count") - 1)
     status.open_leases += 1
@@ -587,7 +352,7 @@ def rating_undo(*, assignment_id: int, rater: Any, now: datetime | None = None) 
 @transaction.atomic
 def rater_pause(*, campaign: Campaign, rater: Any, reason: str = "paused by an admin") -> RaterStatus:
     """Pause a rater: no new items, and their ratings are excluded (items return to the queue)."""
-    status = _rater_status_locked(campaign, rater)
+    status = leasing.rater_status_locked(campaign, rater)
     _apply_pause(status, True, reason)
     return status
 
@@ -595,7 +360,7 @@ def rater_pause(*, campaign: Campaign, rater: Any, reason: str = "paused by an a
 @transaction.atomic
 def rater_resume(*, campaign: Campaign, rater: Any) -> RaterStatus:
     """Reinstate a paused rater: their ratings count again and automatic gold pausing stops for them."""
-    status = _rater_status_locked(campaign, rater)
+    status = leasing.rater_status_locked(campaign, rater)
     status.override = True
     _apply_pause(status, False, "")
     return status

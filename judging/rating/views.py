@@ -18,7 +18,7 @@ from django.views.decorators.http import require_POST
 from ecast.models import Collection
 from ecast.permissions import RATER, admin_required, role_required
 from judging.models import DEFAULT_MEASURES, MEASURES, Campaign
-from judging.rating import agreement, sampling
+from judging.rating import agreement, leasing, sampling
 from judging.rating import plots as rating_plots
 from judging.rating import selectors as sel
 from judging.rating import services as svc
@@ -64,7 +64,7 @@ def rating_rate(request: HttpRequest, campaign_id: int) -> HttpResponse:
                 return redirect("rating-rate", campaign_id=campaign.pk)
             error = str(exc)
     try:
-        assignment = svc.assignment_next(campaign=campaign, rater=request.user)
+        assignment = leasing.assignment_next(campaign=campaign, rater=request.user)
     except svc.RatingError as exc:
         return render(request, "judging/rating_done.html", {"campaign": campaign, "message": str(exc)}, status=403)
     last = sel.last_rating(campaign=campaign, rater=request.user)

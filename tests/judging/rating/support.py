@@ -8,7 +8,7 @@ from django.contrib.auth.models import Group, User
 
 from ecast.models import Paraphrase
 from ecast.permissions import RATER
-from judging.rating import services
+from judging.rating import leasing, services
 from tests import factories
 
 
@@ -78,7 +78,7 @@ def answer(c, score: int = 4) -> dict[str, int]:
 
 def rate_one(c, user, score: int = 4):
     """Lease the next item for ``user`` and submit ``score`` for every measure; returns the rating or None."""
-    a = services.assignment_next(campaign=c, rater=user)
+    a = leasing.assignment_next(campaign=c, rater=user)
     if a is None:
         return None
     rating, _ = services.rating_submit(

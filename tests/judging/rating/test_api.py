@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 
 from judging.models import Campaign, Rating, RatingAssignment
-from judging.rating import services
+from judging.rating import leasing, services
 from tests.judging.rating.support import answer, campaign, make_raters, paraphrase_collection, rate_one
 
 pytestmark = pytest.mark.django_db
@@ -54,7 +54,7 @@ def test_bad_answers_are_refused_with_a_reason(rater_api, camp):
 
 
 def test_a_rater_cannot_submit_or_undo_another_raters_assignment(rater_api, other_rater, camp):
-    theirs = services.assignment_next(campaign=camp, rater=other_rater)
+    theirs = leasing.assignment_next(campaign=camp, rater=other_rater)
     r = rater_api.post(
         reverse("api-rating-submit", args=[theirs.pk]), {"values": answer(camp), "idempotency_key": "k"}, format="json"
     )
@@ -159,7 +159,7 @@ def test_assessors_and_anonymous_cannot_use_rater_endpoints(assessor_api, anon_a
 
 
 def test_assessors_cannot_submit_or_undo(assessor_api, camp, other_rater):
-    a = services.assignment_next(campaign=camp, rater=other_rater)
+    a = leasing.assignment_next(campaign=camp, rater=other_rater)
     assert assessor_api.post(reverse("api-rating-submit", args=[a.pk]), {}, format="json").status_code == 403
     assert assessor_api.post(reverse("api-rating-undo", args=[a.pk])).status_code == 403
     assert RatingAssignment.objects.filter(rater=other_rater, status="leased").count() == 1
@@ -176,7 +176,7 @@ def test_the_release_exports_only_paraphrases_passing_the_thresholds(admin_api, 
     good_text = None
     for u in make_raters(3):
         for _ in range(2):
-            a = services.assignment_next(campaign=c, rater=u)
+            a = leasing.assignment_next(campaign=c, rater=u)
             s = 5 if a.item.position == 0 else 2
             if s == 5:
                 good_text = a.item.context["paraphrase_manual"]

@@ -6,18 +6,16 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as ec
-from selenium.webdriver.support.ui import WebDriverWait
 
 from ecast import services as ecast_services
 from ecast.imports.services import import_file
 from ecast.models import Paraphrase
 from judging.models import Campaign, Rating, RatingAssignment
-from judging.rating import selectors, services
-from tests.conftest import ARTIFACTS, browser_login
+from judging.rating import leasing, selectors, services
+from tests.conftest import ARTIFACTS, browser_login, page_wait
 from tests.judging.rating.support import campaign, make_raters, paraphrase_collection
 
 
@@ -32,7 +30,7 @@ def test_a_rater_completes_three_items_with_the_keyboard_and_a_reload_keeps_the_
     browser_login(browser, live_server, "rater1", "pass-rater1")
     browser.get(live_server.url + f"/rating/campaigns/{c.pk}/rate/")
     # The page swaps the item in place; a lookup may hit the old node mid-swap, so such errors mean 'not yet'.
-    wait = WebDriverWait(browser, 10, ignored_exceptions=(StaleElementReferenceException, WebDriverException))
+    wait = page_wait(browser)
     body = browser.find_element(By.TAG_NAME, "body")
 
     first = _item_id(browser)
@@ -94,7 +92,7 @@ def test_an_admin_creates_a_campaign_and_sees_kappa_update(browser, live_server,
     n.send_keys("3")
     browser.find_element(By.ID, "create-campaign").click()
     # The page swaps the item in place; a lookup may hit the old node mid-swap, so such errors mean 'not yet'.
-    wait = WebDriverWait(browser, 15, ignored_exceptions=(StaleElementReferenceException, WebDriverException))
+    wait = page_wait(browser)
     wait.until(ec.presence_of_element_located((By.ID, "kappa-table")))
     c = Campaign.objects.get(name="Browser campaign")
     cell = '#kappa-table tr[data-measure="semantic_similarity"] [data-f="kappa_raw"]'
@@ -103,7 +101,7 @@ def test_an_admin_creates_a_campaign_and_sees_kappa_update(browser, live_server,
     scores = {0: [5, 5, 4], 1: [1, 1, 2], 2: [3, 3, 3], 3: [5, 4, 5]}
     for j, u in enumerate(raters):
         for _ in range(4):
-            a = services.assignment_next(campaign=c, rater=u)
+            a = leasing.assignment_next(campaign=c, rater=u)
             s = scores[a.item.position][j]
             services.rating_submit(
                 assignment_id=a.pk, rater=u, values={k: s for k in c.measure_keys}, idempotency_key=uuid.uuid4().hex
@@ -132,7 +130,7 @@ def test_a_tiny_negative_kappa_refreshed_by_the_report_reads_0_000_not_minus_0_0
     monkeypatch.setattr(selectors, "campaign_agreement", nearly_zero)
     browser_login(browser, live_server, "admin1", "pass-admin1")
     browser.get(live_server.url + f"/rating/campaigns/{c.pk}/")
-    WebDriverWait(browser, 15).until(ec.text_to_be_present_in_element((By.ID, "agreement-updated"), "updated"))
+    page_wait(browser).until(ec.text_to_be_present_in_element((By.ID, "agreement-updated"), "updated"))
     cell = '#kappa-table tr[data-measure="semantic_similarity"] [data-f="kappa_raw"]'
     assert browser.find_element(By.CSS_SELECTOR, cell).text == "0.000"
 
@@ -186,7 +184,7 @@ def test_at_1366x768_the_whole_form_works_without_scrolling_and_undo_brings_the_
     submit = _rect(browser, "#submit-rating")  # the focus moved down five questions: Submit is still in view
     assert 0 <= submit["top"] and submit["bottom"] <= submit["vh"], submit
     body.send_keys(Keys.ENTER)
-    wait = WebDriverWait(browser, 10, ignored_exceptions=(StaleElementReferenceException, WebDriverException))
+    wait = page_wait(browser)
     wait.until(ec.text_to_be_present_in_element((By.ID, "progress-text"), "1 done"))
     assert "Item 2 of 8" in browser.find_element(By.ID, "item-position").text
 

@@ -10,7 +10,7 @@ import pytest
 from django.db import connection, connections
 
 from judging.models import Rating, RatingAssignment
-from judging.rating import services
+from judging.rating import leasing, services
 from tests.judging.rating.support import answer, campaign, make_raters, paraphrase_collection
 
 
@@ -32,7 +32,7 @@ def test_concurrent_raters_never_overfill_items_or_duplicate_ratings():
         try:
             barrier.wait()
             for _ in range(12):
-                a = services.assignment_next(campaign=c, rater=user)
+                a = leasing.assignment_next(campaign=c, rater=user)
                 if a is None:
                     break
                 key = uuid.uuid4().hex
@@ -70,7 +70,7 @@ def test_simultaneous_retries_of_one_submission_store_one_rating():
         pytest.skip("row-lock concurrency is exercised on PostgreSQL (SQLite serialises every writer)")
     c = campaign(paraphrase_collection(), size=2, n=2)
     (user,) = make_raters(1)
-    a = services.assignment_next(campaign=c, rater=user)
+    a = leasing.assignment_next(campaign=c, rater=user)
     barrier = threading.Barrier(8)
     results: list = []
     errors: list[BaseException] = []

@@ -23,7 +23,7 @@ from rest_framework.test import APIClient
 
 from ecast.permissions import RATER
 from judging.models import Campaign, RaterStatus, Rating, RatingAssignment, RatingItem
-from judging.rating import services
+from judging.rating import leasing, services
 from tests.judging.rating.support import answer, campaign, make_raters, paraphrase_collection
 
 pytestmark = pytest.mark.django_db
@@ -95,7 +95,7 @@ def test_next_leases_a_new_item_in_one_statement_and_submit_stores_it_in_two(cam
 def test_a_late_submit_checks_the_room_in_a_third_statement(camp):
     _needs_postgresql()
     (user,) = make_raters(1)
-    a = services.assignment_next(campaign=camp, rater=user)
+    a = leasing.assignment_next(campaign=camp, rater=user)
     RatingAssignment.objects.filter(pk=a.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     with CaptureQueriesContext(connection) as queries:
         _, created = services.rating_submit(assignment_id=a.pk, rater=user, values=answer(camp), idempotency_key="x")
@@ -105,10 +105,10 @@ def test_a_late_submit_checks_the_room_in_a_third_statement(camp):
 def test_a_reload_with_an_open_lease_renews_it_on_the_general_path(camp):
     _needs_postgresql()
     (user,) = make_raters(1)
-    first = services.assignment_next(campaign=camp, rater=user)
+    first = leasing.assignment_next(campaign=camp, rater=user)
     status = RaterStatus.objects.get(campaign=camp, rater=user)
     assert status.open_leases == 1
-    again = services.assignment_next(campaign=camp, rater=user, now=timezone.now() + timedelta(seconds=5))
+    again = leasing.assignment_next(campaign=camp, rater=user, now=timezone.now() + timedelta(seconds=5))
     assert again.pk == first.pk and again.expires_at > first.expires_at
     leases = RatingItem.objects.get(pk=first.item_id).leases
     assert leases == {str(first.pk): again.expires_at.timestamp()}
@@ -119,7 +119,7 @@ def test_simultaneous_next_calls_of_one_rater_lease_one_item():
     _needs_postgresql()
     c = campaign(paraphrase_collection(topics=2, turns=4), size=8, n=2, gold_every=1000)
     (user,) = make_raters(1)
-    first = services.assignment_next(campaign=c, rater=user)
+    first = leasing.assignment_next(campaign=c, rater=user)
     services.rating_submit(assignment_id=first.pk, rater=user, values=answer(c), idempotency_key="warm")
     barrier = threading.Barrier(8)
     got: list[int | None] = []
@@ -128,7 +128,7 @@ def test_simultaneous_next_calls_of_one_rater_lease_one_item():
     def click():
         try:
             barrier.wait()
-            a = services.assignment_next(campaign=c, rater=user)
+            a = leasing.assignment_next(campaign=c, rater=user)
             got.append(a.pk if a else None)
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
@@ -192,7 +192,7 @@ def test_a_changed_campaign_is_never_served_from_the_cache(camp, rater):
 
 
 def test_anonymous_callers_cannot_submit_or_undo(anon_api, camp, other_rater):
-    a = services.assignment_next(campaign=camp, rater=other_rater)
+    a = leasing.assignment_next(campaign=camp, rater=other_rater)
     assert anon_api.post(reverse("api-rating-submit", args=[a.pk]), {}, format="json").status_code == 401
     assert anon_api.post(reverse("api-rating-undo", args=[a.pk])).status_code == 401
     assert anon_api.post(reverse("api-rating-next", args=[999999])).status_code == 401
@@ -204,7 +204,7 @@ def test_an_unknown_campaign_is_not_found(rater_api):
 
 def test_the_migration_copies_open_leases_onto_items_and_rater_counts(camp):
     raters = make_raters(2)
-    leases = [services.assignment_next(campaign=camp, rater=u) for u in raters]
+    leases = [leasing.assignment_next(campaign=camp, rater=u) for u in raters]
     RatingItem.objects.update(leases={})
     RaterStatus.objects.update(open_leases=0)
     migration = importlib.import_module("judging.migrations.0007_item_leases")
@@ -220,7 +220,7 @@ def test_the_migration_copies_open_leases_onto_items_and_rater_counts(camp):
 
 def test_an_assignment_whose_rater_has_no_status_row_can_still_be_submitted(camp):
     (user,) = make_raters(1)
-    a = services.assignment_next(campaign=camp, rater=user)
+    a = leasing.assignment_next(campaign=camp, rater=user)
     RaterStatus.objects.filter(rater=user).delete()  # as for assignments written by an import or by hand
     rating, created = services.rating_submit(assignment_id=a.pk, rater=user, values=answer(camp), idempotency_key="k")
     assert created and rating.assignment_id == a.pk

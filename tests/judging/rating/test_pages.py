@@ -181,13 +181,13 @@ def test_admin_pauses_and_reinstates_from_the_report(admin_client, camp):
 def test_the_report_says_what_agreement_with_the_majority_is_computed_over(admin_client):
     import uuid
 
-    from judging.rating import services
+    from judging.rating import leasing, services
 
     c = campaign(paraphrase_collection(), size=2, n=3)
     a, b, odd = make_raters(3)
     # a and b give 4, the odd one out 2: the odd rater's others agree (4–4), a's and b's split (4–2).
     for user, score in ((a, 4), (b, 4), (odd, 2)):
-        while (asg := services.assignment_next(campaign=c, rater=user)) is not None:
+        while (asg := leasing.assignment_next(campaign=c, rater=user)) is not None:
             services.rating_submit(
                 assignment_id=asg.pk,
                 rater=user,

@@ -1,4 +1,4 @@
-"""Campaign creation, sampling, leases, submission, undo and gold checks (the assignment invariants)."""
+"""Campaign creation and sampling, submission, undo, gold checks and pausing (the submission invariants)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from ecast.models import Paraphrase, Passage, Turn
 from judging.models import RaterStatus, Rating, RatingAssignment, RatingItem
-from judging.rating import sampling, services
+from judging.rating import leasing, sampling, services
 from judging.rating import tasks as rating_tasks
 from tests.judging.rating.support import answer, campaign, make_raters, paraphrase_collection, rate_one
 
@@ -76,61 +76,11 @@ def test_it_rejects_unknown_measures_and_bad_gold_lines():
         sampling.parse_gold_spec("1: fluency=5", measure_keys=["semantic_similarity"])
 
 
-def test_no_item_collects_more_than_n_ratings_and_no_rater_gets_an_item_twice():
-    coll = paraphrase_collection()
-    c = campaign(coll, size=4, n=2)
-    raters = make_raters(5)
-    for _ in range(6):
-        for u in raters:
-            rate_one(c, u)
-    counts = [it.completed_count for it in c.items.all()]
-    assert counts == [2, 2, 2, 2]
-    assert Rating.objects.filter(campaign=c).count() == 8
-    pairs = list(RatingAssignment.objects.filter(campaign=c).values_list("item_id", "rater_id"))
-    assert len(pairs) == len(set(pairs))
-    assert services.assignment_next(campaign=c, rater=raters[0]) is None
-
-
-def test_items_near_completion_are_served_first():
-    coll = paraphrase_collection()
-    c = campaign(coll, size=4, n=3)
-    a, b = make_raters(2)
-    first = rate_one(c, a)
-    nxt = services.assignment_next(campaign=c, rater=b)
-    assert nxt.item_id == first.item_id
-
-
-def test_a_reload_returns_the_same_lease_and_extends_it():
-    coll = paraphrase_collection()
-    c = campaign(coll, size=4, n=1)
-    (u,) = make_raters(1)
-    a1 = services.assignment_next(campaign=c, rater=u)
-    a2 = services.assignment_next(campaign=c, rater=u)
-    assert a1.pk == a2.pk and a2.expires_at >= a1.expires_at
-
-
-def test_an_abandoned_lease_returns_the_item_to_the_queue():
-    coll = paraphrase_collection()
-    c = campaign(coll, size=1, n=1, lease_seconds=60)
-    a, b = make_raters(2)
-    lease = services.assignment_next(campaign=c, rater=a)
-    assert services.assignment_next(campaign=c, rater=b) is None  # the only slot is leased
-    later = timezone.now() + timedelta(seconds=61)
-    other = services.assignment_next(campaign=c, rater=b, now=later)
-    assert other is not None and other.item_id == lease.item_id
-    # The late rater cannot push the item above N any more.
-    with pytest.raises(services.RatingError) as exc:
-        services.rating_submit(assignment_id=lease.pk, rater=a, values=answer(c), idempotency_key="late", now=later)
-    assert exc.value.code == "gone"
-    services.rating_submit(assignment_id=other.pk, rater=b, values=answer(c), idempotency_key="k", now=later)
-    assert RatingItem.objects.get(pk=lease.item_id).completed_count == 1
-
-
 def test_a_late_submit_is_accepted_while_the_item_still_has_room():
     coll = paraphrase_collection()
     c = campaign(coll, size=1, n=2, lease_seconds=60)
     (a,) = make_raters(1)
-    lease = services.assignment_next(campaign=c, rater=a)
+    lease = leasing.assignment_next(campaign=c, rater=a)
     later = timezone.now() + timedelta(seconds=120)
     rating, created = services.rating_submit(
         assignment_id=lease.pk, rater=a, values=answer(c), idempotency_key="x", now=later
@@ -142,7 +92,7 @@ def test_a_repeated_submit_is_stored_once():
     coll = paraphrase_collection()
     c = campaign(coll, size=2, n=2)
     (u,) = make_raters(1)
-    a = services.assignment_next(campaign=c, rater=u)
+    a = leasing.assignment_next(campaign=c, rater=u)
     r1, created1 = services.rating_submit(assignment_id=a.pk, rater=u, values=answer(c), idempotency_key="k1")
     r2, created2 = services.rating_submit(assignment_id=a.pk, rater=u, values=answer(c, 1), idempotency_key="k1")
     assert created1 and not created2 and r1.pk == r2.pk and r2.values == answer(c)
@@ -156,7 +106,7 @@ def test_it_rejects_incomplete_or_out_of_scale_answers_and_other_raters_assignme
     coll = paraphrase_collection()
     c = campaign(coll, size=2, n=2)
     u, v = make_raters(2)
-    a = services.assignment_next(campaign=c, rater=u)
+    a = leasing.assignment_next(campaign=c, rater=u)
     with pytest.raises(services.RatingError, match="missing"):
         services.rating_submit(assignment_id=a.pk, rater=u, values={"semantic_similarity": 3}, idempotency_key="a")
     with pytest.raises(services.RatingError, match="1..5"):
@@ -172,11 +122,11 @@ def test_undo_within_the_window_reopens_the_item_for_the_same_rater():
     c = campaign(coll, size=2, n=2, undo_seconds=30)
     (u,) = make_raters(1)
     rating = rate_one(c, u, 2)
-    nxt = services.assignment_next(campaign=c, rater=u)
+    nxt = leasing.assignment_next(campaign=c, rater=u)
     services.rating_undo(assignment_id=rating.assignment_id, rater=u)
     assert Rating.objects.count() == 0
     assert RatingItem.objects.get(pk=rating.item_id).completed_count == 0
-    again = services.assignment_next(campaign=c, rater=u)
+    again = leasing.assignment_next(campaign=c, rater=u)
     assert again.pk == rating.assignment_id != nxt.pk
     assert again.history[0]["values"] == answer(c, 2)
 
@@ -212,11 +162,11 @@ def test_a_rater_failing_gold_items_is_paused_and_excluded_until_reinstated():
     assert status.paused and "gold accuracy" in status.paused_reason
     assert RatingItem.objects.get(pk=first.item_id).completed_count == 0
     with pytest.raises(services.RatingError) as exc:
-        services.assignment_next(campaign=c, rater=u)
+        leasing.assignment_next(campaign=c, rater=u)
     assert exc.value.code == "paused"
     services.rater_resume(campaign=c, rater=u)
     assert RatingItem.objects.get(pk=first.item_id).completed_count == 1
-    assert services.assignment_next(campaign=c, rater=u) is not None
+    assert leasing.assignment_next(campaign=c, rater=u) is not None
 
 
 def test_idempotency_keys_are_per_rater():
@@ -225,7 +175,7 @@ def test_idempotency_keys_are_per_rater():
     u, v = make_raters(2)
     key = uuid.uuid4().hex
     for user in (u, v):
-        a = services.assignment_next(campaign=c, rater=user)
+        a = leasing.assignment_next(campaign=c, rater=user)
         services.rating_submit(assignment_id=a.pk, rater=user, values=answer(c), idempotency_key=key)
     assert Rating.objects.count() == 2
 
@@ -234,64 +184,9 @@ def test_housekeeping_marks_long_dead_leases_expired_and_the_rater_does_not_get_
     coll = paraphrase_collection()
     c = campaign(coll, size=2, n=1, lease_seconds=60)
     (u,) = make_raters(1)
-    a = services.assignment_next(campaign=c, rater=u)
+    a = leasing.assignment_next(campaign=c, rater=u)
     RatingAssignment.objects.filter(pk=a.pk).update(expires_at=timezone.now() - timedelta(minutes=10))
     assert rating_tasks.leases_expire_task.delay().get() == 1
-    nxt = services.assignment_next(campaign=c, rater=u)
+    nxt = leasing.assignment_next(campaign=c, rater=u)
     assert nxt.item_id != a.item_id
     assert rating_tasks.agreement_warm_task.delay(c.pk).get() == 0
-
-
-def test_a_closed_campaign_hands_out_nothing_new():
-    coll = paraphrase_collection()
-    c = campaign(coll, size=2, n=1)
-    (u,) = make_raters(1)
-    services.campaign_set_status(campaign=c, status="closed")
-    assert services.assignment_next(campaign=c, rater=u) is None
-
-
-def _sequence(c, user) -> list[int]:
-    order = []
-    while (a := services.assignment_next(campaign=c, rater=user)) is not None:
-        order.append(a.item.position)
-        services.rating_submit(assignment_id=a.pk, rater=user, values=answer(c), idempotency_key=uuid.uuid4().hex)
-    return order
-
-
-def test_each_rater_gets_the_items_in_their_own_seeded_order():
-    coll = paraphrase_collection(topics=4, turns=4)
-    c = campaign(coll, size=12, n=5, gold_every=1000)
-    first, second = make_raters(2)
-    # Items with more ratings come first, so each rater here sees a whole level in their own order.
-    seq_first, seq_second = _sequence(c, first), _sequence(c, second)
-    positions = sorted(c.items.filter(is_gold=False).values_list("position", flat=True))
-    assert sorted(seq_first) == sorted(seq_second) == positions
-    assert seq_first != seq_second and seq_first != positions
-
-    def expected(user):
-        key = services.rater_order_key(seed=c.seed, rater_id=user.pk)
-        return sorted(positions, key=lambda p: (services.rater_order_value(p, key), p))
-
-    assert seq_first == expected(first) and seq_second == expected(second)
-    again = campaign(coll, size=12, n=5, gold_every=1000, seed=c.seed)
-    assert _sequence(again, first) == seq_first  # same seed, same rater: same order
-
-
-def test_the_order_key_is_a_permutation_for_any_rater():
-    for rater_id in range(1, 30):
-        key = services.rater_order_key(seed=3, rater_id=rater_id)
-        assert 0 < key[0] < services.SHUFFLE_PRIME and 0 <= key[1] < services.SHUFFLE_PRIME
-        assert len({services.rater_order_value(p, key) for p in range(5000)}) == 5000
-
-
-def test_raters_of_a_small_campaign_get_orders_of_their_own_not_the_plain_order_or_its_rotations():
-    positions = list(range(12))
-    orders = []
-    for rater_id in range(1, 201):
-        key = services.rater_order_key(seed=7, rater_id=rater_id)
-        orders.append(tuple(sorted(positions, key=lambda p, key=key: (services.rater_order_value(p, key), p))))
-    rotations = {tuple(positions[i:] + positions[:i]) for i in range(12)}
-    rotations |= {tuple(reversed(r)) for r in rotations}
-    # The affine map alone gives 32 of these 200 raters a rotation (or its reverse) and 148 distinct orders.
-    assert sum(order in rotations for order in orders) <= 2
-    assert len(set(orders)) >= 196
