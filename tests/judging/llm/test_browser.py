@@ -47,3 +47,19 @@ def test_an_admin_starts_a_job_and_reaches_its_agreement_report_in_one_click(
     assert [r.find_element(By.TAG_NAME, "th").text for r in rows] == ["0", "1", "2", "3", "4"]
     browser.set_window_size(1280, 2200)
     browser.save_screenshot(str(ARTIFACTS / "llm-judge-agreement.png"))
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_a_refused_job_form_comes_back_scrolled_to_its_error_on_a_short_screen(browser, live_server, admin_user):
+    judged_collection()
+    browser.set_window_size(1280, 500)  # the form starts below the fold
+    browser_login(browser, live_server, "admin1", "pass-admin1")
+    browser.get(f"{live_server.url}/judging/llm/")
+    browser.execute_script("window.scrollTo(0, 0)")
+    browser.find_element(By.CSS_SELECTOR, "#llm-job-form button[type=submit]").submit()
+    WebDriverWait(browser, 30).until(ec.presence_of_element_located((By.CSS_SELECTOR, "#llm-job-form .error")))
+    error = browser.find_element(By.CSS_SELECTOR, "#llm-job-form .error")
+    assert "required" in error.text.lower()
+    top = browser.execute_script("return arguments[0].getBoundingClientRect().top", error)
+    assert 0 <= top < browser.execute_script("return window.innerHeight"), "the error is on screen without scrolling"
