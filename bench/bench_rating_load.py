@@ -12,6 +12,7 @@ Asserts nothing about time.
 
 Usage: DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379/4 \
        python bench/bench_rating_load.py [--duration 60] [--raters 50] [--items 3000] [--n 5] [--workers 2] [--think 5]
+                                         [--procs 4]
 With --think, each rater spends 0.5–1.5 × that many seconds on an item (500 raters × 5 s is the issue's target);
 CPU seconds of the gunicorn processes and of the PostgreSQL backends are divided by the requests served.
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import multiprocessing
 import os
 import random
 import socket
@@ -202,6 +204,21 @@ def rater_loop(
             stats[k].extend(v)
 
 
+def load_slice(port: int, tokens: list[str], campaign_id: int, deadline: float, think: float) -> dict[str, list]:
+    """One load process: a thread per rater token until ``deadline``; returns the merged timings."""
+    stats: dict[str, list] = {"me": [], "next": [], "submit": [], "created": [], "errors": []}
+    lock = threading.Lock()
+    threads = [
+        threading.Thread(target=rater_loop, args=(Client(port, tok), campaign_id, deadline, stats, lock, think))
+        for tok in tokens
+    ]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    return stats
+
+
 def cpu_seconds(server_pid: int, db_name: str) -> tuple[float, float]:
     """(CPU seconds of the gunicorn master and workers, of the PostgreSQL backends serving ``db_name``) so far."""
     import psutil
@@ -236,6 +253,11 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
     ap.add_argument("--threads", type=int, default=16, help="gunicorn threads per worker")
     ap.add_argument("--think", type=float, default=0.0, help="seconds a rater spends on an item (0.5–1.5 × this)")
+    ap.add_argument("--keep-alive", type=int, default=2, help="gunicorn keep-alive seconds")
+    ap.add_argument(
+        "--server-times", action="store_true", help="also log each request's time inside gunicorn and print its p95"
+    )
+    ap.add_argument("--procs", type=int, default=4, help="load-generating processes the raters are spread over")
     args = ap.parse_args()
 
     base = os.environ.get("DATABASE_URL", "")
@@ -268,10 +290,13 @@ def run(args: argparse.Namespace, db_url: str) -> None:
         campaign_id, tokens = seed_data(args.items, args.raters, args.n)
         print(f"setup: {args.items} items, N={args.n}, {args.raters} raters in {time.perf_counter() - t0:.1f} s")
         port = free_port()
+        access_log = f"{settings_env['ECAST_VAR_DIR']}/access.log"
+        os.makedirs(settings_env["ECAST_VAR_DIR"], exist_ok=True)
         server = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "ecast.wsgi:application", "--bind", f"127.0.0.1:{port}",
              "--workers", str(args.workers), "--threads", str(args.threads), "--worker-class", "gthread",
-             "--log-level", "warning"],
+             "--log-level", "warning", "--keep-alive", str(args.keep_alive)]
+            + (["--access-logfile", access_log, "--access-logformat", "%(U)s %(D)s"] if args.server_times else []),
             cwd=REPO, env=env,
         )  # fmt: skip
         for _ in range(100):
@@ -290,21 +315,19 @@ def run(args: argparse.Namespace, db_url: str) -> None:
         for th in warm:
             th.join()
         stats: dict[str, list] = {"me": [], "next": [], "submit": [], "created": [], "errors": []}
-        lock = threading.Lock()
         db_name = urllib.parse.urlparse(db_url).path.lstrip("/")
+        procs = max(1, min(args.procs, len(tokens)))
+        slices = [tokens[i::procs] for i in range(procs)]
         cpu_before = cpu_seconds(server.pid, db_name)
         start = time.perf_counter()
-        deadline = start + args.duration
-        threads = [
-            threading.Thread(
-                target=rater_loop, args=(Client(port, tok), campaign_id, deadline, stats, lock, args.think)
-            )
-            for tok in tokens
-        ]
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join()
+        deadline = start + args.duration  # CLOCK_MONOTONIC: the same clock in every load process
+        # The simulated raters are spread over several processes: hundreds of threads in one interpreter queue for
+        # its GIL, and that wait would be measured as the server's latency.
+        with multiprocessing.get_context("fork").Pool(procs) as pool:
+            jobs = [(port, part, campaign_id, deadline, args.think) for part in slices]
+            for timings in pool.starmap(load_slice, jobs):
+                for key, values in timings.items():
+                    stats[key].extend(values)
         wall = time.perf_counter() - start
         cpu_after = cpu_seconds(server.pid, db_name)
     finally:
@@ -343,7 +366,8 @@ def run(args: argparse.Namespace, db_url: str) -> None:
 
     print(
         f"\nload: {args.raters} raters × {args.duration:.0f} s (ran {wall:.1f} s), think time {args.think:.1f} s, "
-        f"gunicorn {args.workers}×{args.threads} threads, PostgreSQL + Redis, loopback; {load_average()}"
+        f"gunicorn {args.workers}×{args.threads} threads, keep-alive {args.keep_alive} s, PostgreSQL + Redis, "
+        f"loopback, raters spread over {args.procs} load processes; {load_average()}"
     )
     web_cpu, db_cpu = (after - before for after, before in zip(cpu_after, cpu_before, strict=True))
     per_request = 1000 * web_cpu / max(total, 1)
@@ -362,6 +386,17 @@ def run(args: argparse.Namespace, db_url: str) -> None:
         vals = stats[key]
         print(f"{name:<22}{len(vals):>8}{pct(vals, 50):>9.1f}{pct(vals, 95):>9.1f}{pct(vals, 99):>9.1f}"
               f"{pct(vals, 50) / base50:>10.2f}×")  # fmt: skip
+    if args.server_times:
+        # Time inside gunicorn (parsed request to response written), per endpoint: what the client measured beyond
+        # it was spent in connecting, queueing for a worker thread or the load process itself.
+        inside: dict[str, list[float]] = {"me": [], "next": [], "submit": []}
+        with open(access_log) as fh:
+            for line in fh:
+                path, _, micros = line.rpartition(" ")
+                key = "me" if path.endswith("/me/") else "next" if path.endswith("/next/") else "submit"
+                inside[key].append(int(micros) / 1e6)
+        print("inside gunicorn: " + ", ".join(f"{k} p50 {pct(v, 50):.1f} / p95 {pct(v, 95):.1f} ms"
+                                               for k, v in inside.items()))  # fmt: skip
     work_ms = pct(stats["next"], 95), pct(stats["submit"], 95)
     row(
         f"rating next + submit, {args.raters} raters, think {args.think:.0f} s",

@@ -147,6 +147,19 @@ def browser(tmp_path):
     driver.quit()
 
 
+def page_wait(driver, seconds: float = 30):
+    """A wait for pages that re-render: an element replaced between finding and reading it is tried again.
+
+    30 s by default because a loaded CI host can take seconds per page; a passing wait returns at once.
+    """
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(
+        driver, seconds, poll_frequency=0.2, ignored_exceptions=(StaleElementReferenceException, WebDriverException)
+    )
+
+
 def browser_login(driver, live_server, username: str, password: str) -> None:
     """Log in through the real login form."""
     from selenium.webdriver.common.by import By

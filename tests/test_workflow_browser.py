@@ -14,11 +14,10 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
-from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as ec
-from selenium.webdriver.support.ui import Select, WebDriverWait
+from selenium.webdriver.support.ui import Select
 
 from ecast.management.commands.load_demo import DEMO_ACCOUNTS, DEMO_COLLECTION
 from ecast.models import Collection, GenerationJob, Paraphrase, Passage
@@ -27,7 +26,7 @@ from evaluation.models import QrelsVersion
 from judging.models import AssessorJudgment, Campaign, Pool, RatingAssignment
 from judging.rating import selectors as rating_selectors
 from judging.relevance import pools
-from tests.conftest import ARTIFACTS, browser_login
+from tests.conftest import ARTIFACTS, browser_login, page_wait
 
 SHOTS = ARTIFACTS / "workflow"
 PASSWORDS = {username: password for username, password, _ in DEMO_ACCOUNTS}
@@ -42,7 +41,6 @@ CAMPAIGN_NAME = "Workflow campaign"
 ITEM_SCORES = [5, 4, 2, 1, 5, 3, 4, 2]
 GRADES = [4, 3, 4, 2, 4, 0, 3, 4, 1, 4]
 # The page swaps or reloads under a lookup; such errors mean "not yet".
-FLAKY = (StaleElementReferenceException, WebDriverException)
 
 
 def _shot(browser, name: str, *, max_height: int = 4000) -> None:
@@ -57,10 +55,6 @@ def _shot(browser, name: str, *, max_height: int = 4000) -> None:
     browser.set_window_size(1280, 900)
 
 
-def _wait(browser, seconds: float = 15) -> WebDriverWait:
-    return WebDriverWait(browser, seconds, poll_frequency=0.2, ignored_exceptions=FLAKY)
-
-
 def _text(browser, css: str) -> str:
     return browser.find_element(By.CSS_SELECTOR, css).text
 
@@ -70,7 +64,7 @@ def _log_in_as(browser, live_server, username: str) -> None:
     buttons = browser.find_elements(By.CSS_SELECTOR, ".who form button")
     if buttons:
         buttons[0].click()
-        _wait(browser).until(ec.url_contains("/accounts/login/"))
+        page_wait(browser).until(ec.url_contains("/accounts/login/"))
     browser_login(browser, live_server, username, PASSWORDS[username])
     assert username in _text(browser, ".who")
 
@@ -101,8 +95,8 @@ def _generate(browser, live_server, collection: Collection) -> GenerationJob:
     assert Select(browser.find_element(By.ID, "id_cr_backend")).first_selected_option.text == "anaphora"
     _shot(browser, "01-generation-form")
     browser.find_element(By.CSS_SELECTOR, "#job-form button[type=submit]").click()
-    _wait(browser, 240).until(ec.presence_of_element_located((By.ID, "progress-card")))
-    _wait(browser, 240).until(ec.text_to_be_present_in_element((By.ID, "job-status"), "Succeeded"))
+    page_wait(browser, 240).until(ec.presence_of_element_located((By.ID, "progress-card")))
+    page_wait(browser, 240).until(ec.text_to_be_present_in_element((By.ID, "job-status"), "Succeeded"))
     assert "2 / 2 turns done, 0 failed" in _text(browser, "#counts")
     job = GenerationJob.objects.get(collection=collection, pk=int(browser.current_url.rstrip("/").split("/")[-1]))
 
@@ -165,7 +159,7 @@ def _approve(browser, live_server, job: GenerationJob) -> list[Paraphrase]:
     assert _status_badges(browser, target.pair_id)[0] == "candidate"
 
     browser.find_element(By.CSS_SELECTOR, f"#p{target.pk} form.act-approve button").click()
-    _wait(browser).until(lambda d: _pair_approved(d, target))  # both members of the pair, after the reload
+    page_wait(browser).until(lambda d: _pair_approved(d, target))  # both members of the pair, after the reload
     approved.append(target)
 
     # The selection moved on to the next pair nobody decided yet: "a" approves it without any j/k.
@@ -174,7 +168,7 @@ def _approve(browser, live_server, job: GenerationJob) -> list[Paraphrase]:
     assert cells.index(f"p{manual.pk}") > cells.index(f"p{target.pk}")
     _shot(browser, "03-turn-pair-approved-next-selected")
     _press(browser, "a")
-    _wait(browser).until(lambda d: _pair_approved(d, manual))
+    page_wait(browser).until(lambda d: _pair_approved(d, manual))
     approved.append(manual)
 
     # The second turn: one more pair, chosen with j / k and approved with "a".
@@ -183,7 +177,7 @@ def _approve(browser, live_server, job: GenerationJob) -> list[Paraphrase]:
         browser.get(f"{live_server.url}/turns/{other.turn_id}/")
         _select_with_keys(browser, other)
         _press(browser, "a")
-        _wait(browser).until(lambda d: _pair_approved(d, other))
+        page_wait(browser).until(lambda d: _pair_approved(d, other))
         approved.append(other)
         _shot(browser, "04-turn-keyboard-approved")
 
@@ -206,7 +200,7 @@ def _create_campaign(browser, live_server, collection: Collection) -> Campaign:
         el.send_keys(value)
     _shot(browser, "05-campaign-form")
     browser.find_element(By.ID, "create-campaign").click()
-    _wait(browser).until(ec.presence_of_element_located((By.ID, "kappa-table")))
+    page_wait(browser).until(ec.presence_of_element_located((By.ID, "kappa-table")))
     campaign = Campaign.objects.get(name=CAMPAIGN_NAME)
     n = campaign.items.count()
     assert 4 <= n <= 6
@@ -239,8 +233,8 @@ def _rate_everything(browser, live_server, campaign: Campaign, username: str) ->
             _shot(browser, "07-rater-answers-by-keyboard")
         _press(browser, Keys.ENTER)
         if done < n:
-            _wait(browser).until(ec.text_to_be_present_in_element((By.ID, "progress-text"), f"{done} done"))
-    _wait(browser).until(ec.presence_of_element_located((By.ID, "rating-done")))
+            page_wait(browser).until(ec.text_to_be_present_in_element((By.ID, "progress-text"), f"{done} done"))
+    page_wait(browser).until(ec.presence_of_element_located((By.ID, "rating-done")))
     assert f"You rated {n} items" in _text(browser, "#rating-done")
     assert "No more items" in _text(browser, "#rating-done")
     if username == "rater3":
@@ -314,12 +308,12 @@ def _build_pool(browser, live_server, collection: Collection) -> Pool:
     pairs = expected["pairs"]
     assert pairs >= 10
     only = f"Only passages with text: {pairs} pairs in {expected['turns']} turns"
-    _wait(browser).until(ec.text_to_be_present_in_element((By.ID, "coverage-text-only"), only))
+    page_wait(browser).until(ec.text_to_be_present_in_element((By.ID, "coverage-text-only"), only))
     assert "have text" in _text(browser, "#coverage-summary")
     assert f"original + {POOL_NAME}" in _text(browser, "#id_feed_version_helptext")
     _shot(browser, "11-pool-form-coverage")
     browser.find_element(By.XPATH, "//button[normalize-space()='Create pool']").click()
-    _wait(browser, 60).until(ec.presence_of_element_located((By.ID, "texts")))
+    page_wait(browser, 60).until(ec.presence_of_element_located((By.ID, "texts")))
     pool = Pool.objects.get(name=POOL_NAME)
     assert pool.text_only and pool.stats["pairs"] == pool.stats["with_text"] == pairs
     assert pool.target_version.name == f"original + {POOL_NAME}"
@@ -342,7 +336,7 @@ def _leaderboard(browser, live_server, version: QrelsVersion) -> dict[str, str]:
             rows[tds[1].text] = tds[column].text
         return rows if rows and all(re.fullmatch(r"\d\.\d{4}", v) for v in rows.values()) else False
 
-    return _wait(browser, 30).until(cells)
+    return page_wait(browser, 30).until(cells)
 
 
 def _judge(browser, live_server, pool: Pool) -> None:
@@ -351,7 +345,7 @@ def _judge(browser, live_server, pool: Pool) -> None:
     browser.get(live_server.url + "/judging/relevance/")
     row = browser.find_element(By.XPATH, f"//tr[td[normalize-space()='{POOL_NAME}']]")
     row.find_element(By.XPATH, ".//button[normalize-space()='Take a topic']").click()
-    wait = _wait(browser)
+    wait = page_wait(browser)
     wait.until(ec.text_to_be_present_in_element((By.ID, "pair-pos"), "1 of "))
     total = int(_text(browser, "#pair-pos").split(" of ")[1])
     assert total >= len(GRADES)
@@ -404,7 +398,7 @@ def test_admin_raters_and_assessor_walk_the_whole_workflow_on_the_demo(browser, 
         scores = _leaderboard(d, live_server, derived)
         return scores if scores != before else False  # the live recompute may trail the last judgment
 
-    after = _wait(browser, 30).until(moved)
+    after = page_wait(browser, 30).until(moved)
     changed = {run for run in after if after[run] != before[run]}
     assert changed & set(POOL_RUNS), f"no pooled run's nDCG@3 changed: {before} → {after}"
     assert any(float(after[run]) > float(original_scores[run]) for run in changed)  # high grades raise nDCG

@@ -9,7 +9,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from evaluation import events, services
 from evaluation.models import Qrel
-from tests.conftest import ARTIFACTS, browser_login
+from tests.conftest import ARTIFACTS, browser_login, page_wait
 from tests.evaluation.eval_helpers import build
 
 
@@ -29,7 +29,7 @@ def test_the_leaderboard_updates_live_when_a_judgment_arrives(browser, live_serv
     before = _cell(browser, weak)
     browser.execute_script("window.__noReload = 'still here';")
     # The page listens to the server's score events (the poll is only the fallback).
-    WebDriverWait(browser, 10).until(lambda d: "as soon as they are computed" in d.find_element(By.ID, "lb-live").text)
+    page_wait(browser).until(lambda d: "as soon as they are computed" in d.find_element(By.ID, "lb-live").text)
 
     # The weak run's rank-1 document for 1_1 ("x1") becomes highly relevant.
     turn = coll.turns.get(turn_id="1_1")
@@ -37,7 +37,7 @@ def test_the_leaderboard_updates_live_when_a_judgment_arrives(browser, live_serv
         Qrel.objects.create(version=version, turn=turn, passage_id="x1", grade=4, source="assessed")
         events.qrels_changed(version_id=version.pk, turn_ids=[turn.pk])
 
-    WebDriverWait(browser, 15).until(lambda d: _cell(d, weak) != before)
+    page_wait(browser).until(lambda d: _cell(d, weak) != before)
     assert browser.execute_script("return window.__noReload;") == "still here"
     assert float(_cell(browser, weak)) > float(before)
     assert "<svg" in browser.find_element(By.ID, "lb-plot").get_attribute("innerHTML")
@@ -57,7 +57,7 @@ def test_a_run_report_refreshes_itself_when_judgments_arrive(browser, live_serve
     with transaction.atomic():
         Qrel.objects.create(version=version, turn=turn, passage_id="x1", grade=4, source="assessed")
         events.qrels_changed(version_id=version.pk, turn_ids=[turn.pk])
-    WebDriverWait(browser, 15).until(lambda d: d.find_element(By.ID, "run-mean").text != before)
+    page_wait(browser).until(lambda d: d.find_element(By.ID, "run-mean").text != before)
     assert browser.execute_script("return window.__noReload;") == "still here"
     assert float(browser.find_element(By.ID, "run-mean").text) > float(before)
 

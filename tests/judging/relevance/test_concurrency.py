@@ -2,49 +2,18 @@
 
 from __future__ import annotations
 
-import os
-import threading
-
 import pytest
-from django.db import connection, connections
 
 from evaluation import adjudication as strategies
 from judging.models import AssessorAssignment, AssessorJudgment, PoolPair
 from judging.relevance import services, versions
+from tests.concurrency import in_threads, require_postgres
 from tests.judging.relevance import helpers
-
-
-def _require_postgres() -> None:
-    if connection.vendor != "postgresql":
-        if os.environ.get("CI"):
-            pytest.fail("CI must run this test on PostgreSQL")
-        pytest.skip("row-lock concurrency is exercised on PostgreSQL (SQLite serialises every writer)")
-
-
-def _in_threads(n: int, fn) -> list[BaseException]:
-    errors: list[BaseException] = []
-    barrier = threading.Barrier(n)
-
-    def work(i: int) -> None:
-        try:
-            barrier.wait()
-            fn(i)
-        except BaseException as exc:  # collected and re-raised by the test
-            errors.append(exc)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return errors
 
 
 @pytest.mark.django_db(transaction=True)
 def test_simultaneous_duplicate_submits_store_one_judgment(small_collection, assessor):
-    _require_postgres()
+    require_postgres("row-lock concurrency is exercised on PostgreSQL (SQLite serialises every writer)")
     pool, original = helpers.standard_pool(small_collection)
     derived = versions.qrels_version_derive(parent=original, pool=pool)
     a = services.assignment_take(pool=pool, assessor=assessor)
@@ -55,7 +24,7 @@ def test_simultaneous_duplicate_submits_store_one_judgment(small_collection, ass
         _, did_change = services.judgment_submit(assignment=a, pair=pair, grade=3, assessor=assessor)
         changed.append(did_change)
 
-    assert _in_threads(6, submit) == []
+    assert in_threads(6, submit) == []
     assert AssessorJudgment.objects.filter(pair=pair).count() == 1
     assert sorted(changed) == [False] * 5 + [True]
     assert derived.qrels.get(passage_id="d2").grade == 3
@@ -63,7 +32,7 @@ def test_simultaneous_duplicate_submits_store_one_judgment(small_collection, ass
 
 @pytest.mark.django_db(transaction=True)
 def test_simultaneous_takes_never_give_a_topic_more_assessors_than_asked(small_collection):
-    _require_postgres()
+    require_postgres("row-lock concurrency is exercised on PostgreSQL (SQLite serialises every writer)")
     pool, _ = helpers.standard_pool(small_collection, assessors_per_pair=2)
     users = [helpers.assessor_user(f"assessor{i}") for i in range(2, 8)]
 
@@ -74,7 +43,7 @@ def test_simultaneous_takes_never_give_a_topic_more_assessors_than_asked(small_c
             if "already has its assessors" not in str(exc):
                 raise
 
-    assert _in_threads(len(users), take) == []
+    assert in_threads(len(users), take) == []
     per_topic = {}
     for conv_id in AssessorAssignment.objects.values_list("conversation_id", flat=True):
         per_topic[conv_id] = per_topic.get(conv_id, 0) + 1
@@ -84,7 +53,7 @@ def test_simultaneous_takes_never_give_a_topic_more_assessors_than_asked(small_c
 
 @pytest.mark.django_db(transaction=True)
 def test_assessors_judging_a_move_to_front_pool_at_once_each_get_the_strategys_order(small_collection):
-    _require_postgres()
+    require_postgres("row-lock concurrency is exercised on PostgreSQL (SQLite serialises every writer)")
     pool = helpers.ordered_pool(small_collection, "mtf", assessors_per_pair=2)
     users = [helpers.assessor_user(f"assessor{i}") for i in range(4)]
     # Each assessor has their own view of relevance, so their queues differ and interleave in the database.
@@ -95,7 +64,7 @@ def test_assessors_judging_a_move_to_front_pool_at_once_each_get_the_strategys_o
         a = services.assignment_take(pool=pool, assessor=users[i])
         seen[i] = (a.conversation.topic_id, helpers.judge_by_queue(a, relevant[i], users[i]))
 
-    assert _in_threads(len(users), work) == []
+    assert in_threads(len(users), work) == []
     assert sorted(topic for topic, _ in seen.values()) == ["1", "1", "2", "2"]
     for i, (topic, order) in seen.items():
         turns = ["1_1", "1_2"] if topic == "1" else ["2_1"]

@@ -4,11 +4,10 @@ pool page shows relevant found against judgments growing."""
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
-from selenium.webdriver.support.ui import WebDriverWait
 
 from judging.relevance import pools
 from tests import factories
-from tests.conftest import ARTIFACTS, browser_login
+from tests.conftest import ARTIFACTS, browser_login, page_wait
 from tests.judging.relevance import helpers
 
 
@@ -41,10 +40,10 @@ def test_an_assessor_judges_an_mm_ns_pool_and_the_pool_curve_grows(browser, live
     browser_login(browser, live_server, "assessor1", "pass-assessor1")
     browser.get(live_server.url + "/judging/relevance/")
     browser.find_element(By.XPATH, "//button[normalize-space()='Take a topic']").click()
-    wait = WebDriverWait(browser, 10)
-    judge_url = browser.current_url
+    wait = page_wait(browser)
     # MM-NS, γ = 0.9: A and B tie at 1/2 → A (by name): p1.
     wait.until(ec.text_to_be_present_in_element((By.ID, "pair-id"), "p1"))
+    judge_url = browser.current_url  # read once the click's navigation has landed on the judging page
     body = browser.find_element(By.TAG_NAME, "body")
     body.send_keys("3")  # p1 relevant: A and B (both ranked p1) go to 2/3; tie → A: p2
     wait.until(ec.text_to_be_present_in_element((By.ID, "pair-id"), "p2"))
