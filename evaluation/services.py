@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import logging
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,19 @@ DRAIN_LOCK = "evaluation-drain"
 PART_WAIT_S = 30.0
 # A drain that finds another drain of the same version computing tries again this soon (the marks wait for it).
 DRAIN_RETRY_S = 0.5
+
+
+@contextmanager
+def version_writer(
+    version_id: int, task: str, *args: Any, wait: float = PART_WAIT_S, shared: bool = False
+) -> Iterator[bool]:
+    """The version's writer lock, which every writer of its scores takes (drains and run or turns jobs alone, the
+    parts of a full recompute together, ``shared``): yields False when another writer still holds it after ``wait``
+    seconds, having queued ``task(*args)`` again in ``DRAIN_RETRY_S`` so the work is not lost."""
+    with exclusive(DRAIN_LOCK, version_id, wait=wait, shared=shared) as free:
+        if not free:
+            enqueue(task, *args, countdown=DRAIN_RETRY_S)
+        yield free
 
 
 def recompute_delay_s() -> float:
@@ -213,9 +227,8 @@ def evaluation_job_execute(*, job_id: int) -> EvaluationJob:
             EvaluationJob.objects.filter(pk=job.pk).update(total=len(versions))
             for v in versions:
                 # Alone on the version, like a drain: a drain or a full recompute's part writes this run's rows too.
-                with exclusive(DRAIN_LOCK, v.pk, wait=PART_WAIT_S) as free:
+                with version_writer(v.pk, JOB_TASK, job.pk) as free:
                     if not free:
-                        enqueue(JOB_TASK, job.pk, countdown=DRAIN_RETRY_S)
                         return job
                     scores_write(version=v, run_ids=[job.run.pk])
                 leaderboard_snapshot_create(version=v, trigger=f"run {job.run.name} evaluated")
@@ -230,9 +243,8 @@ def evaluation_job_execute(*, job_id: int) -> EvaluationJob:
         elif job.kind == EvaluationJob.Kind.TURNS and job.version is not None:
             # A drain holds this lock already (the same session takes it again); a TURNS job the sweeper queued
             # again after its worker died must take it as the drain did.
-            with exclusive(DRAIN_LOCK, job.version.pk, wait=PART_WAIT_S) as free:
+            with version_writer(job.version.pk, JOB_TASK, job.pk) as free:
                 if not free:
-                    enqueue(JOB_TASK, job.pk, countdown=DRAIN_RETRY_S)
                     return job
                 _turns_recompute(job=job)
             step(1)
@@ -267,9 +279,8 @@ def scores_part_compute(*, job_id: int, version_id: int, run_ids: Sequence[int])
                 return job
             # The parts of one version run side by side (they write disjoint runs), but never beside a drain of
             # the version: both delete and insert the same rows and would collide on TurnScores' unique constraint.
-            with exclusive(DRAIN_LOCK, version_id, wait=PART_WAIT_S, shared=True) as free:
+            with version_writer(version_id, PART_TASK, job_id, version_id, list(run_ids), shared=True) as free:
                 if not free:
-                    enqueue(PART_TASK, job_id, version_id, list(run_ids), countdown=DRAIN_RETRY_S)
                     return job
                 existing = list(Run.objects.filter(pk__in=list(run_ids)).values_list("pk", flat=True))
                 scores_write(version=version, run_ids=existing)
@@ -340,9 +351,8 @@ def dirty_turns_drain(*, version_id: int) -> EvaluationJob | None:
     # One drain per version at a time, and none while a full recompute's parts write the version (they take this
     # lock shared): two writers of the same rows would collide on TurnScores' unique constraint. A drain queued
     # meanwhile tries again shortly, then takes every mark made in between.
-    with exclusive(DRAIN_LOCK, version_id, wait=0) as mine:
+    with version_writer(version_id, DRAIN_TASK, version_id, wait=0) as mine:
         if not mine:
-            enqueue(DRAIN_TASK, version_id, countdown=DRAIN_RETRY_S)
             return None
         return _drain_locked(version)
 
