@@ -1,5 +1,6 @@
-"""Helpers of the tests that need PostgreSQL's concurrency: skip (fail in CI) elsewhere, and run a function in several
-threads released together, each with its own database connection."""
+"""Helpers of the tests that need PostgreSQL (its row and advisory locks, a database shared with worker processes):
+skip (fail in CI) elsewhere, and run a function in several threads released together, each with its own database
+connection."""
 
 from __future__ import annotations
 

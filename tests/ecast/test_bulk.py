@@ -14,6 +14,7 @@ from ecast.models import Paraphrase, Passage, Turn
 from evaluation.models import Run, RunTurn, TurnScores
 from evaluation.models.core import DocIdsField, ScoresField
 from tests import factories
+from tests.concurrency import require_postgres
 
 AWKWARD = [
     "tab\there",
@@ -125,8 +126,8 @@ def test_no_rows_and_generators_are_accepted(db):
     assert Passage.objects.count() == 3
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="planner statistics are PostgreSQL's")
 def test_analyze_refreshes_the_planner_statistics_after_a_large_load(db):
+    require_postgres("planner statistics are PostgreSQL's")
     _passages([(f"s{i}", "x") for i in range(ANALYZE_AT)], analyze=True)
 
     with connection.cursor() as cursor:

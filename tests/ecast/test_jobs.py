@@ -13,7 +13,7 @@ from unittest import mock
 
 import pytest
 from django.core.cache import cache
-from django.db import connection, connections
+from django.db import connections
 from django.utils import timezone
 
 from ecast import jobs, selectors
@@ -24,6 +24,7 @@ from evaluation import services as evaluation
 from evaluation.models import DirtyTurn, EvaluationJob
 from judging.models import Pool
 from judging.relevance import pools
+from tests.concurrency import require_postgres
 from tests.ecast.pipeline.conftest import t5_config
 from tests.evaluation import eval_helpers
 from tests.judging.relevance import helpers
@@ -215,10 +216,7 @@ def test_only_one_sweep_runs_at_a_time():
 
 @pytest.mark.django_db(transaction=True)
 def test_a_claimed_job_running_in_another_worker_is_not_run_twice_and_is_free_once_that_worker_is_gone():
-    if connection.vendor != "postgresql":
-        if os.environ.get("CI"):
-            pytest.fail("CI must run the claim test on PostgreSQL")
-        pytest.skip("the claim is a PostgreSQL advisory lock; the SQLite setup runs one worker")
+    require_postgres("the claim is a PostgreSQL advisory lock; the SQLite setup runs one worker")
     other = connections.create_connection("default")  # another worker's database session
     try:
         with other.cursor() as cursor:

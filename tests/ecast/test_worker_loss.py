@@ -27,6 +27,7 @@ from ecast.imports import services as imports
 from ecast.models import GenerationJob, GenerationTurn, ImportJob, JobRecovery, Paraphrase
 from evaluation.models import Run, RunTurn
 from tests import factories
+from tests.concurrency import require_postgres
 from tests.conftest import ARTIFACTS
 from tests.ecast.pipeline.conftest import t5_config
 
@@ -116,10 +117,7 @@ def clear_broker(url: str) -> None:
 
 @pytest.fixture
 def fleet(settings, tmp_path, redis_url):
-    if connection.vendor != "postgresql":
-        if os.environ.get("CI"):
-            pytest.fail("CI must run the worker-loss tests on PostgreSQL")
-        pytest.skip("workers in other processes need a shared PostgreSQL database")
+    require_postgres("workers in other processes need a shared PostgreSQL database")
     settings.ECAST_JOB_STALE_SECONDS = 5
     clear_broker(redis_url)
     eager = app.conf.task_always_eager

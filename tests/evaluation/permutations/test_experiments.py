@@ -13,6 +13,7 @@ from evaluation.permutations import selectors as sel
 from evaluation.permutations import services as svc
 from evaluation.permutations.runs import permutation_run_import
 from evaluation.permutations.tasks import permutation_experiment_score_task
+from tests.concurrency import require_postgres
 
 from .helpers import labelled_collection
 
@@ -400,8 +401,7 @@ def test_a_chunk_locks_its_own_orders_and_never_the_experiment_row_the_other_chu
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    if connection.vendor != "postgresql":
-        pytest.skip("row locks are PostgreSQL's (SQLite runs one chunk at a time)")
+    require_postgres("row locks are PostgreSQL's (SQLite runs one chunk at a time)")
     coll, version = labelled_collection()
     exp = svc.permutation_experiment_create(
         collection=coll, name="exp", qrels_version=version, systems=["current"], k=5, seed=1, start=False

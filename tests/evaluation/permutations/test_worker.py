@@ -12,6 +12,7 @@ from django.db import connection
 from ecast.celery import app
 from evaluation.models import PermutationExperiment, PermutationResult
 from evaluation.permutations import services as svc
+from tests.concurrency import require_postgres
 
 from .helpers import labelled_collection
 
@@ -21,10 +22,7 @@ REPO = Path(__file__).resolve().parents[3]
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_a_real_worker_runs_the_chunks_and_scores_the_experiment(settings, tmp_path, redis_url):
-    if connection.vendor != "postgresql":
-        if os.environ.get("CI"):
-            pytest.fail("CI must run the worker test on PostgreSQL")
-        pytest.skip("the worker subprocess needs a shared PostgreSQL database")
+    require_postgres("the worker subprocess needs a shared PostgreSQL database")
     settings.CELERY_TASK_ALWAYS_EAGER = False
     app.conf.task_always_eager = False
     db = connection.settings_dict

@@ -7,10 +7,9 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.select import Select
-from selenium.webdriver.support.ui import WebDriverWait
 
 from judging.models import LlmLabel
-from tests.conftest import ARTIFACTS, browser_login
+from tests.conftest import ARTIFACTS, browser_login, page_wait
 from tests.judging.llm.helpers import judged_collection
 
 
@@ -29,7 +28,7 @@ def test_an_admin_starts_a_job_and_reaches_its_agreement_report_in_one_click(
     model.send_keys(str(tiny_causal))
     browser.find_element(By.CSS_SELECTOR, "#llm-job-form button[type=submit]").click()
     # The tests run tasks inline, so the job has finished when its page loads (a worker would make it poll).
-    WebDriverWait(browser, 30).until(ec.text_to_be_present_in_element((By.ID, "counts"), "7 / 7 pairs labelled"))
+    page_wait(browser).until(ec.text_to_be_present_in_element((By.ID, "counts"), "7 / 7 pairs labelled"))
     grades = browser.find_element(By.ID, "grades").text
     assert "Labels" in grades
     assert len(browser.find_elements(By.CSS_SELECTOR, "#labels tbody tr")) == LlmLabel.objects.count() == 7
@@ -37,7 +36,7 @@ def test_an_admin_starts_a_job_and_reaches_its_agreement_report_in_one_click(
     browser.save_screenshot(str(ARTIFACTS / "llm-judge-job.png"))
 
     browser.find_element(By.ID, "agreement-link").click()
-    WebDriverWait(browser, 30).until(ec.presence_of_element_located((By.ID, "per-grade-table")))
+    page_wait(browser).until(ec.presence_of_element_located((By.ID, "per-grade-table")))
     picked = [browser.find_element(By.ID, f"pick-{side}") for side in ("a", "b")]
     assert [p.find_element(By.CSS_SELECTOR, "option:checked").text for p in picked] == [
         "original",
@@ -58,7 +57,7 @@ def test_a_refused_job_form_comes_back_scrolled_to_its_error_on_a_short_screen(b
     browser.get(f"{live_server.url}/judging/llm/")
     browser.execute_script("window.scrollTo(0, 0)")
     browser.find_element(By.CSS_SELECTOR, "#llm-job-form button[type=submit]").submit()
-    WebDriverWait(browser, 30).until(ec.presence_of_element_located((By.CSS_SELECTOR, "#llm-job-form .error")))
+    page_wait(browser).until(ec.presence_of_element_located((By.CSS_SELECTOR, "#llm-job-form .error")))
     error = browser.find_element(By.CSS_SELECTOR, "#llm-job-form .error")
     assert "required" in error.text.lower()
     top = browser.execute_script("return arguments[0].getBoundingClientRect().top", error)

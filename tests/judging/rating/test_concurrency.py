@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-import os
 import threading
 import uuid
 
 import pytest
-from django.db import connection, connections
+from django.db import connections
 
 from judging.models import Rating, RatingAssignment
 from judging.rating import leasing, services
+from tests.concurrency import require_postgres
 from tests.judging.rating.support import answer, campaign, make_raters, paraphrase_collection
 
 
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_raters_never_overfill_items_or_duplicate_ratings():
-    if connection.vendor != "postgresql":
-        if os.environ.get("CI"):
-            pytest.fail("CI must run this test on PostgreSQL")
-        pytest.skip("row-lock concurrency is exercised on PostgreSQL (SQLite serialises every writer)")
+    require_postgres("row-lock concurrency is exercised on PostgreSQL (SQLite serialises every writer)")
     coll = paraphrase_collection(topics=3, turns=4)
     c = campaign(coll, size=12, n=3)
     raters = make_raters(16)
@@ -64,10 +61,7 @@ def test_concurrent_raters_never_overfill_items_or_duplicate_ratings():
 
 @pytest.mark.django_db(transaction=True)
 def test_simultaneous_retries_of_one_submission_store_one_rating():
-    if connection.vendor != "postgresql":
-        if os.environ.get("CI"):
-            pytest.fail("CI must run this test on PostgreSQL")
-        pytest.skip("row-lock concurrency is exercised on PostgreSQL (SQLite serialises every writer)")
+    require_postgres("row-lock concurrency is exercised on PostgreSQL (SQLite serialises every writer)")
     c = campaign(paraphrase_collection(), size=2, n=2)
     (user,) = make_raters(1)
     a = leasing.assignment_next(campaign=c, rater=user)

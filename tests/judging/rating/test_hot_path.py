@@ -7,7 +7,6 @@ not counted as a statement.
 from __future__ import annotations
 
 import importlib
-import os
 import threading
 from datetime import timedelta
 
@@ -24,6 +23,7 @@ from rest_framework.test import APIClient
 from ecast.permissions import RATER
 from judging.models import Campaign, RaterStatus, Rating, RatingAssignment, RatingItem
 from judging.rating import leasing, services
+from tests.concurrency import require_postgres
 from tests.judging.rating.support import answer, campaign, make_raters, paraphrase_collection
 
 pytestmark = pytest.mark.django_db
@@ -32,10 +32,7 @@ TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE SAVE
 
 
 def _needs_postgresql() -> None:
-    if connection.vendor != "postgresql":
-        if os.environ.get("CI"):
-            pytest.fail("CI must run this test on PostgreSQL")
-        pytest.skip("the one-statement paths are PostgreSQL's (SQLite keeps the general path)")
+    require_postgres("the one-statement paths are PostgreSQL's (SQLite keeps the general path)")
 
 
 def _statements(queries: CaptureQueriesContext) -> list[str]:
