@@ -42,7 +42,7 @@ django.setup()
 from django.db import connection  # noqa: E402
 from django.db.models.signals import post_save  # noqa: E402
 
-from bench.common import cpu_seconds, load_average, row  # noqa: E402
+from bench.common import backend_pid, load_average, process_cpu, row  # noqa: E402
 from ecast.imports.services import import_file  # noqa: E402
 from ecast.models import ImportJob  # noqa: E402
 
@@ -91,19 +91,10 @@ def baseline(plan: list[tuple[str, Path, dict]]) -> float:
     return time.perf_counter() - t0
 
 
-def server_pid() -> int | None:
-    """The PostgreSQL backend serving this connection when it runs on this machine (its CPU is then readable)."""
-    if connection.vendor != "postgresql":
-        return None
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_backend_pid()")
-        pid = cursor.fetchone()[0]
-    return pid if Path(f"/proc/{pid}/stat").exists() else None
-
-
 def cpu_now(pid: int | None) -> tuple[float, float]:
-    """(this process's CPU seconds, the database server process's or 0)."""
-    return time.process_time(), cpu_seconds(pid) if pid else 0.0
+    """(this process's CPU seconds, the database server process's or 0): one /proc read, as it is inside the
+    timed loop."""
+    return time.process_time(), process_cpu(pid) if pid else 0.0
 
 
 Step = tuple[str, str, float, float, float, dict]
@@ -113,7 +104,8 @@ def run_imports(plan: list[tuple[str, Path, dict]]) -> tuple[float, list[Step]]:
     """Import every file through import_file; returns the total wall seconds and per file (kind, name, wall
     seconds, this process's CPU seconds, the server's CPU seconds, counts)."""
     rows = []
-    pid = server_pid()
+    connection.ensure_connection()
+    pid = backend_pid()
     t0 = time.perf_counter()
     for kind, path, options in plan:
         t, (c, s) = time.perf_counter(), cpu_now(pid)

@@ -43,8 +43,8 @@ from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 
-from bench.common import cpu_seconds, load_average, row  # noqa: E402
-from bench.task_timeline import backend_cpu, timeline_read  # noqa: E402
+from bench.common import backend_cpu, cpu_seconds, load_average, row  # noqa: E402
+from bench.task_timeline import timeline_read  # noqa: E402
 from ecast.celery import app  # noqa: E402
 from ecast.models import Collection  # noqa: E402
 from evaluation.permutations import anova, demo  # noqa: E402

@@ -16,9 +16,10 @@ from typing import Any
 from celery.signals import task_postrun, task_prerun
 from django.db import connection
 
+from bench.common import backend_cpu
 from ecast.celery import app
 
-__all__ = ["app", "backend_cpu", "timeline_read"]
+__all__ = ["app", "timeline_read"]
 
 PATH = os.environ.get("ECAST_TASK_TIMELINE")
 _DB = {"db": 0.0, "lock": 0.0}
@@ -47,21 +48,6 @@ def _record(event: str, task: Any, args: Any) -> None:
             "backend_cpu": backend_cpu() if event == "end" else 0.0}  # fmt: skip
     with open(PATH, "a", encoding="utf-8") as f:
         f.write(json.dumps(line) + "\n")
-
-
-def backend_cpu() -> float:
-    """CPU seconds of this process's database backend so far (PostgreSQL on this machine); in a task, the task's:
-    Celery opens a connection per task and closes it after this handler."""
-    if connection.vendor != "postgresql" or connection.connection is None:
-        return 0.0
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_backend_pid()")
-        pid = cursor.fetchone()[0]
-    try:
-        fields = open(f"/proc/{pid}/stat", encoding="ascii").read().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 @task_prerun.connect
