@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 
 from ecast.csvfiles import csv_response
 from ecast.permissions import admin_required
@@ -32,7 +33,9 @@ def llm_jobs(request: HttpRequest) -> HttpResponse:
             form.add_error(None, validation_payload(exc)["detail"])
         else:
             messages.success(request, f"Job {job.pk} queued: {job.total} pairs into “{job.target_version}”.")
-            return redirect("llm-job", pk=job.pk)
+            # "#top": the form posts to "#llm-job-form", and a browser carries that fragment over a redirect that
+            # names none, leaving the job page scrolled to an anchor it does not have.
+            return redirect(reverse("llm-job", args=[job.pk]) + "#top")
     rows = [(job, sel.llm_job_progress(job=job)) for job in sel.llm_job_list()[:100]]
     return render(request, "judging/llm/jobs.html", {"form": form, "rows": rows})
 

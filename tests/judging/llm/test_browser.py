@@ -29,6 +29,9 @@ def test_an_admin_starts_a_job_and_reaches_its_agreement_report_in_one_click(
     browser.find_element(By.CSS_SELECTOR, "#llm-job-form button[type=submit]").click()
     # The tests run tasks inline, so the job has finished when its page loads (a worker would make it poll).
     page_wait(browser).until(ec.text_to_be_present_in_element((By.ID, "counts"), "7 / 7 pairs labelled"))
+    # The job page opens at its top (the form's own "#llm-job-form" is not carried over to it).
+    assert "#llm-job-form" not in browser.current_url
+    assert browser.execute_script("return window.scrollY") == 0
     grades = browser.find_element(By.ID, "grades").text
     assert "Labels" in grades
     assert len(browser.find_elements(By.CSS_SELECTOR, "#labels tbody tr")) == LlmLabel.objects.count() == 7

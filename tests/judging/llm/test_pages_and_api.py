@@ -84,7 +84,7 @@ def test_the_jobs_page_says_what_to_do_when_empty_and_starts_a_job_from_the_form
             {"source_version": original.pk, "model": str(tiny_causal), "batch_size": 2, "max_passage_tokens": 64},
         )
     job = LlmJudgeJob.objects.get()
-    assert resp.status_code == 302 and resp["Location"] == reverse("llm-job", args=[job.pk])
+    assert resp.status_code == 302 and resp["Location"] == reverse("llm-job", args=[job.pk]) + "#top"
     listing = admin_client.get(reverse("llm-jobs")).content.decode()
     assert f"#{job.pk}" in listing and "7/7" in listing
 
