@@ -265,6 +265,9 @@ class TestSet(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["collection", "name"], name="uniq_testset_name")]
 
+    def __str__(self) -> str:
+        return self.name
+
 
 class TestSetItem(models.Model):
     __test__ = False

@@ -159,11 +159,15 @@ class RunUploadForm(forms.Form):
     file = forms.FileField(help_text="TREC run: qid Q0 docid rank score tag (gzip accepted if the importer does)")
     name = forms.CharField(max_length=200, required=False, help_text="Run name; defaults to the run tag")
     test_set = forms.ModelChoiceField(
-        queryset=TestSet.objects.select_related("collection"), required=False, empty_label="(none)"
+        queryset=TestSet.objects.select_related("collection").order_by("collection__name", "kind", "index", "name"),
+        required=False,
+        empty_label="(none)",
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # The list spans collections, and every collection has its own Rm_1, Rr_1, …
+        self.fields["test_set"].label_from_instance = lambda ts: f"{ts.name} · {ts.collection.name}"  # type: ignore[attr-defined]
         preselect_single_choices(self)
 
 
@@ -214,7 +218,8 @@ class RunLinkForm(forms.Form):
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(Run.objects.select_related("collection", "test_set"), pk=pk)
     form = RunLinkForm(request.POST or None, initial={"test_set": run.test_set, "description": run.description})
-    form.fields["test_set"].queryset = TestSet.objects.filter(collection=run.collection)  # type: ignore[attr-defined]
+    sets = TestSet.objects.filter(collection=run.collection).order_by("kind", "index", "name")
+    form.fields["test_set"].queryset = sets  # type: ignore[attr-defined]
     if request.method == "POST" and form.is_valid():
         try:
             svc.run_update(

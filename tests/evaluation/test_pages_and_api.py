@@ -73,6 +73,9 @@ def test_run_detail_shows_per_turn_scores_and_links_a_test_set(admin_client, sco
     url = reverse("evaluation-run", args=[runs["weak"].pk])
     html = admin_client.get(url, {"version": version.pk}).content.decode()
     assert "2_1" in html and "Per topic" in html
+    assert f'<option value="{ts.pk}">R^m_1</option>' in html  # the test set by its name
+    upload = admin_client.get(reverse("evaluation-runs")).content.decode()
+    assert f'<option value="{ts.pk}">R^m_1 · {coll.name}</option>' in upload  # and its collection, among all
     resp = admin_client.post(url, {"test_set": ts.pk, "description": "paraphrase run"})
     assert resp.status_code == 302
     assert Run.objects.get(pk=runs["weak"].pk).test_set == ts
