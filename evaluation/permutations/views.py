@@ -225,8 +225,8 @@ def labels_index(request: HttpRequest) -> HttpResponse:
     coll = None
     if request.GET.get("collection"):
         coll = get_object_or_404(Collection, pk=request.GET["collection"])
-    elif collections:
-        coll = collections.first()
+    else:  # the first collection with conversations to label (a meta-evaluation table has none)
+        coll = collections.filter(conversations__isnull=False).first() or collections.first()
     ctx: dict = {"collections": collections, "coll": coll, "admin": is_admin(request.user)}
     if coll is not None:
         ctx["rows"] = sel.conversations_with_label_status(collection=coll, user=request.user)

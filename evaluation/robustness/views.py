@@ -76,7 +76,12 @@ def _fmt(v: Any, pct: bool = False) -> str:
 def robustness(request: HttpRequest) -> HttpResponse:
     p = robustness_params(request)
     if p is None:
-        return render(request, "evaluation/robustness.html", {"empty": True, "collections": Collection.objects.all()})
+        collection, _ = pick_version(request)  # the picked collection has no qrels version (or there is none)
+        return render(
+            request,
+            "evaluation/robustness.html",
+            {"empty": True, "collection": collection, "collections": Collection.objects.order_by("name")},
+        )
     report = rsel.robustness_report(p)
     t11, t13, t14 = report["table11"], report["table13"], report["table14"]
     plain = [r for r in t11["rows"] if not r["average"]]

@@ -144,6 +144,7 @@ def test_without_test_set_runs_tables_13_and_14_show_every_run_and_table_11_says
     assert list(chosen["table13"]["runs"]) == ["weak"]
     html = admin_client.get(reverse("evaluation-robustness"), {**params, "extended": "", "runs": [""]}).content.decode()
     assert "No run to analyse" in html
+    assert 'id="pool-form"' not in html and "Create an assessor pool" not in html  # no button to pool nothing
 
 
 def test_without_a_derived_version_table_14_says_how_to_get_one(admin_client, scored):
@@ -254,6 +255,18 @@ def test_run_update_rejects_a_test_set_of_another_collection(scored):
 )
 def test_pages_render_an_empty_state_without_any_collection(admin_client, name):
     assert admin_client.get(reverse(name)).status_code == 200
+
+
+def test_a_picked_collection_without_qrels_is_named_and_the_picker_stays_to_switch_back(admin_client, scored):
+    from ecast.models import Collection
+
+    coll, _, _ = scored
+    bare = Collection.objects.create(name="Bare", year=2024)
+    for name in ("evaluation-leaderboard", "evaluation-robustness"):
+        html = admin_client.get(reverse(name), {"collection": bare.pk}).content.decode()
+        assert "<strong>Bare</strong> has no qrels version yet" in html, name
+        assert "No collection has a qrels version" not in html, name
+        assert 'id="version-picker"' in html and f'<option value="{coll.pk}" >{coll.name}</option>' in html, name
 
 
 def test_pages_render_a_version_without_runs_or_scores(admin_client):

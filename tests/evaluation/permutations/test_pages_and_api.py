@@ -187,3 +187,14 @@ def test_classes_are_derived_from_dependency_annotations():
     out = svc.utterance_classes_derive(collection=coll)
     assert out["unguaranteed"] == ["81_8 needs 81_6", "81_9 needs 81_6"]
     assert "".join(t.utterance_class for t in coll.turns.order_by("number")) == "SEFTFTFTSEPTFTPTPT"
+
+
+def test_the_labels_page_opens_on_a_collection_with_conversations_to_label(admin_client):
+    from ecast.models import Collection
+
+    Collection.objects.create(name="A table without conversations", year=2016)  # first in the default order
+    coll, _ = labelled_collection()
+    html = admin_client.get(reverse("utterance-labels")).content.decode()
+    assert f'<option value="{coll.pk}" selected>{coll.name}</option>' in html
+    assert "No conversations." not in html
+    assert html.count(">label</a>") == coll.conversations.count() > 0
