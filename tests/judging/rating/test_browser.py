@@ -78,6 +78,27 @@ def test_a_rater_completes_three_items_with_the_keyboard_and_a_reload_keeps_the_
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
+def test_on_a_laptop_screen_the_question_in_focus_stays_clear_of_the_submit_bar(browser, live_server, rater):
+    from judging.models import DEFAULT_MEASURES
+
+    c = campaign(paraphrase_collection(), size=2, n=1, measures=DEFAULT_MEASURES)
+    browser.set_window_size(1280, 760)
+    browser_login(browser, live_server, "rater1", "pass-rater1")
+    browser.get(live_server.url + f"/rating/campaigns/{c.pk}/rate/")
+    body = browser.find_element(By.TAG_NAME, "body")
+    for _ in DEFAULT_MEASURES[:-1]:
+        body.send_keys("3")  # each answer moves the focus to the next question, scrolling it into view
+    focused = browser.find_element(By.CSS_SELECTOR, "fieldset.measure.focused")
+    assert focused.get_attribute("data-key") == DEFAULT_MEASURES[-1]
+    rect = "return arguments[0].getBoundingClientRect()"
+    question = browser.execute_script(rect, focused)
+    bar = browser.execute_script(rect, browser.find_element(By.CSS_SELECTOR, ".rate-form .judge-nav"))
+    browser.save_screenshot(str(ARTIFACTS / "rater-last-question.png"))
+    assert question["bottom"] <= bar["top"], "the last question's answers are hidden under the Submit bar"
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
 def test_an_admin_creates_a_campaign_and_sees_kappa_update(browser, live_server, admin_user):
     coll = paraphrase_collection()
     browser_login(browser, live_server, "admin1", "pass-admin1")
