@@ -396,3 +396,24 @@ def test_an_llm_pre_judgment_version_is_not_the_default_after_version_of_the_rob
     params["extended"] = llm.pk
     data = admin_client.get(reverse("evaluation-robustness-export", args=["all", "json"]), params).json()
     assert data["extended_version"] == "llm: tiny"  # still comparable when picked
+
+
+def test_the_full_recompute_button_queues_a_job_the_jobs_table_names_for_every_run(
+    admin_client, scored, django_capture_on_commit_callbacks
+):
+    coll, version, runs = scored
+    url = reverse("evaluation-recompute")
+    assert admin_client.get(url).status_code == 405  # a button, not a link
+    with django_capture_on_commit_callbacks(execute=True):  # the parts run inline once the request commits
+        resp = admin_client.post(url, {"collection": coll.pk})
+    job = EvaluationJob.objects.get(kind="full")
+    html = admin_client.get(resp["Location"]).content.decode()
+    assert f"Full recompute queued (job {job.pk})" in html
+    row = next(line for line in html.splitlines() if f"<tr><td>{job.pk}</td><td>Full recompute" in line)
+    assert "every run · every version" in row and "status-done" in row and "2/2" in row
+
+
+def test_raters_cannot_start_a_full_recompute(rater_client, scored):
+    coll, _, _ = scored
+    assert rater_client.post(reverse("evaluation-recompute"), {"collection": coll.pk}).status_code == 403
+    assert not EvaluationJob.objects.filter(kind="full").exists()
