@@ -202,10 +202,16 @@ def assignment_lease(*, campaign: Campaign, rater: Any, now: datetime | None = N
     """The rater's live lease (renewed), else a new lease on the best open item, with the rater's finished count.
 
     On PostgreSQL a rater without an open lease gets the new one in a single statement (see
-    :mod:`judging.rating.statements`, which is atomic by itself); everything else takes the general path."""
+    :mod:`judging.rating.statements`, which is atomic by itself), after their status row is made on their first
+    request; everything else takes the general path."""
     now = now or timezone.now()
     if connection.vendor == "postgresql":
         fast = _fast_lease(campaign, rater, now)
+        if fast is None and RaterStatus.objects.get_or_create(campaign=campaign, rater=rater)[1]:
+            # A rater's first request in the campaign: the statement needs their status row, which is there now.
+            # Without this every rater's first item took the general path, whose search for an item is many times
+            # the statement's: when raters arrive together, those first requests were the whole latency tail.
+            fast = _fast_lease(campaign, rater, now)
         if fast is not None:
             return fast
     return _lease_general(campaign, rater, now)

@@ -22,7 +22,7 @@ from rest_framework.test import APIClient
 
 from ecast.permissions import RATER
 from judging.models import Campaign, RaterStatus, Rating, RatingAssignment, RatingItem
-from judging.rating import leasing, services
+from judging.rating import leasing, selectors, services
 from tests.concurrency import require_postgres
 from tests.judging.rating.support import answer, campaign, make_raters, paraphrase_collection
 
@@ -63,7 +63,18 @@ def test_next_leases_a_new_item_in_one_statement_and_submit_stores_it_in_two(cam
     _needs_postgresql()
     (user,) = make_raters(1)
     api = _client(user)
-    first = _next(api, camp).json()["assignment"]  # a rater's first call creates their status row (general path)
+    selectors.campaign_cached(campaign_id=camp.pk)  # as after any other rater's request
+    with CaptureQueriesContext(connection) as queries:
+        first = _next(api, camp).json()["assignment"]
+    # A rater's first call (its token and role are looked up once, then cached): the statement finds no status row;
+    # the row is made (look-up, insert) and the statement leases at once, rather than the general path's search.
+    rating = [q for q in _statements(queries) if "judging_" in q]
+    assert len(rating) == 4, rating
+    assert "judging_raterstatus" in rating[2] and rating[2].startswith("INSERT"), rating
+    status = RaterStatus.objects.get(campaign=camp, rater=user)
+    assert first is not None and status.open_leases == 1
+    assert RatingAssignment.objects.get(pk=first["assignment_id"]).status == "leased"
+    assert str(first["assignment_id"]) in RatingItem.objects.get(pk=first["item_id"]).leases
     assert _submit(api, first["assignment_id"], camp, "k1").status_code == 201
 
     with CaptureQueriesContext(connection) as queries:
