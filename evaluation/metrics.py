@@ -161,6 +161,17 @@ def _judged_depth(parsed: Any) -> int | None:
     return int(cutoff) if isinstance(cutoff, int) else 0
 
 
+def _deepest(depths: list[int]) -> int | None:
+    return None if not depths else 0 if 0 in depths else max(depths)
+
+
+def judged_depth(measures: Iterable[str]) -> int | None:
+    """How deep a ranking's top is read for the Judged@k measures among ``measures`` (``RankingEvaluator``'s
+    ``judged_depth``, known before there are qrels): the deepest k, 0 when one reads the whole ranking (Judged without
+    a cutoff), None when there is no Judged measure."""
+    return _deepest([d for d in (_judged_depth(_parse_raw(m)) for m in measures) if d is not None])
+
+
 def top_slice(doc_ids: Sequence[str], scores: Sequence[float], k: int, *, descending: bool = False) -> list[str] | None:
     """The top ``k`` of a ranking stored in descending score order, ties at the k-th score broken by doc id
     ascending (ir_measures' Judged order), without building a dict of the whole ranking; None when the stored
@@ -205,7 +216,14 @@ class RankingEvaluator:
         parsed = [parse_measure(m, rel_threshold=rel_threshold) for m in self.measures]
         self.qids = sorted(set(judged_qids) if judged_qids is not None else set(qrels))
         qid_set = set(self.qids)
-        self.qrels = {q: {d: int(g) for d, g in docs.items()} for q, docs in qrels.items() if q in qid_set}
+        # Grades as plain ints (pytrec_eval rejects others); the database's are already, and are not copied.
+        self.qrels = {
+            q: docs
+            if type(docs) is dict and set(map(type, docs.values())) <= {int}
+            else {d: int(g) for d, g in docs.items()}
+            for q, docs in qrels.items()
+            if q in qid_set
+        }
         self._pte: list[tuple[Any, list[tuple[str, int]]]] = []  # (evaluator, [(pytrec_eval name, slot)])
         self._judged: list[tuple[int, int]] = []  # (k, slot)
         fallback: dict[Any, list[int]] = {}
@@ -231,7 +249,7 @@ class RankingEvaluator:
                 self._pte.append((ev, names))
         self._fallback = ir_measures.evaluator(list(fallback), self.qrels) if fallback and self.qrels else None
         self._fallback_slots = fallback
-        self.judged_depth = max((k for k, _ in self._judged), default=None) if all(k for k, _ in self._judged) else 0
+        self.judged_depth = _deepest([k for k, _ in self._judged])
 
     def values(
         self,

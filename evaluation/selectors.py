@@ -6,6 +6,7 @@ import math
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -89,6 +90,10 @@ class Ranking(NamedTuple):
     top: list[str] | None
 
 
+# Rankings come run by run (the unique (run, turn) index gives this order without a sort).
+RANKINGS_ORDER = " ORDER BY run_id, turn_id"
+
+
 def rankings_fetch(*, run_ids: Sequence[int], turn_pks: Iterable[int] | None) -> list[tuple]:
     """Raw (run_id, turn pk, doc-id blob, packed scores) rows of several runs in one query, for a recompute: plain
     rows rather than model values, so a helper thread can fetch the next runs while the caller evaluates."""
@@ -104,9 +109,9 @@ def rankings_fetch(*, run_ids: Sequence[int], turn_pks: Iterable[int] | None) ->
         sql = f"SELECT run_id, turn_id, doc_ids, scores FROM {table} WHERE run_id = ANY(%s)"
         with psycopg.Cursor(connection.connection) as cursor:
             if pks is None:
-                cursor.execute(sql, [runs], binary=True)
+                cursor.execute(sql + RANKINGS_ORDER, [runs], binary=True)
             else:
-                cursor.execute(sql + " AND turn_id = ANY(%s)", [runs, pks], binary=True)
+                cursor.execute(sql + " AND turn_id = ANY(%s)" + RANKINGS_ORDER, [runs, pks], binary=True)
             return cursor.fetchall()
     where = f"run_id IN ({', '.join(['%s'] * len(runs))})"
     params: list[Any] = list(runs)
@@ -114,8 +119,21 @@ def rankings_fetch(*, run_ids: Sequence[int], turn_pks: Iterable[int] | None) ->
         where += f" AND turn_id IN ({', '.join(['%s'] * len(pks))})"
         params += pks
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT run_id, turn_id, doc_ids, scores FROM {table} WHERE {where}", params)
+        cursor.execute(f"SELECT run_id, turn_id, doc_ids, scores FROM {table} WHERE {where}{RANKINGS_ORDER}", params)
         return cursor.fetchall()
+
+
+@contextmanager
+def rankings_stream(*, run_ids: Sequence[int]) -> Iterator[Iterator[tuple]]:
+    """``rankings_fetch`` rows of whole runs streamed one at a time from PostgreSQL in run order, for a full
+    recompute: the server reads ahead into the socket while the caller evaluates, and no run is held whole in
+    memory. The rows come over a connection of their own, closed at the end, so the caller's stays free to write
+    the scores meanwhile."""
+    table = connection.ops.quote_name(RunTurn._meta.db_table)
+    sql = f"SELECT run_id, turn_id, doc_ids, scores FROM {table} WHERE run_id = ANY(%s){RANKINGS_ORDER}"
+    with psycopg.connect(**connection.get_connection_params(), autocommit=True) as conn:
+        with psycopg.Cursor(conn) as cursor:
+            yield cursor.stream(sql, [[int(r) for r in run_ids]], binary=True, size=50)
 
 
 def rankings_iter(rows: Iterable[tuple], *, judged_depth: int | None) -> Iterator[tuple[int, int, Ranking]]:
@@ -136,7 +154,10 @@ def rankings_iter(rows: Iterable[tuple], *, judged_depth: int | None) -> Iterato
             # lists so the first occurrence of a duplicated doc wins, at C speed.
             docs = dict(zip(reversed(doc_ids), reversed(scores), strict=True))
             if judged_depth is not None and len(docs) == len(doc_ids):  # no duplicates
-                if len(packed) < 2 or bool((packed[1:] <= packed[:-1]).all()):
+                if len(packed) < 2 or bool((packed[1:] < packed[:-1]).all()):
+                    # Strictly descending (the usual case): no tie to break, the stored head is the top.
+                    top = doc_ids[:judged_depth] if judged_depth else doc_ids
+                elif bool((packed[1:] <= packed[:-1]).all()):
                     top = metrics.top_slice(doc_ids, scores, judged_depth, descending=True)
         yield run_id, tpk, Ranking(docs, top)
 
