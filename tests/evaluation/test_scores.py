@@ -341,22 +341,63 @@ def test_a_failing_part_fails_the_full_recompute_job_with_its_reason():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_worker_recompute_that_overlaps_database_and_evaluation_stores_exact_values():
+@pytest.mark.parametrize("batch", [1, 3, 1000])
+def test_a_worker_recompute_streaming_rankings_into_one_copy_stores_exact_values(monkeypatch, batch):
     from django.db import connection
 
     from evaluation import scoring
 
-    require_postgres("the helper thread's own connection runs on PostgreSQL only")
+    require_postgres("the rankings stream over a second PostgreSQL connection")
+    monkeypatch.setattr(scoring, "EVALUATE_BATCH", batch)
     coll, version, runs = build()
-    assert not connection.in_atomic_block  # what a worker sees: the overlapped path
+    # Runs in between and after the others that rank nothing at all: every judged turn of theirs scores 0.
+    empty = [add_run(coll, name, {}) for name in ("aaa-empty", "zzz-empty")]
+    services.scores_compute_for_version(version=version)  # rows the recompute must replace, not add to
+    Qrel.objects.filter(version=version, turn__turn_id="1_1", passage_id="d2").update(grade=3)
+    judged = {q: dict(docs) for q, docs in QRELS.items()}
+    judged["1_1"]["d2"] = 3
+    assert not connection.in_atomic_block  # what a worker sees: the streamed path
     progress: list[int] = []
-    written = scoring.scores_write(version=version, run_ids=[r.pk for r in runs.values()], progress=progress.append)
-    assert written == 2 * len(QRELS) * len(services.MEASURES) and progress == [1, 1]
+    ids = [r.pk for r in [*runs.values(), *empty]]
+    written = scoring.scores_write(version=version, run_ids=ids, progress=progress.append)
+    assert written == 4 * len(QRELS) * len(services.MEASURES) and progress == [1, 1, 1, 1]
+    assert TurnScores.objects.filter(version=version).count() == 4 * len(QRELS)
     for name, run in runs.items():
-        for measure in ("nDCG@3", "AP", "Judged@3"):
-            assert per_turn_scores(run=run, version=version, measure=measure) == pytest.approx(
-                _expected(name, measure), abs=1e-12
-            )
+        ranked = {q: {d: float(len(docs) - i) for i, d in enumerate(docs)} for q, docs in RUNS[name].items()}
+        for measure in ("nDCG@3", "AP", "Judged@3", "Bpref", "R@100"):
+            expected = metrics.evaluate(judged, ranked, [measure])[measure]
+            assert per_turn_scores(run=run, version=version, measure=measure) == pytest.approx(expected, abs=1e-12)
+    for run in empty:
+        assert per_turn_scores(run=run, version=version, measure="AP") == dict.fromkeys(QRELS, 0.0)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_recompute_failing_halfway_keeps_every_previous_score():
+    from evaluation import scoring
+
+    require_postgres("the rankings stream over a second PostgreSQL connection")
+    coll, version, runs = build()
+    services.scores_compute_for_version(version=version)
+    before = sorted(TurnScores.objects.filter(version=version).values_list("run_id", "turn_id", "values"))
+    calls = []
+    real = metrics.RankingEvaluator.values_ranked
+
+    def fails_on_the_second_run(self, run, *args, **kwargs):
+        calls.append(1)
+        if len(calls) > 1:
+            raise RuntimeError("evaluator crashed")
+        return real(self, run, *args, **kwargs)
+
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setattr(scoring, "EVALUATE_BATCH", 1000)
+    monkeypatch.setattr(metrics.RankingEvaluator, "values_ranked", fails_on_the_second_run)
+    try:
+        with pytest.raises(RuntimeError, match="evaluator crashed"):
+            scoring.scores_write(version=version, run_ids=[r.pk for r in runs.values()])
+    finally:
+        monkeypatch.undo()
+    # The first run's new rows were already in the COPY: the whole write rolled back, the old rows stand.
+    assert sorted(TurnScores.objects.filter(version=version).values_list("run_id", "turn_id", "values")) == before
 
 
 @pytest.mark.django_db(transaction=True)
