@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import NamedTuple
 
 from django.core.cache import cache
 from django.db import connection, connections, transaction
@@ -21,6 +22,20 @@ MEASURES: list[str] = list(metrics.DEFAULT_MEASURES)
 
 # Rankings decoded and evaluated together (see ``_Scorer.runs``).
 EVALUATE_BATCH = 8
+
+
+class Written(NamedTuple):
+    """What ``scores_write`` stored: ``values`` (runs × judged turns × measures), and the ``judgments`` over
+    ``judged_turns`` turns it evaluated against (the whole version's, or those of the turns it rewrote)."""
+
+    values: int
+    judgments: int
+    judged_turns: int
+
+    @classmethod
+    def of(cls, values: int, qrels: metrics.Qrels) -> Written:
+        return cls(values, sum(map(len, qrels.values())), sum(1 for docs in qrels.values() if docs))
+
 
 _SCORE_COLUMNS = ("run", "turn", "version", "measures", "values", "threshold", "computed_at")
 
@@ -151,9 +166,8 @@ def scores_write(
     turn_pks: Sequence[int] | None = None,
     measures: Sequence[str] = MEASURES,
     progress: Callable[[int], None] | None = None,
-) -> int:
-    """Evaluate ``run_ids`` under ``version`` (optionally only some turns) and replace their stored scores;
-    returns the number of values written (runs × judged turns × measures)."""
+) -> Written:
+    """Evaluate ``run_ids`` under ``version`` (optionally only some turns) and replace their stored scores."""
     run_ids = sorted({int(r) for r in run_ids})  # the order rankings come in
     if turn_pks is None and len(run_ids) > 1 and connection.vendor == "postgresql" and not connection.in_atomic_block:
         return _scores_write_streamed(version=version, run_ids=run_ids, measures=measures, progress=progress)
@@ -169,12 +183,12 @@ def scores_write(
         written += len(rows) * len(scorer.measures)
         if progress:
             progress(len(chunk))
-    return written
+    return Written.of(written, qrels)
 
 
 def _scores_write_streamed(
     *, version: QrelsVersion, run_ids: list[int], measures: Sequence[str], progress: Callable[[int], None] | None
-) -> int:
+) -> Written:
     """A full recompute of several runs on PostgreSQL outside a transaction (a worker's), in one transaction. The
     rankings stream in run order over a connection of their own while this thread evaluates them, and each run's
     rows go straight into one COPY on this thread's connection: the server reads ahead and writes behind on the
@@ -203,7 +217,7 @@ def _scores_write_streamed(
                     yield from run_rows
 
             _scores_replace(version, run_ids, rows(), flush=False)
-        return len(scorer.measures) * sum(counted)
+        return Written.of(len(scorer.measures) * sum(counted), qrels.result())
     finally:
         helper.submit(connections.close_all).result()
         helper.shutdown()

@@ -33,7 +33,7 @@ from evaluation.models import (
     QrelsVersion,
     Run,
 )
-from evaluation.scoring import MEASURES, scores_write
+from evaluation.scoring import MEASURES, Written, scores_write
 from evaluation.selectors import score_means, scores_exist
 
 log = logging.getLogger(__name__)
@@ -77,7 +77,7 @@ def recompute_delay_s() -> float:
 def scores_compute_for_run(*, run: Run, measures: Sequence[str] = MEASURES) -> int:
     """Evaluate one run under every qrels version of its collection; returns rows written."""
     return sum(
-        scores_write(version=v, run_ids=[run.pk], measures=measures)
+        scores_write(version=v, run_ids=[run.pk], measures=measures).values
         for v in QrelsVersion.objects.filter(collection_id=run.collection_id).select_related("collection")
     )
 
@@ -88,8 +88,8 @@ def scores_compute_for_version(
     """Evaluate every run of the version's collection under it (full recompute of one version)."""
     run_ids = list(Run.objects.filter(collection_id=version.collection_id).values_list("pk", flat=True))
     written = scores_write(version=version, run_ids=run_ids, measures=measures, progress=progress)
-    leaderboard_snapshot_create(version=version, trigger="full recompute")
-    return written
+    leaderboard_snapshot_create(version=version, trigger="full recompute", counts=written)
+    return written.values
 
 
 def scores_recompute_turns(
@@ -97,7 +97,7 @@ def scores_recompute_turns(
 ) -> int:
     """Rewrite the scores of the given turns for every run (turns no longer judged lose their rows)."""
     run_ids = list(Run.objects.filter(collection_id=version.collection_id).values_list("pk", flat=True))
-    return scores_write(version=version, run_ids=run_ids, turn_pks=list(turn_pks), measures=measures)
+    return scores_write(version=version, run_ids=run_ids, turn_pks=list(turn_pks), measures=measures).values
 
 
 def version_needs_full_compute(*, version: QrelsVersion) -> bool:
@@ -107,9 +107,10 @@ def version_needs_full_compute(*, version: QrelsVersion) -> bool:
 
 
 def leaderboard_snapshot_create(
-    *, version: QrelsVersion, trigger: str = "", measure: str = metrics.HEADLINE
+    *, version: QrelsVersion, trigger: str = "", measure: str = metrics.HEADLINE, counts: Written | None = None
 ) -> LeaderboardSnapshot:
-    """Store the current means and ranks of every run under ``version`` for the history page."""
+    """Store the current means and ranks of every run under ``version`` for the history page. ``counts``: what a
+    full write of the version's scores just evaluated against, so its judgments need not be counted again."""
     threshold = int(version.collection.relevance_threshold)
     means = score_means(version=version, measures=[measure])
     names = dict(Run.objects.filter(pk__in=list(means)).values_list("pk", "name"))
@@ -120,13 +121,15 @@ def leaderboard_snapshot_create(
         # Competition ranking: equal means share the better rank.
         rank = entries[-1]["rank"] if entries and abs(entries[-1]["mean"] - mean) < 1e-12 else i + 1
         entries.append({"run_id": run_id, "run": name, "mean": float(mean), "rank": rank})
-    counts = Qrel.objects.filter(version=version).aggregate(n=Count("id"), turns=Count("turn_id", distinct=True))
+    if counts is None:
+        counted = Qrel.objects.filter(version=version).aggregate(n=Count("id"), turns=Count("turn_id", distinct=True))
+        counts = Written(0, counted["n"] or 0, counted["turns"] or 0)
     snap = LeaderboardSnapshot(
         version=version,
         measure=measure,
         threshold=threshold,
-        judged_turns=counts["turns"] or 0,
-        qrels_count=counts["n"] or 0,
+        judged_turns=counts.judged_turns,
+        qrels_count=counts.judgments,
         entries=entries,
         trigger=trigger[:200],
     )

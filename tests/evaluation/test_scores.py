@@ -40,7 +40,9 @@ def test_a_full_compute_stores_trec_eval_c_values_for_every_judged_turn():
     means = score_means(version=version, measures=["nDCG@3", "AP"])
     assert means[runs["strong"].pk]["AP"] == pytest.approx(metrics.mean(_expected("strong", "AP")))
     assert stored(version=version, measure="AP")[0].threshold == 1
-    assert LeaderboardSnapshot.objects.filter(version=version).count() == 1
+    snapshot = LeaderboardSnapshot.objects.get(version=version)
+    # Counted from the judgments the scores were computed against: what the qrels table holds.
+    assert (snapshot.qrels_count, snapshot.judged_turns) == (sum(map(len, QRELS.values())), len(QRELS))
 
 
 @pytest.mark.parametrize("batch", [1, 2, 1000])
@@ -360,7 +362,8 @@ def test_a_worker_recompute_streaming_rankings_into_one_copy_stores_exact_values
     progress: list[int] = []
     ids = [r.pk for r in [*runs.values(), *empty]]
     written = scoring.scores_write(version=version, run_ids=ids, progress=progress.append)
-    assert written == 4 * len(QRELS) * len(services.MEASURES) and progress == [1, 1, 1, 1]
+    assert written.values == 4 * len(QRELS) * len(services.MEASURES) and progress == [1, 1, 1, 1]
+    assert (written.judgments, written.judged_turns) == (sum(map(len, QRELS.values())), len(QRELS))
     assert TurnScores.objects.filter(version=version).count() == 4 * len(QRELS)
     for name, run in runs.items():
         ranked = {q: {d: float(len(docs) - i) for i, d in enumerate(docs)} for q, docs in RUNS[name].items()}

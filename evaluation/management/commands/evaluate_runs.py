@@ -38,9 +38,10 @@ class Command(BaseCommand):
         run_ids = list(runs.values_list("pk", flat=True))
         for version in versions:
             start = time.perf_counter()
-            n = services.scores_write(version=version, run_ids=run_ids)
-            services.leaderboard_snapshot_create(version=version, trigger="manage.py evaluate_runs")
+            written = services.scores_write(version=version, run_ids=run_ids)
+            services.leaderboard_snapshot_create(version=version, trigger="manage.py evaluate_runs", counts=written)
             self.stdout.write(
-                f"{version.name}: {n} scores for {len(run_ids)} run(s) in {time.perf_counter() - start:.2f} s "
+                f"{version.name}: {written.values} scores for {len(run_ids)} run(s) in "
+                f"{time.perf_counter() - start:.2f} s "
                 f"(threshold {coll.relevance_threshold})"
             )
