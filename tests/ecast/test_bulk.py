@@ -98,6 +98,22 @@ def test_float_arrays_and_packed_blobs_round_trip_exactly(turn, copy_format):
     assert ScoresField.pack(ranking.scores) == ScoresField.pack(values)
 
 
+def test_float_arrays_of_any_length_with_nan_and_integers_round_trip(turn, copy_format):
+    import numpy as np
+
+    run = Run.objects.create(collection=turn.collection, name="r")
+    version = factories.qrels_version(turn.collection)
+    arrays = [[], [math.nan], [1, 2.5, np.float64(1 / 7)], [float(i) / 3 for i in range(40)]]
+    others = Turn.objects.filter(collection=turn.collection).order_by("pk")[: len(arrays)]
+    rows = [(run.pk, t.pk, version.pk, "AP", values, 1, STAMP) for t, values in zip(others, arrays, strict=True)]
+
+    rows_insert(TurnScores, ["run", "turn", "version", "measures", "values", "threshold", "computed_at"], rows)
+
+    got = dict(TurnScores.objects.values_list("turn_id", "values"))
+    for t, values in zip(others, arrays, strict=True):
+        assert [float(v).hex() for v in got[t.pk]] == [float(v).hex() for v in values]
+
+
 def _passages(rows: list[tuple[str, str]], **kwargs: bool) -> None:
     rows_insert(Passage, ["passage_id", "text", "source"], [(pid, text, "test") for pid, text in rows], **kwargs)
 
