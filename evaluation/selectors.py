@@ -136,29 +136,46 @@ def rankings_stream(*, run_ids: Sequence[int]) -> Iterator[Iterator[tuple]]:
             yield cursor.stream(sql, [[int(r) for r in run_ids]], binary=True, size=50)
 
 
+_rank_scores: dict[int, list[float]] = {}
+
+
+def rank_scores(n: int) -> list[float]:
+    """n strictly descending scores (n … 1), one shared list per length: what a ranking whose own scores strictly
+    descend is evaluated with. trec_eval reads scores only to order a ranking (ties broken by doc id), so any
+    strictly descending scores give it the same order and the same values; sharing them saves building and
+    freeing a float per ranked document."""
+    scores = _rank_scores.get(n)
+    if scores is None:
+        scores = _rank_scores[n] = [float(n - i) for i in range(n)]
+    return scores
+
+
 def rankings_iter(rows: Iterable[tuple], *, judged_depth: int | None) -> Iterator[tuple[int, int, Ranking]]:
     """(run_id, turn pk, Ranking) for each ``rankings_fetch`` row, decoded one at a time so a caller can evaluate
     a few rankings while they are still in the CPU caches. The doc-id blob is split by its own field; the packed
     scores are checked for descending order with numpy (rankings are stored in rank order, so Judged@k needs only
-    the head)."""
+    the head, and strictly descending scores need not be decoded at all: see ``rank_scores``)."""
     ids_field = RunTurn._meta.get_field("doc_ids")
     for run_id, tpk, raw_ids, raw_scores in rows:
         doc_ids = ids_field.from_db_value(raw_ids, None, connection) or []
         packed = np.frombuffer(raw_scores or b"", dtype=np.float64)
-        scores = packed.tolist()
+        n = len(doc_ids)
         top = None
-        if len(scores) != len(doc_ids):
-            docs = ranking_scores(doc_ids, scores)
+        if len(packed) == n and (n < 2 or bool((packed[1:] < packed[:-1]).all())):
+            docs = dict(zip(doc_ids, rank_scores(n), strict=True))
+            if len(docs) != n:  # a duplicated doc: its first occurrence wins, as in ``ranking_scores``
+                docs = dict(zip(reversed(doc_ids), reversed(rank_scores(n)), strict=True))
+            elif judged_depth is not None:  # no tie to break: the stored head is the top
+                top = doc_ids[:judged_depth] if judged_depth else doc_ids
+        elif len(packed) != n:
+            docs = ranking_scores(doc_ids, packed.tolist())
         else:
             # Stored scores are floats already: no per-value check as in ``ranking_scores``. Built from the reversed
             # lists so the first occurrence of a duplicated doc wins, at C speed.
+            scores = packed.tolist()
             docs = dict(zip(reversed(doc_ids), reversed(scores), strict=True))
-            if judged_depth is not None and len(docs) == len(doc_ids):  # no duplicates
-                if len(packed) < 2 or bool((packed[1:] < packed[:-1]).all()):
-                    # Strictly descending (the usual case): no tie to break, the stored head is the top.
-                    top = doc_ids[:judged_depth] if judged_depth else doc_ids
-                elif bool((packed[1:] <= packed[:-1]).all()):
-                    top = metrics.top_slice(doc_ids, scores, judged_depth, descending=True)
+            if judged_depth is not None and len(docs) == n and bool((packed[1:] <= packed[:-1]).all()):
+                top = metrics.top_slice(doc_ids, scores, judged_depth, descending=True)
         yield run_id, tpk, Ranking(docs, top)
 
 

@@ -150,13 +150,13 @@ OFFERED = [
     "Judged@1",
     "Judged@5",
     "Judged",
-    "ERR@10",
 ]
 
 
 @pytest.mark.parametrize("threshold", [1, 2])
 def test_direct_pytrec_eval_values_equal_ir_measures_for_every_offered_measure(shared_data, qrels_2019, threshold):
-    runs = sorted((shared_data / DECAF).glob("*.run"))[:3]
+    runs = sorted((shared_data / DECAF).glob("*.run.gz"))[:3]
+    assert len(runs) == 3
     parsed = {m: metrics.parse_measure(m, rel_threshold=threshold) for m in OFFERED}
     evaluator = metrics.make_evaluator(qrels_2019, OFFERED, rel_threshold=threshold)
     for path in runs:
@@ -191,3 +191,36 @@ def test_a_top_slice_refuses_rankings_not_in_descending_score_order():
     assert metrics.top_slice(["a", "b", "c"], [1.0, 2.0, 0.5], 2) is None
     assert metrics.top_slice(["a", "b", "c"], [2.0, 1.0, 1.0], 2) == ["a", "b"]
     assert metrics.top_slice(["a", "c", "b"], [2.0, 1.0, 1.0], 2) == ["a", "b"]
+
+
+@pytest.mark.parametrize("threshold", [1, 2])
+def test_stored_rankings_decoded_for_a_recompute_score_exactly_as_their_own_scores(shared_data, qrels_2019, threshold):
+    # Strictly descending rankings are evaluated with shared rank scores instead of their own (trec_eval reads
+    # scores only to order a ranking); ties, duplicates and out-of-order rankings keep their own.
+    from evaluation.models.core import DocIdsField, ScoresField
+    from evaluation.selectors import rankings_iter
+
+    run = read_run(sorted((shared_data / DECAF).glob("*.run.gz"))[0])
+    rng = random.Random(3)
+    qids = sorted(run)
+    odd = {q: dict(run[q]) for q in qids[:4]}
+    first = max(odd[qids[0]], key=odd[qids[0]].get)
+    odd[qids[0]][first + "-twin"] = odd[qids[0]][first]  # a tie at the top
+    for q in qids[1:3]:
+        for d in odd[q]:
+            odd[q][d] = float(rng.randint(0, 3))  # tie-heavy
+    rows, wanted = [], {**run, **odd}
+    for i, q in enumerate(sorted(wanted)):
+        ranked = sorted(wanted[q].items(), key=lambda ds: (-ds[1], ds[0]))
+        if q == qids[3]:
+            ranked.reverse()  # stored out of score order
+        ids, scores = [d for d, _ in ranked], [s for _, s in ranked]
+        if q == qids[4]:
+            ids.append(ids[0])  # a duplicated doc further down: its first occurrence counts
+            scores.append(min(scores) - 1.0)
+        rows.append((1, i, DocIdsField.pack(ids), ScoresField.pack(scores)))
+    ev = metrics.RankingEvaluator(qrels_2019, OFFERED, rel_threshold=threshold)
+    decoded = {sorted(wanted)[tpk]: ranking for _, tpk, ranking in rankings_iter(rows, judged_depth=ev.judged_depth)}
+    ours = ev.values({q: r.docs for q, r in decoded.items()}, {q: r.top for q, r in decoded.items() if r.top})
+    expected = ev.values(wanted)
+    assert ours == expected
