@@ -304,7 +304,7 @@ def _copy(cursor: Any, target: str, names: str, columns: list[models.Field], row
     # COPY goes to psycopg's own cursor: wrapped so its errors are Django's (IntegrityError …), as elsewhere.
     with connection.wrap_database_errors, cursor.cursor.copy(f"COPY {target} ({names}) FROM STDIN{binary}") as copy:
         if oids is not None:
-            if any(_TYPE_MODIFIER.sub("", f.db_type(connection) or "").strip() == _FLOAT8_ARRAY for f in columns):
+            if cursor.cursor.adapters.types.get_oid(_FLOAT8_ARRAY) in oids:
                 cursor.cursor.adapters.register_dumper(None, _float8_array_dumper(cursor.cursor))
             copy.set_types(oids)
         for row in _prepared(rows, columns):

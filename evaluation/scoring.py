@@ -61,6 +61,7 @@ class _Scorer:
         self.tid_of = {pk: tid for tid, pk in pk_of.items()}
         self.measures = list(measures)
         self.names = "\n".join(self.measures)
+        self.judged_depth = metrics.judged_depth(self.measures)  # known before the qrels are
         self.now = timezone.now()
         self._qrels = qrels
         self._evaluator: metrics.RankingEvaluator | None = None
@@ -111,7 +112,7 @@ class _Scorer:
             return done
 
         pending = iter(run_ids)
-        for run_id, tpk, ranking in rankings_iter(raw, judged_depth=metrics.judged_depth(self.measures)):
+        for run_id, tpk, ranking in rankings_iter(raw, judged_depth=self.judged_depth):
             qid = tid_of.get(tpk)
             if qid is None:
                 continue

@@ -65,7 +65,7 @@ def ranking_scores(doc_ids: list[str], scores: list[Any] | None) -> dict[str, fl
     # Stored scores are the run's own; when a run lacks them, descending pseudo-scores keep the stored rank order.
     # Building from the reversed lists keeps the first occurrence of a duplicated doc (C-speed, no Python loop).
     if not scores or len(scores) != len(doc_ids):
-        scores = [float(len(doc_ids) - i) for i in range(len(doc_ids))]
+        scores = rank_scores(len(doc_ids))
     elif set(map(type, scores)) != {float}:
         scores = [float(s) for s in scores]
     return dict(zip(reversed(doc_ids), reversed(scores), strict=True))
@@ -90,13 +90,15 @@ class Ranking(NamedTuple):
     top: list[str] | None
 
 
-# Rankings come run by run (the unique (run, turn) index gives this order without a sort).
+# Rankings come run by run: a recompute evaluates, and writes, one run at a time (the unique (run, turn) index
+# holds them in this order).
 RANKINGS_ORDER = " ORDER BY run_id, turn_id"
 
 
 def rankings_fetch(*, run_ids: Sequence[int], turn_pks: Iterable[int] | None) -> list[tuple]:
-    """Raw (run_id, turn pk, doc-id blob, packed scores) rows of several runs in one query, for a recompute: plain
-    rows rather than model values, so a helper thread can fetch the next runs while the caller evaluates."""
+    """Raw (run_id, turn pk, doc-id blob, packed scores) rows of several runs in one query, in run order, for a
+    recompute of a few turns or of one run: plain rows rather than model values (``rankings_iter`` decodes them).
+    A full recompute of many runs streams them instead (``rankings_stream``)."""
     runs = [int(r) for r in run_ids]
     pks = None if turn_pks is None else [int(t) for t in turn_pks]
     if not runs or pks == []:

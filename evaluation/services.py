@@ -121,15 +121,17 @@ def leaderboard_snapshot_create(
         # Competition ranking: equal means share the better rank.
         rank = entries[-1]["rank"] if entries and abs(entries[-1]["mean"] - mean) < 1e-12 else i + 1
         entries.append({"run_id": run_id, "run": name, "mean": float(mean), "rank": rank})
-    if counts is None:
+    if counts is not None:
+        judgments, judged_turns = counts.judgments, counts.judged_turns
+    else:
         counted = Qrel.objects.filter(version=version).aggregate(n=Count("id"), turns=Count("turn_id", distinct=True))
-        counts = Written(0, counted["n"] or 0, counted["turns"] or 0)
+        judgments, judged_turns = counted["n"] or 0, counted["turns"] or 0
     snap = LeaderboardSnapshot(
         version=version,
         measure=measure,
         threshold=threshold,
-        judged_turns=counts.judged_turns,
-        qrels_count=counts.judgments,
+        judged_turns=judged_turns,
+        qrels_count=judgments,
         entries=entries,
         trigger=trigger[:200],
     )

@@ -375,7 +375,7 @@ def test_a_worker_recompute_streaming_rankings_into_one_copy_stores_exact_values
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_worker_recompute_failing_halfway_keeps_every_previous_score():
+def test_a_worker_recompute_failing_halfway_keeps_every_previous_score(monkeypatch):
     from evaluation import scoring
 
     require_postgres("the rankings stream over a second PostgreSQL connection")
@@ -391,14 +391,10 @@ def test_a_worker_recompute_failing_halfway_keeps_every_previous_score():
             raise RuntimeError("evaluator crashed")
         return real(self, run, *args, **kwargs)
 
-    monkeypatch = pytest.MonkeyPatch()
     monkeypatch.setattr(scoring, "EVALUATE_BATCH", 1000)
     monkeypatch.setattr(metrics.RankingEvaluator, "values_ranked", fails_on_the_second_run)
-    try:
-        with pytest.raises(RuntimeError, match="evaluator crashed"):
-            scoring.scores_write(version=version, run_ids=[r.pk for r in runs.values()])
-    finally:
-        monkeypatch.undo()
+    with pytest.raises(RuntimeError, match="evaluator crashed"):
+        scoring.scores_write(version=version, run_ids=[r.pk for r in runs.values()])
     # The first run's new rows were already in the COPY: the whole write rolled back, the old rows stand.
     assert sorted(TurnScores.objects.filter(version=version).values_list("run_id", "turn_id", "values")) == before
 
