@@ -83,6 +83,7 @@ class VersionStatusApi(AdminApi):
         snapshot = serializers.IntegerField(allow_null=True)
         pending_turns = serializers.IntegerField()
         jobs = serializers.ListField(child=serializers.DictField())
+        recent_jobs = serializers.ListField(child=serializers.DictField())
 
     @extend_schema(responses={200: OutputSerializer})
     def get(self, request, pk: int):

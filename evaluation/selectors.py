@@ -14,6 +14,7 @@ import psycopg
 from django.core.cache import cache
 from django.db import connection
 from django.db.models import Count, Max, QuerySet
+from django.utils import timezone
 
 from ecast.models import Turn
 from evaluation import metrics, stats
@@ -372,6 +373,10 @@ def snapshot_history(*, version: QrelsVersion, limit: int = 200) -> list[Leaderb
     return snaps[::-1]
 
 
+# How many of a collection's latest evaluation jobs the leaderboard lists.
+RECENT_JOBS = 8
+
+
 def job_list(*, collection_id: int | None = None, limit: int = 20) -> list[EvaluationJob]:
     """Latest evaluation jobs (optionally of one collection)."""
     qs = EvaluationJob.objects.select_related("run", "version", "collection")
@@ -402,6 +407,18 @@ def status_for_version(*, version: QrelsVersion) -> dict[str, Any]:
         "snapshot": snap.pk if snap else None,
         "pending_turns": pending_dirty_turns(version=version),
         "jobs": [{"id": j.pk, "kind": j.kind, "status": j.status, "done": j.done, "total": j.total} for j in running],
+        # The leaderboard's "Recent evaluation jobs" rows, so a job started there shows its progress and end live.
+        "recent_jobs": [
+            {
+                "id": j.pk,
+                "status": j.status,
+                "done": j.done,
+                "total": j.total,
+                "finished": timezone.localtime(j.finished_at).strftime("%Y-%m-%d %H:%M:%S") if j.finished_at else "",
+                "error": j.error,
+            }
+            for j in job_list(collection_id=version.collection_id, limit=RECENT_JOBS)
+        ],
     }
 
 

@@ -99,7 +99,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
             "data": data,
             "rows": [(r, [r["means"].get(m) for m in data["measures"]]) for r in data["rows"]] if data else [],
             "plot": _leaderboard_svg(data) if data else "",
-            "jobs": sel.job_list(collection_id=collection.pk, limit=8) if collection else [],
+            "jobs": sel.job_list(collection_id=collection.pk, limit=sel.RECENT_JOBS) if collection else [],
         },
     )
 

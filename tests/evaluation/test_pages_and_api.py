@@ -409,7 +409,8 @@ def test_the_full_recompute_button_queues_a_job_the_jobs_table_names_for_every_r
     job = EvaluationJob.objects.get(kind="full")
     html = admin_client.get(resp["Location"]).content.decode()
     assert f"Full recompute queued (job {job.pk})" in html
-    row = next(line for line in html.splitlines() if f"<tr><td>{job.pk}</td><td>Full recompute" in line)
+    opening = f'<tr data-job="{job.pk}"><td>{job.pk}</td><td>Full recompute'
+    row = next(line for line in html.splitlines() if opening in line)
     assert "every run · every version" in row and "status-done" in row and "2/2" in row
 
 
