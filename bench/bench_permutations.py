@@ -186,7 +186,10 @@ def part_experiment() -> None:
                 if exp.status in ("done", "failed"):
                     break
                 time.sleep(0.05)
-            dt = time.perf_counter() - t0
+            # Timed to the moment the worker marked it done (same clock), not to the poll that saw it: a 50 ms poll
+            # added up to 50 ms to each time, and a faster one took CPU from the workers it timed.
+            done_at = exp.scored_at if exp.status == "done" else None
+            dt = done_at.timestamp() - wall0 if done_at else time.perf_counter() - t0
             phases = (
                 f" (retrieval {scoring_from - t0:.1f} s, scoring {dt - (scoring_from - t0):.1f} s)"
                 if scoring_from is not None

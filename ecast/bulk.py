@@ -16,7 +16,7 @@ from functools import partial
 from itertools import chain, repeat
 from typing import Any
 
-from django.db import connection, models, transaction
+from django.db import IntegrityError, connection, models, transaction
 from django.db.models.constants import OnConflict
 from django.db.models.fields import AutoFieldMixin
 
@@ -160,11 +160,7 @@ def rows_insert(
         if not skip_conflicts:
             count = _copy(cursor, table, names, columns, rows)
         else:
-            # COPY has no ON CONFLICT: the rows go to a temporary table first, then across in one INSERT … SELECT.
-            cursor.execute(f"CREATE TEMP TABLE {TEMP_TABLE} ON COMMIT DROP AS SELECT {names} FROM {table} LIMIT 0")
-            count = _copy(cursor, TEMP_TABLE, names, columns, rows)
-            cursor.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM {TEMP_TABLE} ON CONFLICT DO NOTHING")
-            cursor.execute(f"DROP TABLE {TEMP_TABLE}")
+            count = _copy_skipping_conflicts(cursor, table, names, columns, rows)
         if analyze and count >= ANALYZE_AT:
             keys = _key_columns(meta)
             cursor.execute(f"ANALYZE {table} ({', '.join(qn(c) for c in keys)})" if keys else f"ANALYZE {table}")
@@ -310,6 +306,28 @@ def _copy(cursor: Any, target: str, names: str, columns: list[models.Field], row
         for row in _prepared(rows, columns):
             copy.write_row(row)
             count += 1
+    return count
+
+
+def _copy_skipping_conflicts(
+    cursor: Any, table: str, names: str, columns: list[models.Field], rows: Iterable[Sequence[Any]]
+) -> int:
+    """COPY the rows into ``table``, dropping those that hit a unique constraint; the count copied.
+
+    COPY has no ON CONFLICT. The rows are copied straight in under a savepoint, and only when one of them conflicts
+    does the load start again through a temporary table and one ``INSERT … SELECT … ON CONFLICT DO NOTHING``. The
+    callers expect conflicts to be rare (rows another worker stored meanwhile): the temporary table's round, which
+    writes every row twice, was most of the database time of a permutation chunk's rankings."""
+    rows = rows if isinstance(rows, Sequence) else list(rows)  # read twice when a conflict sends them round again
+    try:
+        with transaction.atomic():
+            return _copy(cursor, table, names, columns, rows)
+    except IntegrityError:
+        pass
+    cursor.execute(f"CREATE TEMP TABLE {TEMP_TABLE} ON COMMIT DROP AS SELECT {names} FROM {table} LIMIT 0")
+    count = _copy(cursor, TEMP_TABLE, names, columns, rows)
+    cursor.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM {TEMP_TABLE} ON CONFLICT DO NOTHING")
+    cursor.execute(f"DROP TABLE {TEMP_TABLE}")
     return count
 
 

@@ -343,6 +343,8 @@ def corpus_stream(
             report.add(n, "empty passage id")
         elif len(pid) > MAX_ID:
             report.add(n, f"passage id longer than {MAX_ID} characters: {pid[:40]}…")
+        elif len(pid.split()) != 1:
+            report.add(n, f"passage id {pid[:60]!r} holds whitespace: runs and qrels separate their columns by it")
         elif not body:
             report.add(n, f"{pid}: empty passage text")
         elif wanted is not None and pid not in wanted:

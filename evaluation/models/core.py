@@ -112,7 +112,10 @@ class DocIdsField(models.BinaryField):
     @staticmethod
     def pack(doc_ids: list[str] | tuple[str, ...]) -> bytes:
         """The stored blob of a list of doc ids (for writers that insert rows without model objects)."""
-        return "\n".join(doc_ids).encode("utf-8")
+        blob = "\n".join(doc_ids).encode("utf-8")
+        if blob.count(b"\n") != max(len(doc_ids) - 1, 0):  # would come back as more ids than went in
+            raise ValueError(f"a doc id holds a newline: {next(d for d in doc_ids if chr(10) in d)!r}")
+        return blob
 
     def get_db_prep_value(self, value: Any, connection: Any, prepared: bool = False) -> Any:
         if isinstance(value, (list, tuple)):

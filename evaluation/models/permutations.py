@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 
 from ecast.models import Collection, Conversation, Turn, UtteranceClass
-from evaluation.models.core import QrelsVersion, Run
+from evaluation.models.core import DocIdsField, QrelsVersion, Run, ScoresField
 
 __all__ = [
     "UtteranceLabel",
@@ -78,7 +78,10 @@ class Permutation(models.Model):
     """One order of one conversation's turns (of one path of a tree) within an experiment; the first of each path is
     the original order."""
 
-    experiment = models.ForeignKey(PermutationExperiment, on_delete=models.CASCADE, related_name="permutations")
+    # No index of its own: the unique (experiment, conversation, index) index starts with it.
+    experiment = models.ForeignKey(
+        PermutationExperiment, on_delete=models.CASCADE, related_name="permutations", db_index=False
+    )
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+")
     # A conversation tree (CAsT 2022) is permuted path by path: the leaf ("1-8") names the path; its orders hold
     # the User turns along it and are numbered on from the previous path's (``evaluation.permutations.orders``).
@@ -104,11 +107,16 @@ class PermutationQuery(models.Model):
     query's ranking once.
     """
 
-    experiment = models.ForeignKey(PermutationExperiment, on_delete=models.CASCADE, related_name="queries")
+    # No index of its own: the unique (experiment, key) index starts with it.
+    experiment = models.ForeignKey(
+        PermutationExperiment, on_delete=models.CASCADE, related_name="queries", db_index=False
+    )
     key = models.CharField(max_length=40, help_text="sha1 of the weighted query.")
     query = models.JSONField(help_text="[[text, weight], ...]")
-    doc_ids = models.JSONField(default=list)
-    scores = models.JSONField(default=list)
+    # Packed like a run's rankings: a chunk stores a hundred of these at once, and JSON made them its costliest
+    # write (the database parses and compresses every array).
+    doc_ids = DocIdsField()
+    scores = ScoresField()
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["experiment", "key"], name="uniq_perm_query_key")]
@@ -121,12 +129,21 @@ class PermutationResult(models.Model):
     (one run per permutation, named in its tag or file name) and leave ``queries`` empty.
     """
 
-    permutation = models.ForeignKey(Permutation, on_delete=models.CASCADE, related_name="results")
+    # No index of its own: the unique (permutation, system) index starts with it.
+    permutation = models.ForeignKey(Permutation, on_delete=models.CASCADE, related_name="results", db_index=False)
     system = models.CharField(max_length=200)
-    run = models.OneToOneField(Run, on_delete=models.CASCADE, null=True, blank=True, related_name="permutation_link")
+    # One result per imported run, unique among the rows that have one (see Meta): a plain unique index also held
+    # an entry for every built-in system's result, which have none, and the planner chose it for ``run IS NULL``,
+    # reading every built-in result of every experiment to find one chunk's.
+    run = models.ForeignKey(
+        Run, on_delete=models.CASCADE, null=True, blank=True, related_name="permutation_results", db_index=False
+    )
     queries = models.JSONField(default=dict, blank=True, help_text="{turn_id: PermutationQuery id}")
     per_turn = models.JSONField(default=dict, blank=True)
     mean = models.FloatField(null=True, blank=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["permutation", "system"], name="uniq_perm_result_system")]
+        constraints = [
+            models.UniqueConstraint(fields=["permutation", "system"], name="uniq_perm_result_system"),
+            models.UniqueConstraint(fields=["run"], condition=models.Q(run__isnull=False), name="uniq_perm_result_run"),
+        ]

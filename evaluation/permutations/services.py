@@ -11,7 +11,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
@@ -331,15 +331,20 @@ def permutation_chunk_run(*, experiment_id: int, conversation_id: int, queue_sco
             fields = ["experiment_id", "key", "query", "doc_ids", "scores"]
             rows_insert(PermutationQuery, fields, [[getattr(o, f) for f in fields] for o in new], skip_conflicts=True)
             have = dict(PermutationQuery.objects.filter(experiment=exp, key__in=wanted).values_list("key", "pk"))
-            PermutationResult.objects.filter(permutation__in=plist, run__isnull=True).delete()
-            rows_insert(
-                PermutationResult,
-                ["permutation_id", "system", "queries", "per_turn", "mean"],
-                [
-                    (pk, system, {t: have[k] for t, k in m.items()}, scored[(pk, system)][0], scored[(pk, system)][1])
-                    for (pk, system), m in mapping.items()
-                ],
-            )
+            results = [
+                (pk, system, {t: have[k] for t, k in m.items()}, scored[(pk, system)][0], scored[(pk, system)][1])
+                for (pk, system), m in mapping.items()
+            ]
+            result_fields = ["permutation_id", "system", "queries", "per_turn", "mean"]
+            try:
+                with transaction.atomic():
+                    rows_insert(PermutationResult, result_fields, results)
+            except IntegrityError:
+                # An earlier delivery of this chunk stored its results: these replace them. Deleted only then, as
+                # that delete was a chunk's costliest statement on tables whose statistics lag a fast-growing
+                # experiment (the planner scanned every result of every experiment).
+                PermutationResult.objects.filter(permutation__in=plist, run__isnull=True).delete()
+                rows_insert(PermutationResult, result_fields, results)
         _chunk_finished(exp.pk, queue_scoring=queue_scoring)
     except Exception as exc:
         PermutationExperiment.objects.filter(pk=exp.pk).update(

@@ -201,3 +201,18 @@ def test_ids_reserve_refuses_a_model_without_an_automatic_key(db):
 
     with pytest.raises(ValueError, match="no automatic primary key"):
         ids_reserve(Session, 2)
+
+
+def test_skip_conflicts_takes_a_generator_and_keeps_what_the_transaction_wrote_before(db):
+    with transaction.atomic():
+        _passages([("a", "first")])
+        rows = ((pid, text, "test") for pid, text in [("b", "new"), ("a", "clash"), ("c", "more")])
+        rows_insert(Passage, ["passage_id", "text", "source"], rows, skip_conflicts=True)
+
+    assert dict(Passage.objects.values_list("passage_id", "text")) == {"a": "first", "b": "new", "c": "more"}
+
+
+def test_a_doc_id_holding_a_newline_is_refused_rather_than_read_back_as_two():
+    assert DocIdsField.pack(["a", "b c"]) == b"a\nb c"
+    with pytest.raises(ValueError, match="a doc id holds a newline: 'b\\\\nc'"):
+        DocIdsField.pack(["a", "b\nc"])

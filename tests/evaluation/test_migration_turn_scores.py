@@ -3,11 +3,6 @@
 
 from __future__ import annotations
 
-import os
-from urllib.parse import urlsplit, urlunsplit
-
-import pytest
-
 from tests.evaluation.test_migration_rankings import _manage, scratch_env
 
 SETUP = """
@@ -42,29 +37,6 @@ RAW = (
 EXPECTED = str(
     sorted([("1_1", "AP", 1 / 3, 2), ("1_1", "nDCG@3", 0.25, 2), ("1_2", "AP", 0.5, 2), ("1_2", "nDCG@3", 0.0, 2)])
 )
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def scratch_db(request, tmp_path):
-    """A scratch database URL: a SQLite file, and a fresh PostgreSQL database when the suite runs on PostgreSQL
-    (float8[] there, packed doubles in SQLite)."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'db.sqlite3'}"
-        return
-    url = os.environ.get("DATABASE_URL", "")
-    if not url.startswith("postgres"):
-        pytest.skip("PostgreSQL leg runs when DATABASE_URL is PostgreSQL")
-    import psycopg
-
-    parts = urlsplit(url)
-    name = f"{parts.path.lstrip('/')}_mig_turn_scores"
-    admin = urlunsplit(parts._replace(path="/postgres"))
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    yield urlunsplit(parts._replace(path="/" + name))
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def test_per_measure_scores_become_per_turn_rows_and_back(tmp_path, scratch_db):

@@ -121,11 +121,13 @@ def test_every_bad_jsonl_line_is_reported_and_nothing_is_written(tmp_path):
         '{"id": "b"}',
         '{"id": "c", "contents": 5}',
         '{"id": true, "contents": "x"}',
+        '{"id": "d\\n2", "contents": "an id no run or qrels line could name"}',
     ]
     path = tmp_path / "bad.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     job = _failed("passages_jsonl", path)
-    assert [e["line"] for e in job.errors] == [2, 3, 4, 5, 6]
+    assert [e["line"] for e in job.errors] == [2, 3, 4, 5, 6, 7]
+    assert job.errors[5]["reason"] == "passage id 'd\\n2' holds whitespace: runs and qrels separate their columns by it"
     assert job.errors[0]["reason"].startswith("invalid JSON") and "JSON object" in job.errors[1]["reason"]
     assert "needs an id" in job.errors[2]["reason"] and job.errors[3]["reason"] == "text must be a string"
     assert not Passage.objects.exists()

@@ -414,3 +414,22 @@ def test_a_chunk_locks_its_own_orders_and_never_the_experiment_row_the_other_chu
     assert locks, "the chunk locks its orders"
     # Every chunk's rankings share-lock the experiment row (foreign key): locking it here would serialise them.
     assert all("evaluation_permutationexperiment" not in sql for sql in locks), locks
+
+
+def test_a_chunk_delivered_again_replaces_its_results_instead_of_adding_to_them(cache_dir):
+    coll, version = labelled_collection()
+    exp = svc.permutation_experiment_create(
+        collection=coll, name="exp", qrels_version=version, systems=["current", "cu"], k=5, seed=1, start=False
+    )
+    svc.permutation_index_prepare(experiment=exp)
+    first = sel.experiment_conversation_ids(experiment_id=exp.pk)[0]
+    svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=first, queue_scoring=False)
+    mine = PermutationResult.objects.filter(permutation__conversation_id=first, permutation__experiment=exp)
+    stored = {(r.permutation_id, r.system): (r.per_turn, r.mean) for r in mine}
+    queries = PermutationQuery.objects.filter(experiment=exp).count()
+    mine.update(per_turn={}, mean=-1.0)  # as if the first delivery had stored something else
+
+    svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=first, queue_scoring=False)
+
+    assert {(r.permutation_id, r.system): (r.per_turn, r.mean) for r in mine} == stored
+    assert PermutationQuery.objects.filter(experiment=exp).count() == queries

@@ -1,0 +1,62 @@
+"""Permutation rankings stored as JSON before the packed layout come through the migration unchanged, both ways,
+and a result's run stays unique once its index holds only the rows that have a run (a real ``migrate`` on a
+scratch database: the suite itself runs without migrations)."""
+
+from __future__ import annotations
+
+from tests.evaluation.test_migration_rankings import _manage, scratch_env
+
+# Today's models for the tables the migration leaves alone; raw SQL for the rankings it converts.
+SETUP = """
+from django.db import connection
+from ecast.models import Collection, Conversation, Turn
+from evaluation.models import Permutation, PermutationExperiment, PermutationResult, QrelsVersion, Run
+c = Collection.objects.create(name="M", year=2020)
+conv = Conversation.objects.create(collection=c, topic_id="1")
+Turn.objects.create(conversation=conv, collection=c, number=1, turn_id="1_1", raw_utterance="q")
+v = QrelsVersion.objects.create(collection=c, name="original")
+exp = PermutationExperiment.objects.create(collection=c, name="e", qrels_version=v, systems=["current", "fu"])
+p = Permutation.objects.create(experiment=exp, conversation=conv, index=0, order=[1], is_original=True)
+with connection.cursor() as cur:
+    for key, docs, scores in [("k1", '["MARCO_1-2", "CAR_x y\\\\u00e9"]', "[2.5, 1]"), ("k2", "[]", "[]")]:
+        cur.execute("INSERT INTO evaluation_permutationquery (experiment_id, key, query, doc_ids, scores)"
+                    " VALUES (%s, %s, '[]', %s, %s)", [exp.pk, key, docs, scores])
+PermutationResult.objects.create(permutation=p, system="current", queries={"1_1": 1}, per_turn={"1_1": 0.5}, mean=0.5)
+PermutationResult.objects.create(permutation=p, system="fu", queries={"1_1": 1}, per_turn={}, mean=None)
+PermutationResult.objects.create(permutation=p, system="run-a", run=Run.objects.create(collection=c, name="a"))
+"""
+READ = (
+    "from evaluation.models import PermutationQuery\n"
+    "print(list(PermutationQuery.objects.order_by('key').values_list('key', 'doc_ids', 'scores')))"
+)
+RAW = (
+    "import json\nfrom django.db import connection\n"
+    "with connection.cursor() as cur:\n"
+    "    cur.execute('SELECT key, doc_ids, scores FROM evaluation_permutationquery ORDER BY key')\n"
+    "    print([(k, *(json.loads(v) if isinstance(v, str) else v for v in (d, s))) for k, d, s in cur.fetchall()])"
+)
+EXPECTED = "[('k1', ['MARCO_1-2', 'CAR_x yé'], [2.5, 1.0]), ('k2', [], [])]"
+# A second result for the same run must be refused; results without a run are many.
+SECOND_LINK = """
+from django.db import IntegrityError, transaction
+from evaluation.models import Permutation, PermutationResult, Run
+p = Permutation.objects.get()
+try:
+    with transaction.atomic():
+        PermutationResult.objects.create(permutation=p, system="run-b", run=Run.objects.get(name="a"))
+    print("accepted")
+except IntegrityError:
+    print("refused")
+"""
+
+
+def test_json_permutation_rankings_become_packed_and_back(tmp_path, scratch_db):
+    env = scratch_env(scratch_db, tmp_path)
+    _manage(env, "migrate", "-v0")
+    _manage(env, "migrate", "evaluation", "0009", "-v0")
+    _manage(env, "shell", "-c", SETUP)
+    _manage(env, "migrate", "evaluation", "0010", "-v0")
+    assert _manage(env, "shell", "-c", READ).strip().splitlines()[-1] == EXPECTED
+    assert _manage(env, "shell", "-c", SECOND_LINK).strip().splitlines()[-1] == "refused"
+    _manage(env, "migrate", "evaluation", "0009", "-v0")
+    assert _manage(env, "shell", "-c", RAW).strip().splitlines()[-1] == EXPECTED
