@@ -6,7 +6,8 @@
 3. A full experiment on the CAsT 2020 demo collection (or an equivalent built from ../shared/data): every available
    built-in system × 100 permutations × all conversations, with one and with two Celery workers when REDIS_URL is
    set (eager in-process execution otherwise, stated in the output), and each run's timeline: when the experiment
-   was created, when the start task ran, when each chunk ran on which worker, and the tail after the last chunk.
+   was created (its chunks are queued as it commits), when each chunk ran on which worker, and the tail after the
+   last chunk.
 
 Usage: python bench/bench_permutations.py [--skip-experiment | --experiment-only] [--repeat N]
 Environment for part 3: DATABASE_URL (default: a fresh SQLite file under /tmp), REDIS_URL (workers), ECAST_SHARED_DATA.
@@ -235,10 +236,10 @@ def part_experiment() -> None:
 
 
 def timeline_print(tasks: list[dict], *, created: float, created_cpu: float, total: float) -> float:
-    """Where a fanned-out run's wall time went: the serial head (creation in this process, the start task), each
-    worker's chunks (how balanced their ends are) and the serial tail after the last chunk. Returns the run's
-    critical path in CPU seconds (its processes' and their database backends'): the serial steps plus the busier
-    worker's chunks, what the run would take on idle cores if nothing waited on a lock or on the network."""
+    """Where a fanned-out run's wall time went: the serial head (creation in this process, any task other than a
+    chunk), each worker's chunks (how balanced their ends are) and the serial tail after the last chunk. Returns the
+    run's critical path in CPU seconds (its processes' and their database backends'): the serial steps plus the
+    busier worker's chunks, what the run would take on idle cores if nothing waited on a lock or on the network."""
     chunks = [t for t in tasks if t["task"] == "chunk"]
     if not chunks:
         return 0.0

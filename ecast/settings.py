@@ -292,7 +292,6 @@ ECAST_LONG_TASKS = (
     "judging.llm.run",
     "ecast.generation.dispatch",
     "ecast.generation.chunk",
-    "evaluation.permutations.experiment_start",
     "evaluation.permutations.chunk",
     "evaluation.permutations.experiment_score",
     "evaluation.robustness.test_set_baseline",

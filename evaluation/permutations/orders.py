@@ -155,13 +155,22 @@ def _assemble(structure: Structure, unit_order: Sequence[int], blocks: Mapping[i
 
 
 def enumerate_orders(structure: Structure) -> Iterator[Order]:
-    """Every valid order, deterministically (unit orders outermost)."""
-    n = len(structure.units)
-    pt_lists = [structure.first_pts] + [u[1:] for u in structure.units]
-    for unit_order in itertools.permutations(range(n)):
-        for block_perms in itertools.product(*(itertools.permutations(p) for p in pt_lists)):
-            blocks = {-1: block_perms[0], **{i: block_perms[i + 1] for i in range(n)}}
-            yield _assemble(structure, unit_order, blocks)
+    """Every valid order, deterministically (unit orders outermost).
+
+    The sequence is part of what a seed reproduces (``sample_orders`` samples from it), so it never changes; each
+    order is concatenated from precomputed pieces because the experiment's page waits for this enumeration."""
+    first = (structure.first,)
+    heads = [(u[0],) for u in structure.units]
+    block_perms = list(itertools.product(*(itertools.permutations(u[1:]) for u in structure.units)))
+    for unit_order in itertools.permutations(range(len(structure.units))):
+        unit_heads = [heads[i] for i in unit_order]
+        for first_block in itertools.permutations(structure.first_pts):
+            head = first + first_block
+            for blocks in block_perms:
+                out = head
+                for i, unit_head in zip(unit_order, unit_heads, strict=True):
+                    out += unit_head + blocks[i]
+                yield out
 
 
 def random_order(structure: Structure, rng: random.Random) -> Order:

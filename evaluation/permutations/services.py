@@ -37,7 +37,6 @@ from evaluation.selectors import qrels_dict, run_dict
 CLASSES = set(perms.CLASSES)
 
 # Registered names of the tasks in evaluation/permutations/tasks.py (queued by name: the tasks module imports this one).
-START_TASK = "evaluation.permutations.experiment_start"
 CHUNK_TASK = "evaluation.permutations.chunk"
 SCORE_TASK = "evaluation.permutations.experiment_score"
 KIND = "permutation"  # the job kind the heartbeat and the sweeper know experiments by
@@ -253,26 +252,50 @@ def permutation_experiment_create(
     exp.status = PermutationExperiment.Status.RUNNING if exp.systems else PermutationExperiment.Status.DONE
     exp.save(update_fields=["warnings", "chunks_total", "status"])
     if start and exp.systems:
-        transaction.on_commit(lambda: enqueue(START_TASK, exp.pk))
+        sizes: Counter[int] = Counter()
+        for row in rows:
+            sizes[row[1]] += len(row[4])
+        # The chunks are queued as the experiment commits, with no start task between: that hop (a worker picking
+        # it up, reading the corpus, queueing) was a twentieth of a two-worker experiment, with the workers idle.
+        transaction.on_commit(lambda: _chunks_queue(exp.pk, sizes))
     return exp
 
 
-def permutation_index_prepare(*, experiment: PermutationExperiment) -> str:
-    """Build (or find) the experiment's BM25 index once, before the chunks fan out; returns its corpus key."""
-    index = retrieval.index_for_corpus(Path(settings.ECAST_CACHE_DIR), *sel.experiment_corpus(experiment=experiment))
+def _chunks_queue(experiment_id: int, sizes: Counter[int]) -> None:
+    """Queue one retrieval chunk per conversation (``sizes``: its turns over all its orders), largest first, so
+    the workers do not end on one long chunk while the others idle."""
+    for conv_id in sorted(sizes, key=lambda c: (-sizes[c], c)):
+        enqueue(CHUNK_TASK, experiment_id, conv_id)
+
+
+def permutation_index_prepare(*, experiment: PermutationExperiment) -> retrieval.Bm25Index:
+    """Build (or load) the BM25 index of the experiment's corpus and pin its key on the experiment, unless a chunk
+    pinned one first: every chunk then ranks against the same passages, even if more are imported meanwhile."""
+    cache_dir = Path(settings.ECAST_CACHE_DIR)
+    index = retrieval.index_for_corpus(cache_dir, *sel.experiment_corpus(experiment=experiment))
     with transaction.atomic():
-        # Merged into the stored parameters: a rescore asked for meanwhile leaves its mark there.
-        locked = PermutationExperiment.objects.select_for_update().get(pk=experiment.pk)
-        experiment.parameters = {**locked.parameters, "index_key": index.key, "index_passages": len(index.doc_ids)}
-        experiment.save(update_fields=["parameters"])
-    return index.key
+        # Merged into the stored parameters: a rescore asked for meanwhile leaves its mark there. NO KEY: the
+        # foreign keys of other chunks' rankings share-lock this row, and must not wait for this lock.
+        locked = PermutationExperiment.objects.select_for_update(no_key=True).get(pk=experiment.pk)
+        pinned = locked.parameters.get("index_key")
+        if pinned is None:
+            locked.parameters = {**locked.parameters, "index_key": index.key, "index_passages": len(index.doc_ids)}
+            locked.save(update_fields=["parameters"])
+    experiment.parameters = locked.parameters
+    if pinned is not None and pinned != index.key:
+        # Passages changed between two first chunks: the one pinned first wins, where this machine has it.
+        index = retrieval.index_by_key(cache_dir, pinned) or index
+    return index
 
 
 def _index_for(exp: PermutationExperiment) -> retrieval.Bm25Index:
-    # Chunks reuse the index prepared at start without re-reading the corpus; a worker on another machine (no
-    # shared cache directory) rebuilds it from the passages.
+    # The first chunk of an experiment reads the corpus and pins its index; the others find it by key (in this
+    # process's memory, else the cache directory). A worker on another machine (no shared cache directory)
+    # rebuilds it from the passages.
     key = exp.parameters.get("index_key")
-    index = retrieval.index_by_key(Path(settings.ECAST_CACHE_DIR), key) if key else None
+    if key is None:
+        return permutation_index_prepare(experiment=exp)
+    index = retrieval.index_by_key(Path(settings.ECAST_CACHE_DIR), key)
     return index or retrieval.index_for_corpus(Path(settings.ECAST_CACHE_DIR), *sel.experiment_corpus(experiment=exp))
 
 
@@ -487,24 +510,6 @@ def permutation_experiment_set_version(*, experiment: PermutationExperiment, ver
 # ---------------------------------------------------------------- background work (called by the tasks)
 
 
-def permutation_experiment_start(*, experiment_id: int) -> int:
-    """Build the index once, then queue one retrieval chunk per conversation; the last chunk queues the scoring."""
-    exp = PermutationExperiment.objects.select_related("collection").get(pk=experiment_id)
-    try:
-        permutation_index_prepare(experiment=exp)
-    except Exception as exc:
-        PermutationExperiment.objects.filter(pk=exp.pk).update(
-            status=PermutationExperiment.Status.FAILED, error=f"index: {exc}"
-        )
-        raise
-    # Largest conversations first, so the workers do not end on one long chunk while the others idle.
-    sizes = sel.experiment_conversation_sizes(experiment_id=experiment_id)
-    conv_ids = sorted(sizes, key=lambda c: (-sizes[c], c))
-    for conv_id in conv_ids:
-        enqueue(CHUNK_TASK, experiment_id, conv_id)
-    return len(conv_ids)
-
-
 def permutation_experiment_rescore(*, experiment_id: int) -> str:
     """Score (or rescore) an experiment now, unless it is gone or still retrieving; a failure is kept on it."""
     debounce_release(rescore_key(experiment_id))
@@ -572,14 +577,11 @@ def permutation_experiments_active() -> list[tuple[int, Any]]:
 
 
 def permutation_experiment_requeue(*, experiment_id: int) -> str:
-    """Queue what a silent experiment still lacks: the start, the conversations without rankings, or the scoring."""
+    """Queue what a silent experiment still lacks: the conversations without rankings, or the scoring."""
     exp = PermutationExperiment.objects.get(pk=experiment_id)
     if exp.status == PermutationExperiment.Status.SCORING:
         enqueue(SCORE_TASK, experiment_id)
         return "queued the scoring again"
-    if not exp.parameters.get("index_key"):
-        enqueue(START_TASK, experiment_id)
-        return "queued the start again (index and every conversation)"
     done = set(
         PermutationResult.objects.filter(permutation__experiment=exp, run__isnull=True).values_list(
             "permutation__conversation_id", flat=True

@@ -15,7 +15,7 @@ from evaluation.permutations import retrieval, services
 @worker_init.connect
 def retrieval_warm(**_: Any) -> None:
     """Load the retrieval libraries once in the worker's main process, before its pool processes fork, so no
-    experiment's chunk pays for them (every worker would, in parallel, after the start task: time on the critical
+    experiment's chunk pays for them (every worker would, in parallel, at its first chunk: time on the critical
     path of a fanned-out experiment)."""
     try:
         retrieval.warm()
@@ -23,16 +23,10 @@ def retrieval_warm(**_: Any) -> None:
         logging.getLogger(__name__).warning("could not warm the permutation retrieval", exc_info=True)
 
 
-@shared_task(name=services.START_TASK)
-def permutation_experiment_start_task(experiment_id: int) -> int:
-    """Build the index and fan out one retrieval chunk per conversation."""
-    work = lambda: services.permutation_experiment_start(experiment_id=experiment_id)  # noqa: E731
-    return jobs.job_unit(services.KIND, experiment_id, work) or 0
-
-
 @shared_task(name=services.CHUNK_TASK)
 def permutation_chunk_task(experiment_id: int, conversation_id: int) -> None:
-    """Retrieve every order of one conversation; the last chunk queues the scoring."""
+    """Retrieve and score every order of one conversation (the first chunk also pins the index); the last chunk
+    finishes the experiment."""
     work = lambda: services.permutation_chunk_run(experiment_id=experiment_id, conversation_id=conversation_id)  # noqa: E731
     jobs.job_unit(services.KIND, experiment_id, work)
 

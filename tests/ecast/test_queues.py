@@ -18,7 +18,6 @@ LONG = [
     LLM_TASK,
     "ecast.generation.dispatch",
     "ecast.generation.chunk",
-    perm_services.START_TASK,
     perm_services.CHUNK_TASK,
     perm_services.SCORE_TASK,
     COMPUTE_TASK,  # analyses, budget simulations among them

@@ -433,3 +433,44 @@ def test_a_chunk_delivered_again_replaces_its_results_instead_of_adding_to_them(
 
     assert {(r.permutation_id, r.system): (r.per_turn, r.mean) for r in mine} == stored
     assert PermutationQuery.objects.filter(experiment=exp).count() == queries
+
+
+def test_creation_queues_every_chunk_largest_first_and_the_first_chunk_pins_the_index(
+    cache_dir, monkeypatch, django_capture_on_commit_callbacks
+):
+    queued = []
+    monkeypatch.setattr(svc, "enqueue", lambda name, *args, **kw: queued.append((name, *args)))
+    coll, version = labelled_collection()
+    with django_capture_on_commit_callbacks(execute=True):
+        exp = svc.permutation_experiment_create(
+            collection=coll, name="exp", qrels_version=version, systems=["current"], k=5, seed=1
+        )
+    sizes = sel.experiment_conversation_sizes(experiment_id=exp.pk)
+    assert [name for name, *_ in queued] == [svc.CHUNK_TASK] * 2  # no task stands between creation and the chunks
+    assert [conv for _name, _exp, conv in queued] == sorted(sizes, key=lambda c: -sizes[c])
+    assert "index_key" not in PermutationExperiment.objects.get(pk=exp.pk).parameters
+
+    svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=queued[0][2], queue_scoring=False)
+    pinned = PermutationExperiment.objects.get(pk=exp.pk).parameters["index_key"]
+    assert pinned == retrieval.corpus_key(*sel.experiment_corpus(experiment=exp))
+    svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=queued[1][2], queue_scoring=False)
+    exp.refresh_from_db()
+    assert exp.parameters["index_key"] == pinned and exp.status == PermutationExperiment.Status.DONE
+
+
+def test_a_first_chunk_that_finds_an_index_pinned_meanwhile_keeps_that_one(cache_dir):
+    coll, version = labelled_collection()
+    exp = svc.permutation_experiment_create(
+        collection=coll, name="exp", qrels_version=version, systems=["current"], k=5, seed=1, start=False
+    )
+    index = svc.permutation_index_prepare(experiment=exp)
+    # As if another chunk pinned a different corpus between this chunk's read of the experiment and its pin.
+    stale = PermutationExperiment.objects.get(pk=exp.pk)
+    PermutationExperiment.objects.filter(pk=exp.pk).update(parameters={**stale.parameters, "index_key": "other"})
+    stale.parameters = {k: v for k, v in stale.parameters.items() if k != "index_key"}
+
+    again = svc.permutation_index_prepare(experiment=stale)
+
+    assert PermutationExperiment.objects.get(pk=exp.pk).parameters["index_key"] == "other"
+    assert stale.parameters["index_key"] == "other"
+    assert again.key == index.key  # "other" is in no cache: the chunk ranks with the index it built
