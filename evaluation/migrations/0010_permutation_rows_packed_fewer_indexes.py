@@ -17,33 +17,30 @@ import evaluation.models.core
 BATCH = 2000
 
 
+def _batches(apps, schema_editor, fields):
+    """The permutation queries in pk order, BATCH at a time, with only ``fields`` loaded."""
+    rows = apps.get_model("evaluation", "PermutationQuery").objects.using(schema_editor.connection.alias)
+    last = 0
+    while batch := list(rows.order_by("pk").filter(pk__gt=last).only("pk", *fields)[:BATCH]):
+        yield batch
+        last = batch[-1].pk
+
+
 def rankings_packed(apps, schema_editor):
     PermutationQuery = apps.get_model("evaluation", "PermutationQuery")
-    rows = PermutationQuery.objects.using(schema_editor.connection.alias).order_by("pk")
-    last = 0
-    while True:
-        batch = list(rows.filter(pk__gt=last).only("pk", "doc_ids", "scores")[:BATCH])
-        if not batch:
-            return
+    for batch in _batches(apps, schema_editor, ["doc_ids", "scores"]):
         for q in batch:
             q.doc_ids_packed = "\n".join(q.doc_ids).encode("utf-8")
             q.scores_packed = array("d", [float(v) for v in q.scores]).tobytes()
         PermutationQuery.objects.bulk_update(batch, ["doc_ids_packed", "scores_packed"])
-        last = batch[-1].pk
 
 
 def rankings_unpacked(apps, schema_editor):
     PermutationQuery = apps.get_model("evaluation", "PermutationQuery")
-    rows = PermutationQuery.objects.using(schema_editor.connection.alias).order_by("pk")
-    last = 0
-    while True:
-        batch = list(rows.filter(pk__gt=last).only("pk", "doc_ids_packed", "scores_packed")[:BATCH])
-        if not batch:
-            return
+    for batch in _batches(apps, schema_editor, ["doc_ids_packed", "scores_packed"]):
         for q in batch:
             q.doc_ids, q.scores = q.doc_ids_packed, q.scores_packed  # decoded on read
         PermutationQuery.objects.bulk_update(batch, ["doc_ids", "scores"])
-        last = batch[-1].pk
 
 
 class Migration(migrations.Migration):

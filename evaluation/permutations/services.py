@@ -587,9 +587,9 @@ def permutation_experiment_requeue(*, experiment_id: int) -> str:
             "permutation__conversation_id", flat=True
         )
     )
-    missing = [c for c in sel.experiment_conversation_ids(experiment_id=experiment_id) if c not in done]
-    for conv_id in missing:
-        enqueue(CHUNK_TASK, experiment_id, conv_id)
+    sizes = sel.experiment_conversation_sizes(experiment_id=experiment_id)
+    missing = Counter({c: n for c, n in sizes.items() if c not in done})
+    _chunks_queue(experiment_id, missing)
     if not missing:
         _chunk_finished(experiment_id)
     return f"queued {len(missing)} conversation chunk(s) without rankings"

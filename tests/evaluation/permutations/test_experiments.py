@@ -474,3 +474,22 @@ def test_a_first_chunk_that_finds_an_index_pinned_meanwhile_keeps_that_one(cache
     assert PermutationExperiment.objects.get(pk=exp.pk).parameters["index_key"] == "other"
     assert stale.parameters["index_key"] == "other"
     assert again.key == index.key  # "other" is in no cache: the chunk ranks with the index it built
+
+
+def test_the_sweeper_queues_only_the_chunks_without_rankings_largest_first(cache_dir, monkeypatch):
+    queued = []
+    monkeypatch.setattr(svc, "enqueue", lambda name, *args, **kw: queued.append((name, *args)))
+    coll, version = labelled_collection()
+    exp = svc.permutation_experiment_create(
+        collection=coll, name="exp", qrels_version=version, systems=["current"], k=5, seed=1, start=False
+    )
+    sizes = sel.experiment_conversation_sizes(experiment_id=exp.pk)
+    largest_first = sorted(sizes, key=lambda c: -sizes[c])
+
+    assert svc.permutation_experiment_requeue(experiment_id=exp.pk) == "queued 2 conversation chunk(s) without rankings"
+    assert queued == [(svc.CHUNK_TASK, exp.pk, c) for c in largest_first]
+
+    queued.clear()
+    svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=largest_first[0], queue_scoring=False)
+    assert svc.permutation_experiment_requeue(experiment_id=exp.pk) == "queued 1 conversation chunk(s) without rankings"
+    assert queued == [(svc.CHUNK_TASK, exp.pk, largest_first[1])]
