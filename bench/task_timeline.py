@@ -16,7 +16,7 @@ from typing import Any
 from celery.signals import task_postrun, task_prerun
 from django.db import connection
 
-from bench.common import backend_cpu
+from bench.common import backend_cpu, backend_pid
 from ecast.celery import app
 
 __all__ = ["app", "timeline_read"]
@@ -45,7 +45,7 @@ def _record(event: str, task: Any, args: Any) -> None:
             connection.execute_wrappers.append(_timed)
     line = {"event": event, "t": time.time(), "task": task.name, "args": list(args or []),
             "worker": task.request.hostname, "pid": os.getpid(), "cpu": time.process_time(), **_DB,
-            "backend_cpu": backend_cpu() if event == "end" else 0.0}  # fmt: skip
+            "backend": backend_pid(), "backend_cpu": backend_cpu()}  # fmt: skip
     with open(PATH, "a", encoding="utf-8") as f:
         f.write(json.dumps(line) + "\n")
 
@@ -78,5 +78,7 @@ def timeline_read(path: str, t0: float) -> list[dict[str, Any]]:
             rows.append({"worker": e["worker"].split("@")[0], "task": e["task"].rsplit(".", 1)[-1],
                          "args": e["args"][1:], "start": s["t"] - t0, "end": e["t"] - t0,
                          "cpu": e["cpu"] - s["cpu"], "db": e["db"], "lock": e["lock"],
-                         "backend_cpu": e["backend_cpu"]})  # fmt: skip
+                         # The backend's CPU since the task started, or all of it if the task opened it.
+                         "backend_cpu": e["backend_cpu"] - (s["backend_cpu"] if s.get("backend") == e.get("backend")
+                                                            else 0.0)})  # fmt: skip
     return sorted(rows, key=lambda r: r["start"])

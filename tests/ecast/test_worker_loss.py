@@ -104,6 +104,9 @@ class Fleet:
     def stop(self) -> None:
         for proc in self.procs:
             if proc.poll() is None:
+                # Pool processes first: orphaned, they would keep their database connection past the test.
+                for child in children(proc.pid):
+                    os.kill(child, signal.SIGKILL)
                 proc.kill()
                 proc.wait(timeout=20)
         clear_broker(self.redis_url)
@@ -144,16 +147,25 @@ def wait_for(check, *, timeout: float, poll: float = 0.05, fleet: Fleet, what: s
     raise AssertionError(f"timed out waiting for {what}\n{fleet.output()}")
 
 
-def pool_child(master: int) -> int:
-    """The pid of a prefork worker's pool process (the one running tasks)."""
+def children(parent: int) -> list[int]:
+    """The pids of a process's children (a prefork worker's pool processes)."""
+    out = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == master:
-                    return int(entry.name)
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == parent:
+                    out.append(int(entry.name))
             except (OSError, IndexError, ValueError):
                 continue
-    raise AssertionError(f"worker {master} has no pool process")
+    return out
+
+
+def pool_child(master: int) -> int:
+    """The pid of a prefork worker's pool process (the one running tasks)."""
+    pids = children(master)
+    if not pids:
+        raise AssertionError(f"worker {master} has no pool process")
+    return pids[0]
 
 
 def big_run_file(path: Path, turns: int, depth: int) -> Path:
@@ -325,3 +337,42 @@ def test_a_killed_pool_process_has_its_import_redelivered_at_once_without_waitin
         "import, pool process killed",
         {"lines": 400_000, "seconds_from_kill_to_done": round(time.monotonic() - killed_at, 1)},
     )
+
+
+def worker_backends() -> set[int]:
+    """PostgreSQL backends of this test database other than this test's own connection."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            " AND backend_type = 'client backend'"
+        )
+        return {pid for (pid,) in cursor.fetchall()}
+
+
+def sweep_in_worker() -> None:
+    """Run one task that reads the database in the worker, and wait for it (its error, if any, is raised here)."""
+    app.send_task("ecast.jobs_sweep").get(timeout=120)
+    time.sleep(0.5)  # the worker closes what it closes after the result is stored
+
+
+def test_a_worker_keeps_its_database_connection_from_task_to_task_and_replaces_one_the_database_dropped(
+    fleet, settings
+):
+    others = worker_backends()
+    go_live(settings)
+    fleet.prefork_worker()
+    sweep_in_worker()
+    kept = worker_backends() - others
+    assert len(kept) == 1, f"the worker holds {len(kept)} connections between tasks\n{fleet.output()}"
+    for _ in range(4):
+        sweep_in_worker()
+    assert worker_backends() - others == kept, "each task opened a connection of its own"
+    # The database drops the kept connection (a restart, an administrator): the next task checks it before use
+    # and reconnects, instead of failing on it.
+    (pid,) = kept
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
+    wait_for(lambda: pid not in worker_backends(), timeout=10, fleet=fleet, what="the backend to end")
+    sweep_in_worker()
+    replaced = worker_backends() - others
+    assert len(replaced) == 1 and pid not in replaced, fleet.output()
