@@ -173,6 +173,26 @@ def enumerate_orders(structure: Structure) -> Iterator[Order]:
                 yield out
 
 
+def _orders_at(structure: Structure, positions: Sequence[int]) -> list[Order]:
+    """The orders at these positions of ``enumerate_orders``'s sequence, without enumerating the others: a position
+    is (unit order, first block's order, blocks' orders) in mixed radix, the way the loops there nest."""
+    unit_orders = list(itertools.permutations(range(len(structure.units))))
+    first_blocks = list(itertools.permutations(structure.first_pts))
+    block_perms = list(itertools.product(*(itertools.permutations(u[1:]) for u in structure.units)))
+    heads = [(u[0],) for u in structure.units]
+    first = (structure.first,)
+    out = []
+    for position in positions:
+        u, rest = divmod(position, len(first_blocks) * len(block_perms))
+        f, b = divmod(rest, len(block_perms))
+        blocks = block_perms[b]
+        order = first + first_blocks[f]
+        for i in unit_orders[u]:
+            order += heads[i] + blocks[i]
+        out.append(order)
+    return out
+
+
 def random_order(structure: Structure, rng: random.Random) -> Order:
     """One valid order drawn uniformly: a random unit order and independent random orders inside each block."""
     unit_order = list(range(len(structure.units)))
@@ -199,12 +219,17 @@ def sample_orders(structure: Structure, k: int, seed: int) -> list[Order]:
     original = structure.original
     count = count_orders(structure)
     others_available = count - (1 if original_is_valid(structure) else 0)
-    if others_available <= k or count <= ENUMERATE_LIMIT:
+    if others_available <= k:
         pool = [o for o in enumerate_orders(structure) if o != original]
-        chosen = pool if len(pool) <= k else rng.sample(pool, k)
-        if len(pool) <= k:
-            rng.shuffle(chosen)
-        return [original, *chosen]
+        rng.shuffle(pool)
+        return [original, *pool]
+    if count <= ENUMERATE_LIMIT:
+        # k of the enumerated orders other than the original. ``sample`` picks positions from the length alone, so
+        # the orders at those positions are built directly instead of enumerating them all (the experiment's
+        # creation waits for this): the same orders, in the same sequence. A valid original is the first order
+        # enumerated (every unit and block in its own order), so the others are positions 1 onwards.
+        skip = 1 if others_available < count else 0
+        return [original, *_orders_at(structure, [i + skip for i in rng.sample(range(others_available), k)])]
     seen: set[Order] = {original}
     out: list[Order] = [original]
     while len(out) < k + 1:

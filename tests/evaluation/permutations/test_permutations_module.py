@@ -150,3 +150,35 @@ def test_the_enumeration_order_and_a_seeded_sample_stay_what_earlier_releases_ga
         (1, 3, 2, 6, 7, 8, 4, 5),
         (1, 3, 2, 4, 5, 6, 7, 8),
     ]
+
+
+def test_sampled_orders_are_those_a_sample_of_the_whole_enumeration_gives():
+    # The sampler builds only the orders it picks; the reference enumerates every order and samples that list, as
+    # the first release did. Same seed, same orders in the same sequence, for every branch (all orders, picked
+    # from the enumeration with a valid or an invalid original, drawn at random above ENUMERATE_LIMIT).
+    import random
+
+    def reference(s: P.Structure, k: int, seed: int) -> list[P.Order]:
+        rng = random.Random(seed)
+        count = P.count_orders(s)
+        if count - P.original_is_valid(s) > k and count > P.ENUMERATE_LIMIT:
+            return P.sample_orders(s, k, seed)  # random draws: not the enumeration's business
+        pool = [o for o in P.enumerate_orders(s) if o != s.original]
+        chosen = pool if len(pool) <= k else rng.sample(pool, k)
+        if len(pool) <= k:
+            rng.shuffle(chosen)
+        return [s.original, *chosen]
+
+    r = random.Random(5)
+    branches: Counter = Counter()
+    for _ in range(3000):
+        labels = [(i + 1, r.choice(P.CLASSES) if i else "SE") for i in range(r.randint(1, 10))]
+        s = P.structure_from_labels(labels)
+        k, seed = r.choice([0, 1, 2, 5, 20, 100, 500]), r.randint(0, 10**6)
+        assert P.sample_orders(s, k, seed) == reference(s, k, seed), (labels, k, seed)
+        count = P.count_orders(s)
+        others = count - P.original_is_valid(s)
+        branches["all" if others <= k else "picked" if count <= P.ENUMERATE_LIMIT else "drawn"] += 1
+        if others > k and count <= P.ENUMERATE_LIMIT:
+            branches["picked, original valid" if P.original_is_valid(s) else "picked, original invalid"] += 1
+    assert min(branches.values()) >= 20, branches  # every branch was exercised, not only the easy one
