@@ -302,7 +302,7 @@ def _index_for(exp: PermutationExperiment) -> retrieval.Bm25Index:
 def permutation_chunk_run(*, experiment_id: int, conversation_id: int, queue_scoring: bool = True) -> None:
     """Retrieve for every permutation of one conversation and every built-in system, and score the rankings against
     the experiment's qrels version, so the chunks share the scoring; idempotent per chunk."""
-    exp = PermutationExperiment.objects.select_related("collection").get(pk=experiment_id)
+    exp = PermutationExperiment.objects.select_related("collection", "qrels_version").get(pk=experiment_id)
     if exp.status != PermutationExperiment.Status.RUNNING:
         return  # a redelivered chunk of a finished or failed experiment must not replace scored results
     try:
@@ -322,19 +322,18 @@ def permutation_chunk_run(*, experiment_id: int, conversation_id: int, queue_sco
                     wanted.setdefault(key, q)
                     m[tid[n]] = key
                 mapping[(p.pk, system)] = m
-        have = dict(PermutationQuery.objects.filter(experiment=exp, key__in=wanted).values_list("key", "pk"))
-        new = []
-        rankings: dict[str, dict[str, float]] = {}
-        for key, q in wanted.items():
-            if key not in have:
-                docs, scores = index.search(q, exp.depth)
-                new.append(PermutationQuery(experiment=exp, key=key, query=q, doc_ids=docs, scores=scores))
-                rankings[key] = dict(zip(docs, scores, strict=True))
         # Rankings another chunk (or an earlier delivery) stored; retrieval is deterministic, so they are the same.
-        for key, d, s in PermutationQuery.objects.filter(experiment=exp, key__in=have).values_list(
+        rankings: dict[str, dict[str, float]] = {}
+        for key, d, s in PermutationQuery.objects.filter(experiment=exp, key__in=wanted).values_list(
             "key", "doc_ids", "scores"
         ):
             rankings[key] = dict(zip(d, s, strict=True))
+        new = []
+        for key, q in wanted.items():
+            if key not in rankings:
+                docs, scores = index.search(q, exp.depth)
+                new.append((exp.pk, key, q, docs, scores))
+                rankings[key] = dict(zip(docs, scores, strict=True))
         qrels = qrels_dict(version=exp.qrels_version, turn_ids=[t.pk for t in turns])
         values = _query_values(
             {(t, k) for m in mapping.values() for t, k in m.items()},
@@ -344,36 +343,49 @@ def permutation_chunk_run(*, experiment_id: int, conversation_id: int, queue_sco
             threshold=exp.collection.relevance_threshold,
         )
         scored = {pair: _per_turn_and_mean(m, values) for pair, m in mapping.items()}
-        with transaction.atomic():
-            # A redelivered copy of this chunk may run at the same time as the original: the conversation's rows
-            # are locked so one replaces the other's results instead of both inserting. Only these rows, in key
-            # order: the model's default ordering joins the experiment, and FOR UPDATE of its row made every other
-            # chunk's transaction wait for this one (their rankings' foreign keys share-lock that row).
-            mine = Permutation.objects.select_for_update(of=("self",)).filter(pk__in=[p.pk for p in plist])
-            list(mine.order_by("pk").values_list("pk"))
-            fields = ["experiment_id", "key", "query", "doc_ids", "scores"]
-            rows_insert(PermutationQuery, fields, [[getattr(o, f) for f in fields] for o in new], skip_conflicts=True)
-            have = dict(PermutationQuery.objects.filter(experiment=exp, key__in=wanted).values_list("key", "pk"))
-            results = [
-                (pk, system, {t: have[k] for t, k in m.items()}, scored[(pk, system)][0], scored[(pk, system)][1])
-                for (pk, system), m in mapping.items()
-            ]
-            result_fields = ["permutation_id", "system", "queries", "per_turn", "mean"]
-            try:
-                with transaction.atomic():
-                    rows_insert(PermutationResult, result_fields, results)
-            except IntegrityError:
-                # An earlier delivery of this chunk stored its results: these replace them. Deleted only then, as
-                # that delete was a chunk's costliest statement on tables whose statistics lag a fast-growing
-                # experiment (the planner scanned every result of every experiment).
-                PermutationResult.objects.filter(permutation__in=plist, run__isnull=True).delete()
-                rows_insert(PermutationResult, result_fields, results)
-        _chunk_finished(exp.pk, queue_scoring=queue_scoring)
+        try:
+            _chunk_store(exp, plist, new, list(wanted), mapping, scored, replace=False)
+        except IntegrityError:
+            # Another chunk stored one of these rankings meanwhile, or an earlier delivery of this chunk stored its
+            # results: store again, skipping the rankings already there and replacing the results. Only then: the
+            # savepoints that make a conflict recoverable cost four round trips, paid by every chunk.
+            _chunk_store(exp, plist, new, list(wanted), mapping, scored, replace=True)
+        _chunk_finished(exp, queue_scoring=queue_scoring)
     except Exception as exc:
         PermutationExperiment.objects.filter(pk=exp.pk).update(
             status=PermutationExperiment.Status.FAILED, error=f"topic chunk {conversation_id}: {exc}"
         )
         raise
+
+
+@transaction.atomic
+def _chunk_store(
+    exp: PermutationExperiment,
+    plist: list[Permutation],
+    new: list[tuple],
+    keys: list[str],
+    mapping: dict[tuple[int, str], dict[str, str]],
+    scored: dict[tuple[int, str], tuple[dict, float | None]],
+    *,
+    replace: bool,
+) -> None:
+    """Store a chunk's new rankings and its results in one transaction. ``replace``: skip rankings already stored
+    and replace the conversation's results, instead of failing on them."""
+    # A redelivered copy of this chunk may run at the same time as the original: the conversation's rows are
+    # locked so one replaces the other's results instead of both inserting. Only these rows, in key order: the
+    # model's default ordering joins the experiment, and FOR UPDATE of its row made every other chunk's transaction
+    # wait for this one (their rankings' foreign keys share-lock that row).
+    mine = Permutation.objects.select_for_update(of=("self",)).filter(pk__in=[p.pk for p in plist])
+    list(mine.order_by("pk").values_list("pk"))
+    rows_insert(PermutationQuery, ["experiment_id", "key", "query", "doc_ids", "scores"], new, skip_conflicts=replace)
+    have = dict(PermutationQuery.objects.filter(experiment=exp, key__in=keys).values_list("key", "pk"))
+    results = [
+        (pk, system, {t: have[k] for t, k in m.items()}, scored[(pk, system)][0], scored[(pk, system)][1])
+        for (pk, system), m in mapping.items()
+    ]
+    if replace:
+        PermutationResult.objects.filter(permutation__in=plist, run__isnull=True).delete()
+    rows_insert(PermutationResult, ["permutation_id", "system", "queries", "per_turn", "mean"], results)
 
 
 def _chunks_done(exp: PermutationExperiment) -> int:
@@ -385,10 +397,12 @@ def _chunks_done(exp: PermutationExperiment) -> int:
     return Permutation.objects.filter(experiment=exp, index=0).filter(Exists(ranked)).count()
 
 
-def _chunk_finished(experiment_id: int, *, queue_scoring: bool = True) -> None:
-    exp = PermutationExperiment.objects.get(pk=experiment_id)
+def _chunk_finished(exp: PermutationExperiment, *, queue_scoring: bool = True) -> None:
+    """Count the conversations done; the chunk that finds them all done finishes the experiment. ``exp`` as the
+    chunk read it: its systems and chunk total do not change while it runs."""
     if not exp.systems:
         return
+    experiment_id = exp.pk
     # Counted without the experiment's row lock, so finishing chunks do not queue behind each other: every chunk
     # counts after its own results are committed, so the last chunk to commit sees every conversation done.
     done = _chunks_done(exp)
@@ -591,7 +605,7 @@ def permutation_experiment_requeue(*, experiment_id: int) -> str:
     missing = Counter({c: n for c, n in sizes.items() if c not in done})
     _chunks_queue(experiment_id, missing)
     if not missing:
-        _chunk_finished(experiment_id)
+        _chunk_finished(exp)
     return f"queued {len(missing)} conversation chunk(s) without rankings"
 
 

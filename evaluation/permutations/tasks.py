@@ -23,7 +23,8 @@ def retrieval_warm(**_: Any) -> None:
         logging.getLogger(__name__).warning("could not warm the permutation retrieval", exc_info=True)
 
 
-@shared_task(name=services.CHUNK_TASK)
+# No result stored: nothing reads it, and storing it was a round trip to Redis per chunk.
+@shared_task(name=services.CHUNK_TASK, ignore_result=True)
 def permutation_chunk_task(experiment_id: int, conversation_id: int) -> None:
     """Retrieve and score every order of one conversation (the first chunk also pins the index); the last chunk
     finishes the experiment."""

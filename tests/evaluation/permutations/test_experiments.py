@@ -435,6 +435,64 @@ def test_a_chunk_delivered_again_replaces_its_results_instead_of_adding_to_them(
     assert PermutationQuery.objects.filter(experiment=exp).count() == queries
 
 
+def test_a_ranking_another_chunk_stored_meanwhile_is_kept_once_and_the_results_point_at_it(cache_dir, monkeypatch):
+    coll, version = labelled_collection()
+    reference = svc.permutation_experiment_create(
+        collection=coll, name="reference", qrels_version=version, systems=["current", "cu"], k=5, seed=1, start=False
+    )
+    exp = svc.permutation_experiment_create(
+        collection=coll, name="raced", qrels_version=version, systems=["current", "cu"], k=5, seed=1, start=False
+    )
+    first = sel.experiment_conversation_ids(experiment_id=exp.pk)[0]
+    for e in (reference, exp):
+        svc.permutation_index_prepare(experiment=e)
+    svc.permutation_chunk_run(experiment_id=reference.pk, conversation_id=first, queue_scoring=False)
+    store = svc._chunk_store
+    raced: list[str] = []
+
+    def another_chunk_stores_one_first(exp_, plist, new, *args, replace):
+        if not replace:  # between this chunk's read of the stored rankings and its write
+            _, key, query, docs, scores = new[0]
+            PermutationQuery.objects.create(experiment=exp_, key=key, query=query, doc_ids=docs, scores=scores)
+            raced.append(key)
+        return store(exp_, plist, new, *args, replace=replace)
+
+    monkeypatch.setattr(svc, "_chunk_store", another_chunk_stores_one_first)
+    svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=first, queue_scoring=False)
+
+    assert raced and PermutationQuery.objects.filter(experiment=exp, key=raced[0]).count() == 1
+    assert PermutationQuery.objects.filter(experiment=exp).count() == reference.queries.count()
+
+    def results(e):
+        rows = PermutationResult.objects.filter(permutation__experiment=e, run__isnull=True)
+        keys = dict(PermutationQuery.objects.filter(experiment=e).values_list("pk", "key"))
+        return {
+            (r.permutation.index, r.system): ({t: keys[q] for t, q in r.queries.items()}, r.per_turn, r.mean)
+            for r in rows.select_related("permutation")
+        }
+
+    assert results(exp) == results(reference) != {}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_chunk_without_conflicts_stores_everything_in_one_transaction_without_savepoints(cache_dir):
+    # Each savepoint is a round trip; a chunk makes about twenty, and with two workers on two cores every one of
+    # them waits for a core. The conflict paths (tests above) take them only when a conflict happens.
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    coll, version = labelled_collection()
+    exp = svc.permutation_experiment_create(
+        collection=coll, name="exp", qrels_version=version, systems=["current", "cu"], k=5, seed=1, start=False
+    )
+    svc.permutation_index_prepare(experiment=exp)
+    first = sel.experiment_conversation_ids(experiment_id=exp.pk)[0]
+    with CaptureQueriesContext(connection) as queries:
+        svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=first, queue_scoring=False)
+    assert PermutationResult.objects.filter(permutation__conversation_id=first, permutation__experiment=exp).exists()
+    assert [q["sql"] for q in queries if "SAVEPOINT" in q["sql"]] == []
+
+
 def test_creation_queues_every_chunk_largest_first_and_the_first_chunk_pins_the_index(
     cache_dir, monkeypatch, django_capture_on_commit_callbacks
 ):
