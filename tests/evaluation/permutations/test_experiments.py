@@ -26,6 +26,16 @@ def cache_dir(settings, tmp_path):
     return settings.ECAST_CACHE_DIR
 
 
+def experiment_ready_to_run(systems):
+    """An experiment with its orders sampled and its index pinned, no chunk queued; and its first conversation."""
+    coll, version = labelled_collection()
+    exp = svc.permutation_experiment_create(
+        collection=coll, name="exp", qrels_version=version, systems=systems, k=5, seed=1, start=False
+    )
+    svc.permutation_index_prepare(experiment=exp)
+    return exp, sel.experiment_conversation_ids(experiment_id=exp.pk)[0]
+
+
 def run_experiment(coll, version, capture, systems=("current", "fu", "cu", "lp"), k=5):
     with capture(execute=True):
         exp = svc.permutation_experiment_create(
@@ -402,12 +412,7 @@ def test_a_chunk_locks_its_own_orders_and_never_the_experiment_row_the_other_chu
     from django.test.utils import CaptureQueriesContext
 
     require_postgres("row locks are PostgreSQL's (SQLite runs one chunk at a time)")
-    coll, version = labelled_collection()
-    exp = svc.permutation_experiment_create(
-        collection=coll, name="exp", qrels_version=version, systems=["current"], k=5, seed=1, start=False
-    )
-    svc.permutation_index_prepare(experiment=exp)
-    first = sel.experiment_conversation_ids(experiment_id=exp.pk)[0]
+    exp, first = experiment_ready_to_run(["current"])
     with CaptureQueriesContext(connection) as queries:
         svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=first, queue_scoring=False)
     locks = [q["sql"] for q in queries if "FOR UPDATE" in q["sql"] and 'evaluation_permutation"' in q["sql"]]
@@ -417,12 +422,7 @@ def test_a_chunk_locks_its_own_orders_and_never_the_experiment_row_the_other_chu
 
 
 def test_a_chunk_delivered_again_replaces_its_results_instead_of_adding_to_them(cache_dir):
-    coll, version = labelled_collection()
-    exp = svc.permutation_experiment_create(
-        collection=coll, name="exp", qrels_version=version, systems=["current", "cu"], k=5, seed=1, start=False
-    )
-    svc.permutation_index_prepare(experiment=exp)
-    first = sel.experiment_conversation_ids(experiment_id=exp.pk)[0]
+    exp, first = experiment_ready_to_run(["current", "cu"])
     svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=first, queue_scoring=False)
     mine = PermutationResult.objects.filter(permutation__conversation_id=first, permutation__experiment=exp)
     stored = {(r.permutation_id, r.system): (r.per_turn, r.mean) for r in mine}
@@ -481,12 +481,7 @@ def test_a_chunk_without_conflicts_stores_everything_in_one_transaction_without_
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    coll, version = labelled_collection()
-    exp = svc.permutation_experiment_create(
-        collection=coll, name="exp", qrels_version=version, systems=["current", "cu"], k=5, seed=1, start=False
-    )
-    svc.permutation_index_prepare(experiment=exp)
-    first = sel.experiment_conversation_ids(experiment_id=exp.pk)[0]
+    exp, first = experiment_ready_to_run(["current", "cu"])
     with CaptureQueriesContext(connection) as queries:
         svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=first, queue_scoring=False)
     assert PermutationResult.objects.filter(permutation__conversation_id=first, permutation__experiment=exp).exists()
