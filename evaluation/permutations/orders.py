@@ -154,17 +154,27 @@ def _assemble(structure: Structure, unit_order: Sequence[int], blocks: Mapping[i
     return tuple(out)
 
 
+def _order_pieces(
+    structure: Structure,
+) -> tuple[Order, list[Order], list[Order], list[tuple[Order, ...]]]:
+    """What every order is concatenated from: turn 1, each unit's head, the orders of turn 1's block, and the
+    orders of every unit's block together (``itertools.product``: the last unit's varies fastest)."""
+    first: Order = (structure.first,)
+    heads: list[Order] = [(u[0],) for u in structure.units]
+    first_blocks = list(itertools.permutations(structure.first_pts))
+    block_perms = list(itertools.product(*(itertools.permutations(u[1:]) for u in structure.units)))
+    return first, heads, first_blocks, block_perms
+
+
 def enumerate_orders(structure: Structure) -> Iterator[Order]:
     """Every valid order, deterministically (unit orders outermost).
 
     The sequence is part of what a seed reproduces (``sample_orders`` samples from it), so it never changes; each
     order is concatenated from precomputed pieces because the experiment's page waits for this enumeration."""
-    first = (structure.first,)
-    heads = [(u[0],) for u in structure.units]
-    block_perms = list(itertools.product(*(itertools.permutations(u[1:]) for u in structure.units)))
+    first, heads, first_blocks, block_perms = _order_pieces(structure)
     for unit_order in itertools.permutations(range(len(structure.units))):
         unit_heads = [heads[i] for i in unit_order]
-        for first_block in itertools.permutations(structure.first_pts):
+        for first_block in first_blocks:
             head = first + first_block
             for blocks in block_perms:
                 out = head
@@ -176,11 +186,8 @@ def enumerate_orders(structure: Structure) -> Iterator[Order]:
 def _orders_at(structure: Structure, positions: Sequence[int]) -> list[Order]:
     """The orders at these positions of ``enumerate_orders``'s sequence, without enumerating the others: a position
     is (unit order, first block's order, blocks' orders) in mixed radix, the way the loops there nest."""
+    first, heads, first_blocks, block_perms = _order_pieces(structure)
     unit_orders = list(itertools.permutations(range(len(structure.units))))
-    first_blocks = list(itertools.permutations(structure.first_pts))
-    block_perms = list(itertools.product(*(itertools.permutations(u[1:]) for u in structure.units)))
-    heads = [(u[0],) for u in structure.units]
-    first = (structure.first,)
     out = []
     for position in positions:
         u, rest = divmod(position, len(first_blocks) * len(block_perms))

@@ -162,7 +162,13 @@ def test_sampled_orders_are_those_a_sample_of_the_whole_enumeration_gives():
         rng = random.Random(seed)
         count = P.count_orders(s)
         if count - P.original_is_valid(s) > k and count > P.ENUMERATE_LIMIT:
-            return P.sample_orders(s, k, seed)  # random draws: not the enumeration's business
+            out, seen = [s.original], {s.original}  # uniform draws until k distinct others
+            while len(out) < k + 1:
+                order = P.random_order(s, rng)
+                if order not in seen:
+                    seen.add(order)
+                    out.append(order)
+            return out
         pool = [o for o in P.enumerate_orders(s) if o != s.original]
         chosen = pool if len(pool) <= k else rng.sample(pool, k)
         if len(pool) <= k:
