@@ -324,10 +324,12 @@ def permutation_chunk_run(*, experiment_id: int, conversation_id: int, queue_sco
                 mapping[(p.pk, system)] = m
         # Rankings another chunk (or an earlier delivery) stored; retrieval is deterministic, so they are the same.
         rankings: dict[str, dict[str, float]] = {}
-        for key, d, s in PermutationQuery.objects.filter(experiment=exp, key__in=wanted).values_list(
-            "key", "doc_ids", "scores"
+        stored: dict[str, int] = {}  # key → pk of the stored ones
+        for key, pk, d, s in PermutationQuery.objects.filter(experiment=exp, key__in=wanted).values_list(
+            "key", "pk", "doc_ids", "scores"
         ):
             rankings[key] = dict(zip(d, s, strict=True))
+            stored[key] = pk
         new = []
         for key, q in wanted.items():
             if key not in rankings:
@@ -344,12 +346,12 @@ def permutation_chunk_run(*, experiment_id: int, conversation_id: int, queue_sco
         )
         scored = {pair: _per_turn_and_mean(m, values) for pair, m in mapping.items()}
         try:
-            _chunk_store(exp, plist, new, list(wanted), mapping, scored, replace=False)
+            _chunk_store(exp, plist, new, stored, mapping, scored, replace=False)
         except IntegrityError:
             # Another chunk stored one of these rankings meanwhile, or an earlier delivery of this chunk stored its
             # results: store again, skipping the rankings already there and replacing the results. Only then: the
             # savepoints that make a conflict recoverable cost four round trips, paid by every chunk.
-            _chunk_store(exp, plist, new, list(wanted), mapping, scored, replace=True)
+            _chunk_store(exp, plist, new, stored, mapping, scored, replace=True)
         _chunk_finished(exp, queue_scoring=queue_scoring)
     except Exception as exc:
         PermutationExperiment.objects.filter(pk=exp.pk).update(
@@ -363,14 +365,15 @@ def _chunk_store(
     exp: PermutationExperiment,
     plist: list[Permutation],
     new: list[tuple],
-    keys: list[str],
+    stored: dict[str, int],
     mapping: dict[tuple[int, str], dict[str, str]],
     scored: dict[tuple[int, str], tuple[dict, float | None]],
     *,
     replace: bool,
 ) -> None:
-    """Store a chunk's new rankings and its results in one transaction. ``replace``: skip rankings already stored
-    and replace the conversation's results, instead of failing on them."""
+    """Store a chunk's new rankings and its results in one transaction (``stored``: key → pk of the rankings it
+    found stored). ``replace``: skip rankings stored meanwhile and replace the conversation's results, instead of
+    failing on them."""
     # A redelivered copy of this chunk may run at the same time as the original: the conversation's rows are
     # locked so one replaces the other's results instead of both inserting. Only these rows, in key order: the
     # model's default ordering joins the experiment, and FOR UPDATE of its row made every other chunk's transaction
@@ -378,7 +381,12 @@ def _chunk_store(
     mine = Permutation.objects.select_for_update(of=("self",)).filter(pk__in=[p.pk for p in plist])
     list(mine.order_by("pk").values_list("pk"))
     rows_insert(PermutationQuery, ["experiment_id", "key", "query", "doc_ids", "scores"], new, skip_conflicts=replace)
-    have = dict(PermutationQuery.objects.filter(experiment=exp, key__in=keys).values_list("key", "pk"))
+    # Only the new rankings' pks are read back (a skipped one is the row stored meanwhile, under the same key).
+    have = dict(stored)
+    if new:
+        have.update(
+            PermutationQuery.objects.filter(experiment=exp, key__in=[r[1] for r in new]).values_list("key", "pk")
+        )
     results = [
         (pk, system, {t: have[k] for t, k in m.items()}, scored[(pk, system)][0], scored[(pk, system)][1])
         for (pk, system), m in mapping.items()
