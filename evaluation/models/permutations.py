@@ -54,6 +54,13 @@ class PermutationExperiment(models.Model):
     corpus = models.CharField(max_length=10, default="qrels", help_text="qrels: judged passages with text; all.")
     depth = models.PositiveIntegerField(default=100)
     parameters = models.JSONField(default=dict, blank=True)
+    plan = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The conversations retrieved, one chunk each, largest first: {conversation, topic, size (turns over "
+        "its orders), paths: [[path, [[turn number, class], ...]], ...]}. A chunk samples its conversation's orders "
+        "from these labels, as they were when the experiment was created.",
+    )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     chunks_total = models.PositiveIntegerField(default=0)
     chunks_done = models.PositiveIntegerField(default=0)

@@ -36,20 +36,9 @@ def experiment_ids_for_changed_qrels(*, version_id: int, turn_ids: list[int]) ->
     return list(qs.values_list("id", flat=True).distinct())
 
 
-def experiment_conversation_ids(*, experiment_id: int) -> list[int]:
-    """The conversations an experiment sampled orders of (one retrieval chunk each), in id order."""
-    ids = Permutation.objects.filter(experiment_id=experiment_id).values_list("conversation_id", flat=True)
-    return sorted(set(ids))
-
-
-def experiment_conversation_sizes(*, experiment_id: int) -> dict[int, int]:
-    """Conversation id → turns over all its sampled orders (what its retrieval chunk costs, roughly)."""
-    sizes: dict[int, int] = {}
-    for conv_id, order in Permutation.objects.filter(experiment_id=experiment_id).values_list(
-        "conversation_id", "order"
-    ):
-        sizes[conv_id] = sizes.get(conv_id, 0) + len(order)
-    return sizes
+def experiment_conversation_ids(*, experiment: PermutationExperiment) -> list[int]:
+    """The conversations of an experiment's plan (one retrieval chunk each), in id order."""
+    return sorted(entry["conversation"] for entry in experiment.plan)
 
 
 def experiment_corpus(*, experiment: PermutationExperiment) -> tuple[list[str], list[str]]:
@@ -219,8 +208,9 @@ def experiment_progress(*, experiment: PermutationExperiment) -> dict[str, Any]:
 
 
 def experiment_conversation_summary(*, experiment: PermutationExperiment) -> list[dict[str, Any]]:
-    """Per conversation: how many orders exist (exact), how many were sampled, whether the original is valid."""
-    out = []
+    """Per conversation (path) of the plan: how many orders exist (exact), how many were sampled (None until its
+    chunk samples them), whether the original is valid. By the labels the orders are sampled from; an experiment
+    from before plans kept none, and is described by the turns' labels."""
     counts = {
         (conv, path): n
         for conv, path, n in Permutation.objects.filter(experiment=experiment)
@@ -228,18 +218,21 @@ def experiment_conversation_summary(*, experiment: PermutationExperiment) -> lis
         .annotate(n=Count("id"))
         .values_list("conversation_id", "path", "n")
     }
-    conv_ids = {c for c, _ in counts}
-    turns = _turns_by_conversation(conv_ids)  # one query for every conversation's turns, not one per conversation
-    for conv in Conversation.objects.filter(pk__in=conv_ids).order_by("id"):
-        for path, labels in turns_permutation_paths(turns[conv.pk]):
-            if (conv.pk, path) not in counts:
-                continue
-            s = permutations.structure_from_labels(labels)
+    plan = {entry["conversation"]: entry["paths"] for entry in experiment.plan}
+    convs = Conversation.objects.in_bulk(list(plan))
+    turns = _turns_by_conversation([c for c, paths in plan.items() if not paths])  # one query for all of those
+    out = []
+    for conv_id in sorted(plan):
+        from_plan = bool(plan[conv_id])
+        for path, labels in plan[conv_id] or turns_permutation_paths(turns[conv_id]):
+            if not from_plan and (conv_id, path) not in counts:
+                continue  # a path the experiment had no orders of (its labels were incomplete then)
+            s = permutations.structure_from_labels([(n, c) for n, c in labels])
             out.append(
                 {
-                    "conversation": conv,
+                    "conversation": convs[conv_id],
                     "path": path,
-                    "sampled": counts[(conv.pk, path)],
+                    "sampled": counts.get((conv_id, path)),
                     "valid_orders": permutations.count_orders(s),
                     "original_valid": permutations.original_is_valid(s),
                 }

@@ -218,13 +218,14 @@ def permutation_experiment_create(
     exp.full_clean()
     exp.save()
     convs = conversations if conversations is not None else list(collection.conversations.all())
-    # Plain rows, inserted by COPY on PostgreSQL: bulk_create's per-value preparation was half of a 2,400-order
-    # experiment's creation, which every caller (the page, the API) waits for before any worker can start.
-    rows: list[tuple[int, int, str, int, list[int], bool]] = []
-    warnings: list[str] = []
     for conv in convs:
         if conv.collection_id != collection.pk:
             raise ValidationError(f"conversation {conv.topic_id} belongs to another collection")
+    # The plan only: each conversation's chunk samples its orders (from the labels kept here), so the request
+    # neither samples nor writes the orders (a 2,400-order experiment's COPY and commit were most of its creation,
+    # which every worker waited for), and the sampling runs in parallel on the workers.
+    plan: list[dict[str, Any]] = []
+    warnings: list[str] = []
     conv_paths = sel.conversations_permutation_paths(conversation_ids=[conv.pk for conv in convs])
     for conv in convs:
         # A linear conversation is one path (""); a tree is permuted path by path (see ``orders``).
@@ -236,35 +237,61 @@ def permutation_experiment_create(
                 f"topic {conv.topic_id} skipped: turns {[numbers[n] or n for n in missing]} have no SE/FT/PT class"
             )
             continue
-        index = 0  # the orders of a tree's paths are numbered on within the conversation
-        for path, labels in paths:
-            structure = perms.structure_from_labels(labels)
-            # Each conversation (path) gets its own stream, so adding one never changes another's sample.
-            stream = _conversation_seed(seed, f"{conv.topic_id}/{path}" if path else conv.topic_id)
-            orders = perms.sample_orders(structure, k, seed=stream)
-            rows += [(exp.pk, conv.pk, path, index + i, list(o), i == 0) for i, o in enumerate(orders)]
-            index += len(orders)
-    if not rows:
+        if not paths:
+            continue
+        # Turns over all its orders (what its chunk costs, roughly): the sample holds min(k + 1, distinct orders).
+        size = sum(
+            min(k + 1, perms.distinct_order_count(perms.structure_from_labels(labels))) * len(labels)
+            for _path, labels in paths
+        )
+        plan.append(
+            {
+                "conversation": conv.pk,
+                "topic": conv.topic_id,
+                "size": size,
+                "paths": [[path, [list(label) for label in labels]] for path, labels in paths],
+            }
+        )
+    if not plan:
         raise ValidationError("no conversation has SE/FT/PT classes on every turn; label them first")
-    rows_insert(Permutation, ["experiment_id", "conversation_id", "path", "index", "order", "is_original"], rows)
+    # Largest first, so the workers do not end on one long chunk while the others idle.
+    exp.plan = sorted(plan, key=lambda e: (-e["size"], e["conversation"]))
     exp.warnings = warnings
-    exp.chunks_total = len({row[1] for row in rows}) if exp.systems else 0
+    exp.chunks_total = len(plan) if exp.systems else 0
     exp.status = PermutationExperiment.Status.RUNNING if exp.systems else PermutationExperiment.Status.DONE
-    exp.save(update_fields=["warnings", "chunks_total", "status"])
-    if start and exp.systems:
-        sizes: Counter[int] = Counter()
-        for row in rows:
-            sizes[row[1]] += len(row[4])
+    exp.save(update_fields=["plan", "warnings", "chunks_total", "status"])
+    if not exp.systems:
+        # Orders only: there are no chunks to sample them.
+        rows = [row for entry in exp.plan for row in plan_orders(exp, entry)]
+        rows_insert(Permutation, PERMUTATION_COLUMNS, rows)
+    elif start:
         # The chunks are queued as the experiment commits, with no start task between: that hop (a worker picking
         # it up, reading the corpus, queueing) was a twentieth of a two-worker experiment, with the workers idle.
-        transaction.on_commit(lambda: _chunks_queue(exp.pk, sizes))
+        conversation_ids = [entry["conversation"] for entry in exp.plan]
+        transaction.on_commit(lambda: _chunks_queue(exp.pk, conversation_ids))
     return exp
 
 
-def _chunks_queue(experiment_id: int, sizes: Counter[int]) -> None:
-    """Queue one retrieval chunk per conversation (``sizes``: its turns over all its orders), largest first, so
-    the workers do not end on one long chunk while the others idle."""
-    for conv_id in sorted(sizes, key=lambda c: (-sizes[c], c)):
+PERMUTATION_COLUMNS = ["experiment_id", "conversation_id", "path", "index", "order", "is_original"]
+
+
+def plan_orders(exp: PermutationExperiment, entry: dict[str, Any]) -> list[tuple[int, int, str, int, list[int], bool]]:
+    """The orders of one conversation of the experiment's plan, as Permutation rows: the original and up to k
+    sampled ones per path, numbered on within the conversation. Deterministic: the same rows on every call."""
+    rows: list[tuple[int, int, str, int, list[int], bool]] = []
+    for path, labels in entry["paths"]:
+        structure = perms.structure_from_labels([(n, c) for n, c in labels])
+        # Each conversation (path) gets its own stream, so adding one never changes another's sample.
+        stream = _conversation_seed(exp.seed, f"{entry['topic']}/{path}" if path else entry["topic"])
+        first = len(rows)  # a tree's paths are numbered on within the conversation
+        for i, o in enumerate(perms.sample_orders(structure, exp.k, seed=stream)):
+            rows.append((exp.pk, entry["conversation"], path, first + i, list(o), i == 0))
+    return rows
+
+
+def _chunks_queue(experiment_id: int, conversation_ids: list[int]) -> None:
+    """Queue one retrieval chunk per conversation, in the order given (the plan's: largest first)."""
+    for conv_id in conversation_ids:
         enqueue(CHUNK_TASK, experiment_id, conv_id)
 
 
@@ -310,18 +337,28 @@ def permutation_chunk_run(*, experiment_id: int, conversation_id: int, queue_sco
         turns = list(Turn.objects.filter(conversation_id=conversation_id).order_by("number"))
         utter = {t.number: t.raw_utterance for t in turns}
         tid = {t.number: t.turn_id for t in turns}
-        plist = list(Permutation.objects.filter(experiment=exp, conversation_id=conversation_id))
+        orders = list(
+            Permutation.objects.filter(experiment=exp, conversation_id=conversation_id).values_list("index", "order")
+        )
+        sampled = []
+        if not orders:
+            # This chunk samples its conversation's orders; they are stored with its results, in one transaction.
+            entry = next((e for e in exp.plan if e["conversation"] == conversation_id), None)
+            if entry is None:
+                raise ValueError("the conversation is not in the experiment's plan")
+            sampled = plan_orders(exp, entry)
+            orders = [(row[3], row[4]) for row in sampled]
         wanted: dict[str, list] = {}
-        mapping: dict[tuple[int, str], dict[str, str]] = {}
-        for p in plist:
+        mapping: dict[tuple[int, str], dict[str, str]] = {}  # (order's index, system) → turn id → ranking key
+        for position, order in orders:
             for system in exp.systems:
-                qs = retrieval.queries_for_order(system, p.order, utter)
+                qs = retrieval.queries_for_order(system, order, utter)
                 m = {}
                 for n, q in qs.items():
                     key = retrieval.query_key(q)
                     wanted.setdefault(key, q)
                     m[tid[n]] = key
-                mapping[(p.pk, system)] = m
+                mapping[(position, system)] = m
         # Rankings another chunk (or an earlier delivery) stored; retrieval is deterministic, so they are the same.
         rankings: dict[str, dict[str, float]] = {}
         stored: dict[str, int] = {}  # key → pk of the stored ones
@@ -346,12 +383,13 @@ def permutation_chunk_run(*, experiment_id: int, conversation_id: int, queue_sco
         )
         scored = {pair: _per_turn_and_mean(m, values) for pair, m in mapping.items()}
         try:
-            _chunk_store(exp, plist, new, stored, mapping, scored, replace=False)
+            _chunk_store(exp, conversation_id, sampled, new, stored, mapping, scored, replace=False)
         except IntegrityError:
             # Another chunk stored one of these rankings meanwhile, or an earlier delivery of this chunk stored its
-            # results: store again, skipping the rankings already there and replacing the results. Only then: the
-            # savepoints that make a conflict recoverable cost four round trips, paid by every chunk.
-            _chunk_store(exp, plist, new, stored, mapping, scored, replace=True)
+            # orders or results: store again, skipping the rankings and orders already there and replacing the
+            # results. Only then: the savepoints that make a conflict recoverable cost four round trips, paid by
+            # every chunk.
+            _chunk_store(exp, conversation_id, sampled, new, stored, mapping, scored, replace=True)
         _chunk_finished(exp, queue_scoring=queue_scoring)
     except Exception as exc:
         PermutationExperiment.objects.filter(pk=exp.pk).update(
@@ -363,7 +401,8 @@ def permutation_chunk_run(*, experiment_id: int, conversation_id: int, queue_sco
 @transaction.atomic
 def _chunk_store(
     exp: PermutationExperiment,
-    plist: list[Permutation],
+    conversation_id: int,
+    sampled: list[tuple],
     new: list[tuple],
     stored: dict[str, int],
     mapping: dict[tuple[int, str], dict[str, str]],
@@ -371,15 +410,16 @@ def _chunk_store(
     *,
     replace: bool,
 ) -> None:
-    """Store a chunk's new rankings and its results in one transaction (``stored``: key → pk of the rankings it
-    found stored). ``replace``: skip rankings stored meanwhile and replace the conversation's results, instead of
-    failing on them."""
-    # A redelivered copy of this chunk may run at the same time as the original: the conversation's rows are
+    """Store a chunk's orders (``sampled``: the rows it sampled, none when they were stored), its new rankings and
+    its results in one transaction (``stored``: key → pk of the rankings it found stored). ``replace``: skip orders
+    and rankings stored meanwhile and replace the conversation's results, instead of failing on them."""
+    rows_insert(Permutation, PERMUTATION_COLUMNS, sampled, skip_conflicts=replace)
+    # A redelivered copy of this chunk may run at the same time as the original: the conversation's orders are
     # locked so one replaces the other's results instead of both inserting. Only these rows, in key order: the
     # model's default ordering joins the experiment, and FOR UPDATE of its row made every other chunk's transaction
-    # wait for this one (their rankings' foreign keys share-lock that row).
-    mine = Permutation.objects.select_for_update(of=("self",)).filter(pk__in=[p.pk for p in plist])
-    list(mine.order_by("pk").values_list("pk"))
+    # wait for this one (their rankings' foreign keys share-lock that row). The same read gives the orders' pks.
+    mine = Permutation.objects.select_for_update(of=("self",)).filter(experiment=exp, conversation_id=conversation_id)
+    pks = {index: pk for pk, index in mine.order_by("pk").values_list("pk", "index")}
     rows_insert(PermutationQuery, ["experiment_id", "key", "query", "doc_ids", "scores"], new, skip_conflicts=replace)
     # Only the new rankings' pks are read back (a skipped one is the row stored meanwhile, under the same key).
     have = dict(stored)
@@ -388,11 +428,11 @@ def _chunk_store(
             PermutationQuery.objects.filter(experiment=exp, key__in=[r[1] for r in new]).values_list("key", "pk")
         )
     results = [
-        (pk, system, {t: have[k] for t, k in m.items()}, scored[(pk, system)][0], scored[(pk, system)][1])
-        for (pk, system), m in mapping.items()
+        (pks[index], system, {t: have[k] for t, k in m.items()}, scored[(index, system)][0], scored[(index, system)][1])
+        for (index, system), m in mapping.items()
     ]
     if replace:
-        PermutationResult.objects.filter(permutation__in=plist, run__isnull=True).delete()
+        PermutationResult.objects.filter(permutation__in=list(pks.values()), run__isnull=True).delete()
     rows_insert(PermutationResult, ["permutation_id", "system", "queries", "per_turn", "mean"], results)
 
 
@@ -609,8 +649,7 @@ def permutation_experiment_requeue(*, experiment_id: int) -> str:
             "permutation__conversation_id", flat=True
         )
     )
-    sizes = sel.experiment_conversation_sizes(experiment_id=experiment_id)
-    missing = Counter({c: n for c, n in sizes.items() if c not in done})
+    missing = [entry["conversation"] for entry in exp.plan if entry["conversation"] not in done]
     _chunks_queue(experiment_id, missing)
     if not missing:
         _chunk_finished(exp)

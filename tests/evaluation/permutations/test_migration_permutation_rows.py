@@ -6,24 +6,30 @@ from __future__ import annotations
 
 from tests.evaluation.test_migration_rankings import _manage, scratch_env
 
-# Today's models for the tables the migration leaves alone; raw SQL for the rankings it converts.
+# Today's models for the tables of the app the migration leaves alone, the evaluation app's as they were at 0009
+# (today's have columns added since); raw SQL for the rankings it converts.
 SETUP = """
 from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 from ecast.models import Collection, Conversation, Turn
-from evaluation.models import Permutation, PermutationExperiment, PermutationResult, QrelsVersion, Run
+at_0009 = MigrationExecutor(connection).loader.project_state(("evaluation", "0009_bulk_rows_without_fk_checks")).apps
+Permutation, PermutationExperiment, PermutationResult, QrelsVersion, Run = (
+    at_0009.get_model("evaluation", name)
+    for name in ("Permutation", "PermutationExperiment", "PermutationResult", "QrelsVersion", "Run")
+)
 c = Collection.objects.create(name="M", year=2020)
 conv = Conversation.objects.create(collection=c, topic_id="1")
 Turn.objects.create(conversation=conv, collection=c, number=1, turn_id="1_1", raw_utterance="q")
-v = QrelsVersion.objects.create(collection=c, name="original")
-exp = PermutationExperiment.objects.create(collection=c, name="e", qrels_version=v, systems=["current", "fu"])
-p = Permutation.objects.create(experiment=exp, conversation=conv, index=0, order=[1], is_original=True)
+v = QrelsVersion.objects.create(collection_id=c.pk, name="original")
+exp = PermutationExperiment.objects.create(collection_id=c.pk, name="e", qrels_version=v, systems=["current", "fu"])
+p = Permutation.objects.create(experiment=exp, conversation_id=conv.pk, index=0, order=[1], is_original=True)
 with connection.cursor() as cur:
     for key, docs, scores in [("k1", '["MARCO_1-2", "CAR_x y\\\\u00e9"]', "[2.5, 1]"), ("k2", "[]", "[]")]:
         cur.execute("INSERT INTO evaluation_permutationquery (experiment_id, key, query, doc_ids, scores)"
                     " VALUES (%s, %s, '[]', %s, %s)", [exp.pk, key, docs, scores])
 PermutationResult.objects.create(permutation=p, system="current", queries={"1_1": 1}, per_turn={"1_1": 0.5}, mean=0.5)
 PermutationResult.objects.create(permutation=p, system="fu", queries={"1_1": 1}, per_turn={}, mean=None)
-PermutationResult.objects.create(permutation=p, system="run-a", run=Run.objects.create(collection=c, name="a"))
+PermutationResult.objects.create(permutation=p, system="run-a", run=Run.objects.create(collection_id=c.pk, name="a"))
 """
 READ = (
     "from evaluation.models import PermutationQuery\n"
