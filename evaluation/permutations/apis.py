@@ -79,7 +79,7 @@ class LabelAgreementApi(AdminApi):
 
 
 class ExperimentCreateApi(AdminApi):
-    """Create a permutation experiment; retrieval and scoring run in the worker."""
+    """Create a permutation experiment; sampling its orders, retrieval and scoring run in the worker."""
 
     class InputSerializer(serializers.Serializer):
         collection = serializers.IntegerField()

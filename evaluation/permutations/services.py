@@ -188,8 +188,9 @@ def permutation_experiment_create(
     created_by: Any = None,
     start: bool = True,
 ) -> PermutationExperiment:
-    """Sample the orders of each labelled conversation and queue retrieval; conversations with unlabelled turns
-    are skipped and listed in ``warnings``."""
+    """Plan the experiment (each labelled conversation with the labels its orders are sampled from) and queue one
+    chunk per conversation, which samples its orders, retrieves and scores; conversations with unlabelled turns are
+    skipped and listed in ``warnings``. Without systems the orders are sampled here (there are no chunks)."""
     if qrels_version.collection_id != collection.pk:
         raise ValidationError("the qrels version belongs to another collection")
     for s in systems:
@@ -327,8 +328,9 @@ def _index_for(exp: PermutationExperiment) -> retrieval.Bm25Index:
 
 
 def permutation_chunk_run(*, experiment_id: int, conversation_id: int, queue_scoring: bool = True) -> None:
-    """Retrieve for every permutation of one conversation and every built-in system, and score the rankings against
-    the experiment's qrels version, so the chunks share the scoring; idempotent per chunk."""
+    """Sample one conversation's orders (unless stored), retrieve for every order and every built-in system, and
+    score the rankings against the experiment's qrels version, so the chunks share the scoring; idempotent per
+    chunk."""
     exp = PermutationExperiment.objects.select_related("collection", "qrels_version").get(pk=experiment_id)
     if exp.status != PermutationExperiment.Status.RUNNING:
         return  # a redelivered chunk of a finished or failed experiment must not replace scored results

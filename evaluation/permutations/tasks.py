@@ -26,8 +26,8 @@ def retrieval_warm(**_: Any) -> None:
 # No result stored: nothing reads it, and storing it was a round trip to Redis per chunk.
 @shared_task(name=services.CHUNK_TASK, ignore_result=True)
 def permutation_chunk_task(experiment_id: int, conversation_id: int) -> None:
-    """Retrieve and score every order of one conversation (the first chunk also pins the index); the last chunk
-    finishes the experiment."""
+    """Sample, retrieve and score every order of one conversation (the first chunk also pins the index); the last
+    chunk finishes the experiment."""
     work = lambda: services.permutation_chunk_run(experiment_id=experiment_id, conversation_id=conversation_id)  # noqa: E731
     jobs.job_unit(services.KIND, experiment_id, work)
 

@@ -551,3 +551,78 @@ def test_the_sweeper_queues_only_the_chunks_without_rankings_largest_first(cache
     svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=largest_first[0], queue_scoring=False)
     assert svc.permutation_experiment_requeue(experiment_id=exp.pk) == "queued 1 conversation chunk(s) without rankings"
     assert queued == [(svc.CHUNK_TASK, exp.pk, largest_first[1])]
+
+
+def _orders(exp):
+    rows = Permutation.objects.filter(experiment=exp).order_by("conversation_id", "index")
+    return list(rows.values_list("conversation__topic_id", "path", "index", "order", "is_original"))
+
+
+def test_creation_writes_no_orders_and_the_chunks_sample_those_an_orders_only_experiment_samples_at_once(cache_dir):
+    coll, version = labelled_collection()
+    orders_only = svc.permutation_experiment_create(
+        collection=coll, name="orders", qrels_version=version, systems=[], k=3, seed=4
+    )
+    exp = svc.permutation_experiment_create(
+        collection=coll, name="ranked", qrels_version=version, systems=["current"], k=3, seed=4, start=False
+    )
+    assert not Permutation.objects.filter(experiment=exp).exists()
+    assert [entry["topic"] for entry in exp.plan] == ["1", "2"]  # largest first: 4 orders × 5 turns, then 2 × 4
+    summary = sel.experiment_conversation_summary(experiment=exp)
+    assert [(row["conversation"].topic_id, row["valid_orders"], row["sampled"]) for row in summary] == [
+        ("1", 4, None),
+        ("2", 2, None),
+    ]
+
+    for conv_id in sel.experiment_conversation_ids(experiment=exp):
+        svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=conv_id, queue_scoring=False)
+
+    assert _orders(exp) == _orders(orders_only) != []
+    summary = sel.experiment_conversation_summary(experiment=exp)
+    assert [(row["conversation"].topic_id, row["sampled"]) for row in summary] == [("1", 4), ("2", 2)]
+
+
+def test_a_chunk_samples_from_the_labels_the_experiment_was_created_with_not_from_later_ones(cache_dir):
+    coll, version = labelled_collection()
+    before = svc.permutation_experiment_create(
+        collection=coll, name="before", qrels_version=version, systems=[], k=5, seed=2
+    )
+    exp = svc.permutation_experiment_create(
+        collection=coll, name="exp", qrels_version=version, systems=["current"], k=5, seed=2, start=False
+    )
+    # Relabelled after creation, before any chunk ran: topic 1's turn 4 no longer depends on turn 3.
+    coll.turns.filter(turn_id="1_4").update(utterance_class="SE")
+    after = svc.permutation_experiment_create(
+        collection=coll, name="after", qrels_version=version, systems=[], k=5, seed=2
+    )
+    assert _orders(after) != _orders(before)
+
+    for conv_id in sel.experiment_conversation_ids(experiment=exp):
+        svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=conv_id, queue_scoring=False)
+
+    assert _orders(exp) == _orders(before)
+    assert [row["valid_orders"] for row in sel.experiment_conversation_summary(experiment=exp)] == [4, 2]
+
+
+def test_orders_another_delivery_stored_meanwhile_are_kept_once_and_the_results_point_at_them(cache_dir, monkeypatch):
+    exp, first = experiment_ready_to_run(["current", "cu"])
+    store = svc._chunk_store
+    raced: list[int] = []
+
+    def another_delivery_stores_the_orders_first(exp_, conversation_id, sampled, *args, replace):
+        if not replace and sampled:  # between this chunk's read of the stored orders and its write
+            for row in sampled:
+                Permutation.objects.create(
+                    experiment_id=row[0], conversation_id=row[1], path=row[2], index=row[3], order=row[4],
+                    is_original=row[5],
+                )  # fmt: skip
+            raced.extend(Permutation.objects.filter(experiment=exp_).values_list("pk", flat=True))
+        return store(exp_, conversation_id, sampled, *args, replace=replace)
+
+    monkeypatch.setattr(svc, "_chunk_store", another_delivery_stores_the_orders_first)
+    svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=first, queue_scoring=False)
+
+    orders = Permutation.objects.filter(experiment=exp, conversation_id=first)
+    assert raced and sorted(orders.values_list("pk", flat=True)) == sorted(raced)
+    results = PermutationResult.objects.filter(permutation__experiment=exp)
+    assert results.count() == len(raced) * 2 and set(results.values_list("permutation_id", flat=True)) == set(raced)

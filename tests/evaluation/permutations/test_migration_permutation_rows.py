@@ -4,6 +4,9 @@ scratch database: the suite itself runs without migrations)."""
 
 from __future__ import annotations
 
+import ast
+import json
+
 from tests.evaluation.test_migration_rankings import _manage, scratch_env
 
 # Today's models for the tables of the app the migration leaves alone, the evaluation app's as they were at 0009
@@ -91,3 +94,40 @@ def test_permutation_rankings_are_stored_uncompressed_out_of_line_and_back(tmp_p
     _manage(env, "migrate", "evaluation", "0010", "-v0")
     back = "[('doc_ids', 'x'), ('scores', 'x')]" if postgres else "n/a"
     assert _manage(env, "shell", "-c", STORAGE).strip().splitlines()[-1] == back
+
+
+# An experiment created before plans, its orders sampled at creation: topic 2 has more turns over its orders.
+BEFORE_PLANS = """
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+from ecast.models import Collection, Conversation
+at_0011 = MigrationExecutor(connection).loader.project_state(
+    ("evaluation", "0011_permutation_rankings_stored_uncompressed")
+).apps
+Permutation, PermutationExperiment, QrelsVersion = (
+    at_0011.get_model("evaluation", name) for name in ("Permutation", "PermutationExperiment", "QrelsVersion")
+)
+c = Collection.objects.create(name="M", year=2020)
+one, two = (Conversation.objects.create(collection=c, topic_id=t) for t in ("1", "2"))
+v = QrelsVersion.objects.create(collection_id=c.pk, name="original")
+exp = PermutationExperiment.objects.create(collection_id=c.pk, name="e", qrels_version=v, systems=["current"])
+for conv, orders in ((one, [[1, 2], [2, 1]]), (two, [[1, 2, 3], [1, 3, 2]])):
+    for i, order in enumerate(orders):
+        Permutation.objects.create(experiment=exp, conversation_id=conv.pk, index=i, order=order, is_original=i == 0)
+print([one.pk, two.pk])
+"""
+PLAN = "from evaluation.models import PermutationExperiment\nprint(PermutationExperiment.objects.get().plan)"
+
+
+def test_an_experiment_from_before_plans_gets_one_listing_its_conversations_largest_first(tmp_path, scratch_db):
+    env = scratch_env(scratch_db, tmp_path)
+    _manage(env, "migrate", "-v0")
+    _manage(env, "migrate", "evaluation", "0011", "-v0")
+    one, two = json.loads(_manage(env, "shell", "-c", BEFORE_PLANS).strip().splitlines()[-1])
+    _manage(env, "migrate", "evaluation", "0012", "-v0")
+    plan = ast.literal_eval(_manage(env, "shell", "-c", PLAN).strip().splitlines()[-1])
+    # No labels: its orders are stored, so no chunk of it samples; the sweeper can still queue what it lacks.
+    assert plan == [
+        {"conversation": two, "topic": "2", "size": 6, "paths": []},
+        {"conversation": one, "topic": "1", "size": 4, "paths": []},
+    ]

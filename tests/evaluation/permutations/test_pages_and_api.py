@@ -35,6 +35,15 @@ def test_the_experiment_page_shows_reports_figures_and_the_qrels_version(admin_c
     assert "qrels version “original” with 11 judgments" in body
 
 
+def test_while_chunks_are_queued_the_page_lists_every_conversation_with_its_orders_still_to_sample(admin_client):
+    coll, version = labelled_collection()
+    exp = svc.permutation_experiment_create(
+        collection=coll, name="queued", qrels_version=version, systems=["current"], k=5, seed=1, start=False
+    )
+    body = admin_client.get(reverse("permutation-experiment", args=[exp.pk])).content.decode()
+    assert "Retrieving" in body and body.count("sampled when its chunk runs") == 2
+
+
 def test_the_system_filter_restricts_the_analyses(admin_client, experiment):
     r = admin_client.get(reverse("permutation-analysis-json", args=[experiment.pk]) + "?systems=cu&systems=lp")
     data = r.json()
