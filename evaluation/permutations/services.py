@@ -339,9 +339,9 @@ def permutation_chunk_run(*, experiment_id: int, conversation_id: int, queue_sco
         turns = list(Turn.objects.filter(conversation_id=conversation_id).order_by("number"))
         utter = {t.number: t.raw_utterance for t in turns}
         tid = {t.number: t.turn_id for t in turns}
-        orders = list(
-            Permutation.objects.filter(experiment=exp, conversation_id=conversation_id).values_list("index", "order")
-        )
+        stored_orders = Permutation.objects.filter(experiment=exp, conversation_id=conversation_id)
+        # In index order: the model's default ordering joins the experiment.
+        orders = list(stored_orders.order_by("index").values_list("index", "order"))
         sampled = []
         if not orders:
             # This chunk samples its conversation's orders; they are stored with its results, in one transaction.
