@@ -75,7 +75,9 @@ def experiment_list(request: HttpRequest) -> HttpResponse:
         except ValidationError as exc:
             form.add_error(None, exc)
         else:
-            messages.success(request, f"Experiment “{exp.name}” created; retrieval runs in the background.")
+            messages.success(
+                request, f"Experiment “{exp.name}” created; its orders are sampled and retrieved in the background."
+            )
             return redirect("permutation-experiment", pk=exp.pk)
     page = Paginator(sel.experiment_list(), 25).get_page(request.GET.get("page"))
     return render(request, "evaluation/permutations/list.html", {"form": form, "page": page})

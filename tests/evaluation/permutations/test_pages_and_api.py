@@ -78,6 +78,8 @@ def test_list_page_creates_an_experiment(admin_client, settings, tmp_path):
     )  # fmt: skip
     assert r.status_code == 302
     assert Permutation.objects.filter(experiment__name="via form").count() == 6
+    page = admin_client.get(r.url).content.decode()
+    assert "Experiment “via form” created; its orders are sampled and retrieved in the background." in page
 
 
 @pytest.mark.parametrize(
