@@ -558,14 +558,25 @@ def _orders(exp):
     return list(rows.values_list("conversation__topic_id", "path", "index", "order", "is_original"))
 
 
+def orders_only_and_queued(coll, version, *, k, seed):
+    """The same experiment twice: without systems (its orders sampled at creation) and with one, no chunk run."""
+    orders_only = svc.permutation_experiment_create(
+        collection=coll, name="orders", qrels_version=version, systems=[], k=k, seed=seed
+    )
+    queued = svc.permutation_experiment_create(
+        collection=coll, name="queued", qrels_version=version, systems=["current"], k=k, seed=seed, start=False
+    )
+    return orders_only, queued
+
+
+def chunks_run(exp):
+    for conv_id in sel.experiment_conversation_ids(experiment=exp):
+        svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=conv_id, queue_scoring=False)
+
+
 def test_creation_writes_no_orders_and_the_chunks_sample_those_an_orders_only_experiment_samples_at_once(cache_dir):
     coll, version = labelled_collection()
-    orders_only = svc.permutation_experiment_create(
-        collection=coll, name="orders", qrels_version=version, systems=[], k=3, seed=4
-    )
-    exp = svc.permutation_experiment_create(
-        collection=coll, name="ranked", qrels_version=version, systems=["current"], k=3, seed=4, start=False
-    )
+    orders_only, exp = orders_only_and_queued(coll, version, k=3, seed=4)
     assert not Permutation.objects.filter(experiment=exp).exists()
     assert [entry["topic"] for entry in exp.plan] == ["1", "2"]  # largest first: 4 orders × 5 turns, then 2 × 4
     summary = sel.experiment_conversation_summary(experiment=exp)
@@ -574,8 +585,7 @@ def test_creation_writes_no_orders_and_the_chunks_sample_those_an_orders_only_ex
         ("2", 2, None),
     ]
 
-    for conv_id in sel.experiment_conversation_ids(experiment=exp):
-        svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=conv_id, queue_scoring=False)
+    chunks_run(exp)
 
     assert _orders(exp) == _orders(orders_only) != []
     summary = sel.experiment_conversation_summary(experiment=exp)
@@ -584,12 +594,7 @@ def test_creation_writes_no_orders_and_the_chunks_sample_those_an_orders_only_ex
 
 def test_a_chunk_samples_from_the_labels_the_experiment_was_created_with_not_from_later_ones(cache_dir):
     coll, version = labelled_collection()
-    before = svc.permutation_experiment_create(
-        collection=coll, name="before", qrels_version=version, systems=[], k=5, seed=2
-    )
-    exp = svc.permutation_experiment_create(
-        collection=coll, name="exp", qrels_version=version, systems=["current"], k=5, seed=2, start=False
-    )
+    before, exp = orders_only_and_queued(coll, version, k=5, seed=2)
     # Relabelled after creation, before any chunk ran: topic 1's turn 4 no longer depends on turn 3.
     coll.turns.filter(turn_id="1_4").update(utterance_class="SE")
     after = svc.permutation_experiment_create(
@@ -597,8 +602,7 @@ def test_a_chunk_samples_from_the_labels_the_experiment_was_created_with_not_fro
     )
     assert _orders(after) != _orders(before)
 
-    for conv_id in sel.experiment_conversation_ids(experiment=exp):
-        svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=conv_id, queue_scoring=False)
+    chunks_run(exp)
 
     assert _orders(exp) == _orders(before)
     assert [row["valid_orders"] for row in sel.experiment_conversation_summary(experiment=exp)] == [4, 2]
