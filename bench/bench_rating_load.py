@@ -206,8 +206,9 @@ def rater_loop(
 
 def load_slice(port: int, tokens: list[str], campaign_id: int, deadline: float, think: float) -> dict[str, list]:
     """One load process: a thread per rater token until ``deadline``; returns the merged timings."""
-    stats: dict[str, list] = {"me": [], "next": [], "submit": [], "created": [], "errors": []}
+    stats: dict[str, list] = {"me": [], "next": [], "submit": [], "created": [], "errors": [], "cpu": []}
     lock = threading.Lock()
+    cpu0 = time.process_time()
     threads = [
         threading.Thread(target=rater_loop, args=(Client(port, tok), campaign_id, deadline, stats, lock, think))
         for tok in tokens
@@ -216,6 +217,7 @@ def load_slice(port: int, tokens: list[str], campaign_id: int, deadline: float, 
         th.start()
     for th in threads:
         th.join()
+    stats["cpu"].append(time.process_time() - cpu0)  # this process's threads: CPU the server did not get
     return stats
 
 
@@ -314,7 +316,7 @@ def run(args: argparse.Namespace, db_url: str) -> None:
             th.start()
         for th in warm:
             th.join()
-        stats: dict[str, list] = {"me": [], "next": [], "submit": [], "created": [], "errors": []}
+        stats: dict[str, list] = {"me": [], "next": [], "submit": [], "created": [], "errors": [], "cpu": []}
         db_name = urllib.parse.urlparse(db_url).path.lstrip("/")
         procs = max(1, min(args.procs, len(tokens)))
         slices = [tokens[i::procs] for i in range(procs)]
@@ -374,6 +376,14 @@ def run(args: argparse.Namespace, db_url: str) -> None:
     print(
         f"CPU per request: web {per_request:.1f} ms (gunicorn processes), database "
         f"{1000 * db_cpu / max(total, 1):.1f} ms (its PostgreSQL backends), over {total} requests"
+    )
+    # The simulated raters run on the same cores as the server: what they spent is CPU the server could not use.
+    driver_cpu = sum(stats["cpu"])
+    cores = os.cpu_count() or 1
+    print(
+        f"CPU of the {cores} cores used: web {web_cpu / wall / cores:.0%}, database {db_cpu / wall / cores:.0%}, "
+        f"the load processes themselves {driver_cpu / wall / cores:.0%} ({1000 * driver_cpu / max(total, 1):.1f} ms "
+        "per request)"
     )
     errors = sorted(set(stats["errors"]))[:5]
     print(
