@@ -223,6 +223,8 @@ def experiment_conversation_summary(*, experiment: PermutationExperiment) -> lis
     turns = _turns_by_conversation([c for c, paths in plan.items() if not paths])  # one query for all of those
     out = []
     for conv_id in sorted(plan):
+        if conv_id not in convs:
+            continue  # deleted since (its orders went with it)
         from_plan = bool(plan[conv_id])
         for path, labels in plan[conv_id] or turns_permutation_paths(turns[conv_id]):
             if not from_plan and (conv_id, path) not in counts:

@@ -27,7 +27,8 @@ def cache_dir(settings, tmp_path):
 
 
 def experiment_ready_to_run(systems):
-    """An experiment with its orders sampled and its index pinned, no chunk queued; and its first conversation."""
+    """An experiment planned (its orders not sampled yet) with its index pinned, no chunk queued; and its first
+    conversation."""
     coll, version = labelled_collection()
     exp = svc.permutation_experiment_create(
         collection=coll, name="exp", qrels_version=version, systems=systems, k=5, seed=1, start=False
@@ -323,15 +324,16 @@ def test_the_conversation_summary_and_the_topic_export_read_every_conversations_
     coll, version = labelled_collection()
     exp = svc.permutation_experiment_create(collection=coll, name="a", qrels_version=version, systems=[], k=3)
     turn_table = connection.ops.quote_name(Turn._meta.db_table)
-    for read, topic in (
-        (sel.experiment_conversation_summary, lambda row: row["conversation"].topic_id),
-        (sel.permutation_topics, lambda row: row["number"]),
+    # The summary reads the labels its plan kept, none of the turns; the export reads every conversation's at once.
+    for read, topic, reads in (
+        (sel.experiment_conversation_summary, lambda row: row["conversation"].topic_id, 0),
+        (sel.permutation_topics, lambda row: row["number"], 1),
     ):
         with CaptureQueriesContext(connection) as queries:
             out = read(experiment=exp)
         assert {topic(row) for row in out} == {"1", "2"}
         turn_reads = [q["sql"] for q in queries.captured_queries if f"FROM {turn_table}" in q["sql"]]
-        assert len(turn_reads) <= 1, turn_reads  # the summary reads the plan's labels, none of the turns
+        assert len(turn_reads) == reads, turn_reads
 
 
 def _results_by_order(exp):
@@ -630,3 +632,30 @@ def test_orders_another_delivery_stored_meanwhile_are_kept_once_and_the_results_
     assert raced and sorted(orders.values_list("pk", flat=True)) == sorted(raced)
     results = PermutationResult.objects.filter(permutation__experiment=exp)
     assert results.count() == len(raced) * 2 and set(results.values_list("permutation_id", flat=True)) == set(raced)
+
+
+def test_the_summary_of_an_experiment_from_before_plans_reads_its_turns_labels():
+    coll, version = labelled_collection()
+    exp = svc.permutation_experiment_create(collection=coll, name="a", qrels_version=version, systems=[], k=3)
+    described = [
+        (r["conversation"].topic_id, r["valid_orders"], r["sampled"])
+        for r in sel.experiment_conversation_summary(experiment=exp)
+    ]
+    # As migration 0012 leaves an older experiment: its conversations listed, no labels kept.
+    exp.plan = [{**entry, "paths": []} for entry in exp.plan]
+
+    assert (
+        [
+            (r["conversation"].topic_id, r["valid_orders"], r["sampled"])
+            for r in sel.experiment_conversation_summary(experiment=exp)
+        ]
+        == described
+        == [("1", 4, 4), ("2", 2, 2)]
+    )
+
+
+def test_the_summary_leaves_out_a_planned_conversation_deleted_since():
+    coll, version = labelled_collection()
+    _orders_only, exp = orders_only_and_queued(coll, version, k=3, seed=1)
+    coll.conversations.get(topic_id="2").delete()
+    assert [r["conversation"].topic_id for r in sel.experiment_conversation_summary(experiment=exp)] == ["1"]

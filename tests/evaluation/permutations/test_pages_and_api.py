@@ -42,6 +42,10 @@ def test_while_chunks_are_queued_the_page_lists_every_conversation_with_its_orde
     )
     body = admin_client.get(reverse("permutation-experiment", args=[exp.pk])).content.decode()
     assert "Retrieving" in body and body.count("sampled when its chunk runs") == 2
+    # A failed experiment's unsampled conversations will not be sampled: the page does not promise it.
+    svc.permutation_experiment_fail(experiment_id=exp.pk, reason="worker lost")
+    body = admin_client.get(reverse("permutation-experiment", args=[exp.pk])).content.decode()
+    assert "sampled when its chunk runs" not in body and body.count("not sampled") == 2
 
 
 def test_the_system_filter_restricts_the_analyses(admin_client, experiment):
