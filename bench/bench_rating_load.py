@@ -25,6 +25,7 @@ import json
 import multiprocessing
 import os
 import random
+import shutil
 import socket
 import subprocess
 import sys
@@ -40,6 +41,11 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.common import load_average, row  # noqa: E402
+
+
+def var_dir() -> str:
+    """The server's files (static files, the access log) for this run, removed at the end."""
+    return f"/tmp/bench-rating-{os.getpid()}"
 
 
 def free_port() -> int:
@@ -70,27 +76,15 @@ def drop_database(url: str) -> None:
         conn.execute(f'DROP DATABASE IF EXISTS "{parsed.path.lstrip("/")}" WITH (FORCE)')
 
 
-class _NoMigrations(dict):
-    """MIGRATION_MODULES that disables every app's migrations, so syncdb creates all tables in dependency order
-    (what pytest-django's --nomigrations does; plain ``migrate --run-syncdb`` fails on PostgreSQL here because the
-    unmigrated apps reference auth tables that migrations create later)."""
-
-    def __contains__(self, item: object) -> bool:
-        return True
-
-    def __getitem__(self, item: str) -> None:
-        return None
-
-
 def create_schema() -> None:
+    """The schema the product's migrations build, with the statistics settings they give the item table (the
+    lease statement's plan depends on them)."""
     import django
-    from django.conf import settings
 
     django.setup()
     from django.core.management import call_command
 
-    settings.MIGRATION_MODULES = _NoMigrations()
-    call_command("migrate", run_syncdb=True, verbosity=0)
+    call_command("migrate", verbosity=0)
 
 
 def seed_data(n_items: int, n_raters: int, n: int) -> tuple[int, list[str]]:
@@ -222,7 +216,11 @@ def load_slice(port: int, tokens: list[str], campaign_id: int, deadline: float, 
 
 
 def cpu_seconds(server_pid: int, db_name: str) -> tuple[float, float]:
-    """(CPU seconds of the gunicorn master and workers, of the PostgreSQL backends serving ``db_name``) so far."""
+    """(CPU seconds of the gunicorn master and workers, of the PostgreSQL backends serving ``db_name``) so far.
+
+    A backend whose connection ended (a web thread's connection is replaced once it is ECAST_DB_CONN_MAX_AGE
+    old) takes its CPU time with it; the server's main process is charged it when it reaps the backend, so that
+    process's children's time (on a quiet machine, this run's backends and autovacuum's) is counted too."""
     import psutil
 
     def spent(proc: psutil.Process) -> float:
@@ -235,10 +233,18 @@ def cpu_seconds(server_pid: int, db_name: str) -> tuple[float, float]:
     server = psutil.Process(server_pid)
     web = spent(server) + sum(spent(c) for c in server.children(recursive=True))
     db = 0.0
-    for proc in psutil.process_iter(["name", "cmdline"]):
+    postmasters: set[int] = set()
+    for proc in psutil.process_iter(["name", "cmdline", "ppid"]):
         cmd = " ".join(proc.info.get("cmdline") or [])
         if (proc.info.get("name") or "").startswith("postgres") and f" {db_name} " in f" {cmd} ":
             db += spent(proc)
+            postmasters.add(proc.info["ppid"])
+    for pid in postmasters:
+        try:
+            t = psutil.Process(pid).cpu_times()
+            db += t.children_user + t.children_system
+        except psutil.Error:
+            pass
     return web, db
 
 
@@ -272,6 +278,7 @@ def main() -> None:
         run(args, db_url)
     finally:
         drop_database(db_url)
+        shutil.rmtree(var_dir(), ignore_errors=True)
 
 
 def run(args: argparse.Namespace, db_url: str) -> None:
@@ -281,7 +288,7 @@ def run(args: argparse.Namespace, db_url: str) -> None:
         "DJANGO_SETTINGS_MODULE": "ecast.settings",
         "DJANGO_DEBUG": "0",
         "DJANGO_SECRET_KEY": "bench-" + uuid.uuid4().hex,
-        "ECAST_VAR_DIR": f"/tmp/bench-rating-{os.getpid()}",
+        "ECAST_VAR_DIR": var_dir(),
     }
     env = {**os.environ, **settings_env}
     os.environ.update(settings_env)

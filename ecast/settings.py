@@ -116,6 +116,11 @@ if DATABASE_URL:
         DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=conn_max_age, conn_health_checks=True)}
     except Exception as exc:  # dj_database_url raises several types for bad URLs
         raise ImproperlyConfigured(f"DATABASE_URL is not a valid database URL: {exc}") from exc
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        # Statements are prepared only where a cursor asks for it (the rater's hot statements, see
+        # judging.rating.statements.prepared_cursor): Django's own cursors bind client-side and never prepare, and
+        # with psycopg's default of None nothing could be prepared at all. No count reaches this threshold.
+        DATABASES["default"].setdefault("OPTIONS", {}).setdefault("prepare_threshold", 2**31 - 1)
 else:
     DATABASES = {
         "default": {

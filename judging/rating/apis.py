@@ -24,7 +24,7 @@ from ecast import releases
 from ecast.csvfiles import csv_streaming_response
 from ecast.models import Collection
 from ecast.permissions import IsRater, user_roles
-from ecast.rest import AdminApi
+from ecast.rest import AdminApi, render, validated
 from judging.models import DEFAULT_MEASURES, MEASURES, Campaign, RatingAssignment
 from judging.rating import leasing, sampling
 from judging.rating import selectors as sel
@@ -111,7 +111,7 @@ class AssignmentNextApi(APIView):
             raise Http404("no such campaign") from exc
         lease = leasing.assignment_lease(campaign=campaign, rater=request.user)
         payload = sel.assignment_payload(assignment=lease.assignment) if lease.assignment else None
-        return Response(self.OutputSerializer({"assignment": payload, "done": lease.done}).data)
+        return Response(render(self.OutputSerializer, {"assignment": payload, "done": lease.done}))
 
 
 class RatingSubmitApi(APIView):
@@ -133,14 +133,13 @@ class RatingSubmitApi(APIView):
 
     @extend_schema(request=InputSerializer, responses={201: OutputSerializer, 200: OutputSerializer})
     def post(self, request, assignment_id: int):
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = validated(self.InputSerializer, request.data)
         rating, created = svc.rating_submit(
             assignment_id=assignment_id,
             rater=request.user,
-            values=data.validated_data["values"],
-            idempotency_key=data.validated_data["idempotency_key"],
-            seconds_on_task=data.validated_data.get("seconds_on_task"),
+            values=data["values"],
+            idempotency_key=data["idempotency_key"],
+            seconds_on_task=data.get("seconds_on_task"),
         )
         out = {
             "pk": rating.pk,
@@ -149,7 +148,7 @@ class RatingSubmitApi(APIView):
             "submitted_at": rating.submitted_at,
             "created": created,
         }
-        return Response(self.OutputSerializer(out).data, status=201 if created else 200)
+        return Response(render(self.OutputSerializer, out), status=201 if created else 200)
 
 
 class RatingUndoApi(APIView):

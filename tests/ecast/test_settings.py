@@ -108,3 +108,17 @@ def test_the_database_connection_age_comes_from_the_environment(tmp_path):
     env = {**_production_env(tmp_path), "ECAST_DB_CONN_MAX_AGE": "0"}
     result = _python(env, "print(s.DATABASES['default']['CONN_MAX_AGE'])")
     assert result.returncode == 0 and result.stdout.strip().splitlines()[-1] == "0", result.stderr[-300:]
+
+
+def test_on_postgresql_only_statements_that_ask_are_prepared(tmp_path):
+    # psycopg prepares nothing at all when its threshold is None, and after that many runs when it is a count:
+    # the one set here lets a cursor that asks prepare, and no count of Django's own statements reaches it.
+    result = _python(_production_env(tmp_path), "print(s.DATABASES['default']['OPTIONS']['prepare_threshold'])")
+    assert result.returncode == 0 and result.stdout.strip().splitlines()[-1] == str(2**31 - 1), result.stderr[-300:]
+
+
+def test_the_web_process_imports_every_view_when_it_loads_not_on_its_first_request(tmp_path):
+    code = "import sys, ecast.wsgi; print('judging.rating.apis' in sys.modules, 'evaluation.views' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=_production_env(tmp_path),
+                            capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert result.returncode == 0 and result.stdout.strip().splitlines()[-1] == "True True", result.stderr[-300:]

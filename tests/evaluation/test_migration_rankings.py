@@ -3,11 +3,7 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
-from tests.conftest import REPO
+from tests.migrations import manage, scratch_env
 
 SETUP = """
 from django.db import connection
@@ -24,36 +20,20 @@ with connection.cursor() as cur:
 """
 
 
-def _manage(env: dict[str, str], *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout
-
-
-def scratch_env(database_url: str, tmp_path) -> dict[str, str]:
-    """Environment for ``manage.py`` on a scratch database (no Redis: the file cache and broker)."""
-    env = {**os.environ, "DATABASE_URL": database_url, "ECAST_VAR_DIR": str(tmp_path)}
-    env["DJANGO_SETTINGS_MODULE"] = "ecast.settings"
-    env.pop("REDIS_URL", None)
-    return env
-
-
 def test_json_rankings_become_blobs_and_back(tmp_path):
     env = scratch_env(f"sqlite:///{tmp_path / 'db.sqlite3'}", tmp_path)
     # Every other app at its latest state (the setup creates rows through today's models), rankings as JSON.
-    _manage(env, "migrate", "-v0")
-    _manage(env, "migrate", "evaluation", "0002", "-v0")
-    _manage(env, "shell", "-c", SETUP)
-    _manage(env, "migrate", "evaluation", "0003", "-v0")
+    manage(env, "migrate", "-v0")
+    manage(env, "migrate", "evaluation", "0002", "-v0")
+    manage(env, "shell", "-c", SETUP)
+    manage(env, "migrate", "evaluation", "0003", "-v0")
     read = "from evaluation.models import RunTurn; print(list(RunTurn.objects.values_list('doc_ids', 'scores')))"
-    assert _manage(env, "shell", "-c", read).strip().splitlines()[-1] == "[(['MARCO_1-2', 'CAR_x yé'], [2.5, 1.0])]"
-    _manage(env, "migrate", "evaluation", "0002", "-v0")
+    assert manage(env, "shell", "-c", read).strip().splitlines()[-1] == "[(['MARCO_1-2', 'CAR_x yé'], [2.5, 1.0])]"
+    manage(env, "migrate", "evaluation", "0002", "-v0")
     raw = (
         "import json\nfrom django.db import connection\n"
         "with connection.cursor() as cur:\n"
         "    cur.execute('SELECT doc_ids, scores FROM evaluation_runturn')\n"
         "    print([(json.loads(d), json.loads(s)) for d, s in cur.fetchall()])"
     )
-    assert _manage(env, "shell", "-c", raw).strip().splitlines()[-1] == "[(['MARCO_1-2', 'CAR_x yé'], [2.5, 1.0])]"
+    assert manage(env, "shell", "-c", raw).strip().splitlines()[-1] == "[(['MARCO_1-2', 'CAR_x yé'], [2.5, 1.0])]"

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from tests.evaluation.test_migration_rankings import _manage, scratch_env
+from tests.migrations import manage, scratch_env
 
 SETUP = """
 from django.db import connection
@@ -41,12 +41,12 @@ EXPECTED = str(
 
 def test_per_measure_scores_become_per_turn_rows_and_back(tmp_path, scratch_db):
     env = scratch_env(scratch_db, tmp_path)
-    _manage(env, "migrate", "-v0")
-    _manage(env, "migrate", "evaluation", "0005", "-v0")
-    _manage(env, "shell", "-c", SETUP)
-    _manage(env, "migrate", "evaluation", "0006", "-v0")
-    assert _manage(env, "shell", "-c", READ).strip().splitlines()[-1] == EXPECTED
+    manage(env, "migrate", "-v0")
+    manage(env, "migrate", "evaluation", "0005", "-v0")
+    manage(env, "shell", "-c", SETUP)
+    manage(env, "migrate", "evaluation", "0006", "-v0")
+    assert manage(env, "shell", "-c", READ).strip().splitlines()[-1] == EXPECTED
     count = "from evaluation.models import TurnScores; print(TurnScores.objects.count())"
-    assert _manage(env, "shell", "-c", count).strip().splitlines()[-1] == "2"
-    _manage(env, "migrate", "evaluation", "0005", "-v0")
-    assert _manage(env, "shell", "-c", RAW).strip().splitlines()[-1] == EXPECTED
+    assert manage(env, "shell", "-c", count).strip().splitlines()[-1] == "2"
+    manage(env, "migrate", "evaluation", "0005", "-v0")
+    assert manage(env, "shell", "-c", RAW).strip().splitlines()[-1] == EXPECTED

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import json
 
-from tests.evaluation.test_migration_rankings import _manage, scratch_env
+from tests.migrations import manage, scratch_env
 
 # Today's models for the tables of the app the migration leaves alone, the evaluation app's as they were at 0009
 # (today's have columns added since); raw SQL for the rankings it converts.
@@ -61,14 +61,14 @@ except IntegrityError:
 
 def test_json_permutation_rankings_become_packed_and_back(tmp_path, scratch_db):
     env = scratch_env(scratch_db, tmp_path)
-    _manage(env, "migrate", "-v0")
-    _manage(env, "migrate", "evaluation", "0009", "-v0")
-    _manage(env, "shell", "-c", SETUP)
-    _manage(env, "migrate", "evaluation", "0010", "-v0")
-    assert _manage(env, "shell", "-c", READ).strip().splitlines()[-1] == EXPECTED
-    assert _manage(env, "shell", "-c", SECOND_LINK).strip().splitlines()[-1] == "refused"
-    _manage(env, "migrate", "evaluation", "0009", "-v0")
-    assert _manage(env, "shell", "-c", RAW).strip().splitlines()[-1] == EXPECTED
+    manage(env, "migrate", "-v0")
+    manage(env, "migrate", "evaluation", "0009", "-v0")
+    manage(env, "shell", "-c", SETUP)
+    manage(env, "migrate", "evaluation", "0010", "-v0")
+    assert manage(env, "shell", "-c", READ).strip().splitlines()[-1] == EXPECTED
+    assert manage(env, "shell", "-c", SECOND_LINK).strip().splitlines()[-1] == "refused"
+    manage(env, "migrate", "evaluation", "0009", "-v0")
+    assert manage(env, "shell", "-c", RAW).strip().splitlines()[-1] == EXPECTED
 
 
 # A column's storage strategy: 'e' (external, no compression attempt), 'x' (extended, PostgreSQL's default).
@@ -88,12 +88,12 @@ def test_permutation_rankings_are_stored_uncompressed_out_of_line_and_back(tmp_p
     # PostgreSQL no longer tries pglz on blobs that barely compress; SQLite has no such option and migrates as is.
     postgres = scratch_db.startswith("postgres")
     env = scratch_env(scratch_db, tmp_path)
-    _manage(env, "migrate", "-v0")
+    manage(env, "migrate", "-v0")
     forward = "[('doc_ids', 'e'), ('scores', 'e')]" if postgres else "n/a"
-    assert _manage(env, "shell", "-c", STORAGE).strip().splitlines()[-1] == forward
-    _manage(env, "migrate", "evaluation", "0010", "-v0")
+    assert manage(env, "shell", "-c", STORAGE).strip().splitlines()[-1] == forward
+    manage(env, "migrate", "evaluation", "0010", "-v0")
     back = "[('doc_ids', 'x'), ('scores', 'x')]" if postgres else "n/a"
-    assert _manage(env, "shell", "-c", STORAGE).strip().splitlines()[-1] == back
+    assert manage(env, "shell", "-c", STORAGE).strip().splitlines()[-1] == back
 
 
 # An experiment created before plans, its orders sampled at creation: topic 2 has more turns over its orders.
@@ -121,11 +121,11 @@ PLAN = "from evaluation.models import PermutationExperiment\nprint(PermutationEx
 
 def test_an_experiment_from_before_plans_gets_one_listing_its_conversations_largest_first(tmp_path, scratch_db):
     env = scratch_env(scratch_db, tmp_path)
-    _manage(env, "migrate", "-v0")
-    _manage(env, "migrate", "evaluation", "0011", "-v0")
-    one, two = json.loads(_manage(env, "shell", "-c", BEFORE_PLANS).strip().splitlines()[-1])
-    _manage(env, "migrate", "evaluation", "0012", "-v0")
-    plan = ast.literal_eval(_manage(env, "shell", "-c", PLAN).strip().splitlines()[-1])
+    manage(env, "migrate", "-v0")
+    manage(env, "migrate", "evaluation", "0011", "-v0")
+    one, two = json.loads(manage(env, "shell", "-c", BEFORE_PLANS).strip().splitlines()[-1])
+    manage(env, "migrate", "evaluation", "0012", "-v0")
+    plan = ast.literal_eval(manage(env, "shell", "-c", PLAN).strip().splitlines()[-1])
     # No labels: its orders are stored, so no chunk of it samples; the sweeper can still queue what it lacks.
     assert plan == [
         {"conversation": two, "topic": "2", "size": 6, "paths": []},

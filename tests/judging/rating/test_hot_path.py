@@ -100,6 +100,64 @@ def test_next_leases_a_new_item_in_one_statement_and_submit_stores_it_in_two(cam
     assert Rating.objects.filter(rater=user).count() == 2
 
 
+def _best_item_by_brute_force(c: Campaign, user, now) -> int | None:
+    """The item the rater should get: open regular items with room they never had, most completed first, then in
+    their own seeded order (what the general path's query orders by), from the rows as Python reads them."""
+    key = leasing.rater_order_key(seed=c.seed, rater_id=user.pk)
+    taken = set(RatingAssignment.objects.filter(campaign=c, rater=user).values_list("item_id", flat=True))
+    open_items = [
+        it
+        for it in RatingItem.objects.filter(campaign=c, is_gold=False)
+        if it.pk not in taken and leasing.has_room(it, c, now)
+    ]
+    open_items.sort(key=lambda it: (-it.completed_count, leasing.rater_order_value(it.position, key), it.position))
+    return open_items[0].pk if open_items else None
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_one_statement_lease_picks_the_item_brute_force_picks_at_every_level(seed):
+    _needs_postgresql()
+    import random
+
+    rng = random.Random(seed)
+    n = 4
+    c = campaign(paraphrase_collection(topics=5, turns=6), size=30, n=n, gold_every=1000)
+    raters = make_raters(3, prefix=f"lvl{seed}-")
+    user, others = raters[0], raters[1:]
+    now = timezone.now()
+    live, expired = (now + timedelta(minutes=5)).timestamp(), (now - timedelta(minutes=5)).timestamp()
+    items = list(c.items.filter(is_gold=False))
+    # Counts spread over every level (full items included), lease maps with live and run-out entries, and items
+    # the rater already had, which must be passed over whatever their level.
+    for i, it in enumerate(items):
+        it.completed_count = rng.choice([0, 0, 1, 2, 3, n])
+        it.leases = {str(900_000 + 10 * i + k): rng.choice([live, expired]) for k in range(rng.randint(0, 2))}
+        it.save(update_fields=["completed_count", "leases"])
+    for it in rng.sample(items, 8):
+        RatingAssignment.objects.create(item=it, campaign=c, rater=user, status="completed", leased_at=now,
+                                        expires_at=now, completed_at=now)  # fmt: skip
+    RaterStatus.objects.create(campaign=c, rater=user)
+    for other in others:
+        RaterStatus.objects.create(campaign=c, rater=other)
+    picked = []
+    for _ in range(6):
+        expected = _best_item_by_brute_force(c, user, now)
+        with CaptureQueriesContext(connection) as queries:
+            lease = leasing.assignment_lease(campaign=c, rater=user, now=now)
+        got = lease.assignment.item_id if lease.assignment else None
+        assert got == expected
+        if got is None:
+            break
+        assert len(_statements(queries)) == 1  # the one statement chose it, not the general path
+        picked.append(RatingItem.objects.get(pk=got).completed_count)
+        # The rater answers it (so their next call takes the one statement again) and another rater's lease
+        # changes the room elsewhere.
+        services.rating_submit(assignment_id=lease.assignment.pk, rater=user, values=answer(c),
+                               idempotency_key=f"k{len(picked)}", now=now)  # fmt: skip
+        leasing.assignment_lease(campaign=c, rater=others[len(picked) % 2], now=now)
+    assert picked and picked == sorted(picked, reverse=True)  # most completed first, level by level
+
+
 def test_a_late_submit_checks_the_room_in_a_third_statement(camp):
     _needs_postgresql()
     (user,) = make_raters(1)

@@ -1,0 +1,27 @@
+"""Running the real migrations on a scratch database (the suite itself runs without them): ``manage.py`` in a
+subprocess with the scratch database's environment. The ``scratch_db`` fixture (tests/conftest.py) gives the URL."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from tests.conftest import REPO
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    """``manage.py *args`` under ``env``; its standard output (a failure shows its standard error)."""
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def scratch_env(database_url: str, tmp_path) -> dict[str, str]:
+    """Environment for ``manage.py`` on a scratch database (no Redis: the file cache and broker)."""
+    env = {**os.environ, "DATABASE_URL": database_url, "ECAST_VAR_DIR": str(tmp_path)}
+    env["DJANGO_SETTINGS_MODULE"] = "ecast.settings"
+    env.pop("REDIS_URL", None)
+    return env
