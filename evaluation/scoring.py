@@ -206,7 +206,7 @@ def _scores_write_streamed(
         pk_of = _turn_pks(version.collection_id)
         # Built before the COPY starts: nothing may ask this connection anything until it ends.
         scorer = _Scorer(version, pk_of, qrels, measures)
-        with rankings_stream(run_ids=run_ids) as raw:
+        with rankings_stream(run_ids=run_ids, version_id=version.pk) as raw:
 
             def rows() -> Iterator[tuple]:
                 # Pulled by the COPY once the stale rows are deleted: that deletion and the first rankings' decoding

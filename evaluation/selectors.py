@@ -127,16 +127,22 @@ def rankings_fetch(*, run_ids: Sequence[int], turn_pks: Iterable[int] | None) ->
 
 
 @contextmanager
-def rankings_stream(*, run_ids: Sequence[int]) -> Iterator[Iterator[tuple]]:
+def rankings_stream(*, run_ids: Sequence[int], version_id: int | None = None) -> Iterator[Iterator[tuple]]:
     """``rankings_fetch`` rows of whole runs streamed one at a time from PostgreSQL in run order, for a full
     recompute: the server reads ahead into the socket while the caller evaluates, and no run is held whole in
     memory. The rows come over a connection of their own, closed at the end, so the caller's stays free to write
-    the scores meanwhile."""
+    the scores meanwhile. With ``version_id``, only the rankings of turns that version judges: no other turn gets
+    a score, and a collection's runs often rank several times as many turns as its qrels judge."""
     table = connection.ops.quote_name(RunTurn._meta.db_table)
-    sql = f"SELECT run_id, turn_id, doc_ids, scores FROM {table} WHERE run_id = ANY(%s){RANKINGS_ORDER}"
+    sql = f"SELECT run_id, turn_id, doc_ids, scores FROM {table} WHERE run_id = ANY(%s)"
+    params: list[Any] = [[int(r) for r in run_ids]]
+    if version_id is not None:
+        qrels = connection.ops.quote_name(Qrel._meta.db_table)
+        sql += f" AND turn_id IN (SELECT DISTINCT turn_id FROM {qrels} WHERE version_id = %s)"
+        params.append(int(version_id))
     with psycopg.connect(**connection.get_connection_params(), autocommit=True) as conn:
         with psycopg.Cursor(conn) as cursor:
-            yield cursor.stream(sql, [[int(r) for r in run_ids]], binary=True, size=50)
+            yield cursor.stream(sql + RANKINGS_ORDER, params, binary=True, size=50)
 
 
 _rank_scores: dict[int, list[float]] = {}
@@ -158,9 +164,9 @@ def rankings_iter(rows: Iterable[tuple], *, judged_depth: int | None) -> Iterato
     a few rankings while they are still in the CPU caches. The doc-id blob is split by its own field; the packed
     scores are checked for descending order with numpy (rankings are stored in rank order, so Judged@k needs only
     the head, and strictly descending scores need not be decoded at all: see ``rank_scores``)."""
-    ids_field = RunTurn._meta.get_field("doc_ids")
     for run_id, tpk, raw_ids, raw_scores in rows:
-        doc_ids = ids_field.from_db_value(raw_ids, None, connection) or []
+        # DocIdsField.from_db_value, inlined: it runs once per ranking, thousands of times per recompute.
+        doc_ids = bytes(raw_ids).decode("utf-8").split("\n") if raw_ids else []
         packed = np.frombuffer(raw_scores or b"", dtype=np.float64)
         n = len(doc_ids)
         top = None

@@ -375,6 +375,24 @@ def test_a_worker_recompute_streaming_rankings_into_one_copy_stores_exact_values
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_full_recompute_reads_only_the_rankings_of_turns_the_version_judges():
+    from evaluation.selectors import rankings_stream
+
+    require_postgres("the rankings stream over a second PostgreSQL connection")
+    coll, version, runs = build()
+    pk_of = dict(coll.turns.values_list("pk", "turn_id"))
+    ids = [r.pk for r in runs.values()]
+    with rankings_stream(run_ids=ids) as rows:
+        every = {(run_id, pk_of[tpk]) for run_id, tpk, *_ in rows}
+    with rankings_stream(run_ids=ids, version_id=version.pk) as rows:
+        judged = [(run_id, pk_of[tpk]) for run_id, tpk, *_ in rows]
+    # "1_3" is ranked by the strong run and judged by no one; "2_2" is judged with grade 0 only, and is read.
+    assert (runs["strong"].pk, "1_3") in every and (runs["strong"].pk, "1_3") not in judged
+    assert set(judged) == {(r, t) for r, t in every if t in QRELS} and len(judged) < len(every)
+    assert judged == sorted(judged, key=lambda rt: rt[0])  # still in run order
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_worker_recompute_failing_halfway_keeps_every_previous_score(monkeypatch):
     from evaluation import scoring
 
