@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import json
 
-from tests.migrations import manage, scratch_env
+from tests.migrations import column_attributes, manage, scratch_env
 
 # Today's models for the tables of the app the migration leaves alone, the evaluation app's as they were at 0009
 # (today's have columns added since); raw SQL for the rankings it converts.
@@ -72,16 +72,8 @@ def test_json_permutation_rankings_become_packed_and_back(tmp_path, scratch_db):
 
 
 # A column's storage strategy: 'e' (external, no compression attempt), 'x' (extended, PostgreSQL's default).
-STORAGE = """
-from django.db import connection
-if connection.vendor != "postgresql":
-    print("n/a")
-else:
-    with connection.cursor() as cur:
-        cur.execute("SELECT attname, attstorage FROM pg_attribute WHERE attrelid = 'evaluation_permutationquery'"
-                    "::regclass AND attname IN ('doc_ids', 'scores') ORDER BY attname")
-        print(cur.fetchall())
-"""
+def _storage(env: dict[str, str]):
+    return column_attributes(env, "evaluation_permutationquery", ["doc_ids", "scores"], "attstorage")
 
 
 def test_permutation_rankings_are_stored_uncompressed_out_of_line_and_back(tmp_path, scratch_db):
@@ -89,11 +81,9 @@ def test_permutation_rankings_are_stored_uncompressed_out_of_line_and_back(tmp_p
     postgres = scratch_db.startswith("postgres")
     env = scratch_env(scratch_db, tmp_path)
     manage(env, "migrate", "-v0")
-    forward = "[('doc_ids', 'e'), ('scores', 'e')]" if postgres else "n/a"
-    assert manage(env, "shell", "-c", STORAGE).strip().splitlines()[-1] == forward
+    assert _storage(env) == ([("doc_ids", "e"), ("scores", "e")] if postgres else None)
     manage(env, "migrate", "evaluation", "0010", "-v0")
-    back = "[('doc_ids', 'x'), ('scores', 'x')]" if postgres else "n/a"
-    assert manage(env, "shell", "-c", STORAGE).strip().splitlines()[-1] == back
+    assert _storage(env) == ([("doc_ids", "x"), ("scores", "x")] if postgres else None)
 
 
 # An experiment created before plans, its orders sampled at creation: topic 2 has more turns over its orders.
