@@ -176,8 +176,10 @@ class RatingAssignment(models.Model):
         # The lease ran out and the item went back to the queue; the rater does not get it again.
         EXPIRED = "expired", "Expired"
 
-    item = models.ForeignKey(RatingItem, on_delete=models.CASCADE, related_name="assignments")
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="assignments")
+    # No single-column index on item or campaign: the unique (item, rater) and the (campaign, rater, status) indexes
+    # lead with them and serve their look-ups and cascades, and every lease would otherwise write two more indexes.
+    item = models.ForeignKey(RatingItem, on_delete=models.CASCADE, related_name="assignments", db_index=False)
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="assignments", db_index=False)
     rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="rating_assignments")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.LEASED)
     leased_at = models.DateTimeField()
@@ -199,8 +201,11 @@ class Rating(models.Model):
 
     assignment = models.OneToOneField(RatingAssignment, on_delete=models.CASCADE, related_name="rating")
     item = models.ForeignKey(RatingItem, on_delete=models.CASCADE, related_name="ratings")
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="ratings")
-    rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="ratings")
+    # Served by the (campaign, submitted_at) and unique (rater, idempotency key) indexes, which lead with them.
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="ratings", db_index=False)
+    rater = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="ratings", db_index=False
+    )
     values = models.JSONField(help_text="Measure key → score 1..5.")
     idempotency_key = models.CharField(max_length=64)
     seconds_on_task = models.FloatField(null=True, blank=True, help_text="Visible time measured by the page.")
