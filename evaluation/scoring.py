@@ -20,7 +20,7 @@ from evaluation.selectors import qrels_dict, rankings_fetch, rankings_iter, rank
 
 MEASURES: list[str] = list(metrics.DEFAULT_MEASURES)
 
-# Rankings decoded and evaluated together (see ``_Scorer.runs``).
+# Rankings decoded and evaluated together (see ``Scorer.runs``).
 EVALUATE_BATCH = 8
 
 
@@ -44,7 +44,7 @@ def _turn_pks(collection_id: int) -> dict[str, int]:
     return dict(Turn.objects.filter(collection_id=collection_id).values_list("turn_id", "pk"))
 
 
-class _Scorer:
+class Scorer:
     """One version's evaluator and the turn maps its score rows need. The qrels may still be loading (a future):
     rankings are decoded meanwhile, and the evaluator is built when the first of them is evaluated."""
 
@@ -173,7 +173,7 @@ def scores_write(
     if turn_pks is None and len(run_ids) > 1 and connection.vendor == "postgresql" and not connection.in_atomic_block:
         return _scores_write_streamed(version=version, run_ids=run_ids, measures=measures, progress=progress)
     qrels = qrels_dict(version=version, turn_ids=turn_pks)
-    scorer = _Scorer(version, _turn_pks(version.collection_id), qrels, measures)
+    scorer = Scorer(version, _turn_pks(version.collection_id), qrels, measures)
     only = None if turn_pks is None else [scorer.pk_of[q] for q in qrels if q in scorer.pk_of]
     # Per run for a full recompute (bounded memory); all runs at once when only a few turns changed.
     chunks = [[r] for r in run_ids] if turn_pks is None else [run_ids]
@@ -205,7 +205,7 @@ def _scores_write_streamed(
         qrels = helper.submit(qrels_dict, version=version)
         pk_of = _turn_pks(version.collection_id)
         # Built before the COPY starts: nothing may ask this connection anything until it ends.
-        scorer = _Scorer(version, pk_of, qrels, measures)
+        scorer = Scorer(version, pk_of, qrels, measures)
         with rankings_stream(run_ids=run_ids, version_id=version.pk) as raw:
 
             def rows() -> Iterator[tuple]:

@@ -94,6 +94,8 @@ class Ranking(NamedTuple):
 # Rankings come run by run: a recompute evaluates, and writes, one run at a time (the unique (run, turn) index
 # holds them in this order).
 RANKINGS_ORDER = " ORDER BY run_id, turn_id"
+# What ``rankings_iter`` reads from each row, in its order.
+RANKINGS_COLUMNS = "run_id, turn_id, doc_ids, scores"
 
 
 def rankings_fetch(*, run_ids: Sequence[int], turn_pks: Iterable[int] | None) -> list[tuple]:
@@ -109,7 +111,7 @@ def rankings_fetch(*, run_ids: Sequence[int], turn_pks: Iterable[int] | None) ->
         # Binary results: the blobs arrive as raw bytes instead of hex text twice their size, which both the server
         # (encoding) and this process (decoding, holding the GIL the evaluating thread needs) paid for per byte.
         connection.ensure_connection()
-        sql = f"SELECT run_id, turn_id, doc_ids, scores FROM {table} WHERE run_id = ANY(%s)"
+        sql = f"SELECT {RANKINGS_COLUMNS} FROM {table} WHERE run_id = ANY(%s)"
         with psycopg.Cursor(connection.connection) as cursor:
             if pks is None:
                 cursor.execute(sql + RANKINGS_ORDER, [runs], binary=True)
@@ -122,7 +124,7 @@ def rankings_fetch(*, run_ids: Sequence[int], turn_pks: Iterable[int] | None) ->
         where += f" AND turn_id IN ({', '.join(['%s'] * len(pks))})"
         params += pks
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT run_id, turn_id, doc_ids, scores FROM {table} WHERE {where}{RANKINGS_ORDER}", params)
+        cursor.execute(f"SELECT {RANKINGS_COLUMNS} FROM {table} WHERE {where}{RANKINGS_ORDER}", params)
         return cursor.fetchall()
 
 
@@ -134,7 +136,7 @@ def rankings_stream(*, run_ids: Sequence[int], version_id: int | None = None) ->
     the scores meanwhile. With ``version_id``, only the rankings of turns that version judges: no other turn gets
     a score, and a run may rank every turn of an evaluation set (479 in CAsT 2019) where the qrels judge some (173)."""
     table = connection.ops.quote_name(RunTurn._meta.db_table)
-    sql = f"SELECT run_id, turn_id, doc_ids, scores FROM {table} WHERE run_id = ANY(%s)"
+    sql = f"SELECT {RANKINGS_COLUMNS} FROM {table} WHERE run_id = ANY(%s)"
     params: list[Any] = [[int(r) for r in run_ids]]
     if version_id is not None:
         qrels = connection.ops.quote_name(Qrel._meta.db_table)
