@@ -145,7 +145,33 @@ def browser(tmp_path):
     driver.implicitly_wait(0)
     ARTIFACTS.mkdir(exist_ok=True)
     yield driver
+    driver.get("about:blank")  # closes the page's polls and event streams before the browser goes
     driver.quit()
+    live_server_requests_drain()
+
+
+LIVE_SERVER_DRAIN_S = 30.0
+
+
+def live_server_requests_drain(seconds: float = LIVE_SERVER_DRAIN_S) -> None:
+    """Wait until the session's live server has finished every request the browser started.
+
+    The live server outlives each test. A request still running when its test ends (an event stream only learns
+    that the browser left at its next write) would touch the database after the test's access is closed and print
+    its traceback during a later test; printing a traceback parses source with ``ast`` in that thread, which races
+    another thread's ``ast.parse`` in CPython 3.11 ("AST constructor recursion depth mismatch"). So the browser
+    test that started the request waits for it here, while its database is still open.
+    """
+    import threading
+    import time
+
+    deadline = time.monotonic() + seconds
+    # socketserver names each request's thread after its target: "Thread-N (process_request_thread)".
+    for thread in threading.enumerate():
+        if thread.name.endswith("(process_request_thread)"):
+            thread.join(max(0.0, deadline - time.monotonic()))
+    running = [t.name for t in threading.enumerate() if t.name.endswith("(process_request_thread)")]
+    assert not running, f"live server still busy with {len(running)} request(s) {seconds:.0f} s after the browser quit"
 
 
 def page_wait(driver, seconds: float = 30):

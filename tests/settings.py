@@ -15,3 +15,6 @@ if not os.environ.get("REDIS_URL"):
 MEDIA_ROOT = VAR_DIR / "test-media"
 # Many tests log in from the test client's one address; the per-address limit's own tests set the real rate.
 ECAST_LOGIN_RATE = "1000/min"
+# An event stream ends this soon (the browser reconnects and misses nothing), so when a browser test ends, the
+# stream its page had open finishes within seconds and the test's teardown waits for it (tests/conftest.py).
+ECAST_EVENTS_STREAM_SECONDS = 2.0
