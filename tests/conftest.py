@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import threading
+import time
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -162,15 +164,12 @@ def live_server_requests_drain(seconds: float = LIVE_SERVER_DRAIN_S) -> None:
     another thread's ``ast.parse`` in CPython 3.11 ("AST constructor recursion depth mismatch"). So the browser
     test that started the request waits for it here, while its database is still open.
     """
-    import threading
-    import time
-
     deadline = time.monotonic() + seconds
     # socketserver names each request's thread after its target: "Thread-N (process_request_thread)".
-    for thread in threading.enumerate():
-        if thread.name.endswith("(process_request_thread)"):
-            thread.join(max(0.0, deadline - time.monotonic()))
-    running = [t.name for t in threading.enumerate() if t.name.endswith("(process_request_thread)")]
+    busy = [t for t in threading.enumerate() if t.name.endswith("(process_request_thread)")]
+    for thread in busy:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    running = [t.name for t in busy if t.is_alive()]
     assert not running, f"live server still busy with {len(running)} request(s) {seconds:.0f} s after the browser quit"
 
 
