@@ -71,11 +71,19 @@ def rater_queue(*, rater: Any) -> list[dict[str, Any]]:
     paused = set(RaterStatus.objects.filter(rater=rater, paused=True).values_list("campaign_id", flat=True))
     out = []
     for c in Campaign.objects.filter(status=Campaign.Status.OPEN).order_by("created_at"):
-        remaining = RatingItem.objects.filter(campaign=c, is_gold=False, completed_count__lt=c.raters_per_item).exclude(
-            pk__in=RatingAssignment.objects.filter(rater=rater, campaign=c).values("item_id")
-        )
-        out.append({"campaign": c, "done": done.get(c.pk, 0), "paused": c.pk in paused, "left": remaining.count()})
+        left = rater_items_left(campaign=c, rater=rater)
+        out.append({"campaign": c, "done": done.get(c.pk, 0), "paused": c.pk in paused, "left": left})
     return out
+
+
+def rater_items_left(*, campaign: Campaign, rater: Any) -> int:
+    """Items the rater may still answer in the campaign: those never leased to them, plus those leased to them and
+    not yet answered (the one on screen, or one handed out before an undo brought an earlier item back). The queue
+    and the item page both show this number, so a rater who leaves an item half done sees the same count on each."""
+    never_leased = RatingItem.objects.filter(
+        campaign=campaign, is_gold=False, completed_count__lt=campaign.raters_per_item
+    ).exclude(pk__in=RatingAssignment.objects.filter(rater=rater, campaign=campaign).values("item_id"))
+    return never_leased.count() + rater_open_leases(campaign=campaign, rater=rater)
 
 
 def rater_measures(*, campaign: Campaign) -> list[dict[str, Any]]:

@@ -78,11 +78,7 @@ def rating_rate(request: HttpRequest, campaign_id: int) -> HttpResponse:
             "judging/rating_done.html",
             {"campaign": campaign, "done": done, "undo": undo, "message": "No more items for you in this campaign."},
         )
-    # "left" counts items never leased to this rater plus those leased and not yet answered (the one on screen, and
-    # one handed out before an undo brought an earlier item back).
-    left = sel.rater_open_leases(campaign=campaign, rater=request.user) + next(
-        (r["left"] for r in sel.rater_queue(rater=request.user) if r["campaign"].pk == campaign.pk), 0
-    )
+    left = sel.rater_items_left(campaign=campaign, rater=request.user)
     item = assignment.item
     # After an undo the withdrawn answer is shown again, so correcting one measure is one key press.
     previous = sel.previous_answer(assignment=assignment)

@@ -115,6 +115,17 @@ def test_the_queue_page_lists_open_campaigns(rater_client, camp):
     assert camp.name in page.content.decode() and "My rating queue" in page.content.decode()
 
 
+def test_a_rater_who_leaves_the_last_item_half_done_can_go_back_to_it_from_the_queue(rater_client, rater, camp):
+    for _ in range(3):
+        assert rate_one(camp, rater) is not None
+    item_page = rater_client.get(reverse("rating-rate", args=[camp.pk])).content.decode()  # leases the last item
+    assert "3 done · 1 left" in item_page
+    queue = rater_client.get(reverse("rating-queue")).content.decode()
+    cells = re.findall(r'<td class="num">(\d+)</td>', queue)
+    assert cells == ["3", "1"] and "Start rating" in queue and "finished" not in queue
+    assert rater_client.get(reverse("api-rating-queue")).json()[0]["left"] == 1
+
+
 def test_admin_creates_a_campaign_from_the_form_and_sees_the_report(admin_client, db):
     coll = paraphrase_collection()
     page = admin_client.get(reverse("rating-campaigns"))
