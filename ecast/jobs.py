@@ -203,20 +203,30 @@ def job_unit(kind: str, job_id: int, work: Callable[[], T], *, claim: bool = Fal
 
 
 def broker_backlog() -> int:
-    """Messages waiting in the default queue (0 if the broker cannot tell)."""
+    """Messages waiting in all the app's queues (0 if the broker cannot tell).
+
+    Every queue counts: a job routed to the long queue waits there behind a long job while the default queue is
+    empty, and must not be queued a second time (two copies would then run one after the other).
+    """
+    names = [q.name for q in current_app.conf.task_queues or ()] or [current_app.conf.task_default_queue]
+    waiting = 0
     try:
         with current_app.connection_for_read() as conn:
-            declared = conn.default_channel.queue_declare(queue=current_app.conf.task_default_queue, passive=True)
-            return int(declared.message_count)
-    except Exception:  # noqa: BLE001 - a missing queue is an empty one; a broker error must not stop the sweep
-        return 0
+            for name in names:
+                try:
+                    waiting += int(conn.default_channel.queue_declare(queue=name, passive=True).message_count)
+                except conn.channel_errors:
+                    continue  # the broker has no such queue yet (Redis drops an empty list): nothing waits there
+    except Exception:  # noqa: BLE001 - a broker error must not stop the sweep
+        return waiting
+    return waiting
 
 
 def jobs_sweep(*, now: datetime | None = None) -> list[dict[str, Any]]:
     """Re-queue every job whose worker went silent, or fail it after ECAST_JOB_MAX_RETRIES losses; returns actions.
 
     A job counts as silent when neither a heartbeat, nor its creation, nor its last recovery is newer than
-    ECAST_JOB_STALE_SECONDS. A job that never beat is only re-queued when the queue is empty (otherwise it is
+    ECAST_JOB_STALE_SECONDS. A job that never beat is only re-queued when every queue is empty (otherwise it is
     simply waiting its turn).
     """
     # One sweep at a time, even if two beat processes run by mistake.

@@ -81,3 +81,21 @@ def test_a_long_job_reaches_only_the_long_queue_on_the_broker():
             assert b"judging.llm.run" in client.lindex("long", 0)
         finally:
             client.delete("celery", "long")
+
+
+@pytest.mark.skipif(not settings.REDIS_URL, reason="reads the queues' lists in Redis")
+def test_the_sweeper_counts_a_job_waiting_on_the_long_queue_as_a_backlog():
+    # A job that waits on the long queue behind another long job is not silent: queued again, it would run twice.
+    from ecast import jobs
+
+    with current_app.connection_for_write() as conn:
+        client = conn.default_channel.client
+        client.delete("celery", "long")
+        try:
+            assert jobs.broker_backlog() == 0
+            current_app.send_task(LLM_TASK, args=[0], connection=conn)
+            assert jobs.broker_backlog() == 1
+            current_app.send_task(IMPORT_TASK, args=[0], connection=conn)
+            assert jobs.broker_backlog() == 2
+        finally:
+            client.delete("celery", "long")
