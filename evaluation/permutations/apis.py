@@ -142,6 +142,15 @@ class ExperimentStatusApi(AdminApi):
         scored_at = serializers.CharField(allow_null=True)
         scored_version = serializers.CharField(allow_null=True)
         qrels_judgments = serializers.IntegerField(allow_null=True)
+        sampled = inline_serializer(
+            "PermutationSampled",
+            {
+                "conversation": serializers.IntegerField(),
+                "path": serializers.CharField(),
+                "orders": serializers.IntegerField(),
+            },
+            many=True,
+        )
 
     @extend_schema(responses={200: OutputSerializer})
     def get(self, request, pk: int):

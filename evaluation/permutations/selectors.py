@@ -194,8 +194,22 @@ def experiment_analysis(*, experiment: PermutationExperiment, systems: list[str]
     return out
 
 
-def experiment_progress(*, experiment: PermutationExperiment) -> dict[str, Any]:
+def experiment_sampled_counts(*, experiment: PermutationExperiment) -> dict[tuple[int, str], int]:
+    """How many orders each conversation (path) has so far: ``{(conversation id, path): n}``."""
     return {
+        (conv, path): n
+        for conv, path, n in Permutation.objects.filter(experiment=experiment)
+        .values("conversation_id", "path")
+        .annotate(n=Count("id"))
+        .values_list("conversation_id", "path", "n")
+    }
+
+
+def experiment_progress(*, experiment: PermutationExperiment) -> dict[str, Any]:
+    # "sampled" lets the page fill its "orders used" column as each conversation's chunk samples its orders.
+    sampled = experiment_sampled_counts(experiment=experiment)
+    return {
+        "sampled": [{"conversation": c, "path": p, "orders": n} for (c, p), n in sorted(sampled.items())],
         "id": experiment.pk,
         "status": experiment.status,
         "chunks_done": experiment.chunks_done,
@@ -211,13 +225,7 @@ def experiment_conversation_summary(*, experiment: PermutationExperiment) -> lis
     """Per conversation (path) of the plan: how many orders exist (exact), how many were sampled (None until its
     chunk samples them), whether the original is valid. By the labels the orders are sampled from; an experiment
     from before plans kept none, and is described by the turns' labels."""
-    counts = {
-        (conv, path): n
-        for conv, path, n in Permutation.objects.filter(experiment=experiment)
-        .values("conversation_id", "path")
-        .annotate(n=Count("id"))
-        .values_list("conversation_id", "path", "n")
-    }
+    counts = experiment_sampled_counts(experiment=experiment)
     plan = {entry["conversation"]: entry["paths"] for entry in experiment.plan}
     convs = Conversation.objects.in_bulk(list(plan))
     turns = _turns_by_conversation([c for c, paths in plan.items() if not paths])  # one query for all of those

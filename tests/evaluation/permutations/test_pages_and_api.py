@@ -102,6 +102,21 @@ def test_experiment_api_is_admin_only(admin_api, rater_api, anon_api, experiment
     assert rater_api.get(reverse("api-permutation-analysis", args=[experiment.pk])).status_code == 403
 
 
+def test_the_status_api_counts_each_conversations_orders_for_the_page_to_fill_in_while_it_runs(
+    admin_api, admin_client, experiment
+):
+    sampled = admin_api.get(reverse("api-permutation-status", args=[experiment.pk])).json()["sampled"]
+    expected = {}
+    for p in Permutation.objects.filter(experiment=experiment):
+        key = f"{p.conversation_id}:{p.path}"
+        expected[key] = expected.get(key, 0) + 1
+    assert {f"{r['conversation']}:{r['path']}": r["orders"] for r in sampled} == expected
+    assert len(expected) >= 2 and all(n >= 1 for n in expected.values())
+    page = admin_client.get(reverse("permutation-experiment", args=[experiment.pk])).content.decode()
+    for key in expected:  # the cells the page's poll writes the counts into
+        assert f'data-sampled="{key}"' in page
+
+
 def test_experiment_create_api_reports_bad_input(admin_api):
     coll, version = labelled_collection()
     r = admin_api.post(
