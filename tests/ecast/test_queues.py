@@ -68,34 +68,37 @@ def test_each_queue_has_its_own_routing_key():
     assert {name: q.routing_key for name, q in current_app.amqp.queues.items()} == {"celery": "celery", "long": "long"}
 
 
-@pytest.mark.filterwarnings("ignore::celery.exceptions.AlwaysEagerIgnored")  # send_task publishes even in eager mode
-@pytest.mark.skipif(not settings.REDIS_URL, reason="reads the queues' lists in Redis")
-def test_a_long_job_reaches_only_the_long_queue_on_the_broker():
+@pytest.fixture
+def broker():
+    """A write connection to the Redis broker and its client, with both queues empty before and after."""
     with current_app.connection_for_write() as conn:
         client = conn.default_channel.client
         client.delete("celery", "long")
         try:
-            current_app.send_task(LLM_TASK, args=[0], connection=conn)
-            current_app.send_task(IMPORT_TASK, args=[0], connection=conn)
-            assert (client.llen("long"), client.llen("celery")) == (1, 1)
-            assert b"judging.llm.run" in client.lindex("long", 0)
+            yield conn, client
         finally:
             client.delete("celery", "long")
 
 
+@pytest.mark.filterwarnings("ignore::celery.exceptions.AlwaysEagerIgnored")  # send_task publishes even in eager mode
 @pytest.mark.skipif(not settings.REDIS_URL, reason="reads the queues' lists in Redis")
-def test_the_sweeper_counts_a_job_waiting_on_the_long_queue_as_a_backlog():
+def test_a_long_job_reaches_only_the_long_queue_on_the_broker(broker):
+    conn, client = broker
+    current_app.send_task(LLM_TASK, args=[0], connection=conn)
+    current_app.send_task(IMPORT_TASK, args=[0], connection=conn)
+    assert (client.llen("long"), client.llen("celery")) == (1, 1)
+    assert b"judging.llm.run" in client.lindex("long", 0)
+
+
+@pytest.mark.filterwarnings("ignore::celery.exceptions.AlwaysEagerIgnored")
+@pytest.mark.skipif(not settings.REDIS_URL, reason="reads the queues' lists in Redis")
+def test_the_sweeper_counts_a_job_waiting_on_the_long_queue_as_a_backlog(broker):
     # A job that waits on the long queue behind another long job is not silent: queued again, it would run twice.
     from ecast import jobs
 
-    with current_app.connection_for_write() as conn:
-        client = conn.default_channel.client
-        client.delete("celery", "long")
-        try:
-            assert jobs.broker_backlog() == 0
-            current_app.send_task(LLM_TASK, args=[0], connection=conn)
-            assert jobs.broker_backlog() == 1
-            current_app.send_task(IMPORT_TASK, args=[0], connection=conn)
-            assert jobs.broker_backlog() == 2
-        finally:
-            client.delete("celery", "long")
+    conn, _ = broker
+    assert jobs.broker_backlog() == 0
+    current_app.send_task(LLM_TASK, args=[0], connection=conn)
+    assert jobs.broker_backlog() == 1
+    current_app.send_task(IMPORT_TASK, args=[0], connection=conn)
+    assert jobs.broker_backlog() == 2
