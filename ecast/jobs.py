@@ -203,7 +203,7 @@ def job_unit(kind: str, job_id: int, work: Callable[[], T], *, claim: bool = Fal
 
 
 def broker_backlog() -> int:
-    """Messages waiting in all the app's queues (0 if the broker cannot tell).
+    """Messages waiting in all the app's queues (those counted before a broker error; 0 if it cannot tell).
 
     Every queue counts: a job routed to the long queue waits there behind a long job while the default queue is
     empty, and must not be queued a second time (two copies would then run one after the other).
