@@ -208,17 +208,16 @@ def broker_backlog() -> int:
     Every queue counts: a job routed to the long queue waits there behind a long job while the default queue is
     empty, and must not be queued a second time (two copies would then run one after the other).
     """
-    names = [q.name for q in current_app.conf.task_queues or ()] or [current_app.conf.task_default_queue]
     waiting = 0
     try:
         with current_app.connection_for_read() as conn:
-            for name in names:
+            for name in current_app.amqp.queues:
                 try:
                     waiting += int(conn.default_channel.queue_declare(queue=name, passive=True).message_count)
                 except conn.channel_errors:
                     continue  # the broker has no such queue yet (Redis drops an empty list): nothing waits there
     except Exception:  # noqa: BLE001 - a broker error must not stop the sweep
-        return waiting
+        log.warning("the sweeper could not count the messages waiting on the broker", exc_info=True)
     return waiting
 
 
