@@ -122,7 +122,7 @@ def test_a_rater_who_leaves_the_last_item_half_done_can_go_back_to_it_from_the_q
     assert "3 done · 1 left" in item_page
     queue = rater_client.get(reverse("rating-queue")).content.decode()
     cells = re.findall(r'<td class="num">(\d+)</td>', queue)
-    assert cells == ["3", "1"] and "Start rating" in queue and "finished" not in queue
+    assert cells == ["3", "1"] and "Continue rating" in queue and "finished" not in queue
     assert rater_client.get(reverse("api-rating-queue")).json()[0]["left"] == 1
 
 
