@@ -136,6 +136,7 @@ class ExperimentStatusApi(AdminApi):
         job_kind = svc.KIND
         id = serializers.IntegerField()
         status = serializers.CharField()
+        status_label = serializers.CharField(help_text="The status as the experiment page words it.")
         chunks_done = serializers.IntegerField()
         chunks_total = serializers.IntegerField()
         error = serializers.CharField(allow_blank=True)

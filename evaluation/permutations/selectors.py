@@ -212,6 +212,7 @@ def experiment_progress(*, experiment: PermutationExperiment) -> dict[str, Any]:
         "sampled": [{"conversation": c, "path": p, "orders": n} for (c, p), n in sorted(sampled.items())],
         "id": experiment.pk,
         "status": experiment.status,
+        "status_label": experiment.get_status_display(),
         "chunks_done": experiment.chunks_done,
         "chunks_total": experiment.chunks_total,
         "error": experiment.error,
