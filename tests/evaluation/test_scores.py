@@ -466,3 +466,36 @@ def test_a_part_run_twice_does_not_end_the_full_recompute_before_every_part_ran(
     job.refresh_from_db()
     assert job.status == "done" and job.done == 2
     assert {r.run_id for r in stored(version=version)} == {weak, strong}
+
+
+def test_the_leaderboard_summary_gives_each_run_the_mean_and_sd_of_its_rows_across_measure_layouts():
+    """Rows written with different measure lists (an older release stored fewer) are summarised together, by name."""
+    import statistics
+
+    from evaluation.selectors import score_summary
+
+    coll, version, runs = build()
+    services.scores_compute_for_version(version=version)
+    strong, weak = runs["strong"], runs["weak"]
+    expected = {
+        name: {m: list(per_turn_scores(run=run, version=version, measure=m).values()) for m in ("AP", "nDCG@3")}
+        for name, run in (("strong", strong), ("weak", weak))
+    }
+    # One more turn for the strong run in an older layout: AP and nDCG@3 in another order, no Judged@3.
+    extra = coll.turns.exclude(pk__in=TurnScores.objects.filter(run=strong).values("turn_id")).first()
+    TurnScores.objects.create(
+        run=strong, turn=extra, version=version, measures="nDCG@3\nAP", values=[0.25, 0.5], threshold=1
+    )
+    expected["strong"]["AP"].append(0.5)
+    expected["strong"]["nDCG@3"].append(0.25)
+
+    summary = score_summary(version=version, measures=["AP", "nDCG@3", "Judged@3"])
+    for name, run in (("strong", strong), ("weak", weak)):
+        for m, xs in expected[name].items():
+            got = summary[run.pk][m]
+            assert got.n == len(xs)
+            assert got.mean == pytest.approx(statistics.fmean(xs), abs=1e-15)
+            assert got.sd == pytest.approx(statistics.stdev(xs), abs=1e-15)
+    # Judged@3 only from the rows that store it; a run filter keeps the other run out.
+    assert summary[strong.pk]["Judged@3"].n == len(expected["strong"]["AP"]) - 1
+    assert set(score_summary(version=version, measures=["AP"], run_ids=[weak.pk])) == {weak.pk}
