@@ -40,7 +40,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.common import load_average, row  # noqa: E402
+from bench.common import load_average, postgres_cpu, row  # noqa: E402
 
 
 def var_dir() -> str:
@@ -216,11 +216,7 @@ def load_slice(port: int, tokens: list[str], campaign_id: int, deadline: float, 
 
 
 def cpu_seconds(server_pid: int, db_name: str) -> tuple[float, float]:
-    """(CPU seconds of the gunicorn master and workers, of the PostgreSQL backends serving ``db_name``) so far.
-
-    A backend whose connection ended (a web thread's connection is replaced once it is ECAST_DB_CONN_MAX_AGE
-    old) takes its CPU time with it; the server's main process is charged it when it reaps the backend, so that
-    process's children's time (on a quiet machine, this run's backends and autovacuum's) is counted too."""
+    """(CPU seconds of the gunicorn master and workers, of the PostgreSQL backends serving ``db_name``) so far."""
     import psutil
 
     def spent(proc: psutil.Process) -> float:
@@ -231,21 +227,7 @@ def cpu_seconds(server_pid: int, db_name: str) -> tuple[float, float]:
             return 0.0
 
     server = psutil.Process(server_pid)
-    web = spent(server) + sum(spent(c) for c in server.children(recursive=True))
-    db = 0.0
-    postmasters: set[int] = set()
-    for proc in psutil.process_iter(["name", "cmdline", "ppid"]):
-        cmd = " ".join(proc.info.get("cmdline") or [])
-        if (proc.info.get("name") or "").startswith("postgres") and f" {db_name} " in f" {cmd} ":
-            db += spent(proc)
-            postmasters.add(proc.info["ppid"])
-    for pid in postmasters:
-        try:
-            t = psutil.Process(pid).cpu_times()
-            db += t.children_user + t.children_system
-        except psutil.Error:
-            pass
-    return web, db
+    return spent(server) + sum(spent(c) for c in server.children(recursive=True)), postgres_cpu(db_name)
 
 
 def pct(values: list[float], q: float) -> float:

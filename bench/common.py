@@ -64,3 +64,41 @@ def backend_cpu() -> float:
     keeps its connection from task to task: a task's share is the difference between its end and its start."""
     pid = backend_pid()
     return process_cpu(pid) if pid else 0.0
+
+
+def machine_cpu() -> tuple[float, float]:
+    """(busy, stolen) CPU seconds of every core of this machine so far, from /proc/stat: busy is everything but
+    idle, I/O wait and steal; stolen is what the hypervisor gave other guests while this one wanted to run. Their
+    differences over a timed stretch say how full the cores were and how much of the wall time went elsewhere."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields
+    return (user + nice + system + irq + softirq) / TICK, steal / TICK
+
+
+def postgres_cpu(db_name: str) -> float:
+    """CPU seconds so far of the PostgreSQL backends serving ``db_name`` on this machine (0 without any).
+
+    A backend whose connection ended (a web thread's connection replaced once ECAST_DB_CONN_MAX_AGE old, a
+    recompute's rankings stream) takes its CPU time with it; the server's main process is charged it when it
+    reaps the backend, so that process's children's time (on a quiet machine, this run's backends and
+    autovacuum's) is counted too."""
+    import psutil
+
+    total = 0.0
+    postmasters: set[int] = set()
+    for proc in psutil.process_iter(["name", "cmdline", "ppid"]):
+        cmd = " ".join(proc.info.get("cmdline") or [])
+        if (proc.info.get("name") or "").startswith("postgres") and f" {db_name} " in f" {cmd} ":
+            try:
+                t = proc.cpu_times()
+                total += t.user + t.system
+            except psutil.Error:
+                continue
+            postmasters.add(proc.info["ppid"])
+    for pid in postmasters:
+        try:
+            t = psutil.Process(pid).cpu_times()
+            total += t.children_user + t.children_system
+        except psutil.Error:
+            pass
+    return total
