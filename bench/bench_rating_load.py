@@ -40,7 +40,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.common import load_average, postgres_cpu, row  # noqa: E402
+from bench.common import cpu_seconds, load_average, postgres_cpu, row  # noqa: E402
 
 
 def var_dir() -> str:
@@ -215,21 +215,6 @@ def load_slice(port: int, tokens: list[str], campaign_id: int, deadline: float, 
     return stats
 
 
-def cpu_seconds(server_pid: int, db_name: str) -> tuple[float, float]:
-    """(CPU seconds of the gunicorn master and workers, of the PostgreSQL backends serving ``db_name``) so far."""
-    import psutil
-
-    def spent(proc: psutil.Process) -> float:
-        try:
-            t = proc.cpu_times()
-            return t.user + t.system
-        except psutil.Error:
-            return 0.0
-
-    server = psutil.Process(server_pid)
-    return spent(server) + sum(spent(c) for c in server.children(recursive=True)), postgres_cpu(db_name)
-
-
 def pct(values: list[float], q: float) -> float:
     return float(np.percentile(np.array(values) * 1000, q)) if values else float("nan")
 
@@ -309,7 +294,8 @@ def run(args: argparse.Namespace, db_url: str) -> None:
         db_name = urllib.parse.urlparse(db_url).path.lstrip("/")
         procs = max(1, min(args.procs, len(tokens)))
         slices = [tokens[i::procs] for i in range(procs)]
-        cpu_before = cpu_seconds(server.pid, db_name)
+        # (gunicorn master and workers, the PostgreSQL backends serving the bench database)
+        cpu_before = cpu_seconds(server.pid), postgres_cpu(db_name)
         start = time.perf_counter()
         deadline = start + args.duration  # CLOCK_MONOTONIC: the same clock in every load process
         # The simulated raters are spread over several processes: hundreds of threads in one interpreter queue for
@@ -320,7 +306,7 @@ def run(args: argparse.Namespace, db_url: str) -> None:
                 for key, values in timings.items():
                     stats[key].extend(values)
         wall = time.perf_counter() - start
-        cpu_after = cpu_seconds(server.pid, db_name)
+        cpu_after = cpu_seconds(server.pid), postgres_cpu(db_name)
     finally:
         if server is not None:
             server.terminate()

@@ -283,7 +283,7 @@ def score_summary(
     binary: on the benchmark's 20 runs × 200 turns, 20 rows instead of 4,000 and 17 ms where picking the values out
     in SQL took 140 ms."""
     ids = None if run_ids is None else [int(r) for r in run_ids]
-    blocks: list[tuple[int, str, Any]] = []
+    blocks: list[tuple[int, str, Any]]
     if connection.vendor == "postgresql":
         connection.ensure_connection()
         sql = (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from unittest import mock
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from ecast.jobs import debounce_release
 from evaluation import events, metrics, services
 from evaluation.models import DirtyTurn, EvaluationJob, LeaderboardSnapshot, Qrel, TurnScores
-from evaluation.selectors import leaderboard, per_turn_scores, qrels_dict, run_dict, score_means
+from evaluation.selectors import leaderboard, per_turn_scores, qrels_dict, run_dict, score_means, score_summary
 from tests.concurrency import require_postgres
 from tests.evaluation.eval_helpers import QRELS, RUNS, add_run, build, stored
 
@@ -470,10 +471,6 @@ def test_a_part_run_twice_does_not_end_the_full_recompute_before_every_part_ran(
 
 def test_the_leaderboard_summary_gives_each_run_the_mean_and_sd_of_its_rows_across_measure_layouts():
     """Rows written with different measure lists (an older release stored fewer) are summarised together, by name."""
-    import statistics
-
-    from evaluation.selectors import score_summary
-
     coll, version, runs = build()
     services.scores_compute_for_version(version=version)
     strong, weak = runs["strong"], runs["weak"]
