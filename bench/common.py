@@ -30,6 +30,11 @@ def _stat_fields(entry: Path) -> list[str] | None:
         return None
 
 
+def _spent(fields: list[str]) -> float:
+    """User + system CPU seconds of a process from its ``_stat_fields``."""
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
 def cpu_seconds(pid: int) -> float:
     """CPU seconds (user + system) a worker and its pool processes have used, from /proc (0 where there is none):
     on a shared machine the wall time says how much CPU others left us, the CPU time what the work cost. Reads
@@ -38,14 +43,14 @@ def cpu_seconds(pid: int) -> float:
     for entry in Path("/proc").glob("[0-9]*"):
         fields = _stat_fields(entry)
         if fields is not None and (int(entry.name) == pid or int(fields[1]) == pid):
-            total += (int(fields[11]) + int(fields[12])) / TICK
+            total += _spent(fields)
     return total
 
 
 def process_cpu(pid: int) -> float:
     """CPU seconds (user + system) of one process, from its own /proc entry (0 where there is none)."""
     fields = _stat_fields(Path(f"/proc/{pid}"))
-    return 0.0 if fields is None else (int(fields[11]) + int(fields[12])) / TICK
+    return 0.0 if fields is None else _spent(fields)
 
 
 def backend_pid() -> int | None:
@@ -76,29 +81,29 @@ def machine_cpu() -> tuple[float, float]:
 
 
 def postgres_cpu(db_name: str) -> float:
-    """CPU seconds so far of the PostgreSQL backends serving ``db_name`` on this machine (0 without any).
+    """CPU seconds so far of the PostgreSQL backends serving ``db_name`` on this machine (0 without a server), from
+    /proc.
 
     A backend whose connection ended (a web thread's connection replaced once ECAST_DB_CONN_MAX_AGE old, a
     recompute's rankings stream) takes its CPU time with it; the server's main process is charged it when it
     reaps the backend, so that process's children's time (on a quiet machine, this run's backends and
-    autovacuum's) is counted too."""
-    import psutil
-
+    autovacuum's) is counted too, whether or not a backend of ``db_name`` is open at the moment."""
+    servers: dict[int, list[str]] = {}  # pid → stat fields of every postgres process
     total = 0.0
-    postmasters: set[int] = set()
-    for proc in psutil.process_iter(["name", "cmdline", "ppid"]):
-        cmd = " ".join(proc.info.get("cmdline") or [])
-        if (proc.info.get("name") or "").startswith("postgres") and f" {db_name} " in f" {cmd} ":
-            try:
-                t = proc.cpu_times()
-                total += t.user + t.system
-            except psutil.Error:
-                continue
-            postmasters.add(proc.info["ppid"])
-    for pid in postmasters:
+    for entry in Path("/proc").glob("[0-9]*"):
         try:
-            t = psutil.Process(pid).cpu_times()
-            total += t.children_user + t.children_system
-        except psutil.Error:
-            pass
+            if (entry / "comm").read_text().strip() != "postgres":
+                continue
+            # A backend's title: "postgres: USER DATABASE HOST(PORT) STATE".
+            title = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        fields = _stat_fields(entry)
+        if fields is not None:
+            servers[int(entry.name)] = fields
+            if f" {db_name} " in f" {title} ":
+                total += _spent(fields)
+    for fields in servers.values():
+        if int(fields[1]) not in servers:  # a server's main process: its reaped children's user + system time
+            total += (int(fields[13]) + int(fields[14])) / TICK
     return total
