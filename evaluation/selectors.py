@@ -29,6 +29,15 @@ from evaluation.models import (
 )
 
 
+def _binary_rows(sql: str, params: Sequence[Any]) -> list[tuple]:
+    """The rows of one query on this thread's PostgreSQL connection, read in binary: arrays and blobs arrive as
+    psycopg's C loaders build them, not as text for this process to parse."""
+    connection.ensure_connection()
+    with psycopg.Cursor(connection.connection) as cursor:
+        cursor.execute(sql, params, binary=True)
+        return cursor.fetchall()
+
+
 def qrels_dict(*, version: QrelsVersion, turn_ids: Iterable[int] | None = None) -> dict[str, dict[str, int]]:
     """The version's judgments as {turn_id string: {passage_id: grade}} (optionally only some Turn pks)."""
     pks = None if turn_ids is None else [int(t) for t in turn_ids]
@@ -42,16 +51,16 @@ def qrels_dict(*, version: QrelsVersion, turn_ids: Iterable[int] | None = None) 
     if connection.vendor == "postgresql":
         # One row per turn with its passages and grades as two arrays, read in binary: the server groups (its own
         # process) and psycopg's C loaders build the lists, instead of 100k rows through the ORM in this process.
-        connection.ensure_connection()
         table = connection.ops.quote_name(Qrel._meta.db_table)
         sql = f"SELECT turn_id, array_agg(passage_id), array_agg(grade) FROM {table} WHERE version_id = %s"
         params: list[Any] = [version.pk]
         if pks is not None:
             sql += " AND turn_id = ANY(%s)"
             params.append(pks)
-        with psycopg.Cursor(connection.connection) as cursor:
-            cursor.execute(sql + " GROUP BY turn_id", params, binary=True)
-            return {turn_of[tpk]: dict(zip(pids, grades, strict=True)) for tpk, pids, grades in cursor}
+        return {
+            turn_of[tpk]: dict(zip(pids, grades, strict=True))
+            for tpk, pids, grades in _binary_rows(sql + " GROUP BY turn_id", params)
+        }
     rows = Qrel.objects.filter(version=version)
     if pks is not None:
         rows = rows.filter(turn_id__in=pks)
@@ -109,14 +118,10 @@ def rankings_fetch(*, run_ids: Sequence[int], turn_pks: Iterable[int] | None) ->
     if connection.vendor == "postgresql":
         # Binary results: the blobs arrive as raw bytes instead of hex text twice their size, which both the server
         # (encoding) and this process (decoding, holding the GIL the evaluating thread needs) paid for per byte.
-        connection.ensure_connection()
         sql = f"SELECT {RANKINGS_COLUMNS} FROM {table} WHERE run_id = ANY(%s)"
-        with psycopg.Cursor(connection.connection) as cursor:
-            if pks is None:
-                cursor.execute(sql + RANKINGS_ORDER, [runs], binary=True)
-            else:
-                cursor.execute(sql + " AND turn_id = ANY(%s)" + RANKINGS_ORDER, [runs, pks], binary=True)
-            return cursor.fetchall()
+        if pks is None:
+            return _binary_rows(sql + RANKINGS_ORDER, [runs])
+        return _binary_rows(sql + " AND turn_id = ANY(%s)" + RANKINGS_ORDER, [runs, pks])
     where = f"run_id IN ({', '.join(['%s'] * len(runs))})"
     params: list[Any] = list(runs)
     if pks is not None:
@@ -285,14 +290,11 @@ def score_summary(
     ids = None if run_ids is None else [int(r) for r in run_ids]
     blocks: list[tuple[int, str, Any]]
     if connection.vendor == "postgresql":
-        connection.ensure_connection()
         sql = (
             f"SELECT run_id, measures, array_agg(values) FROM {connection.ops.quote_name(TurnScores._meta.db_table)}"
             " WHERE version_id = %s" + (" AND run_id = ANY(%s)" if ids is not None else "") + " GROUP BY 1, 2"
         )
-        with psycopg.Cursor(connection.connection) as cursor:
-            cursor.execute(sql, [version.pk] + ([ids] if ids is not None else []), binary=True)
-            blocks = cursor.fetchall()
+        blocks = _binary_rows(sql, [version.pk] + ([ids] if ids is not None else []))
     else:
         rows = TurnScores.objects.filter(version=version)
         if ids is not None:
