@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from django.db import transaction
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from evaluation import events, services
 from evaluation.models import Qrel
 from tests.conftest import ARTIFACTS, browser_login, page_wait
-from tests.evaluation.eval_helpers import build
+from tests.evaluation.eval_helpers import build, derive
 
 
 def _cell(browser, run_id: int) -> str:
@@ -42,6 +42,26 @@ def test_the_leaderboard_updates_live_when_a_judgment_arrives(browser, live_serv
     assert float(_cell(browser, weak)) > float(before)
     assert "<svg" in browser.find_element(By.ID, "lb-plot").get_attribute("innerHTML")
     browser.save_screenshot(str(ARTIFACTS / "evaluation-leaderboard.png"))
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_choosing_a_qrels_version_shows_its_leaderboard_without_pressing_show(browser, live_server, admin_user):
+    coll, version, runs = build()
+    # In the derived version the weak run's rank-1 document for 1_1 is highly relevant: its nDCG@3 differs.
+    derived = derive(version, "original + new", {"1_1": {"x1": 4}})
+    services.scores_compute_for_version(version=version)
+    services.scores_compute_for_version(version=derived)
+    browser_login(browser, live_server, "admin1", "pass-admin1")
+    browser.get(f"{live_server.url}/evaluation/?version={version.pk}")
+    weak = runs["weak"].pk
+    before = _cell(browser, weak)
+    assert "Qrels version original ·" in browser.find_element(By.ID, "leaderboard").text
+
+    Select(browser.find_element(By.NAME, "version")).select_by_visible_text("original + new")
+    page_wait(browser).until(lambda d: "Qrels version original + new" in d.find_element(By.ID, "leaderboard").text)
+    assert float(_cell(browser, weak)) > float(before)
+    assert Select(browser.find_element(By.NAME, "version")).first_selected_option.text == "original + new"
 
 
 @pytest.mark.browser
