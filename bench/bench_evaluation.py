@@ -141,7 +141,7 @@ def main() -> None:
             RunTurn.objects.bulk_create(
                 [RunTurn(run=run, turn_id=pk_of[q], doc_ids=r[q], scores=scores) for q in qids], batch_size=200
             )
-        # The app's importers refresh the planner's statistics after a bulk load (``ecast.bulk.rows_insert``);
+        # The app's importers refresh the planner's statistics after a bulk load (``ecast.core.bulk.rows_insert``);
         # this set-up loads with bulk_create, so it does the same (without them the qrels load sorts on disk).
         if USING_PG:
             with connection.cursor() as cursor:

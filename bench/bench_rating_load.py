@@ -92,8 +92,8 @@ def seed_data(n_items: int, n_raters: int, n: int) -> tuple[int, list[str]]:
     from django.contrib.auth.models import Group, User
     from rest_framework.authtoken.models import Token
 
+    from ecast.core.permissions import RATER
     from ecast.models import Collection, Conversation, Paraphrase, Turn
-    from ecast.permissions import RATER
     from judging.rating import services
 
     coll = Collection.objects.create(name="Bench", year=2020)

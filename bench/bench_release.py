@@ -37,7 +37,7 @@ from django.conf import settings  # noqa: E402
 from django.db import connection  # noqa: E402
 
 from ecast import releases  # noqa: E402
-from ecast.csvfiles import csv_lines  # noqa: E402
+from ecast.core.csvfiles import csv_lines  # noqa: E402
 from ecast.imports.services import import_file  # noqa: E402
 from ecast.models import Paraphrase  # noqa: E402
 

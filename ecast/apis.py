@@ -20,10 +20,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ecast import auth, selectors, services
+from ecast import selectors, services
+from ecast.core import auth
+from ecast.core.rest import AUTHENTICATION, AdminApi
 from ecast.filters import CollectionFilter, ConversationFilter, ParaphraseFilter, PassageFilter, TurnFilter
 from ecast.models import Collection, Conversation, Paraphrase, Passage, PtkbStatement, Turn
-from ecast.rest import AUTHENTICATION, AdminApi
 
 # ---------------------------------------------------------------- serializers shared by several views
 
@@ -93,7 +94,7 @@ class TokenObtainApi(APIView):
 
     authentication_classes: list = []
     permission_classes = [AllowAny]
-    # No DRF throttle: ecast.auth counts attempts per address (shared with the log-in page) and per username.
+    # No DRF throttle: ecast.core.auth counts attempts per address (shared with the log-in page) and per username.
     throttle_classes: list = []
 
     class InputSerializer(serializers.Serializer):

@@ -11,7 +11,7 @@ class EcastConfig(AppConfig):
 
     def ready(self) -> None:
         # Bind shared tasks to the project's Celery app and register every task by name in this process too, so
-        # services can enqueue by name (ecast.jobs) without importing the tasks modules that import them.
+        # services can enqueue by name (ecast.core.jobs) without importing the tasks modules that import them.
         from ecast.celery import TASK_PACKAGES, app
 
         app.set_default()
@@ -24,13 +24,13 @@ class EcastConfig(AppConfig):
 
 
 def _forget_tokens_on_change() -> None:
-    """Cached API-token look-ups (ecast.auth) are dropped whenever what they hold changes."""
+    """Cached API-token look-ups (ecast.core.auth) are dropped whenever what they hold changes."""
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group
     from django.db.models.signals import m2m_changed, post_delete, post_save, pre_delete
     from rest_framework.authtoken.models import Token
 
-    from ecast.auth import token_cache_forget
+    from ecast.core.auth import token_cache_forget
 
     user_model = get_user_model()
 

@@ -6,7 +6,7 @@ member; a queryset may contain either member (or both) of a pair — each pair i
 
 The CSV is written by :func:`release_csv_lines` in the published file's own bytes: minimal quoting and CRLF line
 ends (the published ECAsT.csv ends every line with CRLF), so importing ECAsT.csv and exporting it gives the same
-file, byte for byte. Formula-like text gets a leading apostrophe there (``ecast.csvfiles``), which the ECAsT import
+file, byte for byte. Formula-like text gets a leading apostrophe there (``ecast.core.csvfiles``), which the ECAsT import
 removes again, so the round trip stays exact. The JSONL keeps every text exactly as stored.
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 
 from django.db.models import Q, QuerySet
 
-from ecast.csvfiles import csv_lines
+from ecast.core.csvfiles import csv_lines
 from ecast.models import Collection, Paraphrase
 
 CSV_HEADER = ["TURN_ID", "MANUAL PARAPHRASE", "RAW PARAPHRASE"]

@@ -11,7 +11,7 @@ from django.core.cache import cache
 from django.db.models import Count, F, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from ecast import curation, trees
-from ecast.jobs import heartbeat_key
+from ecast.core.jobs import heartbeat_key
 from ecast.models import Collection, Conversation, ImportJob, JobRecovery, Paraphrase, PtkbStatement, Turn
 
 

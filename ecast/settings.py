@@ -73,15 +73,15 @@ INSTALLED_APPS = [
 ]
 
 # Sessions, authentication and messages are Django's own, except that they step aside for token-authenticated calls
-# to /api/ (ecast.middleware says why); everything else gets them unchanged.
+# to /api/ (ecast.core.middleware says why); everything else gets them unchanged.
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "ecast.middleware.SessionMiddleware",
+    "ecast.core.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "ecast.middleware.AuthenticationMiddleware",
-    "ecast.middleware.MessageMiddleware",
+    "ecast.core.middleware.AuthenticationMiddleware",
+    "ecast.core.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
@@ -98,7 +98,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "ecast.permissions.role_context",
+                "ecast.core.permissions.role_context",
             ],
         },
     },
@@ -218,7 +218,7 @@ if ECAST_TRUSTED_PROXIES < 0:
 REST_FRAMEWORK = {
     # Token first: its WWW-Authenticate challenge makes an anonymous call a 401 (session-first answers 403).
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "ecast.auth.CachedTokenAuthentication",
+        "ecast.core.auth.CachedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -226,9 +226,9 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     # Names nested Input/Output serializers after their view so schema components never collide.
-    "DEFAULT_SCHEMA_CLASS": "ecast.schema.AutoSchema",
-    # One handler turns Django ValidationError and domain errors (ecast.errors.DomainError) into responses.
-    "EXCEPTION_HANDLER": "ecast.rest.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "ecast.core.schema.AutoSchema",
+    # One handler turns Django ValidationError and domain errors (ecast.core.errors.DomainError) into responses.
+    "EXCEPTION_HANDLER": "ecast.core.rest.exception_handler",
     # Throttles key on X-Forwarded-For only behind this many trusted proxies (None would trust it blindly).
     "NUM_PROXIES": ECAST_TRUSTED_PROXIES,
 }
@@ -315,14 +315,14 @@ CELERY_TASK_ROUTES = {name: {"queue": ECAST_LONG_QUEUE} for name in ECAST_LONG_T
 CELERY_TASK_QUEUES = [Queue(name, routing_key=name) for name in (CELERY_TASK_DEFAULT_QUEUE, ECAST_LONG_QUEUE)]
 
 if REDIS_URL:
-    # ecast.cache.RedisCache: Django's backend reusing one Redis client per pool (it builds one per call).
-    # Keys carry the name of the database they describe (ecast.cache.database_key): a test run and a server, or a
+    # ecast.core.cache.RedisCache: Django's backend reusing one Redis client per pool (it builds one per call).
+    # Keys carry the name of the database they describe (ecast.core.cache.database_key): a test run and a server, or a
     # database and its restored copy, sharing one Redis database never read each other's campaigns, whose ids repeat.
     CACHES = {
         "default": {
-            "BACKEND": "ecast.cache.RedisCache",
+            "BACKEND": "ecast.core.cache.RedisCache",
             "LOCATION": REDIS_URL,
-            "KEY_FUNCTION": "ecast.cache.database_key",
+            "KEY_FUNCTION": "ecast.core.cache.database_key",
         }
     }
 else:

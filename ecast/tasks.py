@@ -6,7 +6,7 @@ from typing import Any
 
 from celery import shared_task
 
-from ecast import jobs
+from ecast.core import jobs
 
 
 @shared_task(name="ecast.jobs_sweep")

@@ -6,7 +6,7 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from ecast import apis, views
-from ecast.auth import ThrottledLoginView
+from ecast.core.auth import ThrottledLoginView
 
 urlpatterns = [
     path("", views.home, name="home"),

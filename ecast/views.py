@@ -18,8 +18,8 @@ from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
 from ecast import dashboard, selectors, services
+from ecast.core.permissions import admin_required, user_roles
 from ecast.models import Collection, Conversation, Paraphrase, Turn, UtteranceClass
-from ecast.permissions import admin_required, user_roles
 
 PAGE_SIZE = 50
 

@@ -12,8 +12,8 @@ from rest_framework import generics, serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
+from ecast.core.rest import AdminApi, JobHealthFields
 from ecast.models import Collection, TestSet
-from ecast.rest import AdminApi, JobHealthFields
 from evaluation import metrics, stats
 from evaluation import selectors as sel
 from evaluation import services as svc

@@ -14,8 +14,8 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from ecast import providers
-from ecast.bulk import rows_insert
+from ecast.core import providers
+from ecast.core.bulk import rows_insert
 from ecast.imports import parsers, registry
 from ecast.imports.errors import ImportFailed, row_error
 from ecast.imports.writers import Context, Result, raise_if, resolve_qids

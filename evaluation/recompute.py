@@ -1,7 +1,7 @@
 """Everything that keeps results current, in one place: the receivers of "qrels changed", "run created" and "qrels
 version saved", connected by ``EvaluationConfig.ready()``.
 
-Each receiver hands its work to a service that queues it through the one debounce (``ecast.jobs.debounce``):
+Each receiver hands its work to a service that queues it through the one debounce (``ecast.core.jobs.debounce``):
 stored scores (changed turns only), permutation experiments (rescore) and analyses (recompute).
 """
 

@@ -12,7 +12,7 @@ from django.core.cache import cache
 from django.db import connection, connections, transaction
 from django.utils import timezone
 
-from ecast.bulk import rows_insert
+from ecast.core.bulk import rows_insert
 from ecast.models import Turn
 from evaluation import metrics
 from evaluation.models import QrelsVersion, TurnScores

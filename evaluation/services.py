@@ -20,9 +20,9 @@ from django.db import transaction
 from django.db.models import Count, Min
 from django.utils import timezone
 
+from ecast.core.jobs import debounce, debounce_release, enqueue, exclusive
 from ecast.imports.errors import ImportFailed
 from ecast.imports.services import run_import
-from ecast.jobs import debounce, debounce_release, enqueue, exclusive
 from ecast.models import Collection, TestSet
 from evaluation import metrics
 from evaluation.models import (
@@ -38,7 +38,7 @@ from evaluation.selectors import score_means, scores_exist
 
 log = logging.getLogger(__name__)
 
-# Job kinds the heartbeat and the sweeper know (ecast.jobs), and the tasks they queue.
+# Job kinds the heartbeat and the sweeper know (ecast.core.jobs), and the tasks they queue.
 JOB_KIND = "evaluation"  # evaluation jobs, by job id
 RECOMPUTE_KIND = "recompute"  # a version's pending dirty turns, by version id
 JOB_TASK = "evaluation.evaluation_job_run"
@@ -441,7 +441,7 @@ def run_update(*, run: Run, test_set: TestSet | None, description: str | None = 
     return run
 
 
-# --- worker loss (the sweeper calls these through ecast.jobs) ----------------------------------------------------
+# --- worker loss (the sweeper calls these through ecast.core.jobs) ----------------------------------------------------
 
 
 def evaluation_jobs_active() -> list[tuple[int, Any]]:

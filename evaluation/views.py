@@ -16,11 +16,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from ecast.csvfiles import csv_response
+from ecast.core.csvfiles import csv_response
+from ecast.core.permissions import admin_required
+from ecast.core.rest import job_health_data
 from ecast.forms import preselect_single_choices
 from ecast.models import Collection, TestSet
-from ecast.permissions import admin_required
-from ecast.rest import job_health_data
 from ecast.selectors import jobs_health
 from evaluation import metrics, stats
 from evaluation import selectors as sel

@@ -13,7 +13,7 @@ from django.contrib.auth.models import Group, User
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from ecast.permissions import ADMIN, ASSESSOR, RATER
+from ecast.core.permissions import ADMIN, ASSESSOR, RATER
 from tests import factories
 
 REPO = Path(__file__).resolve().parent.parent

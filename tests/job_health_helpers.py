@@ -14,7 +14,7 @@ from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from ecast import jobs
+from ecast.core import jobs
 from ecast.models import JobRecovery
 
 LOST_DETAIL = "no heartbeat for 640 s; re-queued 2 chunk(s)"

@@ -11,10 +11,10 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from ecast.core.rest import JOB_HEALTH_FIELDS, AdminApi, JobHealthFields
 from ecast.generation import reports, selectors, services, testsets
 from ecast.models import Collection, GenerationJob, TestSet
 from ecast.pipeline.backends import status_table
-from ecast.rest import JOB_HEALTH_FIELDS, AdminApi, JobHealthFields
 
 
 class ProgressOutput(serializers.Serializer):

@@ -15,7 +15,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from ecast import jobs, providers
+from ecast.core import jobs, providers
 from ecast.models import (
     Collection,
     Conversation,
@@ -410,7 +410,7 @@ def generation_job_resume(*, job: GenerationJob) -> GenerationJob:
     return job
 
 
-# --- worker loss (the sweeper calls these through ecast.jobs) ----------------------------------------------------
+# --- worker loss (the sweeper calls these through ecast.core.jobs) ----------------------------------------------------
 
 KIND = "generation"
 

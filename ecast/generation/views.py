@@ -12,13 +12,13 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from ecast.csvfiles import csv_response
+from ecast.core.csvfiles import csv_response
+from ecast.core.permissions import admin_required
+from ecast.core.rest import job_health_data, validation_payload
 from ecast.generation import reports, selectors, services, testsets
 from ecast.generation.forms import GenerationJobForm, TestSetForm
 from ecast.models import Collection, GenerationJob, GenerationTurn, Paraphrase, TestSet
-from ecast.permissions import admin_required
 from ecast.pipeline.backends import status_table
-from ecast.rest import job_health_data, validation_payload
 from ecast.selectors import job_health
 
 

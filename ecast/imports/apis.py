@@ -15,12 +15,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ecast import releases
-from ecast.csvfiles import csv_streaming_response
-from ecast.errors import DomainError
+from ecast.core.csvfiles import csv_streaming_response
+from ecast.core.errors import DomainError
+from ecast.core.rest import JOB_HEALTH_FIELDS, AdminApi, JobHealthFields
 from ecast.imports import registry, services
 from ecast.imports.views import body_too_large
 from ecast.models import Collection, ImportJob
-from ecast.rest import JOB_HEALTH_FIELDS, AdminApi, JobHealthFields
 
 
 class ImportErrorOutput(serializers.Serializer):

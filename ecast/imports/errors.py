@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ecast.errors import DomainError
+from ecast.core.errors import DomainError
 
 
 def row_error(file: str, line: int | None, reason: str, *, kind: str = "") -> dict[str, Any]:

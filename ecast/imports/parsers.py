@@ -23,7 +23,7 @@ from xml.etree.ElementTree import Element, ParseError
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring as safe_fromstring
 
-from ecast.csvfiles import restore_cell
+from ecast.core.csvfiles import restore_cell
 from ecast.imports.errors import ImportFailed, row_error
 from ecast.imports.readers import read_text
 
@@ -184,7 +184,7 @@ def parse_ecast_csv(text: str, *, file: str) -> Parsed:
                 p.error(n, f"expected 3 columns (turn id, manual, raw), found {len(row)}")
                 continue
             # Texts are kept byte for byte (some published rows end in a space) so a release round-trips exactly;
-            # the apostrophe the app's CSV writer puts before formula-like text is removed (ecast.csvfiles rule).
+            # the apostrophe the app's CSV writer puts before formula-like text is removed (ecast.core.csvfiles rule).
             turn_id, manual, raw = row[0].strip(), restore_cell(row[1]), restore_cell(row[2])
             if not _check_turn_id(p, n, turn_id):
                 continue

@@ -22,7 +22,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from ecast import jobs
+from ecast.core import jobs
 from ecast.imports import formats, registry, writers
 from ecast.imports.errors import ImportFailed, row_error
 from ecast.models import Collection, ImportJob, TestSet, Turn

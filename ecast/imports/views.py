@@ -12,13 +12,13 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
-from ecast.csvfiles import csv_response
+from ecast.core.csvfiles import csv_response
+from ecast.core.permissions import admin_required
+from ecast.core.rest import job_health_data
 from ecast.imports import registry, services
 from ecast.imports.errors import warning_kind, warnings_summary
 from ecast.models import Collection, ImportJob, Paraphrase
-from ecast.permissions import admin_required
 from ecast.releases import STATUSES, release_pairs
-from ecast.rest import job_health_data
 from ecast.selectors import job_health
 
 

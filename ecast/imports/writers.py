@@ -17,7 +17,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from ecast.bulk import ids_reserve, objects_insert, objects_update, rows_insert
+from ecast.core.bulk import ids_reserve, objects_insert, objects_update, rows_insert
 from ecast.imports import parsers, topics
 from ecast.imports.errors import ImportFailed, row_error
 from ecast.imports.readers import read_text

@@ -7,7 +7,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from ecast.rest import AdminApi
+from ecast.core.rest import AdminApi
 from evaluation import metrics
 from evaluation.agreement import selectors as asel
 from evaluation.models import QrelsVersion

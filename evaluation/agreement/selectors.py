@@ -9,7 +9,7 @@ from typing import Any
 from django.core.cache import cache
 from django.db.models import Count, Max
 
-from ecast.errors import DomainError
+from ecast.core.errors import DomainError
 from ecast.models import Collection, Turn
 from evaluation import metrics
 from evaluation import selectors as sel

@@ -8,9 +8,9 @@ from typing import Any
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
-from ecast.csvfiles import csv_response
+from ecast.core.csvfiles import csv_response
+from ecast.core.permissions import admin_required
 from ecast.models import Collection
-from ecast.permissions import admin_required
 from evaluation import metrics
 from evaluation import selectors as sel
 from evaluation.agreement import selectors as asel

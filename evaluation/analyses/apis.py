@@ -14,9 +14,9 @@ from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ecast.errors import DomainError
+from ecast.core.errors import DomainError
+from ecast.core.rest import AdminApi, JobHealthFields
 from ecast.models import Collection
-from ecast.rest import AdminApi, JobHealthFields
 from evaluation.analyses import budget, pivots
 from evaluation.analyses import calibration as cal
 from evaluation.analyses.selectors import ANALYSIS_MODELS

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_http_methods
 
-from ecast.permissions import admin_required
+from ecast.core.permissions import admin_required
 from evaluation.analyses.forms import BudgetForm, split_list
 from evaluation.analyses.services import budget as budget_services
 from evaluation.analyses.views import collection_for, create_and_open, list_page

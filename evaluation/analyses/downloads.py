@@ -7,8 +7,8 @@ from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
 
-from ecast.csvfiles import csv_response
-from ecast.permissions import admin_required
+from ecast.core.csvfiles import csv_response
+from ecast.core.permissions import admin_required
 from evaluation.analyses import budget
 from evaluation.analyses.views import get_analysis
 

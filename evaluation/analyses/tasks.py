@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from ecast import jobs
+from ecast.core import jobs
 from evaluation.analyses.selectors import ANALYSIS_MODELS
 from evaluation.analyses.services import common as services
 from evaluation.analyses.services import toolkit

@@ -14,9 +14,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from ecast.core.permissions import admin_required
+from ecast.core.rest import job_health_data
 from ecast.models import Collection
-from ecast.permissions import admin_required
-from ecast.rest import job_health_data
 from ecast.selectors import job_health
 from evaluation.analyses import plots
 from evaluation.analyses.forms import (

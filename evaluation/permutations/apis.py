@@ -10,9 +10,9 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ecast.core.permissions import IsAdmin, IsRater, is_admin
+from ecast.core.rest import AUTHENTICATION, AdminApi, JobHealthFields
 from ecast.models import Collection, Conversation, Turn
-from ecast.permissions import IsAdmin, IsRater, is_admin
-from ecast.rest import AUTHENTICATION, AdminApi, JobHealthFields
 from evaluation.models import PermutationExperiment, QrelsVersion
 from evaluation.permutations import selectors as sel
 from evaluation.permutations import services as svc

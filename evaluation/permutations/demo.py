@@ -24,7 +24,7 @@ from typing import Any, TextIO
 from django.conf import settings
 from django.db import transaction
 
-from ecast.jobs import heartbeat
+from ecast.core.jobs import heartbeat
 from ecast.models import Collection, Conversation, Passage, Turn
 from evaluation.models import PermutationExperiment, Qrel, QrelsVersion
 from evaluation.permutations import services as svc

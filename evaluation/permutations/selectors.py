@@ -11,8 +11,8 @@ import pandas as pd
 from django.core.exceptions import ValidationError
 from django.db.models import Count, QuerySet
 
+from ecast.core.permissions import is_admin
 from ecast.models import Collection, Conversation, Passage, Turn
-from ecast.permissions import is_admin
 from ecast.selectors import leaf_paths
 from evaluation.models import Permutation, PermutationExperiment, PermutationResult, Qrel, UtteranceLabel
 from evaluation.permutations import anova

@@ -15,8 +15,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from ecast.bulk import rows_insert, rows_update
-from ecast.jobs import debounce, debounce_release, enqueue
+from ecast.core.bulk import rows_insert, rows_update
+from ecast.core.jobs import debounce, debounce_release, enqueue
 from ecast.models import Collection, Conversation, Turn
 from ecast.selectors import turn_paths
 from evaluation.metrics import evaluate, parse_measure
@@ -629,7 +629,7 @@ def experiments_rescore_for_changed_qrels(*, version_id: int, turn_ids: list[int
     return ids
 
 
-# ---------------------------------------------------------------- worker loss (the sweeper, through ecast.jobs)
+# ---------------------------------------------------------------- worker loss (the sweeper, through ecast.core.jobs)
 
 
 def permutation_experiments_active() -> list[tuple[int, Any]]:

@@ -8,7 +8,7 @@ from typing import Any
 from celery import shared_task
 from celery.signals import worker_init
 
-from ecast import jobs
+from ecast.core import jobs
 from evaluation.permutations import retrieval, services
 
 

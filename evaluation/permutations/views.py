@@ -18,10 +18,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from ecast.csvfiles import csv_lines, csv_streaming_response
+from ecast.core.csvfiles import csv_lines, csv_streaming_response
+from ecast.core.permissions import ADMIN, RATER, admin_required, is_admin, role_required
 from ecast.forms import preselect_single_choices
 from ecast.models import Collection, Conversation
-from ecast.permissions import ADMIN, RATER, admin_required, is_admin, role_required
 from ecast.selectors import job_health
 from evaluation.models import Permutation, PermutationExperiment, PermutationResult, QrelsVersion
 from evaluation.permutations import orders as perms

@@ -18,9 +18,9 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 
-from ecast.errors import DomainError
+from ecast.core.errors import DomainError
+from ecast.core.jobs import enqueue
 from ecast.imports.services import run_import
-from ecast.jobs import enqueue
 from ecast.models import Collection, Passage, TestSet, Turn
 from ecast.selectors import leaf_paths
 from evaluation.models import Run

@@ -11,10 +11,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from ecast.csvfiles import csv_response
-from ecast.errors import DomainError
+from ecast.core.csvfiles import csv_response
+from ecast.core.errors import DomainError
+from ecast.core.permissions import admin_required
 from ecast.models import Collection, TestSet
-from ecast.permissions import admin_required
 from evaluation.models import Qrel, QrelsVersion, Run
 from evaluation.robustness import selectors as rsel
 from evaluation.robustness import services

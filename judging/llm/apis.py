@@ -7,7 +7,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from ecast.rest import AdminApi, JobHealthFields
+from ecast.core.rest import AdminApi, JobHealthFields
 from evaluation.models import QrelsVersion
 from judging.llm import judge, services
 from judging.llm import selectors as sel

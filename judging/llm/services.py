@@ -14,7 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from ecast.jobs import enqueue
+from ecast.core.jobs import enqueue
 from ecast.models import Collection, Passage, Turn
 from evaluation import events
 from evaluation.models import Qrel, QrelsVersion

@@ -10,9 +10,9 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
-from ecast.csvfiles import csv_response
-from ecast.permissions import admin_required
-from ecast.rest import job_health_data, validation_payload
+from ecast.core.csvfiles import csv_response
+from ecast.core.permissions import admin_required
+from ecast.core.rest import job_health_data, validation_payload
 from ecast.selectors import job_health
 from judging.llm import judge, services
 from judging.llm import selectors as sel

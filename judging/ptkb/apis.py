@@ -9,9 +9,9 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ecast.core.permissions import IsAssessor
+from ecast.core.rest import AdminApi
 from ecast.models import Collection
-from ecast.permissions import IsAssessor
-from ecast.rest import AdminApi
 from judging.ptkb import selectors as sel
 from judging.ptkb import services as svc
 from judging.relevance import selectors as relevance_sel

@@ -10,8 +10,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from ecast.core.permissions import ASSESSOR, admin_required, role_required
 from ecast.models import Collection
-from ecast.permissions import ASSESSOR, admin_required, role_required
 from judging.models import Pool
 from judging.ptkb import selectors as sel
 from judging.ptkb import services as svc

@@ -21,10 +21,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ecast import releases
-from ecast.csvfiles import csv_streaming_response
+from ecast.core.csvfiles import csv_streaming_response
+from ecast.core.permissions import IsRater, user_roles
+from ecast.core.rest import AdminApi, render, validated
 from ecast.models import Collection
-from ecast.permissions import IsRater, user_roles
-from ecast.rest import AdminApi, render, validated
 from judging.models import DEFAULT_MEASURES, MEASURES, Campaign, RatingAssignment
 from judging.rating import leasing, sampling
 from judging.rating import selectors as sel

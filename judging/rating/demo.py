@@ -14,8 +14,8 @@ from typing import Any
 from django.contrib.auth.models import Group, User
 from django.db import transaction
 
+from ecast.core.permissions import ADMIN, RATER
 from ecast.models import Collection
-from ecast.permissions import ADMIN, RATER
 from judging.models import Campaign
 from judging.rating import leasing, sampling, services
 

@@ -20,7 +20,7 @@ from django.db.models import BigIntegerField, Count, F, OuterRef, Subquery, Valu
 from django.db.models.functions import Cast, Coalesce
 from django.utils import timezone
 
-from ecast.errors import DomainError
+from ecast.core.errors import DomainError
 from judging.models import Campaign, RaterStatus, RatingAssignment, RatingItem
 from judging.rating import statements
 

@@ -10,7 +10,7 @@ from django.core.cache import cache
 from django.db.models import Count, Max, Q
 from django.utils import timezone
 
-from ecast.csvfiles import csv_line
+from ecast.core.csvfiles import csv_line
 from ecast.models import Paraphrase
 from judging.models import MEASURES, Campaign, RaterStatus, Rating, RatingAssignment, RatingItem
 from judging.rating import agreement

@@ -15,8 +15,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from ecast.core.permissions import RATER, admin_required, role_required
 from ecast.models import Collection
-from ecast.permissions import RATER, admin_required, role_required
 from judging.models import DEFAULT_MEASURES, MEASURES, Campaign
 from judging.rating import agreement, leasing, sampling
 from judging.rating import plots as rating_plots

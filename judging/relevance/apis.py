@@ -15,9 +15,9 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ecast.core.permissions import IsAssessor
+from ecast.core.rest import AdminApi, JobHealthFields
 from ecast.models import Collection
-from ecast.permissions import IsAssessor
-from ecast.rest import AdminApi, JobHealthFields
 from evaluation.adjudication import DEFAULT_STRATEGY, STRATEGIES
 from evaluation.models import QrelsVersion, Run
 from judging.models import Pool, PoolPair

@@ -11,8 +11,8 @@ from typing import Any
 
 from django.contrib.auth.models import Group, User
 
+from ecast.core.permissions import ASSESSOR
 from ecast.models import Collection
-from ecast.permissions import ASSESSOR
 from evaluation.models import QrelsVersion, Run
 from evaluation.robustness.services import PREFIX as BM25_PREFIX
 from judging.models import AssessorAssignment, Pool

@@ -16,7 +16,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from ecast.jobs import enqueue
+from ecast.core.jobs import enqueue
 from ecast.models import Collection, Passage, Turn
 from evaluation.adjudication import BANDITS, DEFAULT_STRATEGY, STRATEGIES
 from evaluation.models import Qrel, QrelsVersion, Run, RunTurn

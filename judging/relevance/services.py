@@ -15,8 +15,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
+from ecast.core.permissions import is_assessor
 from ecast.models import Conversation
-from ecast.permissions import is_assessor
 from judging.models import AssessorAssignment, AssessorJudgment, Pool, PoolPair
 from judging.relevance.versions import write_cluster_qrels
 

@@ -11,7 +11,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from ecast.jobs import enqueue
+from ecast.core.jobs import enqueue
 from evaluation import events
 from evaluation.models import Qrel, QrelsVersion
 from judging.models import AssessorJudgment, Pool, PoolPair

@@ -3,7 +3,7 @@
 import pytest
 
 from ecast import services
-from ecast.auth import clear_failures
+from ecast.core.auth import clear_failures
 from ecast.models import Paraphrase, Passage
 from tests import factories
 

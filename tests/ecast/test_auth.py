@@ -12,7 +12,7 @@ from django.db import connection
 from django.test import Client, RequestFactory
 from rest_framework.test import APIClient
 
-from ecast.auth import clear_failures, client_ip
+from ecast.core.auth import clear_failures, client_ip
 
 IPS = ["10.0.0.1", "10.0.0.2", "127.0.0.1"]
 

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 import pytest
 from django.db import IntegrityError, connection, transaction
 
-from ecast import bulk
-from ecast.bulk import ANALYZE_AT, ids_reserve, objects_insert, objects_update, rows_insert, rows_update
+from ecast.core import bulk
+from ecast.core.bulk import ANALYZE_AT, ids_reserve, objects_insert, objects_update, rows_insert, rows_update
 from ecast.models import Paraphrase, Passage, Turn
 from evaluation.models import Run, RunTurn, TurnScores
 from evaluation.models.core import DocIdsField, ScoresField

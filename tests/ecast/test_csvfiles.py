@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from ecast.csvfiles import FORMULA_STARTS, PLAIN_NUMBER, csv_line, csv_response, csv_text, restore_cell, safe_cell
+from ecast.core.csvfiles import FORMULA_STARTS, PLAIN_NUMBER, csv_line, csv_response, csv_text, restore_cell, safe_cell
 from ecast.imports.services import import_file
 from ecast.models import Paraphrase, Turn
 
@@ -73,7 +73,7 @@ def test_a_line_break_in_a_comment_line_cannot_start_a_row():
 
 
 def test_only_ecast_csvfiles_writes_csv():
-    """Every CSV goes through ecast.csvfiles: no other module builds a writer, a CSV response or a CSV header."""
+    """Every CSV goes through ecast.core.csvfiles: no other module builds a writer, a CSV response or a CSV header."""
     # "text/csv" may appear in OpenAPI declarations, `(200, "text/csv")`, which produce nothing.
     patterns = re.compile(r'csv\.writer|csv\.DictWriter|\.to_csv\(|(?<!\(200, )"text/csv|Content-Disposition.*\.csv')
     offending = [

@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from ecast import jobs
-from ecast.rest import job_health_data
+from ecast.core import jobs
+from ecast.core.rest import job_health_data
 from ecast.selectors import job_health, jobs_health
 from ecast.templatetags.job_health import heartbeat_age
 from tests.job_health_helpers import assert_api_health, assert_no_health, fresh_cache, recovered  # noqa: F401

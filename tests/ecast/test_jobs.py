@@ -16,7 +16,8 @@ from django.core.cache import cache
 from django.db import connections
 from django.utils import timezone
 
-from ecast import jobs, selectors
+from ecast import selectors
+from ecast.core import jobs
 from ecast.generation import services as generation
 from ecast.imports import services as imports
 from ecast.models import GenerationJob, GenerationTurn, ImportJob, JobRecovery, Paraphrase

@@ -8,9 +8,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
+from ecast.core.permissions import user_roles
 from ecast.management.commands.load_demo import CORPUS, DEMO_ACCOUNTS, DEMO_DIR, demo_corpus_ids, ensure_accounts
 from ecast.models import Collection, ImportJob, Paraphrase, Passage, TestSet, Turn
-from ecast.permissions import user_roles
 from evaluation.models import Qrel, QrelsVersion, Run, RunTurn, TurnScores
 from judging.models import Pool, PoolPair
 

@@ -6,7 +6,7 @@ import pytest
 from django.test import Client, RequestFactory
 from django.urls import reverse
 
-from ecast.middleware import AuthenticationMiddleware, MessageMiddleware, SessionMiddleware, is_token_api_call
+from ecast.core.middleware import AuthenticationMiddleware, MessageMiddleware, SessionMiddleware, is_token_api_call
 
 pytestmark = pytest.mark.django_db
 

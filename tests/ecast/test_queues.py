@@ -94,7 +94,7 @@ def test_a_long_job_reaches_only_the_long_queue_on_the_broker(broker):
 @pytest.mark.skipif(not settings.REDIS_URL, reason="reads the queues' lists in Redis")
 def test_the_sweeper_counts_a_job_waiting_on_the_long_queue_as_a_backlog(broker):
     # A job that waits on the long queue behind another long job is not silent: queued again, it would run twice.
-    from ecast import jobs
+    from ecast.core import jobs
 
     conn, _ = broker
     assert jobs.broker_backlog() == 0

@@ -12,7 +12,7 @@ import pytest
 from django.core.management import call_command
 
 from ecast import releases, services
-from ecast.csvfiles import csv_lines
+from ecast.core.csvfiles import csv_lines
 from ecast.imports.services import import_file
 from ecast.models import ImportJob, Paraphrase
 from tests import factories

@@ -10,7 +10,7 @@ import pytest
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
-from ecast.rest import render, validated
+from ecast.core.rest import render, validated
 from judging.rating.apis import AssignmentNextApi, RatingSubmitApi
 
 MEASURES = [

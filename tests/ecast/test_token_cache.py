@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from ecast.permissions import ADMIN, RATER
+from ecast.core.permissions import ADMIN, RATER
 
 pytestmark = pytest.mark.django_db
 

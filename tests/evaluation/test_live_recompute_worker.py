@@ -8,7 +8,7 @@ import pytest
 from django.db import transaction
 from django.urls import reverse
 
-from ecast.jobs import debounce_release
+from ecast.core.jobs import debounce_release
 from evaluation import events, services
 from evaluation.models import EvaluationJob, Qrel
 from tests.evaluation.eval_helpers import build

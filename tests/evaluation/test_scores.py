@@ -7,7 +7,7 @@ from unittest import mock
 
 import pytest
 
-from ecast.jobs import debounce_release
+from ecast.core.jobs import debounce_release
 from evaluation import events, metrics, services
 from evaluation.models import DirtyTurn, EvaluationJob, LeaderboardSnapshot, Qrel, TurnScores
 from evaluation.selectors import leaderboard, per_turn_scores, qrels_dict, run_dict, score_means, score_summary
@@ -239,7 +239,7 @@ def test_a_drain_finding_another_drain_of_its_version_at_work_requeues_itself_an
 
     from django.db import connections
 
-    from ecast import jobs
+    from ecast.core import jobs
 
     require_postgres("the drain lock is a PostgreSQL advisory lock; the SQLite setup runs one worker")
     coll, version, runs = build()
@@ -263,7 +263,7 @@ def test_a_drain_finding_another_drain_of_its_version_at_work_requeues_itself_an
 def test_a_drain_and_a_full_recompute_part_of_one_version_never_write_at_once_while_parts_share_it():
     from django.db import connections
 
-    from ecast import jobs
+    from ecast.core import jobs
 
     require_postgres("the version's writer lock is a PostgreSQL advisory lock; the SQLite setup runs one worker")
     coll, version, runs = build()
@@ -422,7 +422,7 @@ def test_a_worker_recompute_failing_halfway_keeps_every_previous_score(monkeypat
 def test_a_run_job_and_a_requeued_turns_job_wait_for_the_version_writer_like_a_drain():
     from django.db import connections
 
-    from ecast import jobs
+    from ecast.core import jobs
 
     require_postgres("the version's writer lock is a PostgreSQL advisory lock; the SQLite setup runs one worker")
     coll, version, runs = build()

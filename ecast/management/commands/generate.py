@@ -8,11 +8,11 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from ecast import jobs
+from ecast.core import jobs
+from ecast.core.rest import validation_payload
 from ecast.generation import selectors, services
 from ecast.models import Collection
 from ecast.pipeline.run import DEFAULT_CONFIG
-from ecast.rest import validation_payload
 
 
 class Command(BaseCommand):

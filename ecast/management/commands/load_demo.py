@@ -17,10 +17,10 @@ from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from ecast.core.permissions import ADMIN, ASSESSOR, RATER
 from ecast.imports import registry
 from ecast.imports.services import import_file
 from ecast.models import Collection, ImportJob, Paraphrase, Passage
-from ecast.permissions import ADMIN, ASSESSOR, RATER
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
 DEMO_COLLECTION = "CAsT 2020 demo"

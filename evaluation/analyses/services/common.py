@@ -4,7 +4,7 @@ arrive, recompute now, delete. Each kind's create/compute services live in its o
 ``*_create`` (in the kind modules) validate and store parameters (atomic; nothing written on bad input) and queue the
 computation; :func:`analysis_compute` runs the plain algorithm modules and stores results, qrels version and
 ``computed_at``. When a qrels version gains judgments, :func:`analyses_schedule_for_version` re-queues every analysis
-built on it through the one debounce (``ecast.jobs``): the first change queues a computation in
+built on it through the one debounce (``ecast.core.jobs``): the first change queues a computation in
 ``ECAST_ANALYSIS_DEBOUNCE_SECONDS``, later ones fold into it until it starts, so a burst of judgments costs one.
 """
 
@@ -20,7 +20,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from ecast.jobs import debounce, debounce_release, enqueue
+from ecast.core.jobs import debounce, debounce_release, enqueue
 from evaluation.analyses import metaeval, pivots
 from evaluation.analyses.selectors import (
     ANALYSIS_MODELS,
@@ -102,7 +102,7 @@ def analysis_delete(*, kind: str, analysis_id: int) -> None:
         transaction.on_commit(lambda: Path(table).unlink(missing_ok=True))
 
 
-# --- worker loss (the sweeper, through ecast.jobs) --------------------------------------------------------------
+# --- worker loss (the sweeper, through ecast.core.jobs) --------------------------------------------------------------
 
 
 def analysis_job_kind(kind: str) -> str:

@@ -9,7 +9,7 @@ import numpy as np
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from ecast.jobs import enqueue
+from ecast.core.jobs import enqueue
 from ecast.models import Collection
 from evaluation.analyses.selectors import ANALYSIS_MODELS
 from evaluation.metrics import MeasureError, make_evaluator, parse_measure

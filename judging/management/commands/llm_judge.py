@@ -10,7 +10,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from ecast import jobs
+from ecast.core import jobs
 from ecast.models import Collection
 from evaluation import services as eval_services
 from evaluation.agreement import selectors as asel

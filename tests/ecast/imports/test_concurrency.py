@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.db import transaction
 
-from ecast.bulk import ids_reserve
+from ecast.core.bulk import ids_reserve
 from ecast.imports.services import import_file
 from ecast.models import ImportJob, Paraphrase
 from tests.concurrency import in_threads, require_postgres

@@ -7,7 +7,7 @@ import io
 import pytest
 from django.core.exceptions import ValidationError
 
-from ecast import jobs
+from ecast.core import jobs
 from ecast.models import Turn
 from evaluation import events
 from evaluation.analyses import demo as analyses_demo

@@ -11,7 +11,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from ecast import jobs
+from ecast.core import jobs
 from ecast.imports.parsers import read_qrels, read_run
 from evaluation.analyses import budget
 from evaluation.analyses.services import budget as budget_services

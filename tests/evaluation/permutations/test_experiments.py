@@ -5,7 +5,7 @@ import json
 import pytest
 from django.core.exceptions import ValidationError
 
-from ecast import jobs
+from ecast.core import jobs
 from evaluation.events import qrels_changed
 from evaluation.models import Permutation, PermutationExperiment, PermutationQuery, PermutationResult, Qrel
 from evaluation.permutations import retrieval

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 
-from ecast import jobs
+from ecast.core import jobs
 from ecast.models import JobRecovery
 from evaluation.models import Qrel, QrelsVersion
 from judging.llm import judge, services

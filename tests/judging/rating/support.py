@@ -6,8 +6,8 @@ import uuid
 
 from django.contrib.auth.models import Group, User
 
+from ecast.core.permissions import RATER
 from ecast.models import Paraphrase
-from ecast.permissions import RATER
 from judging.rating import leasing, services
 from tests import factories
 

@@ -20,7 +20,7 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from ecast.permissions import RATER
+from ecast.core.permissions import RATER
 from judging.models import Campaign, RaterStatus, Rating, RatingAssignment, RatingItem
 from judging.rating import leasing, selectors, services
 from tests.concurrency import require_postgres

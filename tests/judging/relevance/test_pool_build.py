@@ -5,7 +5,7 @@ from unittest import mock
 import pytest
 from django.urls import reverse
 
-from ecast import jobs
+from ecast.core import jobs
 from judging.models import Pool, PoolPair
 from judging.relevance import pools
 from judging.relevance import selectors as sel

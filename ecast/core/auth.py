@@ -258,7 +258,7 @@ class CachedTokenAuthentication(TokenAuthentication):
     def authenticate_credentials(self, key: str) -> tuple[Any, Any]:
         from django.contrib.auth import get_user_model
 
-        from ecast.permissions import user_roles
+        from ecast.core.permissions import user_roles
 
         hit = cache.get(token_cache_key(key))
         if hit is not None:

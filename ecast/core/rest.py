@@ -1,7 +1,7 @@
 """What every REST endpoint shares: the admin base view, the one exception handler, and the job health fields.
 
 ``REST_FRAMEWORK["EXCEPTION_HANDLER"]`` points at :func:`exception_handler`, so an ``APIView`` simply calls its
-service and lets Django ``ValidationError`` and :class:`ecast.errors.DomainError` propagate.
+service and lets Django ``ValidationError`` and :class:`ecast.core.errors.DomainError` propagate.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from ecast.auth import CachedTokenAuthentication
-from ecast.errors import DomainError
+from ecast.core.auth import CachedTokenAuthentication
+from ecast.core.errors import DomainError
+from ecast.core.permissions import IsAdmin
 from ecast.models import JobRecovery
-from ecast.permissions import IsAdmin
 from ecast.selectors import job_health, jobs_health
 
 # Token first, so an anonymous request gets 401 with a WWW-Authenticate header rather than 403.
@@ -145,7 +145,7 @@ class _RecoveriesField(serializers.ListField):
 class JobHealthFields(serializers.Serializer):
     """Adds ``last_heartbeat``, ``worker_loss_retries`` and ``recoveries`` to a job's output.
 
-    Mix in first and set ``job_kind`` (the :mod:`ecast.jobs` kind), or override :meth:`job_kind_of`; a model
+    Mix in first and set ``job_kind`` (the :mod:`ecast.core.jobs` kind), or override :meth:`job_kind_of`; a model
     serializer also lists ``*JOB_HEALTH_FIELDS`` in ``Meta.fields``. Serializing a list reads the health of the
     whole page at once (one cache read and one query per kind), not once per job.
     """
