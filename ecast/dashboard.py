@@ -60,13 +60,13 @@ def progress_text(done: int | None, total: int | None) -> str:
 
 def import_jobs_in_progress() -> list[ActivityRow]:
     """Imports queued or running."""
-    jobs = ImportJob.objects.filter(status__in=[ImportJob.Status.PENDING, ImportJob.Status.RUNNING])
+    jobs = ImportJob.objects.filter(status__in=[ImportJob.Status.QUEUED, ImportJob.Status.RUNNING])
     return [
         ActivityRow(
             kind=f"Import ({job.kind})",
             name=job.file_name,
             url=reverse("import-job", args=[job.pk]),
-            status=job.get_status_display(),
+            status=job.status_label,
             collection=job.collection.name if job.collection else "",
             progress=progress_text(job.progress_done, job.progress_total),
             since=job.created_at,
@@ -78,7 +78,7 @@ def import_jobs_in_progress() -> list[ActivityRow]:
 def generation_jobs_in_progress() -> list[ActivityRow]:
     """Paraphrase-generation jobs queued or running, with turns finished of the total."""
     jobs = (
-        GenerationJob.objects.filter(status__in=[GenerationJob.Status.PENDING, GenerationJob.Status.RUNNING])
+        GenerationJob.objects.filter(status__in=[GenerationJob.Status.QUEUED, GenerationJob.Status.RUNNING])
         .select_related("collection")
         .annotate(
             n_finished=Count(
@@ -92,9 +92,9 @@ def generation_jobs_in_progress() -> list[ActivityRow]:
             kind="Generation",
             name=str(job),
             url=reverse("generation-job-detail", args=[job.pk]),
-            status=job.get_status_display(),
+            status=job.status_label,
             collection=job.collection.name,
-            progress=progress_text(job.n_finished, job.total_turns),  # type: ignore[attr-defined]
+            progress=progress_text(job.n_finished, job.progress_total),  # type: ignore[attr-defined]
             since=job.created_at,
         )
         for job in jobs

@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from ecast.core.models import Job
+
 
 class Collection(models.Model):
     """A test collection, e.g. "CAsT 2020"; the unit that owns conversations, qrels and runs."""
@@ -218,28 +220,18 @@ class Paraphrase(models.Model):
         return f"{self.turn.turn_id} {self.kind}: {self.text[:60]}"
 
 
-class ImportJob(models.Model):
+class ImportJob(Job):
     """One import of one file: its progress and the full error report, kept for the import page and API."""
 
-    class Status(models.TextChoices):
-        PENDING = "pending", "Pending"
-        RUNNING = "running", "Running"
-        SUCCEEDED = "succeeded", "Succeeded"
-        FAILED = "failed", "Failed"
+    job_kind = "import"
 
     kind = models.CharField(max_length=40)
     collection = models.ForeignKey(Collection, on_delete=models.SET_NULL, null=True, blank=True)
     file_name = models.CharField(max_length=500)
     stored_path = models.CharField(max_length=1000, blank=True)
     options = models.JSONField(default=dict, blank=True)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
-    progress_done = models.PositiveIntegerField(default=0)
-    progress_total = models.PositiveIntegerField(default=0)
     errors = models.JSONField(default=list, blank=True, help_text="[{file, line, reason}, ...]")
     counts = models.JSONField(default=dict, blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -279,19 +271,15 @@ class TestSetItem(models.Model):
         constraints = [models.UniqueConstraint(fields=["test_set", "turn"], name="uniq_testset_turn")]
 
 
-class GenerationJob(models.Model):
+class GenerationJob(Job):
     """A background paraphrase-generation job over a selection of turns (helper "pipeline").
 
     ``config`` holds, per stage (cqr, paraphrase, cr, clean), the backend and its parameters; progress is
-    counted from :class:`GenerationTurn` rows so a resumed or retried job never double-counts.
+    counted from :class:`GenerationTurn` rows so a resumed or retried job never double-counts
+    (``progress_total`` is the number of turns, ``progress_done`` those finished, set from a count).
     """
 
-    class Status(models.TextChoices):
-        PENDING = "pending", "Pending"
-        RUNNING = "running", "Running"
-        SUCCEEDED = "succeeded", "Succeeded"
-        FAILED = "failed", "Finished with failures"
-        CANCELLED = "cancelled", "Cancelled"
+    job_kind = "generation"
 
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="generation_jobs")
     name = models.CharField(max_length=200, blank=True)
@@ -299,17 +287,15 @@ class GenerationJob(models.Model):
     config = models.JSONField(default=dict, blank=True)
     seed = models.BigIntegerField(default=0)
     chunk_size = models.PositiveIntegerField(default=10)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     cancel_requested = models.BooleanField(default=False)
-    total_turns = models.PositiveIntegerField(default=0)
-    error = models.TextField(blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
+
+    @property
+    def status_label(self) -> str:
+        # A failed generation job kept every turn that succeeded: it finished, with some turns failed.
+        return "Finished with failures" if self.status == self.Status.FAILED else super().status_label
 
     def __str__(self) -> str:
         return self.name or f"Generation job {self.pk}"

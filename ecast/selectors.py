@@ -4,15 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
-from django.core.cache import cache
 from django.db.models import Count, F, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from ecast import curation, trees
-from ecast.core.jobs import heartbeat_key
-from ecast.models import Collection, Conversation, ImportJob, JobRecovery, Paraphrase, PtkbStatement, Turn
+from ecast.models import Collection, Conversation, ImportJob, Paraphrase, PtkbStatement, Turn
 
 
 def collection_list() -> QuerySet[Collection]:
@@ -328,40 +325,3 @@ def turn_page(*, turn: Turn) -> TurnPage:
 def import_job_recent(*, limit: int = 10) -> QuerySet[ImportJob]:
     """The most recent import jobs, newest first."""
     return ImportJob.objects.select_related("collection", "created_by").order_by("-created_at")[:limit]
-
-
-def jobs_health(kind: str, ids: Iterable[int]) -> dict[int, dict[str, Any]]:
-    """What job pages and APIs show about worker loss, for many jobs of one kind at once (one cache read, one
-    query), by job id.
-
-    Each value: ``last_heartbeat`` (datetime or None), ``worker_loss_retries`` and ``recoveries`` (``at``,
-    ``reason``, ``label``, ``detail``, ``last_heartbeat``), oldest first.
-    """
-    wanted = list(dict.fromkeys(int(i) for i in ids))
-    if not wanted:
-        return {}
-    keys = {heartbeat_key(kind, job_id): job_id for job_id in wanted}
-    beats = cache.get_many(list(keys))
-    out: dict[int, dict[str, Any]] = {}
-    for key, job_id in keys.items():
-        value = beats.get(key)
-        beat = datetime.fromtimestamp(value, tz=UTC) if value else None
-        out[job_id] = {"last_heartbeat": beat, "worker_loss_retries": 0, "recoveries": []}
-    for r in JobRecovery.objects.filter(kind=kind, job_id__in=wanted).order_by("created_at", "id"):
-        health = out[r.job_id]
-        health["worker_loss_retries"] += r.reason == JobRecovery.Reason.WORKER_LOST
-        health["recoveries"].append(
-            {
-                "at": r.created_at,
-                "reason": r.reason,
-                "label": r.get_reason_display(),
-                "detail": r.detail,
-                "last_heartbeat": r.last_heartbeat,
-            }
-        )
-    return out
-
-
-def job_health(kind: str, job_id: int) -> dict[str, Any]:
-    """Last heartbeat and recoveries of one job (see :func:`jobs_health`)."""
-    return jobs_health(kind, [job_id])[int(job_id)]

@@ -7,9 +7,12 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from ecast import apis, views
 from ecast.core.auth import ThrottledLoginView
+from ecast.core.progress import job_progress_view
 
 urlpatterns = [
     path("", views.home, name="home"),
+    # The progress of any background job, polled by its page (static/ecast/poll.js).
+    path("jobs/<str:kind>/<int:pk>/progress/", job_progress_view, name="job-progress"),
     # Browsers ask for /favicon.ico on pages that name no icon (Django admin, API docs, JSON in a tab).
     path("favicon.ico", views.favicon, name="favicon"),
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),

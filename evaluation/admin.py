@@ -27,7 +27,7 @@ class TurnScoresAdmin(admin.ModelAdmin):
 
 @admin.register(EvaluationJob)
 class EvaluationJobAdmin(admin.ModelAdmin):
-    list_display = ("pk", "collection", "kind", "run", "status", "done", "total", "created_at")
+    list_display = ("pk", "collection", "kind", "run", "status", "progress_done", "progress_total", "created_at")
     list_filter = ("status", "kind")
 
 

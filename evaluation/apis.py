@@ -36,8 +36,8 @@ class _JobSerializer(JobHealthFields, serializers.Serializer):
     id = serializers.IntegerField(source="pk")
     kind = serializers.CharField()
     status = serializers.CharField()
-    done = serializers.IntegerField()
-    total = serializers.IntegerField()
+    done = serializers.IntegerField(source="progress_done")
+    total = serializers.IntegerField(source="progress_total")
     error = serializers.CharField()
     run = serializers.IntegerField(source="run_id", allow_null=True)
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from django.urls import reverse
 
+from ecast.core.models import JobStatus
 from ecast.dashboard import SOURCE_LIMIT, ActivityRow, activity_source_register, progress_text
 from evaluation.analyses.selectors import ANALYSIS_MODELS
-from evaluation.models import AnalysisStatus, EvaluationJob, PermutationExperiment
+from evaluation.models import EvaluationJob, PermutationExperiment
 
 ANALYSIS_LABELS = {
     "pivots": "Pivot analysis",
@@ -27,7 +28,7 @@ def _job_name(job: EvaluationJob) -> str:
 def evaluation_jobs_in_progress() -> list[ActivityRow]:
     """Evaluation jobs queued or running; the leaderboard of their collection lists them with progress."""
     jobs = (
-        EvaluationJob.objects.filter(status__in=[EvaluationJob.Status.PENDING, EvaluationJob.Status.RUNNING])
+        EvaluationJob.objects.filter(status__in=[EvaluationJob.Status.QUEUED, EvaluationJob.Status.RUNNING])
         .select_related("collection", "run", "version")
         .order_by("-created_at")[:SOURCE_LIMIT]
     )
@@ -36,9 +37,9 @@ def evaluation_jobs_in_progress() -> list[ActivityRow]:
             kind=job.get_kind_display(),
             name=_job_name(job),
             url=f"{reverse('evaluation-leaderboard')}?collection={job.collection_id}",
-            status=job.get_status_display(),
+            status=job.status_label,
             collection=job.collection.name,
-            progress=progress_text(job.done, job.total),
+            progress=progress_text(job.progress_done, job.progress_total),
             since=job.created_at,
         )
         for job in jobs
@@ -48,7 +49,7 @@ def evaluation_jobs_in_progress() -> list[ActivityRow]:
 def permutation_experiments_in_progress() -> list[ActivityRow]:
     """Permutation experiments retrieving or scoring."""
     Status = PermutationExperiment.Status
-    active = [Status.PENDING, Status.RUNNING, Status.SCORING]
+    active = [Status.QUEUED, Status.RUNNING]
     experiments = (
         PermutationExperiment.objects.filter(status__in=active)
         .select_related("collection")
@@ -59,9 +60,9 @@ def permutation_experiments_in_progress() -> list[ActivityRow]:
             kind="Permutation experiment",
             name=e.name,
             url=reverse("permutation-experiment", args=[e.pk]),
-            status=e.get_status_display(),
+            status=e.status_label,
             collection=e.collection.name,
-            progress=progress_text(e.chunks_done, e.chunks_total),
+            progress=progress_text(e.progress_done, e.progress_total),
             since=e.created_at,
         )
         for e in experiments
@@ -73,7 +74,7 @@ def analyses_in_progress() -> list[ActivityRow]:
     rows = []
     for kind, model in ANALYSIS_MODELS.items():
         analyses = (
-            model.objects.filter(status__in=[AnalysisStatus.PENDING, AnalysisStatus.RUNNING])
+            model.objects.filter(status__in=[JobStatus.QUEUED, JobStatus.RUNNING])
             .select_related("collection")
             .order_by("-created_at")[:SOURCE_LIMIT]
         )
@@ -82,7 +83,7 @@ def analyses_in_progress() -> list[ActivityRow]:
                 kind=ANALYSIS_LABELS.get(kind, kind),
                 name=a.name,
                 url=reverse("analyses-detail", args=[kind, a.pk]),
-                status=a.get_status_display(),
+                status=a.status_label,
                 collection=a.collection.name,
                 progress=progress_text(a.progress_done, a.progress_total),
                 since=a.created_at,

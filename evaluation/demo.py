@@ -33,5 +33,5 @@ def load(stdout: TextIO | Any = None) -> None:
         out.write(f"evaluation demo: {written} scores for {runs} run(s) under {version.name!r}\n")
     # Without a running worker (the demo may load before one starts) the import's queued run evaluations would
     # show as pending; they are small, so run them here. A worker picking them up later finds them done.
-    for job in EvaluationJob.objects.filter(collection=collection, status=EvaluationJob.Status.PENDING):
+    for job in EvaluationJob.objects.filter(collection=collection, status=EvaluationJob.Status.QUEUED):
         services.evaluation_job_execute(job_id=job.pk)

@@ -408,7 +408,7 @@ def status_for_version(*, version: QrelsVersion) -> dict[str, Any]:
     }
     snap = LeaderboardSnapshot.objects.filter(version=version).order_by("-created_at", "-id").first()
     running = EvaluationJob.objects.filter(
-        collection_id=version.collection_id, status__in=[EvaluationJob.Status.PENDING, EvaluationJob.Status.RUNNING]
+        collection_id=version.collection_id, status__in=[EvaluationJob.Status.QUEUED, EvaluationJob.Status.RUNNING]
     )
     return {
         "version": version.pk,
@@ -416,14 +416,17 @@ def status_for_version(*, version: QrelsVersion) -> dict[str, Any]:
         "last_computed": latest["last"].isoformat() if latest["last"] else None,
         "snapshot": snap.pk if snap else None,
         "pending_turns": pending_dirty_turns(version=version),
-        "jobs": [{"id": j.pk, "kind": j.kind, "status": j.status, "done": j.done, "total": j.total} for j in running],
+        "jobs": [
+            {"id": j.pk, "kind": j.kind, "status": j.status, "done": j.progress_done, "total": j.progress_total}
+            for j in running
+        ],
         # The leaderboard's "Recent evaluation jobs" rows, so a job started there shows its progress and end live.
         "recent_jobs": [
             {
                 "id": j.pk,
                 "status": j.status,
-                "done": j.done,
-                "total": j.total,
+                "done": j.progress_done,
+                "total": j.progress_total,
                 "finished": timezone.localtime(j.finished_at).strftime("%Y-%m-%d %H:%M:%S") if j.finished_at else "",
                 "error": j.error,
             }

@@ -161,7 +161,7 @@ def evaluation_job_create(
             raise ValidationError(f"run: {run.name!r} belongs to another collection")
         # Upload + run_created event both ask for it: one queued job is enough. A job already running may have
         # read the rankings a re-import just replaced, so it does not count.
-        pending = EvaluationJob.objects.filter(run=run, kind=kind, status=EvaluationJob.Status.PENDING).first()
+        pending = EvaluationJob.objects.filter(run=run, kind=kind, status=EvaluationJob.Status.QUEUED).first()
         if pending is not None:
             return pending
     versions = QrelsVersion.objects.filter(collection=collection).count()
@@ -170,7 +170,7 @@ def evaluation_job_create(
         collection=collection,
         kind=kind,
         run=run,
-        total=versions * runs if kind == EvaluationJob.Kind.FULL else versions,
+        progress_total=versions * runs if kind == EvaluationJob.Kind.FULL else versions,
         created_by=user if getattr(user, "is_authenticated", False) else None,
     )
     job.full_clean()
@@ -193,9 +193,13 @@ def _parts_start(job: EvaluationJob, *, at_commit: bool = False) -> bool:
     if not parts:
         return False
     EvaluationJob.objects.filter(pk=job.pk).update(
-        status=EvaluationJob.Status.RUNNING, done=0, total=len(parts), parts_done=[]
+        status=EvaluationJob.Status.RUNNING,
+        progress_done=0,
+        progress_total=len(parts),
+        parts_done=[],
+        started_at=timezone.now(),
     )
-    job.status, job.done, job.total, job.parts_done = EvaluationJob.Status.RUNNING, 0, len(parts), []
+    job.status, job.progress_done, job.progress_total, job.parts_done = EvaluationJob.Status.RUNNING, 0, len(parts), []
     for version_id, chunk in parts:
         if at_commit:
             transaction.on_commit(partial(enqueue, PART_TASK, job.pk, version_id, chunk))
@@ -206,8 +210,8 @@ def _parts_start(job: EvaluationJob, *, at_commit: bool = False) -> bool:
 
 def _progress(job: EvaluationJob) -> Callable[[int], None]:
     def step(n: int) -> None:
-        job.done += n
-        EvaluationJob.objects.filter(pk=job.pk).update(done=job.done)
+        job.progress_done += n
+        EvaluationJob.objects.filter(pk=job.pk).update(progress_done=job.progress_done)
 
     return step
 
@@ -219,17 +223,19 @@ def evaluation_job_execute(*, job_id: int) -> EvaluationJob:
     scores are upserts, so a job restarted after its worker died recomputes the same values.
     """
     job = EvaluationJob.objects.select_related("collection", "run", "version").get(pk=job_id)
-    if job.status in (EvaluationJob.Status.DONE, EvaluationJob.Status.FAILED):
+    if job.status in (EvaluationJob.Status.SUCCEEDED, EvaluationJob.Status.FAILED):
         return job
-    EvaluationJob.objects.filter(pk=job.pk).update(status=EvaluationJob.Status.RUNNING, done=0)
-    job.done = 0
+    EvaluationJob.objects.filter(pk=job.pk).update(
+        status=EvaluationJob.Status.RUNNING, progress_done=0, started_at=timezone.now()
+    )
+    job.progress_done = 0
     step = _progress(job)
     try:
         versions = list(QrelsVersion.objects.filter(collection=job.collection).select_related("collection"))
         if job.kind == EvaluationJob.Kind.RUN and job.run is not None:
             # Versions made after the job was queued (the demo's "original + new") are evaluated too: count them,
             # or the page reads "2/1".
-            EvaluationJob.objects.filter(pk=job.pk).update(total=len(versions))
+            EvaluationJob.objects.filter(pk=job.pk).update(progress_total=len(versions))
             for v in versions:
                 # Alone on the version, like a drain: a drain or a full recompute's part writes this run's rows too.
                 with version_writer(v.pk, JOB_TASK, job.pk) as free:
@@ -253,7 +259,7 @@ def evaluation_job_execute(*, job_id: int) -> EvaluationJob:
                     return job
                 _turns_recompute(job=job)
             step(1)
-        status, error = EvaluationJob.Status.DONE, ""
+        status, error = EvaluationJob.Status.SUCCEEDED, ""
     except Exception as exc:  # noqa: BLE001 - the job page shows what went wrong
         log.exception("evaluation job %s failed", job.pk)
         status, error = EvaluationJob.Status.FAILED, f"{type(exc).__name__}: {exc}"
@@ -275,7 +281,7 @@ def scores_part_compute(*, job_id: int, version_id: int, run_ids: Sequence[int])
     or queued again by the sweeper) writes the same rows; its lock keeps two copies from writing at once."""
     job = EvaluationJob.objects.filter(pk=job_id).first()
     version = QrelsVersion.objects.select_related("collection").filter(pk=version_id).first()
-    if job is None or version is None or job.status in (EvaluationJob.Status.DONE, EvaluationJob.Status.FAILED):
+    if job is None or version is None or job.status in (EvaluationJob.Status.SUCCEEDED, EvaluationJob.Status.FAILED):
         return job
     try:
         with exclusive(f"{PART_LOCK}-{version_id}", int(run_ids[0]) if run_ids else 0, wait=600) as mine:
@@ -298,12 +304,12 @@ def scores_part_compute(*, job_id: int, version_id: int, run_ids: Sequence[int])
         if locked.status != EvaluationJob.Status.RUNNING:
             return locked
         locked.parts_done = sorted({*locked.parts_done, f"{version_id}:{run_ids[0] if run_ids else 0}"})
-        locked.done = len(locked.parts_done)
-        if locked.done >= locked.total:
+        locked.progress_done = len(locked.parts_done)
+        if locked.progress_done >= locked.progress_total:
             for v in QrelsVersion.objects.filter(collection_id=locked.collection_id).select_related("collection"):
                 leaderboard_snapshot_create(version=v, trigger="full recompute")
-            locked.status, locked.finished_at = EvaluationJob.Status.DONE, timezone.now()
-        locked.save(update_fields=["parts_done", "done", "status", "finished_at"])
+            locked.status, locked.finished_at = EvaluationJob.Status.SUCCEEDED, timezone.now()
+        locked.save(update_fields=["parts_done", "progress_done", "status", "finished_at"])
     return locked
 
 
@@ -374,7 +380,8 @@ def _drain_locked(version: QrelsVersion) -> EvaluationJob | None:
             version=version,
             turn_ids=sorted({t for _, t in rows}),
             status=EvaluationJob.Status.RUNNING,
-            total=1,
+            progress_total=1,
+            started_at=timezone.now(),
         )
     return evaluation_job_execute(job_id=job.pk)
 
@@ -445,7 +452,7 @@ def run_update(*, run: Run, test_set: TestSet | None, description: str | None = 
 
 
 def evaluation_jobs_active() -> list[tuple[int, Any]]:
-    active = EvaluationJob.objects.filter(status__in=[EvaluationJob.Status.PENDING, EvaluationJob.Status.RUNNING])
+    active = EvaluationJob.objects.filter(status__in=[EvaluationJob.Status.QUEUED, EvaluationJob.Status.RUNNING])
     return list(active.values_list("pk", "created_at"))
 
 
@@ -456,7 +463,7 @@ def evaluation_job_requeue(*, job_id: int) -> str:
 
 def evaluation_job_fail(*, job_id: int, reason: str) -> None:
     EvaluationJob.objects.filter(
-        pk=job_id, status__in=[EvaluationJob.Status.PENDING, EvaluationJob.Status.RUNNING]
+        pk=job_id, status__in=[EvaluationJob.Status.QUEUED, EvaluationJob.Status.RUNNING]
     ).update(status=EvaluationJob.Status.FAILED, error=reason, finished_at=timezone.now())
 
 

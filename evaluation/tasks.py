@@ -6,6 +6,7 @@ from celery import shared_task
 
 from ecast.core import jobs
 from evaluation import services
+from evaluation.models import EvaluationJob
 
 
 @shared_task(name=services.JOB_TASK)
@@ -36,6 +37,8 @@ jobs.register_kind(
         active=services.evaluation_jobs_active,
         resume=lambda job_id: services.evaluation_job_requeue(job_id=job_id),
         fail=lambda job_id, reason: services.evaluation_job_fail(job_id=job_id, reason=reason),
+        model=EvaluationJob,
+        detail=lambda job: {"job_kind": job.kind, "job_kind_label": job.get_kind_display()},
     )
 )
 jobs.register_kind(

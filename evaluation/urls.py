@@ -23,7 +23,6 @@ urlpatterns: list = [
     path("evaluation/runs/<int:pk>/scores.<str:fmt>", views.run_scores_export, name="evaluation-run-export"),
     path("evaluation/compare/", views.compare, name="evaluation-compare"),
     path("evaluation/history/", views.history, name="evaluation-history"),
-    path("evaluation/jobs/<int:pk>/", views.job_status, name="evaluation-job"),
     path("evaluation/versions/<int:pk>/events/", views.score_events, name="evaluation-score-events"),
     path("api/evaluation/versions/<int:pk>/leaderboard/", apis.LeaderboardApi.as_view(), name="api-eval-leaderboard"),
     path("api/evaluation/versions/<int:pk>/status/", apis.VersionStatusApi.as_view(), name="api-eval-status"),

@@ -17,11 +17,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from ecast.core.csvfiles import csv_response
+from ecast.core.jobs import jobs_health
 from ecast.core.permissions import admin_required
-from ecast.core.rest import job_health_data
 from ecast.forms import preselect_single_choices
 from ecast.models import Collection, TestSet
-from ecast.selectors import jobs_health
 from evaluation import metrics, stats
 from evaluation import selectors as sel
 from evaluation import services as svc
@@ -196,7 +195,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
         runs = runs.filter(collection_id=int(collection_id))
     jobs = sel.job_list(limit=15)
     health = jobs_health(svc.JOB_KIND, [j.pk for j in jobs])
-    active = (EvaluationJob.Status.PENDING, EvaluationJob.Status.RUNNING)
+    active = (EvaluationJob.Status.QUEUED, EvaluationJob.Status.RUNNING)
     return render(
         request,
         "evaluation/runs.html",
@@ -404,22 +403,6 @@ def history(request: HttpRequest) -> HttpResponse:
             "rank_plot": history_svg(rank_series, ylabel="rank", invert=True),
             "snapshots": list(reversed(data["snapshots"]))[:50] if data else [],
         },
-    )
-
-
-@admin_required
-def job_status(request: HttpRequest, pk: int) -> JsonResponse:
-    job = get_object_or_404(EvaluationJob, pk=pk)
-    return JsonResponse(
-        {
-            "id": job.pk,
-            "kind": job.kind,
-            "status": job.status,
-            "done": job.done,
-            "total": job.total,
-            "error": job.error,
-            **job_health_data(svc.JOB_KIND, job.pk),
-        }
     )
 
 

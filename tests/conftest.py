@@ -10,6 +10,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from django.contrib.auth.models import Group, User
+from django.core.cache import cache
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -18,6 +19,14 @@ from tests import factories
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("ECAST_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+@pytest.fixture
+def fresh_cache():
+    """An empty cache before and after the test, so heartbeats and marks never leak between tests."""
+    cache.clear()
+    yield
+    cache.clear()
 
 
 @pytest.fixture(scope="session")

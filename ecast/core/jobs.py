@@ -26,6 +26,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
 
+from ecast.core.models import Job
 from ecast.models import JobRecovery
 
 log = logging.getLogger(__name__)
@@ -74,13 +75,18 @@ class JobKind:
 
     ``active()`` yields ``(job id, since)`` for every job that should be queued or running (``since``: when it was
     created or last queued); ``resume(id)`` re-queues its unfinished units and says what it queued; ``fail(id,
-    reason)`` ends it with that reason shown on its page.
+    reason)`` ends it with that reason shown on its page. ``model``: the :class:`ecast.core.models.Job` subclass
+    whose rows are this kind's jobs (None for a kind whose unit is not a job row, e.g. the per-version drain of
+    re-judged turns); its progress is then served at ``/jobs/<name>/<id>/progress/``, with ``detail(job)`` adding
+    what only this kind's page shows.
     """
 
     name: str
     active: Callable[[], Iterable[tuple[int, datetime]]]
     resume: Callable[[int], str]
     fail: Callable[[int, str], None]
+    model: type[Job] | None = None
+    detail: Callable[[Any], dict[str, Any]] | None = None
 
 
 KINDS: dict[str, JobKind] = {}
@@ -88,6 +94,8 @@ KINDS: dict[str, JobKind] = {}
 
 def register_kind(kind: JobKind) -> JobKind:
     """Let the sweeper watch jobs of ``kind`` (called by each feature's tasks module)."""
+    if kind.model is not None and kind.model.job_kind != kind.name:
+        raise ValueError(f"{kind.model.__name__}.job_kind is {kind.model.job_kind!r}, registered as {kind.name!r}")
     KINDS[kind.name] = kind
     return kind
 
@@ -271,3 +279,43 @@ def sweep_once(*, now: datetime) -> list[dict[str, Any]]:
             log.warning("job %s %s: %s", kind.name, job_id, detail)
             actions.append({"kind": kind.name, "job": job_id, "action": str(reason), "detail": detail})
     return actions
+
+
+# --- what job pages and APIs show about worker loss ------------------------------------------------------------
+
+
+def jobs_health(kind: str, ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+    """What job pages and APIs show about worker loss, for many jobs of one kind at once (one cache read, one
+    query), by job id.
+
+    Each value: ``last_heartbeat`` (datetime or None), ``worker_loss_retries`` and ``recoveries`` (``at``,
+    ``reason``, ``label``, ``detail``, ``last_heartbeat``), oldest first.
+    """
+    wanted = list(dict.fromkeys(int(i) for i in ids))
+    if not wanted:
+        return {}
+    keys = {heartbeat_key(kind, job_id): job_id for job_id in wanted}
+    beats = cache.get_many(list(keys))
+    out: dict[int, dict[str, Any]] = {}
+    for key, job_id in keys.items():
+        value = beats.get(key)
+        beat = datetime.fromtimestamp(value, tz=UTC) if value else None
+        out[job_id] = {"last_heartbeat": beat, "worker_loss_retries": 0, "recoveries": []}
+    for r in JobRecovery.objects.filter(kind=kind, job_id__in=wanted).order_by("created_at", "id"):
+        health = out[r.job_id]
+        health["worker_loss_retries"] += r.reason == JobRecovery.Reason.WORKER_LOST
+        health["recoveries"].append(
+            {
+                "at": r.created_at,
+                "reason": r.reason,
+                "label": r.get_reason_display(),
+                "detail": r.detail,
+                "last_heartbeat": r.last_heartbeat,
+            }
+        )
+    return out
+
+
+def job_health(kind: str, job_id: int) -> dict[str, Any]:
+    """Last heartbeat and recoveries of one job (see :func:`jobs_health`)."""
+    return jobs_health(kind, [job_id])[int(job_id)]

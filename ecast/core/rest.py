@@ -24,9 +24,9 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from ecast.core.auth import CachedTokenAuthentication
 from ecast.core.errors import DomainError
+from ecast.core.jobs import job_health, jobs_health
 from ecast.core.permissions import IsAdmin
 from ecast.models import JobRecovery
-from ecast.selectors import job_health, jobs_health
 
 # Token first, so an anonymous request gets 401 with a WWW-Authenticate header rather than 403.
 AUTHENTICATION = [CachedTokenAuthentication, SessionAuthentication]

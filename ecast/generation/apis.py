@@ -35,6 +35,7 @@ class ProgressOutput(serializers.Serializer):
 class JobOutput(JobHealthFields, serializers.ModelSerializer):
     job_kind = services.KIND
     progress = serializers.SerializerMethodField()
+    total_turns = serializers.IntegerField(source="progress_total", read_only=True)
 
     class Meta:
         model = GenerationJob

@@ -63,5 +63,5 @@ def load(stdout: TextIO | Any = None) -> GenerationJob | None:
     for chunk in services.generation_job_chunks(job=job):
         services.generation_chunk_process(job_id=job.pk, gen_turn_ids=chunk)
     job = services.generation_job_finish_if_complete(job_id=job.pk)
-    out.write(f"generation demo: job {job.pk} {job.status}, {job.total_turns} turns\n")
+    out.write(f"generation demo: job {job.pk} {job.status}, {job.progress_total} turns\n")
     return job

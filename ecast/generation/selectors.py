@@ -31,11 +31,11 @@ def generation_job_progress(*, job: GenerationJob) -> dict[str, Any]:
     if job.status == GenerationJob.Status.RUNNING and job.started_at and finished and counts["pending"]:
         elapsed = (timezone.now() - job.started_at).total_seconds()
         eta = round(elapsed / finished * counts["pending"], 1)
-    total = job.total_turns or 1
+    total = job.progress_total or 1
     return {
         "id": job.pk,
         "status": job.status,
-        "total": job.total_turns,
+        "total": job.progress_total,
         **counts,
         "paraphrase_pairs": outputs,
         "percent": round(100.0 * finished / total, 1),

@@ -132,7 +132,7 @@ def generation_job_create(
         config=cfg,
         seed=int(seed),
         chunk_size=int(chunk_size),
-        total_turns=len(turns),
+        progress_total=len(turns),
         created_by=user if getattr(user, "is_authenticated", False) else None,
     )
     job.full_clean()
@@ -344,8 +344,17 @@ def generation_chunk_process(*, job_id: int, gen_turn_ids: list[int]) -> dict[st
     for gt_id in gen_turn_ids:
         status = generation_turn_process(gen_turn_id=gt_id)
         counts[status] = counts.get(status, 0) + 1
+        generation_job_progress_count(job_id=job_id)
     generation_job_finish_if_complete(job_id=job_id)
     return counts
+
+
+def generation_job_progress_count(*, job_id: int) -> None:
+    """Set the job's progress to its finished turns, counted (so a redelivered chunk never counts a turn twice)."""
+    finished = GenerationTurn.objects.filter(
+        job_id=job_id, status__in=[GenerationTurn.Status.DONE, GenerationTurn.Status.FAILED]
+    ).count()
+    GenerationJob.objects.filter(pk=job_id).update(progress_done=finished)
 
 
 @transaction.atomic
@@ -364,7 +373,8 @@ def generation_job_finish_if_complete(*, job_id: int) -> GenerationJob:
         job.status = GenerationJob.Status.SUCCEEDED
         job.error = ""
     job.finished_at = job.finished_at or timezone.now()
-    job.save(update_fields=["status", "error", "finished_at"])
+    job.progress_done = job.turns.filter(status__in=[GenerationTurn.Status.DONE, GenerationTurn.Status.FAILED]).count()
+    job.save(update_fields=["status", "error", "finished_at", "progress_done"])
     return job
 
 
@@ -392,10 +402,11 @@ def generation_job_retry(*, job: GenerationJob) -> GenerationJob:
     if not n:
         raise ValidationError("no failed or cancelled turns to retry")
     job.cancel_requested = False
-    job.status = GenerationJob.Status.PENDING
+    job.status = GenerationJob.Status.QUEUED
     job.finished_at = None
     job.error = ""
     job.save(update_fields=["cancel_requested", "status", "finished_at", "error"])
+    generation_job_progress_count(job_id=job.pk)
     generation_job_start(job=job)
     return job
 
@@ -404,7 +415,7 @@ def generation_job_retry(*, job: GenerationJob) -> GenerationJob:
 def generation_job_resume(*, job: GenerationJob) -> GenerationJob:
     """Re-dispatch the pending turns of a job whose worker died; finished turns are skipped, never duplicated."""
     job = GenerationJob.objects.select_for_update().get(pk=job.pk)
-    if job.status not in (GenerationJob.Status.RUNNING, GenerationJob.Status.PENDING):
+    if job.status not in (GenerationJob.Status.RUNNING, GenerationJob.Status.QUEUED):
         raise ValidationError("only a pending or running job can be resumed")
     generation_job_start(job=job)
     return job
@@ -417,7 +428,7 @@ KIND = "generation"
 
 def generation_jobs_active() -> list[tuple[int, Any]]:
     """Jobs the sweeper watches: queued or running."""
-    active = GenerationJob.objects.filter(status__in=[GenerationJob.Status.PENDING, GenerationJob.Status.RUNNING])
+    active = GenerationJob.objects.filter(status__in=[GenerationJob.Status.QUEUED, GenerationJob.Status.RUNNING])
     return list(active.values_list("pk", "created_at"))
 
 
@@ -425,14 +436,14 @@ def generation_job_requeue(*, job_id: int) -> str:
     """Re-dispatch a silent job's pending turns (finished turns are kept; a turn commits once)."""
     job = generation_job_resume(job=GenerationJob.objects.get(pk=job_id))
     pending = job.turns.filter(status=GenerationTurn.Status.PENDING).count()
-    return f"re-dispatched {pending} pending turn(s) of {job.total_turns}"
+    return f"re-dispatched {pending} pending turn(s) of {job.progress_total}"
 
 
 @transaction.atomic
 def generation_job_fail(*, job_id: int, reason: str) -> None:
     """End a job whose worker keeps dying: its pending turns fail with the reason; finished turns stay."""
     job = GenerationJob.objects.select_for_update().get(pk=job_id)
-    if job.status not in (GenerationJob.Status.PENDING, GenerationJob.Status.RUNNING):
+    if job.status not in (GenerationJob.Status.QUEUED, GenerationJob.Status.RUNNING):
         return
     job.turns.filter(status=GenerationTurn.Status.PENDING).update(status=GenerationTurn.Status.FAILED, error=reason)
     job.status, job.error, job.finished_at = GenerationJob.Status.FAILED, reason, timezone.now()

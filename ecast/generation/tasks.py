@@ -5,7 +5,8 @@ from __future__ import annotations
 from celery import shared_task
 
 from ecast.core import jobs
-from ecast.generation import services
+from ecast.generation import selectors, services
+from ecast.models import GenerationJob
 
 
 @shared_task(name="ecast.generation.dispatch")
@@ -27,5 +28,7 @@ jobs.register_kind(
         active=services.generation_jobs_active,
         resume=lambda job_id: services.generation_job_requeue(job_id=job_id),
         fail=lambda job_id, reason: services.generation_job_fail(job_id=job_id, reason=reason),
+        model=GenerationJob,
+        detail=lambda job: selectors.generation_job_progress(job=job),
     )
 )

@@ -7,7 +7,6 @@ from ecast.generation import apis, views
 urlpatterns = [
     path("generation/", views.job_list, name="generation-jobs"),
     path("generation/jobs/<int:pk>/", views.job_detail, name="generation-job-detail"),
-    path("generation/jobs/<int:pk>/progress/", views.job_progress, name="generation-job-progress"),
     path("generation/jobs/<int:pk>/cancel/", views.job_cancel, name="generation-job-cancel"),
     path("generation/jobs/<int:pk>/retry/", views.job_retry, name="generation-job-retry"),
     path("generation/jobs/<int:pk>/resume/", views.job_resume, name="generation-job-resume"),

@@ -8,18 +8,18 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.db.models import Count
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from ecast.core.csvfiles import csv_response
+from ecast.core.jobs import job_health
 from ecast.core.permissions import admin_required
-from ecast.core.rest import job_health_data, validation_payload
+from ecast.core.rest import validation_payload
 from ecast.generation import reports, selectors, services, testsets
 from ecast.generation.forms import GenerationJobForm, TestSetForm
 from ecast.models import Collection, GenerationJob, GenerationTurn, Paraphrase, TestSet
 from ecast.pipeline.backends import status_table
-from ecast.selectors import job_health
 
 
 @admin_required
@@ -33,7 +33,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
             form.add_error(None, validation_payload(exc)["detail"])
         else:
             services.generation_job_start(job=job)
-            messages.success(request, f"Job {job.pk} queued: {job.total_turns} turns.")
+            messages.success(request, f"Job {job.pk} queued: {job.progress_total} turns.")
             return redirect("generation-job-detail", pk=job.pk)
     page = Paginator(selectors.generation_job_list(), 25).get_page(request.GET.get("page"))
     rows = [(job, selectors.generation_job_progress(job=job)) for job in page]
@@ -69,7 +69,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         {
             "job": job,
             "progress": selectors.generation_job_progress(job=job),
-            "active": job.status in (GenerationJob.Status.PENDING, GenerationJob.Status.RUNNING),
+            "active": job.status in (GenerationJob.Status.QUEUED, GenerationJob.Status.RUNNING),
             "health": job_health(services.KIND, job.pk),
             "drops": selectors.generation_job_drops(job=job),
             "page": page,
@@ -116,13 +116,6 @@ def job_retry(request: HttpRequest, pk: int) -> HttpResponse:
 @admin_required
 def job_resume(request: HttpRequest, pk: int) -> HttpResponse:
     return _job_action(request, pk, "resume")
-
-
-@admin_required
-def job_progress(request: HttpRequest, pk: int) -> JsonResponse:
-    """Progress and heartbeat as JSON for the page's poller (session auth; scripts use the token API)."""
-    job = get_object_or_404(GenerationJob, pk=pk)
-    return JsonResponse({**selectors.generation_job_progress(job=job), **job_health_data(services.KIND, job.pk)})
 
 
 @admin_required

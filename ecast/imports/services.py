@@ -163,8 +163,8 @@ def _job_finish(job: ImportJob) -> ImportJob:
 def _job_run(job: ImportJob, path: Path) -> ImportJob:
     """Check and write the job's file; the outcome goes on ``job`` (status, errors or counts), unsaved."""
     if job.status != ImportJob.Status.RUNNING:
-        job.status = ImportJob.Status.RUNNING
-        job.save(update_fields=["status"])
+        job.status, job.started_at = ImportJob.Status.RUNNING, timezone.now()
+        job.save(update_fields=["status", "started_at"])
     options = dict(job.options or {})
     ctx = writers.Context(
         path=path,
@@ -219,6 +219,7 @@ def import_file(
             options={k: (str(v) if isinstance(v, Path) else v) for k, v in (options or {}).items()},
             created_by=user if getattr(user, "pk", None) else None,
             status=ImportJob.Status.RUNNING,
+            started_at=timezone.now(),
         )
         # Claimed and beating like a worker's run, so the sweeper never queues a second copy of a long import.
         ran = jobs.job_unit(KIND, job.pk, lambda: _job_run(job, path), claim=True)
@@ -299,14 +300,14 @@ def import_job_run_by_id(*, job_id: int) -> ImportJob | None:
 
 def import_jobs_active() -> list[tuple[int, Any]]:
     """Jobs the sweeper watches: queued or running, with a stored upload to restart from."""
-    active = ImportJob.objects.filter(status__in=[ImportJob.Status.PENDING, ImportJob.Status.RUNNING])
+    active = ImportJob.objects.filter(status__in=[ImportJob.Status.QUEUED, ImportJob.Status.RUNNING])
     return list(active.exclude(stored_path="").values_list("pk", "created_at"))
 
 
 def import_job_fail(*, job_id: int, reason: str) -> None:
     """End a job the worker cannot finish; nothing was written (imports are atomic)."""
     job = ImportJob.objects.get(pk=job_id)
-    ImportJob.objects.filter(pk=job_id, status__in=[ImportJob.Status.PENDING, ImportJob.Status.RUNNING]).update(
+    ImportJob.objects.filter(pk=job_id, status__in=[ImportJob.Status.QUEUED, ImportJob.Status.RUNNING]).update(
         status=ImportJob.Status.FAILED,
         errors=[row_error(job.file_name, None, reason)],
         counts={"errors": 1},

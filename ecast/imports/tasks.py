@@ -6,6 +6,7 @@ from celery import shared_task
 
 from ecast.core import jobs
 from ecast.imports import services
+from ecast.models import ImportJob
 
 KIND = services.KIND
 RUN_TASK = "ecast.imports.run_job"
@@ -23,5 +24,8 @@ jobs.register_kind(
         active=services.import_jobs_active,
         resume=lambda job_id: services.import_job_requeue(job_id=job_id, task=RUN_TASK),
         fail=lambda job_id, reason: services.import_job_fail(job_id=job_id, reason=reason),
+        model=ImportJob,
+        # The error list itself comes with the finished page: it can be long.
+        detail=lambda job: {"errors": len(job.errors)},
     )
 )

@@ -9,7 +9,6 @@ urlpatterns = [
     path("imports/<int:pk>/", views.import_job_page, name="import-job"),
     path("imports/<int:pk>/errors.csv", views.import_job_errors_csv, name="import-job-errors"),
     path("imports/<int:pk>/warnings.csv", views.import_job_warnings_csv, name="import-job-warnings"),
-    path("imports/<int:pk>/progress.json", views.import_job_progress, name="import-job-progress"),
     path("releases/", views.release_page, name="releases"),
     path("api/imports/", apis.ImportStartApi.as_view(), name="api-import-start"),
     path("api/imports/<int:pk>/", apis.ImportJobApi.as_view(), name="api-import-job"),

@@ -8,18 +8,17 @@ from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.db.models import F
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
 from ecast.core.csvfiles import csv_response
+from ecast.core.jobs import job_health
 from ecast.core.permissions import admin_required
-from ecast.core.rest import job_health_data
 from ecast.imports import registry, services
 from ecast.imports.errors import warning_kind, warnings_summary
 from ecast.models import Collection, ImportJob, Paraphrase
 from ecast.releases import STATUSES, release_pairs
-from ecast.selectors import job_health
 
 
 def parse_options(text: str) -> dict[str, str]:
@@ -170,16 +169,6 @@ def import_job_warnings_csv(request: HttpRequest, pk: int) -> HttpResponse:
     warnings = (job.counts or {}).get("warnings", [])
     rows = [[warning_kind(w), w.get("file", ""), w.get("line") or "", w.get("reason", "")] for w in warnings]
     return csv_response(f"import-{job.pk}-warnings.csv", ["kind", "file", "line", "reason"], rows)
-
-
-@admin_required
-def import_job_progress(request: HttpRequest, pk: int) -> JsonResponse:
-    """Polled by the job page: status, progress and heartbeat (errors only once finished, they can be long)."""
-    job = get_object_or_404(ImportJob.objects.select_related("collection"), pk=pk)
-    data = _job_json(job)
-    data["errors"] = len(job.errors)
-    data.update(job_health_data(services.KIND, job.pk))
-    return JsonResponse(data)
 
 
 @admin_required

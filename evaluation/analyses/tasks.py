@@ -24,6 +24,8 @@ def _register(kind: str) -> None:
             active=lambda: services.analyses_active(kind=kind),
             resume=lambda analysis_id: services.analysis_requeue(kind=kind, analysis_id=analysis_id),
             fail=lambda analysis_id, reason: services.analysis_fail(kind=kind, analysis_id=analysis_id, reason=reason),
+            model=ANALYSIS_MODELS[kind],
+            detail=lambda obj: {"computed_at": obj.computed_at.isoformat() if obj.computed_at else None},
         )
     )
 

@@ -12,7 +12,6 @@ urlpatterns: list = [
     path("evaluation/analyses/calibration/", views.calibration_page, name="analyses-calibration"),
     path("evaluation/analyses/budget/", budget_views.budget_page, name="analyses-budget"),
     path(f"evaluation/analyses/{KINDS}/<int:pk>/", views.analysis_detail, name="analyses-detail"),
-    path(f"evaluation/analyses/{KINDS}/<int:pk>/status/", views.analysis_status, name="analyses-status"),
     path(f"evaluation/analyses/{KINDS}/<int:pk>/recompute/", views.analysis_recompute, name="analyses-recompute"),
     path(f"evaluation/analyses/{KINDS}/<int:pk>/delete/", views.analysis_delete, name="analyses-delete"),
     path(

@@ -9,15 +9,15 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from ecast.core.jobs import job_health
+from ecast.core.models import JobStatus
 from ecast.core.permissions import admin_required
-from ecast.core.rest import job_health_data
 from ecast.models import Collection
-from ecast.selectors import job_health
 from evaluation.analyses import plots
 from evaluation.analyses.forms import (
     CalibrationForm,
@@ -37,7 +37,7 @@ from evaluation.analyses.services import common as services
 from evaluation.analyses.services import metaeval as metaeval_services
 from evaluation.analyses.services import pivots as pivot_services
 from evaluation.analyses.services import toolkit
-from evaluation.models import AnalysisStatus, MetaEvaluation
+from evaluation.models import MetaEvaluation
 
 KIND_TITLES = {
     "pivots": "Pivot analysis",
@@ -247,7 +247,7 @@ def analysis_detail(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
         "res": res,
         "list_url": LIST_URL[kind],
         "stale": obj.computed_at is not None and qrels_count(version=obj.qrels_version) != obj.qrels_count,
-        "running": obj.status in (AnalysisStatus.PENDING, AnalysisStatus.RUNNING),
+        "running": obj.status in (JobStatus.QUEUED, JobStatus.RUNNING),
         "health": job_health(services.analysis_job_kind(kind), obj.pk),
     }
     if res:
@@ -383,22 +383,6 @@ DETAIL_CONTEXT = {
     "calibration": _calibration_context,
     "stochastic": _stochastic_context,
 }
-
-
-@admin_required
-def analysis_status(request: HttpRequest, kind: str, pk: int) -> JsonResponse:
-    """Status/progress for the page's polling script."""
-    obj = get_analysis(kind, pk)
-    return JsonResponse(
-        {
-            "status": obj.status,
-            "progress_done": obj.progress_done,
-            "progress_total": obj.progress_total,
-            "computed_at": obj.computed_at.isoformat() if obj.computed_at else None,
-            "error": obj.error,
-            **job_health_data(services.analysis_job_kind(kind), obj.pk),
-        }
-    )
 
 
 @admin_required

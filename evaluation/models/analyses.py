@@ -7,14 +7,13 @@ computed, and a status/progress for the background job. Algorithms live in ``eva
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 
+from ecast.core.models import Job
 from ecast.models import Collection
 from evaluation.models.core import QrelsVersion, Run
 
 __all__ = [
-    "AnalysisStatus",
     "BudgetSimulation",
     "CalibrationReport",
     "MetaEvaluation",
@@ -23,14 +22,7 @@ __all__ = [
 ]
 
 
-class AnalysisStatus(models.TextChoices):
-    PENDING = "pending", "Pending"
-    RUNNING = "running", "Running"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
-
-
-class AnalysisBase(models.Model):
+class AnalysisBase(Job):
     """Common bookkeeping: parameters in, results out, which judgments, when, and how far along."""
 
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="+")
@@ -38,20 +30,12 @@ class AnalysisBase(models.Model):
     qrels_version = models.ForeignKey(QrelsVersion, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     parameters = models.JSONField(default=dict, blank=True)
     results = models.JSONField(default=dict, blank=True)
-    status = models.CharField(max_length=10, choices=AnalysisStatus.choices, default=AnalysisStatus.PENDING)
-    progress_done = models.PositiveIntegerField(default=0)
-    progress_total = models.PositiveIntegerField(default=0)
-    error = models.TextField(blank=True)
     auto_recompute = models.BooleanField(
         default=True, help_text="Recompute in the background when the qrels version gains judgments."
     )
     # Number of qrels rows in the version when computed: tells the page whether newer judgments exist.
     qrels_count = models.PositiveIntegerField(default=0)
     computed_at = models.DateTimeField(null=True, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         abstract = True
@@ -68,6 +52,8 @@ class PivotAnalysis(AnalysisBase):
     qrels_version_ids (for ee_kind qrels_versions).
     """
 
+    job_kind = "analysis-pivots"
+
     runs = models.ManyToManyField(Run, related_name="+")
 
 
@@ -77,6 +63,8 @@ class MetaEvaluation(AnalysisBase):
     Source: an uploaded per-topic table (``table_file``) or scores computed by the app for ``runs``.
     ``parameters``: source, complex_metrics, dimensions {name: [simple metrics]}, iteration_groups.
     """
+
+    job_kind = "analysis-metaeval"
 
     class Source(models.TextChoices):
         UPLOAD = "upload", "Uploaded per-topic table"
@@ -93,6 +81,8 @@ class CalibrationReport(AnalysisBase):
     ``parameters``: normalisation ("none" | "minmax" | "softmax"), depth, n_buckets, nonrel_ratios, threshold.
     """
 
+    job_kind = "analysis-calibration"
+
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+")
 
 
@@ -101,6 +91,8 @@ class StochasticSystem(AnalysisBase):
 
     ``parameters``: b_values, measure (headline, default nDCG@3), depth. Results: gain curve and per-b scores.
     """
+
+    job_kind = "analysis-stochastic"
 
     runs = models.ManyToManyField(Run, related_name="+")
 
@@ -111,5 +103,7 @@ class BudgetSimulation(AnalysisBase):
     ``parameters``: depth, strategies, measures, fractions, threshold. Results: relevant found per judgment budget
     and Kendall τ between system rankings under partial and full judgments, per strategy.
     """
+
+    job_kind = "analysis-budget"
 
     runs = models.ManyToManyField(Run, related_name="+")

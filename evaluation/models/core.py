@@ -8,6 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
+from ecast.core.models import Job
 from ecast.models import Collection, TestSet, Turn
 
 
@@ -225,19 +226,15 @@ class TurnScores(models.Model):
         constraints = [models.UniqueConstraint(fields=["version", "run", "turn"], name="uniq_turn_scores")]
 
 
-class EvaluationJob(models.Model):
+class EvaluationJob(Job):
     """Background evaluation with progress: one run × all versions, a full recompute, or a dirty-turn drain."""
+
+    job_kind = "evaluation"
 
     class Kind(models.TextChoices):
         RUN = "run", "Evaluate a run"
         FULL = "full", "Full recompute"
         TURNS = "turns", "Recompute changed turns"
-
-    class Status(models.TextChoices):
-        PENDING = "pending", "Pending"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
 
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="evaluation_jobs")
     kind = models.CharField(max_length=10, choices=Kind.choices)
@@ -247,13 +244,6 @@ class EvaluationJob(models.Model):
     # Parts of a fanned-out full recompute that have finished ("version:first run"): counted by identity, so a part
     # run twice (redelivered, or queued again by the sweeper) never ends the job before every part has run.
     parts_done = models.JSONField(default=list, blank=True)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
-    done = models.PositiveIntegerField(default=0)
-    total = models.PositiveIntegerField(default=0)
-    error = models.TextField(blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]

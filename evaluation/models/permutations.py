@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from ecast.core.models import Job
 from ecast.models import Collection, Conversation, Turn, UtteranceClass
 from evaluation.models.core import DocIdsField, QrelsVersion, Run, ScoresField
 
@@ -34,15 +35,26 @@ class UtteranceLabel(models.Model):
         constraints = [models.UniqueConstraint(fields=["turn", "labeler"], name="uniq_utterance_label")]
 
 
-class PermutationExperiment(models.Model):
-    """Conversations × K sampled orders × systems → rankings → scores against one qrels version."""
+class PermutationExperiment(Job):
+    """Conversations × K sampled orders × systems → rankings → scores against one qrels version.
 
-    class Status(models.TextChoices):
-        PENDING = "pending", "Pending"
-        RUNNING = "running", "Retrieving"
-        SCORING = "scoring", "Scoring"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+    Progress counts conversations retrieved (one chunk each); a running experiment's ``message`` says whether it is
+    retrieving or scoring.
+    """
+
+    job_kind = "permutation"
+    RETRIEVING = "Retrieving"
+    SCORING = "Scoring"
+
+    @property
+    def is_retrieving(self) -> bool:
+        """Running, its chunks still retrieving (a chunk runs only then)."""
+        return self.status == self.Status.RUNNING and self.message != self.SCORING
+
+    @property
+    def is_scoring(self) -> bool:
+        """Running, every chunk retrieved, the whole experiment being scored again."""
+        return self.status == self.Status.RUNNING and self.message == self.SCORING
 
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="permutation_experiments")
     name = models.CharField(max_length=200)
@@ -61,17 +73,10 @@ class PermutationExperiment(models.Model):
         "its orders), paths: [[path, [[turn number, class], ...]], ...]}. A chunk samples its conversation's orders "
         "from these labels, as they were when the experiment was created.",
     )
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
-    chunks_total = models.PositiveIntegerField(default=0)
-    chunks_done = models.PositiveIntegerField(default=0)
-    error = models.TextField(blank=True)
     warnings = models.JSONField(default=list, blank=True)
     scored_version = models.ForeignKey(QrelsVersion, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     scored_qrels_count = models.PositiveIntegerField(null=True, blank=True)
     scored_at = models.DateTimeField(null=True, blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

@@ -183,7 +183,7 @@ def _demo_experiment(coll: Collection, out: TextIO) -> None:
         for conv_id in sorted({c.pk for c in convs}):
             svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=conv_id, queue_scoring=False)
         exp.refresh_from_db()
-        if exp.status == PermutationExperiment.Status.SCORING or exp.status == PermutationExperiment.Status.RUNNING:
+        if exp.status == PermutationExperiment.Status.RUNNING:
             svc.permutation_experiment_score(experiment=exp)
     out.write(f"permutations demo: experiment {exp.name!r} with {len(convs)} conversations × ≤ 51 orders × "
               f"{len(systems)} systems\n")  # fmt: skip

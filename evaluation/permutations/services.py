@@ -258,9 +258,11 @@ def permutation_experiment_create(
     # Largest first, so the workers do not end on one long chunk while the others idle.
     exp.plan = sorted(plan, key=lambda e: (-e["size"], e["conversation"]))
     exp.warnings = warnings
-    exp.chunks_total = len(plan) if exp.systems else 0
-    exp.status = PermutationExperiment.Status.RUNNING if exp.systems else PermutationExperiment.Status.DONE
-    exp.save(update_fields=["plan", "warnings", "chunks_total", "status"])
+    exp.progress_total = len(plan) if exp.systems else 0
+    exp.status = PermutationExperiment.Status.RUNNING if exp.systems else PermutationExperiment.Status.SUCCEEDED
+    exp.message = PermutationExperiment.RETRIEVING if exp.systems else ""
+    exp.started_at = timezone.now()
+    exp.save(update_fields=["plan", "warnings", "progress_total", "status", "message", "started_at"])
     if not exp.systems:
         # Orders only: there are no chunks to sample them.
         rows = [row for entry in exp.plan for row in plan_orders(exp, entry)]
@@ -332,7 +334,7 @@ def permutation_chunk_run(*, experiment_id: int, conversation_id: int, queue_sco
     score the rankings against the experiment's qrels version, so the chunks share the scoring; idempotent per
     chunk."""
     exp = PermutationExperiment.objects.select_related("collection", "qrels_version").get(pk=experiment_id)
-    if exp.status != PermutationExperiment.Status.RUNNING:
+    if not exp.is_retrieving:
         return  # a redelivered chunk of a finished or failed experiment must not replace scored results
     try:
         index = _index_for(exp)
@@ -456,24 +458,24 @@ def _chunk_finished(exp: PermutationExperiment, *, queue_scoring: bool = True) -
     # Counted without the experiment's row lock, so finishing chunks do not queue behind each other: every chunk
     # counts after its own results are committed, so the last chunk to commit sees every conversation done.
     done = _chunks_done(exp)
-    PermutationExperiment.objects.filter(pk=experiment_id, chunks_done__lt=done).update(chunks_done=done)
-    if done < exp.chunks_total:
+    PermutationExperiment.objects.filter(pk=experiment_id, progress_done__lt=done).update(progress_done=done)
+    if done < exp.progress_total:
         return
     with transaction.atomic():
         # Two chunks may both see the last conversation done: the row lock lets one of them finish the experiment.
         exp = PermutationExperiment.objects.select_for_update().get(pk=experiment_id)
-        if exp.status != PermutationExperiment.Status.RUNNING:
+        if not exp.is_retrieving:
             return
         if exp.parameters.get(RESCORE_PENDING):
             # Judgments or the version changed while chunks were scoring: some chunks may have used the old qrels.
             exp.parameters = {k: v for k, v in exp.parameters.items() if k != RESCORE_PENDING}
-            exp.status = PermutationExperiment.Status.SCORING
-            exp.save(update_fields=["status", "parameters"])
+            exp.message = PermutationExperiment.SCORING
+            exp.save(update_fields=["message", "parameters"])
             if queue_scoring:
                 transaction.on_commit(lambda: enqueue(SCORE_TASK, experiment_id))
             return
         # Every chunk scored its own rankings against the current version: the experiment is done.
-        exp.status = PermutationExperiment.Status.DONE
+        exp.status = PermutationExperiment.Status.SUCCEEDED
         exp.scored_version_id = exp.qrels_version_id
         exp.scored_qrels_count = Qrel.objects.filter(version_id=exp.qrels_version_id).count()
         exp.scored_at = timezone.now()
@@ -553,7 +555,7 @@ def permutation_experiment_score(*, experiment: PermutationExperiment) -> int:
         # bulk_update builds a CASE expression per column and batch, which made it most of a scoring run.
         rows_update(PermutationResult, ["per_turn", "mean"], [(r.pk, r.per_turn, r.mean) for r in results])
         PermutationExperiment.objects.filter(pk=experiment.pk).update(
-            status=PermutationExperiment.Status.DONE,
+            status=PermutationExperiment.Status.SUCCEEDED,
             scored_version=version,
             scored_qrels_count=Qrel.objects.filter(version=version).count(),
             scored_at=timezone.now(),
@@ -580,10 +582,10 @@ def permutation_experiment_rescore(*, experiment_id: int) -> str:
     exp = PermutationExperiment.objects.select_related("collection", "qrels_version").filter(pk=experiment_id).first()
     if exp is None:
         return "gone"
-    if exp.status == PermutationExperiment.Status.RUNNING:
+    if exp.is_retrieving:
         with transaction.atomic():
             locked = PermutationExperiment.objects.select_for_update().get(pk=experiment_id)
-            if locked.status == PermutationExperiment.Status.RUNNING:
+            if locked.is_retrieving:
                 # Chunks already finished scored against the old qrels: the last chunk queues a full scoring.
                 locked.parameters = {**locked.parameters, RESCORE_PENDING: True}
                 locked.save(update_fields=["parameters"])
@@ -595,7 +597,7 @@ def permutation_experiment_rescore(*, experiment_id: int) -> str:
         # Earlier scores stay visible (and say which version they reflect); the error is shown on the page.
         PermutationExperiment.objects.filter(pk=exp.pk).update(
             error=f"scoring failed: {exc}",
-            status=PermutationExperiment.Status.DONE if exp.scored_at else PermutationExperiment.Status.FAILED,
+            status=PermutationExperiment.Status.SUCCEEDED if exp.scored_at else PermutationExperiment.Status.FAILED,
         )
         raise
     if exp.error.startswith("scoring failed"):
@@ -634,16 +636,14 @@ def experiments_rescore_for_changed_qrels(*, version_id: int, turn_ids: list[int
 
 def permutation_experiments_active() -> list[tuple[int, Any]]:
     """Experiments the sweeper watches: retrieving or scoring."""
-    active = PermutationExperiment.objects.filter(
-        status__in=[PermutationExperiment.Status.RUNNING, PermutationExperiment.Status.SCORING]
-    )
+    active = PermutationExperiment.objects.filter(status=PermutationExperiment.Status.RUNNING)
     return list(active.values_list("pk", "created_at"))
 
 
 def permutation_experiment_requeue(*, experiment_id: int) -> str:
     """Queue what a silent experiment still lacks: the conversations without rankings, or the scoring."""
     exp = PermutationExperiment.objects.get(pk=experiment_id)
-    if exp.status == PermutationExperiment.Status.SCORING:
+    if exp.is_scoring:
         enqueue(SCORE_TASK, experiment_id)
         return "queued the scoring again"
     done = set(
@@ -659,7 +659,6 @@ def permutation_experiment_requeue(*, experiment_id: int) -> str:
 
 
 def permutation_experiment_fail(*, experiment_id: int, reason: str) -> None:
-    PermutationExperiment.objects.filter(
-        pk=experiment_id,
-        status__in=[PermutationExperiment.Status.RUNNING, PermutationExperiment.Status.SCORING],
-    ).update(status=PermutationExperiment.Status.FAILED, error=reason)
+    PermutationExperiment.objects.filter(pk=experiment_id, status=PermutationExperiment.Status.RUNNING).update(
+        status=PermutationExperiment.Status.FAILED, error=reason
+    )

@@ -9,7 +9,8 @@ from celery import shared_task
 from celery.signals import worker_init
 
 from ecast.core import jobs
-from evaluation.permutations import retrieval, services
+from evaluation.models import PermutationExperiment
+from evaluation.permutations import retrieval, selectors, services
 
 
 @worker_init.connect
@@ -48,5 +49,7 @@ jobs.register_kind(
         fail=lambda experiment_id, reason: services.permutation_experiment_fail(
             experiment_id=experiment_id, reason=reason
         ),
+        model=PermutationExperiment,
+        detail=lambda experiment: selectors.experiment_progress(experiment=experiment),
     )
 )

@@ -19,10 +19,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from ecast.core.csvfiles import csv_lines, csv_streaming_response
+from ecast.core.jobs import job_health
 from ecast.core.permissions import ADMIN, RATER, admin_required, is_admin, role_required
 from ecast.forms import preselect_single_choices
 from ecast.models import Collection, Conversation
-from ecast.selectors import job_health
 from evaluation.models import Permutation, PermutationExperiment, PermutationResult, QrelsVersion
 from evaluation.permutations import orders as perms
 from evaluation.permutations import selectors as sel
@@ -117,7 +117,7 @@ def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "versions": QrelsVersion.objects.filter(collection=exp.collection),
             "progress": sel.experiment_progress(experiment=exp),
             "health": job_health(svc.KIND, exp.pk),
-            "active": exp.status not in (PermutationExperiment.Status.DONE, PermutationExperiment.Status.FAILED),
+            "active": exp.status not in (PermutationExperiment.Status.SUCCEEDED, PermutationExperiment.Status.FAILED),
         },
     )
 

@@ -35,14 +35,14 @@ def human_versions() -> QuerySet[QrelsVersion]:
 
 def llm_job_progress(*, job: LlmJudgeJob) -> dict[str, Any]:
     """Status, pairs done of total, pairs per second of model time and the time left at that rate."""
-    rate = job.done / job.seconds if job.seconds > 0 else None
-    left = job.total - job.done
+    rate = job.progress_done / job.seconds if job.seconds > 0 else None
+    left = job.progress_total - job.progress_done
     return {
         "id": job.pk,
         "status": job.status,
-        "done": job.done,
-        "total": job.total,
-        "percent": round(100 * job.done / job.total, 1) if job.total else 0.0,
+        "done": job.progress_done,
+        "total": job.progress_total,
+        "percent": job.percent,
         "pairs_per_second": round(rate, 2) if rate else None,
         "eta_seconds": int(left / rate) if rate and left > 0 else None,
         "error": job.error,

@@ -136,7 +136,7 @@ def llm_judge_job_create(
         params=spec.merged_params(),
         provenance=provenance,
         limit=limit,
-        total=min(pairs, limit) if limit else pairs,
+        progress_total=min(pairs, limit) if limit else pairs,
         created_by=created_by,
     )
     job.full_clean()
@@ -218,9 +218,9 @@ def llm_labels_write(*, job_id: int, labels: Sequence[judge.Label], seconds: flo
         )
         QrelsVersion.objects.filter(pk=job.target_version_id).update(updated_at=timezone.now())
         events.qrels_changed(version_id=job.target_version_id, turn_ids=[r.turn_id for r in rows])
-    job.done = LlmLabel.objects.filter(job=job).count()
+    job.progress_done = LlmLabel.objects.filter(job=job).count()
     job.seconds += seconds
-    job.save(update_fields=["done", "seconds"])
+    job.save(update_fields=["progress_done", "seconds"])
     return len(rows)
 
 
@@ -280,7 +280,7 @@ def llm_judge_fail(*, job_id: int, reason: str) -> None:
 def llm_jobs_active() -> list[tuple[int, datetime]]:
     """Jobs the sweeper watches: queued or running."""
     return list(
-        LlmJudgeJob.objects.filter(status__in=[LlmJudgeJob.Status.PENDING, LlmJudgeJob.Status.RUNNING]).values_list(
+        LlmJudgeJob.objects.filter(status__in=[LlmJudgeJob.Status.QUEUED, LlmJudgeJob.Status.RUNNING]).values_list(
             "pk", "created_at"
         )
     )
@@ -290,4 +290,4 @@ def llm_judge_requeue(*, job_id: int) -> str:
     """Queue the job again; it labels only the pairs that have no label yet."""
     job = LlmJudgeJob.objects.get(pk=job_id)
     enqueue(RUN_TASK, job_id)
-    return f"queued again from pair {job.done + 1} of {job.total}"
+    return f"queued again from pair {job.progress_done + 1} of {job.progress_total}"

@@ -5,7 +5,8 @@ from __future__ import annotations
 from celery import shared_task
 
 from ecast.core import jobs
-from judging.llm import services
+from judging.llm import selectors, services
+from judging.models import LlmJudgeJob
 
 
 @shared_task(name=services.RUN_TASK)
@@ -24,5 +25,7 @@ jobs.register_kind(
         active=services.llm_jobs_active,
         resume=lambda job_id: services.llm_judge_requeue(job_id=job_id),
         fail=lambda job_id, reason: services.llm_judge_fail(job_id=job_id, reason=reason),
+        model=LlmJudgeJob,
+        detail=lambda job: selectors.llm_job_progress(job=job),
     )
 )

@@ -7,7 +7,6 @@ from judging.llm import apis, views
 urlpatterns: list = [
     path("judging/llm/", views.llm_jobs, name="llm-jobs"),
     path("judging/llm/<int:pk>/", views.llm_job, name="llm-job"),
-    path("judging/llm/<int:pk>/progress/", views.llm_job_progress, name="llm-job-progress"),
     path("judging/llm/<int:pk>/labels.csv", views.llm_job_labels_csv, name="llm-job-labels-csv"),
     path("api/judging/llm/jobs/", apis.LlmJobListCreateApi.as_view(), name="api-llm-jobs"),
     path("api/judging/llm/jobs/<int:pk>/", apis.LlmJobDetailApi.as_view(), name="api-llm-job"),

@@ -6,14 +6,14 @@ import json
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
 from ecast.core.csvfiles import csv_response
+from ecast.core.jobs import job_health
 from ecast.core.permissions import admin_required
-from ecast.core.rest import job_health_data, validation_payload
-from ecast.selectors import job_health
+from ecast.core.rest import validation_payload
 from judging.llm import judge, services
 from judging.llm import selectors as sel
 from judging.llm.forms import LlmJudgeJobForm
@@ -32,7 +32,7 @@ def llm_jobs(request: HttpRequest) -> HttpResponse:
         except ValidationError as exc:
             form.add_error(None, validation_payload(exc)["detail"])
         else:
-            messages.success(request, f"Job {job.pk} queued: {job.total} pairs into “{job.target_version}”.")
+            messages.success(request, f"Job {job.pk} queued: {job.progress_total} pairs into “{job.target_version}”.")
             # "#top": the form posts to "#llm-job-form", and a browser carries that fragment over a redirect that
             # names none, leaving the job page scrolled to an anchor it does not have.
             return redirect(reverse("llm-job", args=[job.pk]) + "#top")
@@ -50,7 +50,7 @@ def llm_job(request: HttpRequest, pk: int) -> HttpResponse:
         {
             "job": job,
             "progress": sel.llm_job_progress(job=job),
-            "active": job.status in (LlmJudgeJob.Status.PENDING, LlmJudgeJob.Status.RUNNING),
+            "active": job.status in (LlmJudgeJob.Status.QUEUED, LlmJudgeJob.Status.RUNNING),
             "health": job_health(services.KIND, job.pk),
             "grades": sel.llm_job_grade_counts(job=job),
             "labels": sel.llm_job_labels(job=job, limit=LABELS_SHOWN),
@@ -60,12 +60,6 @@ def llm_job(request: HttpRequest, pk: int) -> HttpResponse:
             "prompt_template": judge.USER_TEMPLATE,
         },
     )
-
-
-@admin_required
-def llm_job_progress(request: HttpRequest, pk: int) -> JsonResponse:
-    job = get_object_or_404(LlmJudgeJob, pk=pk)
-    return JsonResponse({**sel.llm_job_progress(job=job), **job_health_data(services.KIND, job.pk)})
 
 
 @admin_required

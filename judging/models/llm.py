@@ -3,23 +3,19 @@ model, into a qrels version of its own; every label keeps its prompt and provena
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 
+from ecast.core.models import Job
 from ecast.models import Collection, Turn
 from evaluation.models import QrelsVersion
 
 __all__ = ["LlmJudgeJob", "LlmLabel"]
 
 
-class LlmJudgeJob(models.Model):
+class LlmJudgeJob(Job):
     """One labelling run of one model over the pairs with text of a human version (``source_version``)."""
 
-    class Status(models.TextChoices):
-        PENDING = "pending", "Queued"
-        RUNNING = "running", "Running"
-        SUCCEEDED = "succeeded", "Finished"
-        FAILED = "failed", "Failed"
+    job_kind = "llm_judge"
 
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="llm_judge_jobs")
     # The human version whose judged pairs (with passage text) are labelled; the LLM version's parent.
@@ -34,15 +30,7 @@ class LlmJudgeJob(models.Model):
     params = models.JSONField(default=dict, blank=True)
     provenance = models.JSONField(default=dict, blank=True)
     limit = models.PositiveIntegerField(null=True, blank=True, help_text="Label only the first N pairs.")
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
-    total = models.PositiveIntegerField(default=0)
-    done = models.PositiveIntegerField(default=0)
     seconds = models.FloatField(default=0.0, help_text="Model time spent labelling (for pairs per second).")
-    error = models.TextField(blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

@@ -5,11 +5,12 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from ecast.core.models import Job
 from ecast.models import Collection, Conversation, Turn
 from evaluation.adjudication import DEFAULT_STRATEGY, STRATEGIES
 from evaluation.models import QrelsVersion, Run
 
-__all__ = ["Pool", "PoolPair", "AssessorAssignment", "AssessorJudgment", "GRADE_LABELS", "AGGREGATIONS"]
+__all__ = ["Pool", "PoolBuild", "PoolPair", "AssessorAssignment", "AssessorJudgment", "GRADE_LABELS", "AGGREGATIONS"]
 
 # CAsT relevance scale (ECAsT Table 6): grade → (short name, guideline shown to assessors).
 GRADE_LABELS: dict[int, tuple[str, str]] = {
@@ -83,6 +84,18 @@ class Pool(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class PoolBuild(Job):
+    """The worker computing a pool's pairs: deep pools over many runs are never built inside a request."""
+
+    job_kind = "pool"
+
+    # The pool's own id: the heartbeat, the sweeper and the recoveries know a build by its pool.
+    pool = models.OneToOneField(Pool, on_delete=models.CASCADE, primary_key=True, related_name="build")
+
+    def __str__(self) -> str:
+        return f"build of pool {self.pool_id}"
 
 
 class PoolPair(models.Model):

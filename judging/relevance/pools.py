@@ -15,12 +15,14 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
 
 from ecast.core.jobs import enqueue
+from ecast.core.models import ACTIVE_STATUSES
 from ecast.models import Collection, Passage, Turn
 from evaluation.adjudication import BANDITS, DEFAULT_STRATEGY, STRATEGIES
 from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
-from judging.models import Pool, PoolPair
+from judging.models import Pool, PoolBuild, PoolPair
 from judging.relevance import dedup, versions
 
 MAX_DEPTH = 100
@@ -425,34 +427,49 @@ def pool_create_start(**request: Any) -> Pool:
     """
     with transaction.atomic():
         pool, _, _ = _pool_prepare(status=Pool.Status.BUILDING, **request)
+        PoolBuild.objects.create(pool=pool, created_by=pool.created_by, progress_total=1)
     # Queued after the commit above, so the worker always finds the row.
     enqueue(BUILD_TASK, pool.pk)
     pool.refresh_from_db()
     return pool
 
 
-@transaction.atomic
 def pool_build(*, pool_id: int) -> Pool:
     """Compute the pairs of a "building" pool and open it; a redelivered task finds it built and does nothing."""
-    pool = Pool.objects.select_for_update().select_related("qrels_version").get(pk=pool_id)
-    if pool.status != Pool.Status.BUILDING:
-        return pool
-    # turn_filter holds "<topic>_<n>" ids (ad hoc collections may use bare numbers), so resolve them by id.
-    turns = (
-        list(Turn.objects.filter(collection=pool.collection, turn_id__in=pool.turn_filter))
-        if pool.turn_filter
-        else None
+    # Running from now on its page; the pairs, the open pool and the finished build commit together below.
+    PoolBuild.objects.filter(pk=pool_id, status=PoolBuild.Status.QUEUED).update(
+        status=PoolBuild.Status.RUNNING, started_at=timezone.now()
     )
-    _pool_fill(pool=pool, runs=list(pool.runs.all()), turns=turns)
-    pool.status = Pool.Status.OPEN
-    pool.error = ""
-    pool.save(update_fields=["status", "error"])
+    with transaction.atomic():
+        pool = Pool.objects.select_for_update().select_related("qrels_version").get(pk=pool_id)
+        if pool.status != Pool.Status.BUILDING:
+            return pool
+        # turn_filter holds "<topic>_<n>" ids (ad hoc collections may use bare numbers), so resolve them by id.
+        turns = (
+            list(Turn.objects.filter(collection=pool.collection, turn_id__in=pool.turn_filter))
+            if pool.turn_filter
+            else None
+        )
+        _pool_fill(pool=pool, runs=list(pool.runs.all()), turns=turns)
+        pool.status = Pool.Status.OPEN
+        pool.error = ""
+        pool.save(update_fields=["status", "error"])
+        PoolBuild.objects.filter(pk=pool_id).update(
+            status=PoolBuild.Status.SUCCEEDED, progress_done=1, error="", finished_at=timezone.now()
+        )
     return pool
 
 
 def pool_build_failed(*, pool_id: int, error: str) -> None:
     """Record why the worker could not build a pool (shown on its page)."""
-    Pool.objects.filter(pk=pool_id, status=Pool.Status.BUILDING).update(status=Pool.Status.FAILED, error=error[:2000])
+    with transaction.atomic():
+        failed = Pool.objects.filter(pk=pool_id, status=Pool.Status.BUILDING).update(
+            status=Pool.Status.FAILED, error=error[:2000]
+        )
+        if failed:
+            PoolBuild.objects.filter(pk=pool_id).update(
+                status=PoolBuild.Status.FAILED, error=error[:2000], finished_at=timezone.now()
+            )
 
 
 KIND = "pool"  # the job kind the heartbeat and the sweeper know pool builds by
@@ -460,8 +477,8 @@ BUILD_TASK = "judging.relevance.pool_build"
 
 
 def pools_building() -> list[tuple[int, Any]]:
-    """Pools the sweeper watches: still building."""
-    return list(Pool.objects.filter(status=Pool.Status.BUILDING).values_list("pk", "created_at"))
+    """Pool builds the sweeper watches: queued or running."""
+    return list(PoolBuild.objects.filter(status__in=ACTIVE_STATUSES).values_list("pk", "created_at"))
 
 
 def pool_build_requeue(*, pool_id: int) -> str:

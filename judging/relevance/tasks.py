@@ -5,7 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from ecast.core import jobs
-from judging.models import Pool
+from judging.models import Pool, PoolBuild
 from judging.relevance import pools, texts, versions
 
 
@@ -31,6 +31,8 @@ jobs.register_kind(
         active=pools.pools_building,
         resume=lambda pool_id: pools.pool_build_requeue(pool_id=pool_id),
         fail=lambda pool_id, reason: pools.pool_build_failed(pool_id=pool_id, error=reason),
+        model=PoolBuild,
+        detail=lambda build: {"pool_status": build.pool.status},
     )
 )
 

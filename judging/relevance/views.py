@@ -16,12 +16,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from ecast.core.jobs import job_health
 from ecast.core.permissions import ASSESSOR, admin_required, role_required
 from ecast.forms import preselect_single_choices
 from ecast.imports.services import import_job_start
 from ecast.imports.views import body_too_large
 from ecast.models import Collection, Conversation, ImportJob, Passage
-from ecast.selectors import job_health
 from evaluation.adjudication import DEFAULT_STRATEGY, STRATEGIES
 from evaluation.models import QrelsVersion, Run
 from evaluation.robustness.selectors import labelled_runs

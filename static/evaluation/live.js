@@ -1,14 +1,11 @@
-/* Live reports: poll the score-status endpoints named in data-live-status (space separated) every 3 s; when a
-   fingerprint changes, fetch this page again and swap the report's content in place (no reload, scroll kept). */
+/* Live reports: follow the score-status endpoints named in data-live-status (space separated) with
+   static/ecast/poll.js; when one's fingerprint changes, fetch this page again and swap the report's content in
+   place (no reload, scroll kept). */
 (function () {
   var box = document.querySelector("[data-live-status]");
   if (!box) return;
-  var urls = box.dataset.liveStatus.split(" ").filter(Boolean);
-  var last = null;
   var note = document.getElementById("live-note");
-  function fingerprint(list) {
-    return list.map(function (s) { return s.snapshot + "-" + s.scores + "-" + s.last_computed; }).join("|");
-  }
+  var last = {}, pending = {};
   function refresh() {
     return fetch(window.location.href, {credentials: "same-origin"}).then(function (r) { return r.text(); }).then(function (html) {
       var doc = new DOMParser().parseFromString(html, "text/html");
@@ -17,16 +14,15 @@
       if (note) note.textContent = "Updated " + new Date().toLocaleTimeString() + " after new judgments or runs.";
     });
   }
-  function poll() {
-    Promise.all(urls.map(function (u) {
-      return fetch(u, {credentials: "same-origin"}).then(function (r) { return r.json(); });
-    })).then(function (list) {
-      var fp = fingerprint(list);
-      var pending = list.reduce(function (n, s) { return n + s.pending_turns + s.jobs.length; }, 0);
-      if (note && pending) note.textContent = "Recomputing: " + pending + " pending turn(s)/job(s)…";
-      if (last !== null && fp !== last) { last = fp; return refresh(); }
-      last = fp;
-    }).catch(function () {}).then(function () { setTimeout(poll, 3000); });
-  }
-  poll();
+  box.dataset.liveStatus.split(" ").filter(Boolean).forEach(function (url) {
+    window.ecast.poll(url, function (s) {
+      var fp = s.snapshot + "-" + s.scores + "-" + s.last_computed;
+      pending[url] = s.pending_turns + s.jobs.length;
+      var waiting = Object.keys(pending).reduce(function (n, u) { return n + pending[u]; }, 0);
+      if (note && waiting) note.textContent = "Recomputing: " + waiting + " pending turn(s)/job(s)…";
+      var changed = url in last && last[url] !== fp;
+      last[url] = fp;
+      if (changed) refresh();
+    }, {every: 3000, delay: 0});
+  });
 })();

@@ -20,12 +20,20 @@ def test_the_dashboard_lists_jobs_of_every_kind_open_campaigns_and_pools_with_li
     imp = ImportJob.objects.create(
         kind="qrels", file_name="2020qrels.txt", collection=coll, status="running", progress_done=2, progress_total=5
     )
-    gen = GenerationJob.objects.create(collection=coll, name="T5 paraphrases", status="running", total_turns=2)
+    gen = GenerationJob.objects.create(collection=coll, name="T5 paraphrases", status="running", progress_total=2)
     GenerationTurn.objects.create(job=gen, turn=coll.turns.first(), status="done")
     run = Run.objects.create(collection=coll, name="bm25")
-    EvaluationJob.objects.create(collection=coll, kind="run", run=run, status="running", done=1, total=2)
+    EvaluationJob.objects.create(
+        collection=coll, kind="run", run=run, status="running", progress_done=1, progress_total=2
+    )
     perm = PermutationExperiment.objects.create(
-        collection=coll, name="Orders", qrels_version=version, status="scoring", chunks_done=3, chunks_total=4
+        collection=coll,
+        name="Orders",
+        qrels_version=version,
+        status="running",
+        message="Scoring",
+        progress_done=3,
+        progress_total=4,
     )
     pivot = PivotAnalysis.objects.create(collection=coll, name="Pivots over splits", progress_total=50)
     camp = campaign(paraphrase_collection(), size=2, n=3, name="Rate the pairs")

@@ -16,7 +16,6 @@ from django.core.cache import cache
 from django.db import connections
 from django.utils import timezone
 
-from ecast import selectors
 from ecast.core import jobs
 from ecast.generation import services as generation
 from ecast.imports import services as imports
@@ -62,7 +61,7 @@ def test_a_running_import_whose_heartbeat_stopped_is_restarted_from_its_upload_a
     job.refresh_from_db()
     assert job.status == ImportJob.Status.SUCCEEDED and job.counts["qrels"] == 2
     assert [a["action"] for a in actions if a["job"] == job.pk and a["kind"] == "import"] == ["worker_lost"]
-    health = selectors.job_health(imports.KIND, job.pk)
+    health = jobs.job_health(imports.KIND, job.pk)
     assert health["worker_loss_retries"] == 1 and health["last_heartbeat"] is not None
     assert "restarted the import of q.txt from its stored upload" in health["recoveries"][0]["detail"]
     assert health["recoveries"][0]["label"] == "Retried after worker loss"
@@ -82,7 +81,7 @@ def test_a_job_no_worker_started_waits_while_the_queue_is_busy_and_is_requeued_o
     tmp_path, small_collection
 ):
     job = stored_import(tmp_path, small_collection)
-    ImportJob.objects.filter(pk=job.pk).update(status=ImportJob.Status.PENDING)
+    ImportJob.objects.filter(pk=job.pk).update(status=ImportJob.Status.QUEUED)
     cache.delete(jobs.heartbeat_key(imports.KIND, job.pk))
 
     with mock.patch.object(jobs, "broker_backlog", return_value=7):
@@ -176,7 +175,7 @@ def test_rejudged_turns_whose_recompute_was_lost_are_recomputed(settings):
 
     assert not DirtyTurn.objects.exists()
     drained = EvaluationJob.objects.get(kind=EvaluationJob.Kind.TURNS)
-    assert drained.status == EvaluationJob.Status.DONE and drained.turn_ids == [turn.pk]
+    assert drained.status == EvaluationJob.Status.SUCCEEDED and drained.turn_ids == [turn.pk]
     assert eval_helpers.stored(run=runs["strong"], turn=turn, version=version, measure="P@1")[0].value == 0.0
 
 
@@ -185,12 +184,17 @@ def test_a_drain_that_died_after_taking_the_dirty_turns_is_finished_from_its_job
     coll, version, runs = eval_helpers.build()
     turn = coll.turns.get(turn_id="1_2")
     job = EvaluationJob.objects.create(
-        collection=coll, kind=EvaluationJob.Kind.TURNS, version=version, turn_ids=[turn.pk], status="running", total=1
+        collection=coll,
+        kind=EvaluationJob.Kind.TURNS,
+        version=version,
+        turn_ids=[turn.pk],
+        status="running",
+        progress_total=1,
     )
     jobs.heartbeat_beat(evaluation.JOB_KIND, job.pk)
     sweep()
     job.refresh_from_db()
-    assert job.status == EvaluationJob.Status.DONE
+    assert job.status == EvaluationJob.Status.SUCCEEDED
     assert eval_helpers.stored(version=version, turn=turn, run=runs["strong"])
 
 
@@ -201,7 +205,7 @@ def test_a_unit_redelivered_by_the_broker_is_recorded_as_retried_after_worker_lo
         jobs.job_unit(imports.KIND, job.pk, lambda: imports.import_job_run_by_id(job_id=job.pk), claim=True)
     job.refresh_from_db()
     assert job.status == ImportJob.Status.SUCCEEDED
-    assert selectors.job_health(imports.KIND, job.pk)["worker_loss_retries"] == 1
+    assert jobs.job_health(imports.KIND, job.pk)["worker_loss_retries"] == 1
 
 
 @pytest.mark.django_db

@@ -20,8 +20,8 @@ import redis
 from django.core.files import File
 from django.db import connection
 
-from ecast import selectors
 from ecast.celery import app
+from ecast.core import jobs
 from ecast.generation import services as generation
 from ecast.imports import services as imports
 from ecast.models import GenerationJob, GenerationTurn, ImportJob, JobRecovery, Paraphrase
@@ -225,7 +225,7 @@ def test_a_generation_job_whose_worker_is_killed_mid_job_ends_with_the_outputs_o
     assert job.turns.filter(status=GenerationTurn.Status.DONE).count() == total
     losses = JobRecovery.objects.filter(kind=generation.KIND, job_id=job.pk, reason=JobRecovery.Reason.WORKER_LOST)
     assert losses.count() >= 1
-    health = selectors.job_health(generation.KIND, job.pk)
+    health = jobs.job_health(generation.KIND, job.pk)
     assert health["last_heartbeat"] is not None and health["worker_loss_retries"] == losses.count()
     record(
         "generation",
@@ -291,7 +291,7 @@ def test_an_import_whose_worker_is_killed_mid_file_restarts_from_its_upload_and_
     assert sum(got.values()) == turns * depth
     assert got == expected and max(got.values()) == 1
     assert Run.objects.filter(collection=coll).count() == 1
-    health = selectors.job_health(imports.KIND, job.pk)
+    health = jobs.job_health(imports.KIND, job.pk)
     assert health["worker_loss_retries"] >= 1
     record(
         "import",
@@ -331,7 +331,7 @@ def test_a_killed_pool_process_has_its_import_redelivered_at_once_without_waitin
     )  # fmt: skip
     assert job.status == ImportJob.Status.SUCCEEDED, job.errors
     assert RunTurn.objects.filter(run__collection=coll).count() == 400
-    health = selectors.job_health(imports.KIND, job.pk)
+    health = jobs.job_health(imports.KIND, job.pk)
     assert [r["detail"] for r in health["recoveries"]] == ["the broker redelivered a unit of work"]
     record(
         "import, pool process killed",

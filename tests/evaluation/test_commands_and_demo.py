@@ -56,4 +56,4 @@ def test_import_run_prints_the_importers_warnings(tmp_path):
     text = out.getvalue()
     assert "2 warning(s) (the import went ahead):" in text and "2 × unknown turn, e.g.:" in text
     assert "late.run:3: unknown turn 98_1 in EvalMini: its lines were skipped" in text
-    assert "run late (id" in text and "evaluation done" in text
+    assert "run late (id" in text and "evaluation succeeded" in text

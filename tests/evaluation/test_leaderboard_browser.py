@@ -120,7 +120,9 @@ def test_a_job_started_from_the_leaderboard_shows_its_progress_and_end_without_a
 
     coll, version, runs = build()
     services.scores_compute_for_version(version=version)
-    job = EvaluationJob.objects.create(collection=coll, kind="full", status="running", done=0, total=4)
+    job = EvaluationJob.objects.create(
+        collection=coll, kind="full", status="running", progress_done=0, progress_total=4
+    )
     browser_login(browser, live_server, "admin1", "pass-admin1")
     browser.get(f"{live_server.url}/evaluation/?version={version.pk}")
     browser.execute_script("window.__noReload = 'still here';")
@@ -129,9 +131,9 @@ def test_a_job_started_from_the_leaderboard_shows_its_progress_and_end_without_a
         return d.find_element(By.CSS_SELECTOR, f"#lb-jobs tr[data-job='{job.pk}']").text
 
     assert "running" in row(browser) and "0/4" in row(browser)
-    EvaluationJob.objects.filter(pk=job.pk).update(done=2)
+    EvaluationJob.objects.filter(pk=job.pk).update(progress_done=2)
     page_wait(browser).until(lambda d: "2/4" in row(d))
-    EvaluationJob.objects.filter(pk=job.pk).update(status="done", done=4, finished_at=timezone.now())
-    page_wait(browser).until(lambda d: "done" in row(d) and "4/4" in row(d))
+    EvaluationJob.objects.filter(pk=job.pk).update(status="succeeded", progress_done=4, finished_at=timezone.now())
+    page_wait(browser).until(lambda d: "succeeded" in row(d) and "4/4" in row(d))
     assert "running" not in row(browser)
     assert browser.execute_script("return window.__noReload;") == "still here"

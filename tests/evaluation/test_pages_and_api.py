@@ -208,7 +208,7 @@ def test_recompute_and_job_apis(admin_api, rater_api, scored, django_capture_on_
     with django_capture_on_commit_callbacks(execute=True):
         job = admin_api.post(url).json()
     status = admin_api.get(reverse("api-eval-job", args=[job["id"]])).json()
-    assert status["status"] == "done" and status["done"] == status["total"] == 2
+    assert status["status"] == "succeeded" and status["done"] == status["total"] == 2
 
 
 def test_uploading_a_run_through_the_api_imports_and_evaluates_it(
@@ -226,7 +226,7 @@ def test_uploading_a_run_through_the_api_imports_and_evaluates_it(
         resp = admin_api.post(url, {"collection": coll.pk, "file": f, "name": "up"}, format="multipart")
     assert resp.status_code == 201, resp.content
     job = EvaluationJob.objects.get(pk=resp.json()["job"]["id"])
-    assert job.status == "done"
+    assert job.status == "succeeded"
     scores = admin_api.get(reverse("api-eval-run-scores", args=[resp.json()["run"]]), {"version": version.pk}).json()
     assert scores["turns"]["1_1"] > 0 and scores["turns"]["2_2"] == 0.0
 
@@ -299,7 +299,7 @@ def test_uploading_a_real_run_file_through_the_page_uses_the_importer_and_evalua
     assert resp.status_code == 302, resp.content.decode()[:2000]
     run = Run.objects.get(collection=coll, name="mine")
     assert run.test_set == ts
-    assert EvaluationJob.objects.filter(run=run, status="done").count() == 1
+    assert EvaluationJob.objects.filter(run=run, status="succeeded").count() == 1
     from evaluation.selectors import per_turn_scores
 
     # Tied scores: trec_eval puts d3 (larger docid) first, so d1 (grade 2) sits at rank 2.
@@ -411,7 +411,7 @@ def test_the_full_recompute_button_queues_a_job_the_jobs_table_names_for_every_r
     assert f"Full recompute queued (job {job.pk})" in html
     opening = f'<tr data-job="{job.pk}"><td>{job.pk}</td><td>Full recompute'
     row = next(line for line in html.splitlines() if opening in line)
-    assert "every run · every version" in row and "status-done" in row and "2/2" in row
+    assert "every run · every version" in row and "status-succeeded" in row and "2/2" in row
 
 
 def test_raters_cannot_start_a_full_recompute(rater_client, scored):

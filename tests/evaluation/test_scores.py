@@ -102,7 +102,7 @@ def test_a_new_judgment_recomputes_only_its_turn_for_every_run(django_capture_on
     (strong,) = stored(run=runs["strong"], turn=turn, version=version, measure="nDCG@3")
     assert strong.value > 0.9  # x4 at rank 1 is now highly relevant
     job = EvaluationJob.objects.get(kind="turns")
-    assert job.status == "done" and job.turn_ids == [turn.pk]
+    assert job.status == "succeeded" and job.turn_ids == [turn.pk]
     (again,) = stored(run=runs["weak"], turn=coll.turns.get(turn_id="1_1"), version=version, measure="nDCG@3")
     assert again.computed_at == untouched.computed_at
     assert not DirtyTurn.objects.exists()
@@ -149,7 +149,7 @@ def test_a_created_run_is_evaluated_against_every_version(django_capture_on_comm
         run = add_run(coll, "late", {"1_3": ["x3"], "1_1": ["d1"]})
         events.run_imported(run_id=run.pk)
     job = EvaluationJob.objects.get(run=run)
-    assert job.status == "done" and job.done == job.total == 2
+    assert job.status == "succeeded" and job.progress_done == job.progress_total == 2
     by_version = {v: per_turn_scores(run=run, version=v, measure="nDCG@3") for v in coll.qrels_versions.all()}
     assert len(by_version) == 2
     new = coll.qrels_versions.get(name="original + new")
@@ -161,10 +161,10 @@ def test_a_run_job_counts_versions_made_after_it_was_queued_so_progress_never_ex
 
     coll, version, runs = build()
     job = services.evaluation_job_create(collection=coll, kind="run", run=runs["weak"], start=False)
-    assert job.total == 1
+    assert job.progress_total == 1
     derive(version, "original + new", {"1_3": {"x3": 4}})
     done = services.evaluation_job_execute(job_id=job.pk)
-    assert done.status == "done" and done.done == done.total == 2
+    assert done.status == "succeeded" and done.progress_done == done.progress_total == 2
 
 
 def test_a_derived_version_without_scores_gets_a_full_compute_on_its_first_change(django_capture_on_commit_callbacks):
@@ -182,7 +182,7 @@ def test_a_full_recompute_job_reports_progress():
     coll, version, runs = build()
     job = services.evaluation_job_create(collection=coll, kind="full", start=False)
     done = services.evaluation_job_execute(job_id=job.pk)
-    assert done.status == "done" and done.done == done.total == 2
+    assert done.status == "succeeded" and done.progress_done == done.progress_total == 2
     assert len(stored(version=version)) == 2 * len(QRELS) * len(services.MEASURES)
 
 
@@ -205,7 +205,7 @@ def test_a_new_qrels_version_is_scored_for_every_run_once_committed(django_captu
         with transaction.atomic():
             child = derive(version, "original + new", {"1_3": {"x3": 2}})
     assert len(stored(version=child, run=runs["strong"], measure="nDCG@3")) == len(QRELS) + 1
-    assert EvaluationJob.objects.filter(kind="turns", version=child, status="done").count() == 1
+    assert EvaluationJob.objects.filter(kind="turns", version=child, status="succeeded").count() == 1
 
 
 def test_uploading_reuses_the_job_the_run_created_event_queued(django_capture_on_commit_callbacks):
@@ -270,7 +270,7 @@ def test_a_drain_and_a_full_recompute_part_of_one_version_never_write_at_once_wh
     weak, strong = runs["weak"].pk, runs["strong"].pk
     DirtyTurn.objects.create(version=version, turn=coll.turns.get(turn_id="1_1"))
     job = services.evaluation_job_create(collection=coll, kind="full", start=False)
-    EvaluationJob.objects.filter(pk=job.pk).update(status="running", total=2)
+    EvaluationJob.objects.filter(pk=job.pk).update(status="running", progress_total=2)
     key = [jobs.advisory_key(services.DRAIN_LOCK), version.pk]
     other = connections.create_connection("default")  # another worker
     try:
@@ -298,7 +298,7 @@ def test_a_drain_and_a_full_recompute_part_of_one_version_never_write_at_once_wh
         other.close()
     services.scores_part_compute(job_id=job.pk, version_id=version.pk, run_ids=[strong])
     job.refresh_from_db()
-    assert job.status == "done" and {r.run_id for r in stored(version=version)} == {weak, strong}
+    assert job.status == "succeeded" and {r.run_id for r in stored(version=version)} == {weak, strong}
 
 
 def test_a_full_recompute_fans_out_in_parts_that_store_what_one_pass_stores(settings):
@@ -312,7 +312,7 @@ def test_a_full_recompute_fans_out_in_parts_that_store_what_one_pass_stores(sett
         done = services.evaluation_job_execute(job_id=job.pk)
     parts = [c.args for c in queued.call_args_list if c.args[0] == services.PART_TASK]
     assert sorted(p[3] for p in parts) == sorted([[r.pk] for r in runs.values()])
-    assert done.status == "done" and done.done == done.total == len(runs)
+    assert done.status == "succeeded" and done.progress_done == done.progress_total == len(runs)
     assert sorted((r.run_id, r.turn_id, r.measure, r.value) for r in stored(version=version)) == one_pass
     assert LeaderboardSnapshot.objects.filter(version=version, trigger="full recompute").count() == 2
 
@@ -331,7 +331,7 @@ def test_a_started_full_recompute_queues_its_parts_at_commit_without_a_job_task_
     assert [c.args[0] for c in queued.call_args_list] == [services.PART_TASK, services.PART_TASK]
     assert sorted(c.args[3] for c in queued.call_args_list) == sorted([[r.pk] for r in runs.values()])
     job.refresh_from_db()
-    assert job.status == "running" and job.total == 2 and job.parts_done == []
+    assert job.status == "running" and job.progress_total == 2 and job.parts_done == []
 
 
 def test_a_failing_part_fails_the_full_recompute_job_with_its_reason():
@@ -448,7 +448,7 @@ def test_a_run_job_and_a_requeued_turns_job_wait_for_the_version_writer_like_a_d
         assert not TurnScores.objects.exists()  # neither wrote beside the drain
     finally:
         other.close()
-    assert services.evaluation_job_execute(job_id=run_job.pk).status == "done"
+    assert services.evaluation_job_execute(job_id=run_job.pk).status == "succeeded"
     assert {r.run_id for r in stored(version=version)} == {weak.pk}
     assert services.evaluation_job_execute(job_id=turns_job.pk).status == "done"
 
@@ -457,15 +457,15 @@ def test_a_part_run_twice_does_not_end_the_full_recompute_before_every_part_ran(
     coll, version, runs = build()
     weak, strong = runs["weak"].pk, runs["strong"].pk
     job = services.evaluation_job_create(collection=coll, kind="full", start=False)
-    job.status, job.total = "running", 2
+    job.status, job.progress_total = "running", 2
     job.save()
     for _ in range(2):  # redelivered: the same part twice
         services.scores_part_compute(job_id=job.pk, version_id=version.pk, run_ids=[weak])
     job.refresh_from_db()
-    assert job.status == "running" and job.done == 1
+    assert job.status == "running" and job.progress_done == 1
     services.scores_part_compute(job_id=job.pk, version_id=version.pk, run_ids=[strong])
     job.refresh_from_db()
-    assert job.status == "done" and job.done == 2
+    assert job.status == "succeeded" and job.progress_done == 2
     assert {r.run_id for r in stored(version=version)} == {weak, strong}
 
 

@@ -89,7 +89,9 @@ class Command(BaseCommand):
             raise CommandError(validation_payload(exc)["detail"]) from exc
         if not o["sync"]:
             services.generation_job_start(job=job)
-            self.stdout.write(f"Queued job {job.pk} ({job.total_turns} turns); follow it at /generation/jobs/{job.pk}/")
+            self.stdout.write(
+                f"Queued job {job.pk} ({job.progress_total} turns); follow it at /generation/jobs/{job.pk}/"
+            )
             return
         with jobs.heartbeat(services.KIND, job.pk):  # beating, so the sweeper never re-queues it to a worker
             services.generation_job_begin(job_id=job.pk)
@@ -99,4 +101,4 @@ class Command(BaseCommand):
                 self.stdout.write(f"{p['done'] + p['failed']}/{p['total']} turns, {p['paraphrase_pairs']} pairs")
             services.generation_job_finish_if_complete(job_id=job.pk)
         job.refresh_from_db()
-        self.stdout.write(self.style.SUCCESS(f"Job {job.pk}: {job.get_status_display()}"))
+        self.stdout.write(self.style.SUCCESS(f"Job {job.pk}: {job.status_label}"))

@@ -21,6 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ecast.core.jobs import debounce, debounce_release, enqueue
+from ecast.core.models import JobStatus
 from evaluation.analyses import metaeval, pivots
 from evaluation.analyses.selectors import (
     ANALYSIS_MODELS,
@@ -32,7 +33,6 @@ from evaluation.analyses.services.calibration import calibration_report_compute,
 from evaluation.analyses.services.metaeval import meta_evaluation_compute
 from evaluation.analyses.services.pivots import pivot_analysis_compute
 from evaluation.analyses.services.toolkit import COMPUTE_TASK, analysis_mark_pending
-from evaluation.models import AnalysisStatus
 
 
 def recompute_key(kind: str, analysis_id: int) -> str:
@@ -62,22 +62,28 @@ def analysis_compute(*, kind: str, analysis_id: int) -> None:
     """Run one analysis now and store results, or the error that stopped it."""
     model = ANALYSIS_MODELS[kind]
     obj = model.objects.select_related("collection", "qrels_version").get(pk=analysis_id)
-    model.objects.filter(pk=obj.pk).update(status=AnalysisStatus.RUNNING, error="", progress_done=0)
+    model.objects.filter(pk=obj.pk).update(
+        status=JobStatus.RUNNING, error="", progress_done=0, started_at=timezone.now()
+    )
     count = qrels_count(version=obj.qrels_version)
     try:
         results = COMPUTE[kind](obj)
     except (ValueError, ValidationError, KeyError, metaeval.TableError, FileNotFoundError) as exc:
-        model.objects.filter(pk=obj.pk).update(status=AnalysisStatus.FAILED, error=str(exc))
+        model.objects.filter(pk=obj.pk).update(status=JobStatus.FAILED, error=str(exc), finished_at=timezone.now())
         return
     except Exception as exc:
         # Never leave the page spinning on "running": record the failure, then let the worker log the traceback.
-        model.objects.filter(pk=obj.pk).update(status=AnalysisStatus.FAILED, error=f"internal error: {exc!r}")
+        model.objects.filter(pk=obj.pk).update(
+            status=JobStatus.FAILED, error=f"internal error: {exc!r}", finished_at=timezone.now()
+        )
         raise
     with transaction.atomic():
+        now = timezone.now()
         model.objects.filter(pk=obj.pk).update(
             results=pivots.clean_json(results),
-            status=AnalysisStatus.DONE,
-            computed_at=timezone.now(),
+            status=JobStatus.SUCCEEDED,
+            computed_at=now,
+            finished_at=now,
             qrels_count=count,
             error="",
         )
@@ -112,7 +118,7 @@ def analysis_job_kind(kind: str) -> str:
 
 def analyses_active(*, kind: str) -> list[tuple[int, Any]]:
     """Analyses of ``kind`` the sweeper watches: queued or computing."""
-    active = ANALYSIS_MODELS[kind].objects.filter(status__in=[AnalysisStatus.PENDING, AnalysisStatus.RUNNING])
+    active = ANALYSIS_MODELS[kind].objects.filter(status__in=[JobStatus.QUEUED, JobStatus.RUNNING])
     return list(active.values_list("pk", "created_at"))
 
 
@@ -122,6 +128,6 @@ def analysis_requeue(*, kind: str, analysis_id: int) -> str:
 
 
 def analysis_fail(*, kind: str, analysis_id: int, reason: str) -> None:
-    ANALYSIS_MODELS[kind].objects.filter(
-        pk=analysis_id, status__in=[AnalysisStatus.PENDING, AnalysisStatus.RUNNING]
-    ).update(status=AnalysisStatus.FAILED, error=reason)
+    ANALYSIS_MODELS[kind].objects.filter(pk=analysis_id, status__in=[JobStatus.QUEUED, JobStatus.RUNNING]).update(
+        status=JobStatus.FAILED, error=reason
+    )

@@ -10,10 +10,11 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from ecast.core.jobs import enqueue
+from ecast.core.models import JobStatus
 from ecast.models import Collection
 from evaluation.analyses.selectors import ANALYSIS_MODELS
 from evaluation.metrics import MeasureError, make_evaluator, parse_measure
-from evaluation.models import AnalysisStatus, QrelsVersion, Run
+from evaluation.models import QrelsVersion, Run
 
 # Registered name of the task in evaluation/analyses/tasks.py (queued by name: the tasks module imports the services).
 COMPUTE_TASK = "evaluation.analysis_compute"
@@ -87,7 +88,7 @@ def progress_set(obj, done: int, total: int) -> None:
 
 def analysis_mark_pending(*, kind: str, analysis_id: int) -> None:
     """Show the analysis as waiting for its computation (the page polls the status)."""
-    ANALYSIS_MODELS[kind].objects.filter(pk=analysis_id).update(status=AnalysisStatus.PENDING, error="")
+    ANALYSIS_MODELS[kind].objects.filter(pk=analysis_id).update(status=JobStatus.QUEUED, error="")
 
 
 def analysis_queue(*, kind: str, analysis_id: int) -> None:

@@ -52,4 +52,6 @@ class Command(BaseCommand):
         if imported is not None:
             write_warnings(self, imported)  # unknown turns, duplicate lines: what was skipped, not silently
         job = services.evaluation_job_execute(job_id=job.pk)  # synchronous here: the command waits for it
-        self.stdout.write(f"run {run.name} (id {run.pk}) imported; evaluation {job.status} ({job.done}/{job.total})")
+        self.stdout.write(
+            f"run {run.name} (id {run.pk}) imported; evaluation {job.status} ({job.progress_done}/{job.progress_total})"
+        )

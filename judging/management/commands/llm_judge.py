@@ -51,13 +51,14 @@ class Command(BaseCommand):
             )
         except ValidationError as exc:
             raise CommandError("; ".join(exc.messages)) from exc
-        self.stdout.write(f"job {job.pk}: {job.total} pairs of {version.name!r} → {job.target_version}")
+        self.stdout.write(f"job {job.pk}: {job.progress_total} pairs of {version.name!r} → {job.target_version}")
         jobs.job_unit(services.KIND, job.pk, lambda: services.llm_judge_run(job_id=job.pk), claim=True)
         job.refresh_from_db()
         if job.status != job.Status.SUCCEEDED:
             raise CommandError(f"job {job.pk} {job.status}: {job.error}")
         self.stdout.write(
-            f"labelled {job.done} pairs in {job.seconds:.1f} s of model time: {job.done / job.seconds:.2f} pairs/s"
+            f"labelled {job.progress_done} pairs in {job.seconds:.1f} s of model time: "
+            f"{job.progress_done / job.seconds:.2f} pairs/s"
         )
         llm = job.target_version
         assert llm is not None

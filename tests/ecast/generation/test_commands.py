@@ -56,7 +56,7 @@ def test_demo_job_is_created_once(small_collection):
     small_collection.name = demo.DEMO_COLLECTION
     small_collection.save()
     job = demo.load(stdout=io.StringIO())
-    assert job.status == "succeeded" and job.total_turns == 6
+    assert job.status == "succeeded" and job.progress_total == 6
     assert demo.load(stdout=io.StringIO()).pk == job.pk
     assert GenerationJob.objects.count() == 1
 

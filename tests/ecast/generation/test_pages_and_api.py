@@ -58,7 +58,7 @@ def test_job_actions_are_admin_only(rater_api, rater_client, small_collection):
         assert rater_api.post(reverse(name, args=[job.pk])).status_code == 403
     assert rater_client.post(reverse("generation-job-cancel", args=[job.pk])).status_code == 403
     job.refresh_from_db()
-    assert job.status == "pending"
+    assert job.status == "queued"
 
 
 def test_the_form_starts_a_job_that_runs_and_lists_its_pairs(
@@ -87,12 +87,12 @@ def test_the_form_starts_a_job_that_runs_and_lists_its_pairs(
         response = admin_client.post(reverse("generation-jobs"), data)
     job = GenerationJob.objects.get()
     assert response.status_code == 302 and response.url == reverse("generation-job-detail", args=[job.pk])
-    assert job.total_turns == 3 and job.status == "succeeded"  # tasks run eagerly in tests
+    assert job.progress_total == 3 and job.status == "succeeded"  # tasks run eagerly in tests
     page = admin_client.get(response.url).content.decode()
     assert "3 / 3 turns done" in page
     assert reverse("turn-detail", args=[job.turns.first().turn_id]) in page
-    progress = admin_client.get(reverse("generation-job-progress", args=[job.pk])).json()
-    assert progress["done"] == 3 and progress["pending"] == 0 and progress["percent"] == 100.0
+    progress = admin_client.get(reverse("job-progress", args=["generation", job.pk])).json()
+    assert progress["done"] == 3 and progress["detail"]["pending"] == 0 and progress["percent"] == 100.0
 
 
 def test_the_form_reports_a_missing_t5_model_and_creates_nothing(admin_client, small_collection):

@@ -23,7 +23,7 @@ def _run(job):
 
 def test_it_generates_paired_manual_and_raw_paraphrases_with_provenance(small_collection, tiny_t5):
     job = services.generation_job_create(collection=small_collection, config=t5_config(tiny_t5), seed=7, chunk_size=2)
-    assert job.total_turns == 6 and job.turns.count() == 6
+    assert job.progress_total == 6 and job.turns.count() == 6
     job = _run(job)
     assert job.status == GenerationJob.Status.SUCCEEDED
     manual = Paraphrase.objects.filter(kind="manual", origin="generated")

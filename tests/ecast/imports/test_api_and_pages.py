@@ -90,7 +90,7 @@ def test_only_admins_may_import(rater_api, assessor_api, anon_api, admin_api):
 def test_import_pages_are_admin_only(rater_client):
     job = ImportJob.objects.create(kind="qrels", file_name="x")
     base = f"/imports/{job.pk}/"
-    for url in ("/imports/", base, base + "progress.json", base + "errors.csv"):
+    for url in ("/imports/", base, f"/jobs/import/{job.pk}/progress/", base + "errors.csv"):
         assert rater_client.get(url).status_code == 403
 
 
@@ -107,8 +107,9 @@ def test_the_import_page_runs_an_upload_and_shows_the_error_table(admin_client, 
     assert "Errors (2)" in html and "invalid JSON" in html and "p.jsonl" in html
     report = admin_client.get(response["Location"] + "errors.csv").content.decode().splitlines()
     assert report[0] == "file,line,reason" and report[1].startswith("p.jsonl,2,invalid JSON")
-    progress = admin_client.get(response["Location"] + "progress.json").json()
-    assert progress["status"] == "failed" and progress["errors"] == 2
+    job = ImportJob.objects.latest("pk")
+    progress = admin_client.get(f"/jobs/import/{job.pk}/progress/").json()
+    assert progress["status"] == "failed" and progress["detail"]["errors"] == 2
     assert "p.jsonl" in admin_client.get("/imports/").content.decode()
 
 

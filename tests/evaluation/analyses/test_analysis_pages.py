@@ -26,7 +26,7 @@ def done_pivot(django_capture_on_commit_callbacks):
             collection=coll, runs=runs, qrels_version=version, metrics=["AP", "P@3"], n_splits=4
         )
     obj.refresh_from_db()
-    assert obj.status == "done", obj.error
+    assert obj.status == "succeeded", obj.error
     return obj
 
 
@@ -50,7 +50,7 @@ def test_non_admins_cannot_read_reports_downloads_or_api(done_pivot, rater_clien
     for url in [
         reverse("analyses-detail", kwargs=kw),
         reverse("analyses-download", kwargs={**kw, "fmt": "csv"}),
-        reverse("analyses-status", kwargs=kw),
+        reverse("job-progress", args=["analysis-pivots", done_pivot.pk]),
     ]:
         assert rater_client.get(url).status_code == 403
     assert rater_client.post(reverse("analyses-recompute", kwargs=kw)).status_code == 403
@@ -119,7 +119,7 @@ def test_admin_creates_a_pivot_analysis_through_the_form(admin_client, django_ca
     obj = PivotAnalysis.objects.get()
     assert resp.status_code == 302 and resp["Location"].endswith(f"/pivots/{obj.pk}/")
     obj.refresh_from_db()
-    assert obj.status == "done"
+    assert obj.status == "succeeded"
     page = admin_client.get(reverse("analyses-pivots"), {"collection": coll.pk}).content.decode()
     assert obj.name in page
 
@@ -185,7 +185,7 @@ def test_api_creates_and_reads_a_calibration_report(admin_api, django_capture_on
         )
     assert resp.status_code == 201, resp.content
     detail = admin_api.get(reverse("api-analyses-detail", kwargs={"kind": "calibration", "pk": resp.data["id"]}))
-    assert detail.data["status"] == "done"
+    assert detail.data["status"] == "succeeded"
     assert detail.data["qrels_version"] == "original"
     assert detail.data["results"]["conditions"][0]["label"] == "all candidates"
     bad = admin_api.post(
@@ -268,8 +268,8 @@ def test_a_queued_analysis_page_polls_and_a_failed_one_shows_its_error(admin_cli
         ).status_code
         == 409
     )
-    status = admin_client.get(reverse("analyses-status", kwargs={"kind": "pivots", "pk": queued.pk})).json()
-    assert status["status"] == "pending"
+    status = admin_client.get(reverse("job-progress", args=["analysis-pivots", queued.pk])).json()
+    assert status["status"] == "queued"
     failed = PivotAnalysis.objects.create(
         collection=coll, name="failed", qrels_version=version, status="failed", error="boom: no topics"
     )
@@ -316,7 +316,7 @@ def test_a_stochastic_system_of_runs_on_different_scales_keeps_its_score_for_b_a
             collection=coll, runs=[bm25, dense], qrels_version=version, b_values=[0.05, 1.0, 2.0]
         )
     obj.refresh_from_db()
-    assert obj.status == "done", obj.error
+    assert obj.status == "succeeded", obj.error
     res = obj.results
     assert res["normalisation"] == "minmax" and res["max_variance"] <= 0.25
     base = res["curve"][0]["value"]

@@ -44,7 +44,7 @@ def test_pivot_analysis_over_topic_splits_stores_results_with_qrels_version(setu
             collection=coll, runs=runs, qrels_version=version, metrics=["AP", "nDCG@3"], n_splits=5, seed=1
         )
     obj.refresh_from_db()
-    assert obj.status == "done", obj.error
+    assert obj.status == "succeeded", obj.error
     assert obj.computed_at is not None
     assert obj.qrels_count == Qrel.objects.filter(version=version).count()
     res = obj.results
@@ -86,7 +86,7 @@ def test_pivots_across_qrels_versions_and_the_cross_ee_tool(setup, django_captur
             metrics=["AP"], n_splits=5,
         )  # fmt: skip
     obj.refresh_from_db()
-    assert obj.status == "done", obj.error
+    assert obj.status == "succeeded", obj.error
     assert obj.results["environments"] == ["original", "original+new"]
     out = pivot_services.pivot_cross_ee(
         analysis=obj, metric="AP", pivot="sys3", choices={"sys0": "original", "sys1": "original+new"}
@@ -116,7 +116,7 @@ def test_pivots_across_paraphrase_test_sets_group_runs_into_systems(django_captu
             collection=coll, runs=runs, qrels_version=version, ee_kind="test_sets", metrics=["AP"], n_splits=4
         )
     obj.refresh_from_db()
-    assert obj.status == "done", obj.error
+    assert obj.status == "succeeded", obj.error
     assert obj.results["systems"] == ["bm25", "dense", "splade"]
     assert obj.results["environments"] == ["Rm1", "Rm2"]
 
@@ -135,7 +135,7 @@ def test_new_judgments_recompute_the_analysis_debounced(setup, django_capture_on
         events.qrels_changed(version_id=version.id, turn_ids=[turn.id])
     assert callbacks  # the signal fired on commit and queued the recompute
     obj.refresh_from_db()
-    assert obj.status == "done"
+    assert obj.status == "succeeded"
     assert obj.computed_at > first
     assert obj.qrels_count == Qrel.objects.filter(version=version).count()
 
@@ -155,11 +155,11 @@ def test_a_burst_of_judgments_recomputes_once_and_a_later_change_again(
             services.analyses_schedule_for_version(version_id=version.id)
     assert queued == [(toolkit.COMPUTE_TASK, ("pivots", obj.id), settings.ECAST_ANALYSIS_DEBOUNCE_SECONDS)]
     obj.refresh_from_db()
-    assert obj.status == "pending"
+    assert obj.status == "queued"
     first = obj.computed_at
     analysis_compute_task("pivots", obj.id)  # the worker runs the one queued computation
     obj.refresh_from_db()
-    assert obj.status == "done" and obj.computed_at > first
+    assert obj.status == "succeeded" and obj.computed_at > first
     with django_capture_on_commit_callbacks(execute=True):
         services.analyses_schedule_for_version(version_id=version.id)
     assert len(queued) == 2
@@ -191,7 +191,7 @@ def test_meta_evaluation_of_an_uploaded_table(django_capture_on_commit_callbacks
             upload_name="dd.csv",
         )
     obj.refresh_from_db()
-    assert obj.status == "done", obj.error
+    assert obj.status == "succeeded", obj.error
     setting = obj.results["settings"][0]
     assert setting["pairs"][0]["correct1"] == 18  # c1 agrees with p on every pair × topic, c2 never
     assert setting["intuitiveness_rank"] == {"c1": 1, "c2": 2}
@@ -228,7 +228,7 @@ def test_meta_evaluation_of_app_scores_reports_ranking_stability_across_test_set
             runs=runs, qrels_version=version, depth=3,
         )  # fmt: skip
     obj.refresh_from_db()
-    assert obj.status == "done", obj.error
+    assert obj.status == "succeeded", obj.error
     assert [s["dimension"] for s in obj.results["settings"]] == ["Rel", "Eff"]
     stability = {r["measure"]: r for r in obj.results["stability"]}
     assert set(stability) == {"nDCG@3", "RR", "precision", "tot-time"}
@@ -242,7 +242,7 @@ def test_calibration_report_of_probability_scores(django_capture_on_commit_callb
     with django_capture_on_commit_callbacks(execute=True):
         obj = calibration_services.calibration_report_create(run=run, qrels_version=version)
     obj.refresh_from_db()
-    assert obj.status == "done", obj.error
+    assert obj.status == "succeeded", obj.error
     all_cands = obj.results["conditions"][0]
     assert all_cands["n"] == 6 * 6 and 0 <= all_cands["ece"] <= 1
     assert obj.results["normalisation"] == "none"
@@ -266,7 +266,7 @@ def test_stochastic_system_gain_curve(django_capture_on_commit_callbacks):
             collection=coll, runs=samples, qrels_version=version, b_values=[0.5, 1.0], measure="nDCG@3"
         )
     obj.refresh_from_db()
-    assert obj.status == "done", obj.error
+    assert obj.status == "succeeded", obj.error
     assert [c["b"] for c in obj.results["curve"]] == [0.0, 0.5, 1.0]
     assert obj.results["curve"][0]["gain"] == 0.0
     assert len(obj.results["members"]) == 4
@@ -295,10 +295,10 @@ def test_the_demo_loader_builds_and_computes_analyses_idempotently(shared_data):
     coll, version, fed = _demo_collection_with_pool()
     out = io.StringIO()
     analyses_demo.load(stdout=out)
-    assert PivotAnalysis.objects.get(name=analyses_demo.PIVOT_NAME).status == "done", out.getvalue()
-    assert CalibrationReport.objects.get(name=analyses_demo.CALIBRATION_NAME).status == "done"
-    assert StochasticSystem.objects.get(name=analyses_demo.STOCHASTIC_NAME).status == "done"
-    assert MetaEvaluation.objects.get(name=analyses_demo.METAEVAL_NAME).status == "done", out.getvalue()
+    assert PivotAnalysis.objects.get(name=analyses_demo.PIVOT_NAME).status == "succeeded", out.getvalue()
+    assert CalibrationReport.objects.get(name=analyses_demo.CALIBRATION_NAME).status == "succeeded"
+    assert StochasticSystem.objects.get(name=analyses_demo.STOCHASTIC_NAME).status == "succeeded"
+    assert MetaEvaluation.objects.get(name=analyses_demo.METAEVAL_NAME).status == "succeeded", out.getvalue()
     analyses_demo.load(stdout=out)
     assert PivotAnalysis.objects.count() == 1 and MetaEvaluation.objects.count() == 1
 
@@ -348,7 +348,7 @@ def test_reloading_an_older_demo_moves_its_analyses_where_they_belong(shared_dat
     analyses_demo.load(stdout=out)
     stale.refresh_from_db()
     dd.refresh_from_db()
-    assert stale.qrels_version == fed and stale.status == "done"
+    assert stale.qrels_version == fed and stale.status == "succeeded"
     assert f"{analyses_demo.STOCHASTIC_NAME}: moved to qrels version 'original + new'" in out.getvalue()
     assert dd.collection.name == analyses_demo.DD_COLLECTION
     assert StochasticSystem.objects.count() == 1 and MetaEvaluation.objects.count() == 1
@@ -369,7 +369,7 @@ def test_uploaded_document_lengths_feed_tot_time(django_capture_on_commit_callba
             qrels_version=version, depth=3, lengths_upload=io.BytesIO(lengths.encode()), lengths_name="len.tsv",
         )  # fmt: skip
     obj.refresh_from_db()
-    assert obj.status == "done", obj.error
+    assert obj.status == "succeeded", obj.error
     assert obj.results["notes"]["passages_without_length"] == 0
 
 

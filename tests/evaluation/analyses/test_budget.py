@@ -18,7 +18,6 @@ from evaluation.analyses.services import budget as budget_services
 from evaluation.models import BudgetSimulation
 from tests.evaluation.analyses.budget_reference import TREC_EVAL, plain_loop
 from tests.evaluation.analyses.helpers import collection_with_qrels, make_run
-from tests.job_health_helpers import fresh_cache  # noqa: F401 - a fixture
 
 
 @pytest.mark.slow
@@ -73,7 +72,7 @@ def done_budget(db, django_capture_on_commit_callbacks):
             collection=coll, runs=runs, qrels_version=version, depth=6, fractions=[0.5, 1.0]
         )
     obj.refresh_from_db()
-    assert obj.status == "done", obj.error
+    assert obj.status == "succeeded", obj.error
     return obj
 
 

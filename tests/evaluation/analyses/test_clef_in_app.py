@@ -34,7 +34,7 @@ def test_pivots_on_imported_clef_ehealth_2018_match_trec_eval(shared_data, djang
             collection=coll, runs=runs, qrels_version=version, metrics=["AP", "nDCG@10"], n_splits=10
         )
     obj.refresh_from_db()
-    assert obj.status == "done", obj.error
+    assert obj.status == "succeeded", obj.error
     res = obj.results
     assert len(res["topics"]) == 50
     for name, (_, trec_eval_map) in RUNS.items():

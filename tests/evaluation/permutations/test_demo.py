@@ -27,7 +27,7 @@ def test_demo_derives_classes_from_cast_2020_annotations_and_runs_a_scored_exper
     assert "".join(turns[f"84_{n}"].utterance_class for n in range(1, 7)) == "SESEPTFTFTSE"
     assert turns["84_3"].depends_on == turns["84_2"]
     exp = PermutationExperiment.objects.get(name=permutations_demo.DEMO_EXPERIMENT)
-    assert exp.status == "done" and exp.scored_at is not None
+    assert exp.status == "succeeded" and exp.scored_at is not None
     assert PermutationResult.objects.filter(permutation__experiment=exp, mean__gt=0).exists()
     assert "experiment" in out.getvalue()
     permutations_demo.load(stdout=out)  # idempotent

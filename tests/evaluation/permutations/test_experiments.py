@@ -51,7 +51,7 @@ def test_an_experiment_retrieves_and_scores_every_order_of_every_conversation(
 ):
     coll, version = labelled_collection()
     exp = run_experiment(coll, version, django_capture_on_commit_callbacks)
-    assert exp.status == PermutationExperiment.Status.DONE, exp.error
+    assert exp.status == PermutationExperiment.Status.SUCCEEDED, exp.error
     # topic 1: units {2}, {3,4,5} → 2! × 2! = 4 valid orders, original valid; topic 2: {2}, {3,4} → 2 orders.
     assert Permutation.objects.filter(experiment=exp, conversation__topic_id="1").count() == 4
     assert Permutation.objects.filter(experiment=exp, conversation__topic_id="2").count() == 2
@@ -261,7 +261,7 @@ def test_each_chunk_scores_its_rankings_as_the_whole_experiment_scoring_would(
 ):
     coll, version = labelled_collection()
     exp = run_experiment(coll, version, django_capture_on_commit_callbacks, systems=("current", "cu", "lp", "fu"))
-    assert exp.status == PermutationExperiment.Status.DONE and exp.scored_version == version
+    assert exp.status == PermutationExperiment.Status.SUCCEEDED and exp.scored_version == version
     chunked = _scores(exp)
     assert chunked and all(mean is not None for _pk, _per, mean in chunked)
     svc.permutation_experiment_score(experiment=exp)  # the whole-experiment path a rescore takes
@@ -293,7 +293,7 @@ def test_judgments_that_arrive_while_chunks_run_make_the_last_chunk_rescore_the_
     with django_capture_on_commit_callbacks(execute=True):
         svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=second)
     exp.refresh_from_db()
-    assert exp.status == PermutationExperiment.Status.DONE and "rescore_pending" not in exp.parameters
+    assert exp.status == PermutationExperiment.Status.SUCCEEDED and "rescore_pending" not in exp.parameters
     assert {r.per_turn[turn.turn_id] for r in results.all()} == {0.0}
 
 
@@ -311,7 +311,7 @@ def test_without_new_judgments_the_last_chunk_finishes_the_experiment_without_a_
         for conv_id in sel.experiment_conversation_ids(experiment=exp):
             svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=conv_id)
     exp.refresh_from_db()
-    assert exp.status == PermutationExperiment.Status.DONE and queued == []
+    assert exp.status == PermutationExperiment.Status.SUCCEEDED and queued == []
     assert exp.scored_qrels_count == Qrel.objects.filter(version=version).count() and exp.scored_at is not None
 
 
@@ -372,8 +372,8 @@ def test_an_experiment_fanned_out_in_chunks_scores_as_one_chunk_experiments_per_
         ]
     for exp in [chunked, *singles]:
         exp.refresh_from_db()
-        assert exp.status == PermutationExperiment.Status.DONE, exp.error
-    assert (chunked.chunks_total, [s.chunks_total for s in singles]) == (2, [1, 1])
+        assert exp.status == PermutationExperiment.Status.SUCCEEDED, exp.error
+    assert (chunked.progress_total, [s.progress_total for s in singles]) == (2, [1, 1])
     whole = _results_by_order(chunked)
     assert len(whole) == 6 * len(systems)
     assert whole == {key: value for s in singles for key, value in _results_by_order(s).items()}
@@ -393,7 +393,7 @@ def test_an_experiment_whose_last_chunk_died_before_finishing_it_is_finished_by_
         svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=conv_id)
     # As if the last chunk's worker died after committing its rankings, before it counted the finished conversations.
     PermutationExperiment.objects.filter(pk=exp.pk).update(
-        status=PermutationExperiment.Status.RUNNING, chunks_done=0, scored_at=None
+        status=PermutationExperiment.Status.RUNNING, progress_done=0, scored_at=None
     )
     stamps = []
     for _sweep in range(2):  # the second sweep (or a second chunk that saw every conversation done) changes nothing
@@ -402,7 +402,7 @@ def test_an_experiment_whose_last_chunk_died_before_finishing_it_is_finished_by_
                 "queued 0 conversation chunk(s) without rankings"
             )
         exp.refresh_from_db()
-        assert (exp.status, exp.chunks_done, exp.chunks_total) == (PermutationExperiment.Status.DONE, 2, 2)
+        assert (exp.status, exp.progress_done, exp.progress_total) == (PermutationExperiment.Status.SUCCEEDED, 2, 2)
         stamps.append(exp.scored_at)
     assert stamps[0] is not None and stamps[1] == stamps[0] and queued == []
 
@@ -510,7 +510,7 @@ def test_creation_queues_every_chunk_largest_first_and_the_first_chunk_pins_the_
     assert pinned == retrieval.corpus_key(*sel.experiment_corpus(experiment=exp))
     svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=queued[1][2], queue_scoring=False)
     exp.refresh_from_db()
-    assert exp.parameters["index_key"] == pinned and exp.status == PermutationExperiment.Status.DONE
+    assert exp.parameters["index_key"] == pinned and exp.status == PermutationExperiment.Status.SUCCEEDED
     # The plan's sizes (computed without sampling) are the turns over the orders the chunks sampled.
     stored: dict[int, int] = {}
     for conv, order in Permutation.objects.filter(experiment=exp).values_list("conversation_id", "order"):

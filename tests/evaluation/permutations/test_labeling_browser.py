@@ -50,7 +50,7 @@ def test_the_report_page_draws_figures_and_filters_systems(browser, live_server,
         collection=coll, name="report", qrels_version=version, systems=["current", "cu", "lp"], k=5, seed=1
     )  # autocommit in this test: the eager tasks ran on commit
     exp.refresh_from_db()
-    assert exp.status == "done"
+    assert exp.status == "succeeded"
     browser_login(browser, live_server, "admin1", "pass-admin1")
     browser.get(f"{live_server.url}/permutations/{exp.pk}/")
     assert len(browser.find_elements(By.CSS_SELECTOR, ".figure svg")) == 2

@@ -96,7 +96,7 @@ def test_raters_and_assessors_cannot_reach_experiment_pages(rater_client, experi
 
 def test_experiment_api_is_admin_only(admin_api, rater_api, anon_api, experiment):
     url = reverse("api-permutation-status", args=[experiment.pk])
-    assert admin_api.get(url).json()["status"] == "done"
+    assert admin_api.get(url).json()["status"] == "succeeded"
     assert rater_api.get(url).status_code == 403
     assert anon_api.get(url).status_code in (401, 403)
     assert rater_api.get(reverse("api-permutation-analysis", args=[experiment.pk])).status_code == 403

@@ -194,7 +194,7 @@ def test_each_path_is_retrieved_and_scored_over_its_own_turns(
             conversations=[coll.conversations.get(topic_id="132")],
         )
     exp.refresh_from_db()
-    assert exp.status == "done", exp.error
+    assert exp.status == "succeeded", exp.error
     paths = _paths_132(shared_data)
     results = PermutationResult.objects.filter(permutation__experiment=exp).select_related("permutation")
     assert results.count() == 2 * Permutation.objects.filter(experiment=exp).count() == 2 * (3 + 4 + 4)

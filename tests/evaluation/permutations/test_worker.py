@@ -47,11 +47,11 @@ def test_a_real_worker_runs_the_chunks_and_scores_the_experiment(settings, tmp_p
         deadline = time.time() + 90
         while time.time() < deadline:
             exp.refresh_from_db()
-            if exp.status in ("done", "failed"):
+            if exp.status in ("succeeded", "failed"):
                 break
             time.sleep(0.3)
-        assert exp.status == PermutationExperiment.Status.DONE, exp.error or exp.status
-        assert exp.chunks_done == exp.chunks_total == 2
+        assert exp.status == PermutationExperiment.Status.SUCCEEDED, exp.error or exp.status
+        assert exp.progress_done == exp.progress_total == 2
         assert PermutationResult.objects.filter(permutation__experiment=exp, mean__isnull=False).count() == 6 * 2
     finally:
         app.conf.task_always_eager = True

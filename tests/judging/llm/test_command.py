@@ -22,7 +22,7 @@ def test_it_labels_the_version_and_prints_kappa_confusion_per_grade_and_tau(tiny
     )
     text = out.getvalue()
     job = LlmJudgeJob.objects.get()
-    assert job.status == "succeeded" and job.done == 7
+    assert job.status == "succeeded" and job.progress_done == 7
     report = asel.agreement_report(a=original, b=job.target_version, measure="nDCG@3")
     assert f"Cohen's κ (linear) = {report['kappa']['value']:.3f}" in text
     assert "7 pairs judged by both" in text and "grade 4: precision" in text

@@ -39,7 +39,7 @@ def test_a_job_labels_every_judged_pair_with_text_into_its_own_version(setup, st
     human_before = list(Qrel.objects.filter(version=original).values_list("turn_id", "passage_id", "grade", "source"))
     job = start(coll, original, tiny_causal, params={"batch_size": 3})
     job.refresh_from_db()
-    assert (job.status, job.done, job.total) == ("succeeded", 7, 7)
+    assert (job.status, job.progress_done, job.progress_total) == ("succeeded", 7, 7)
     llm = job.target_version
     assert llm.name == f"llm: {tiny_causal.name}" and llm.parent_id == original.pk
     rows = Qrel.objects.filter(version=llm)
@@ -127,7 +127,7 @@ def test_a_job_killed_mid_way_resumes_after_its_last_committed_batch(setup, star
     with pytest.raises(SystemExit):
         start(coll, original, tiny_causal, params={"batch_size": 3})
     job = LlmJudgeJob.objects.get()
-    assert (job.status, job.done) == ("running", 3)  # the first batch committed, the second died
+    assert (job.status, job.progress_done) == ("running", 3)  # the first batch committed, the second died
     assert Qrel.objects.filter(version=job.target_version).count() == 3
     # The sweeper finds it silent and queues it again; only the four unlabelled pairs are sent to the model.
     jobs.heartbeat_beat(services.KIND, job.pk)
@@ -137,7 +137,7 @@ def test_a_job_killed_mid_way_resumes_after_its_last_committed_batch(setup, star
     actions = jobs.sweep_once(now=later)
     assert [a["job"] for a in actions if a["kind"] == services.KIND] == [job.pk]
     job.refresh_from_db()
-    assert (job.status, job.done) == ("succeeded", 7)
+    assert (job.status, job.progress_done) == ("succeeded", 7)
     first, _, *resumed = seen
     assert sorted(first + [p for batch in resumed for p in batch]) == sorted(TEXTS)
     assert LlmLabel.objects.filter(job=job).count() == 7

@@ -37,7 +37,7 @@ def endpoints(job):
         ("get", reverse("llm-jobs")),
         ("post", reverse("llm-jobs")),
         ("get", reverse("llm-job", args=[job.pk])),
-        ("get", reverse("llm-job-progress", args=[job.pk])),
+        ("get", reverse("job-progress", args=["llm_judge", job.pk])),
         ("get", reverse("llm-job-labels-csv", args=[job.pk])),
     ]
     apis = [
@@ -100,7 +100,7 @@ def test_the_job_page_shows_progress_grades_labels_and_the_one_click_agreement_l
 
 
 def test_the_progress_json_and_the_labels_csv(job, admin_client):
-    progress = admin_client.get(reverse("llm-job-progress", args=[job.pk])).json()
+    progress = admin_client.get(reverse("job-progress", args=["llm_judge", job.pk])).json()
     assert progress["status"] == "succeeded" and progress["percent"] == 100.0 and "last_heartbeat" in progress
     body = admin_client.get(reverse("llm-job-labels-csv", args=[job.pk])).content.decode()
     rows = [r for r in csv.reader(io.StringIO(body)) if r and not r[0].startswith("#")]

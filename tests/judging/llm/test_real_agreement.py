@@ -86,7 +86,7 @@ def test_smollm_against_nist_on_the_crowd_annotated_cast_2020_passages(shared_da
     job = services.llm_judge_job_create(collection=coll, source_version=nist, params={"batch_size": 8}, queue=False)
     services.llm_judge_run(job_id=job.pk)
     job.refresh_from_db()
-    assert job.status == "succeeded" and job.done == job.total == (LIMIT or 1040)
+    assert job.status == "succeeded" and job.progress_done == job.progress_total == (LIMIT or 1040)
     llm = job.target_version
     for v in (nist, llm):
         eval_services.scores_compute_for_version(version=v, measures=["nDCG@3"])
@@ -96,7 +96,7 @@ def test_smollm_against_nist_on_the_crowd_annotated_cast_2020_passages(shared_da
     labels = list(LlmLabel.objects.filter(job=job))
     a = [human[(lb.turn_id, lb.passage_id)] for lb in labels]
     b = [lb.grade for lb in labels]
-    assert report["items"] == job.total
+    assert report["items"] == job.progress_total
     assert report["kappa"]["value"] == pytest.approx(cohen_kappa_score(a, b, labels=[0, 1, 2, 3, 4], weights="linear"))
     rows_a = {r["run"]: r["headline"] for r in leaderboard(version=nist, measures=["nDCG@3"], sort_by="nDCG@3")}
     rows_b = {r["run"]: r["headline"] for r in leaderboard(version=llm, measures=["nDCG@3"], sort_by="nDCG@3")}
@@ -105,9 +105,9 @@ def test_smollm_against_nist_on_the_crowd_annotated_cast_2020_passages(shared_da
     assert report["ranking"]["n"] == 8 and report["ranking"]["tau"] == pytest.approx(tau)
 
     figures = {
-        "pairs": job.done,
+        "pairs": job.progress_done,
         "turns": len({lb.turn_id for lb in labels}),
-        "pairs_per_second": round(job.done / job.seconds, 2),
+        "pairs_per_second": round(job.progress_done / job.seconds, 2),
         "grades_llm": {g: b.count(g) for g in range(5)},
         "grades_nist": {g: a.count(g) for g in range(5)},
         "kappa_linear": report["kappa"],

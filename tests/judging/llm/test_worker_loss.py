@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from ecast import selectors
+from ecast.core import jobs
 from ecast.models import JobRecovery, Passage
 from evaluation.models import Qrel, QrelsVersion
 from judging.llm import services
@@ -69,12 +69,12 @@ def test_an_llm_judge_job_whose_worker_is_killed_resumes_and_labels_every_pair_o
     recovered_s = time.monotonic() - killed_at
     got = labels(job)
     assert got == expected  # same grades and probabilities as the uninterrupted run, no pair missing
-    assert LlmLabel.objects.filter(job=job).count() == total == job.done  # none twice
+    assert LlmLabel.objects.filter(job=job).count() == total == job.progress_done  # none twice
     assert Qrel.objects.filter(version=job.target_version).count() == total
     recoveries = list(JobRecovery.objects.filter(kind=services.KIND, job_id=job.pk).values_list("reason", "detail"))
     losses = [detail for reason, detail in recoveries if reason == JobRecovery.Reason.WORKER_LOST]
     assert len(losses) >= 1, f"recoveries: {recoveries}\n{fleet.output()}"
-    health = selectors.job_health(services.KIND, job.pk)
+    health = jobs.job_health(services.KIND, job.pk)
     record(
         "llm judge",
         {

@@ -63,9 +63,9 @@ def test_an_invalid_request_stores_nothing_and_queues_nothing(inputs):
 
 
 @pytest.mark.django_db
-def test_the_pool_page_says_it_is_building_and_refreshes(inputs, admin_client):
+def test_the_pool_page_says_it_is_building_and_follows_the_build(inputs, admin_client):
     coll, original, run = inputs
     with mock.patch("judging.relevance.pools.enqueue"):
         pool = pools.pool_create_start(collection=coll, qrels_version=original, runs=[run])
     page = admin_client.get(reverse("relevance-pool", args=[pool.pk])).content.decode()
-    assert "computing this pool" in page and 'http-equiv="refresh"' in page
+    assert "computing this pool" in page and f'data-job-progress="/jobs/pool/{pool.pk}/progress/"' in page
