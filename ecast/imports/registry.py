@@ -13,7 +13,7 @@ from typing import Any
 
 from django.urls import reverse
 
-from ecast.imports import corpus, formats, tree_writer, writers
+from ecast.imports import corpus, sniff, tree_writer, writers
 from ecast.models import Collection, ImportJob
 
 Writer = Callable[[writers.Context], writers.Result]
@@ -36,7 +36,7 @@ class ImportKind:
     existing: Callable[[Collection, dict[str, Any]], Any] | None = None
     # Pages to visit after the import, {label: url}, shown on its job page.
     links: Callable[[ImportJob], dict[str, str]] | None = None
-    # The file formats it reads (names of ``formats.READABLE``): a file that looks like another format is refused
+    # The file formats it reads (names of ``sniff.READABLE``): a file that looks like another format is refused
     # with one message before it is parsed. Empty: any file goes to the parser.
     formats: tuple[str, ...] = ()
 
@@ -46,7 +46,7 @@ _KINDS: dict[str, ImportKind] = {}
 
 def register(kind: ImportKind, *, after: str | None = None) -> None:
     """Add or replace a kind; ``after`` lists it right after another kind (the import page's order)."""
-    unknown = [f for f in kind.formats if f not in formats.READABLE]
+    unknown = [f for f in kind.formats if f not in sniff.READABLE]
     if unknown:
         raise ValueError(f"import kind {kind.name!r} names unknown format(s) {', '.join(unknown)}")
     items = [(name, k) for name, k in _KINDS.items() if name != kind.name]
