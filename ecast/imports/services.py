@@ -23,8 +23,9 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from ecast.core import jobs
-from ecast.imports import registry, sniff, writers
+from ecast.imports import registry, sniff
 from ecast.imports.errors import ImportFailed, row_error
+from ecast.imports.writing import Context
 from ecast.models import Collection, ImportJob, TestSet, Turn
 
 log = logging.getLogger(__name__)
@@ -166,7 +167,7 @@ def _job_run(job: ImportJob, path: Path) -> ImportJob:
         job.status = ImportJob.Status.RUNNING
         job.save(update_fields=["status"])
     options = dict(job.options or {})
-    ctx = writers.Context(
+    ctx = Context(
         path=path,
         name=job.file_name,
         collection=job.collection,

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from ecast.imports import corpus, registry, sniff
+from ecast.imports import registry, sniff
+from ecast.imports.formats import passages
 from tests.conftest import REPO
 
 DATA = Path(__file__).parent / "data"
@@ -237,8 +238,8 @@ def test_a_truncated_gzip_file_is_left_to_the_reader_which_names_it_corrupt():
 
 
 def test_the_passage_keys_are_the_ones_the_corpus_import_reads():
-    assert (sniff.ID_KEYS, sniff.TEXT_KEYS) == (corpus.ID_KEYS, corpus.TEXT_KEYS)
-    assert sniff.IKAT_KEYS == corpus.IKAT_KEYS
+    assert (sniff.ID_KEYS, sniff.TEXT_KEYS) == (passages.ID_KEYS, passages.TEXT_KEYS)
+    assert sniff.IKAT_KEYS == passages.IKAT_KEYS
 
 
 def test_the_registry_lists_the_formats_of_each_kind_and_refuses_unknown_ones():
