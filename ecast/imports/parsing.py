@@ -3,7 +3,7 @@
 Each format of ``ecast.imports.formats`` parses with these: ``Parsed`` collects every bad row instead of stopping at
 the first, so an import report lists all problems at once; line numbers are 1-based physical lines of the
 (decompressed) file. The TSV helpers read the line formats, the JSON helpers the topic files (CAsT 2019–2022, iKAT),
-with the line of each topic and turn for messages.
+whose topic and turn loop (``topic_objects``, ``numbered_turns``) is written here once.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import accumulate
 from typing import Any
 
@@ -156,3 +157,70 @@ def load_topic_list(p: Parsed, text: str, *, example: str) -> list[Any] | None:
         p.error(None, f"expected a non-empty JSON list of topics like {example}")
         return None
     return data
+
+
+@dataclass
+class Located:
+    """One topic object of a topics file: its position (from 1), the object and the line it starts on (None where
+    the text could not be split into elements), with the lines of its turns for messages."""
+
+    index: int
+    value: dict[str, Any]
+    line: int | None
+    text: str
+    span: tuple[int, int] | None
+    line_of: LineIndex
+    turns_key: re.Pattern[str]
+
+    @property
+    def where(self) -> str:
+        """How messages name the topic before its number is known: "topic #3"."""
+        return f"topic #{self.index}"
+
+    @cached_property
+    def turn_lines(self) -> list[int]:
+        """The line of each element of the topic's turn array (the first that ``turns_key`` finds in it)."""
+        key = self.turns_key.search(self.text, self.span[0], self.span[1]) if self.span else None
+        return [self.line_of(start) for start, _end in array_spans(self.text, key.end() - 1)] if key else []
+
+    def turn_line(self, j: int) -> int | None:
+        """The line of turn ``j`` (from 1); the topic's own line past what the text could be split into."""
+        return self.turn_lines[j - 1] if j <= len(self.turn_lines) else self.line
+
+
+def topic_objects(
+    p: Parsed, text: str, data: list[Any], *, expected: str, turns_key: re.Pattern[str] = TURN_KEY
+) -> Iterator[Located]:
+    """Each topic of a topics file's parsed list with its line; a topic that is not an object is an error ("expected
+    an object with ``expected``") and is left out. ``turns_key`` finds a topic's turn array, for the turns' lines."""
+    line_of = LineIndex(text)
+    spans = array_spans(text, _WS.match(text).end())  # type: ignore[union-attr]
+    for i, topic in enumerate(data, start=1):
+        span = spans[i - 1] if i <= len(spans) else None
+        line = line_of(span[0]) if span else None
+        if not isinstance(topic, dict):
+            p.error(line, f"topic #{i}: expected an object with {expected}, got {type(topic).__name__}")
+            continue
+        yield Located(i, topic, line, text, span, line_of, turns_key)
+
+
+def numbered_turns(
+    p: Parsed, topic: Located, where: str, turns: list[Any], *, key: str, name: str
+) -> Iterator[tuple[dict[str, Any], int | None, str, int | None]]:
+    """(turn, number, where, line) of each turn object of a topic, its number read from ``key`` (None when bad:
+    reported) and ``where`` naming it for messages; a turn that is not an object is an error and is left out, and a
+    number given twice is an error ("<name> appears twice")."""
+    seen: set[int] = set()
+    for j, turn in enumerate(turns, start=1):
+        twhere = f"{where}, turn #{j}"
+        tline = topic.turn_line(j)
+        if not isinstance(turn, dict):
+            p.error(tline, f"{twhere}: expected an object, got {type(turn).__name__}")
+            continue
+        number = int_field(p, twhere, turn, key, line=tline)
+        if number is not None:
+            twhere = f"{where}, turn {number}"
+            if number in seen:
+                p.error(tline, f"{twhere}: {name} appears twice")
+            seen.add(number)
+        yield turn, number, twhere, tline

@@ -21,13 +21,14 @@ from __future__ import annotations
 import functools
 import json
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 from django.db import transaction
 
 from ecast import trees
 from ecast.imports.formats.cast_topics import collection_for_year
-from ecast.imports.parsing import TURN_KEY, LineIndex, Parsed, array_spans, load_topic_list, str_field
+from ecast.imports.parsing import Located, Parsed, load_topic_list, str_field, topic_objects
 from ecast.imports.writing import CHUNK, Context, Result, raise_if
 from ecast.models import Conversation, Turn
 
@@ -35,35 +36,18 @@ MAX_PASSAGE_ID = 200  # Passage.passage_id
 EXAMPLE = '[{"number": 132, "turn": [{"number": "1-1", "participant": "User", …}]}]'
 
 
-def _topics(text: str, data: list[Any]):
-    """(topic, line, [(turn, line)]) for each topic of the file, lines for error messages."""
-    line_of = LineIndex(text)
-    spans = array_spans(text, len(text) - len(text.lstrip()))
-    for i, topic in enumerate(data):
-        span = spans[i] if i < len(spans) else None
-        line = line_of(span[0]) if span else None
-        turns = topic.get("turn") if isinstance(topic, dict) else None
-        key = TURN_KEY.search(text, span[0], span[1]) if span else None
-        turn_spans = array_spans(text, key.end() - 1) if key else []
-        located = [
-            (turn, line_of(turn_spans[j][0]) if j < len(turn_spans) else line)
-            for j, turn in enumerate(turns if isinstance(turns, list) else [])
-        ]
-        yield i + 1, topic, line, located
-
-
-def _topic_number(p: Parsed, i: int, topic: Any, line: int | None) -> str | None:
-    if not isinstance(topic, dict):
-        p.error(line, f"topic #{i}: expected an object with 'number' and 'turn', got {type(topic).__name__}")
-        return None
-    value = topic.get("number")
-    if isinstance(value, bool) or not isinstance(value, int | str) or not str(value).strip().isdigit():
-        p.error(line, f"topic #{i}: 'number' must be a topic number such as 132, got {value!r}")
-        return None
-    if not isinstance(topic.get("turn"), list) or not topic["turn"]:
-        p.error(line, f"topic {value}: 'turn' must be a non-empty list")
-        return None
-    return str(int(value))
+def _topics(p: Parsed, text: str, data: list[Any]) -> Iterator[tuple[str, Located, list[tuple[Any, int | None]]]]:
+    """(number, topic, [(turn, line)]) of each topic with a good number and turns; bad topics are reported."""
+    for topic in topic_objects(p, text, data, expected="'number' and 'turn'"):
+        value = topic.value.get("number")
+        if isinstance(value, bool) or not isinstance(value, int | str) or not str(value).strip().isdigit():
+            p.error(topic.line, f"{topic.where}: 'number' must be a topic number such as 132, got {value!r}")
+            continue
+        turns = topic.value.get("turn")
+        if not isinstance(turns, list) or not turns:
+            p.error(topic.line, f"topic {value}: 'turn' must be a non-empty list")
+            continue
+        yield str(int(value)), topic, [(turn, topic.turn_line(j)) for j, turn in enumerate(turns, start=1)]
 
 
 def _branch_number(p: Parsed, where: str, turn: dict, key: str, *, line: int | None) -> str | None:
@@ -132,11 +116,8 @@ def parse_cast2022_tree(text: str, *, file: str) -> Parsed:
     if data is None:
         return p
     seen_topics: set[str] = set()
-    for i, topic, line, located in _topics(text, data):
-        number = _topic_number(p, i, topic, line)
-        if number is None:
-            continue
-        where = f"topic {number}"
+    for number, topic, located in _topics(p, text, data):
+        line, where = topic.line, f"topic {number}"
         if number in seen_topics:
             p.error(line, f"{where}: topic number appears twice")
         seen_topics.add(number)
@@ -196,10 +177,7 @@ def _merge(
 def _flattened_paths(p: Parsed, text: str, data: list[Any]) -> dict[str, list[list[tuple[dict, int | None]]]]:
     """topic → its paths, each a list of (User record, line) with the response on the record; bad turns reported."""
     paths: dict[str, list[list[tuple[dict, int | None]]]] = {}
-    for i, topic, line, located in _topics(text, data):
-        number = _topic_number(p, i, topic, line)
-        if number is None:
-            continue
+    for number, _topic, located in _topics(p, text, data):
         path: list[tuple[dict, int | None]] = []
         paths.setdefault(number, []).append(path)
         where = f"topic {number} path {len(paths[number])}"

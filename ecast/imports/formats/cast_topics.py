@@ -17,7 +17,7 @@ from django.db import transaction
 from ecast.core.bulk import objects_insert, objects_update
 from ecast.imports.errors import ImportFailed, row_error
 from ecast.imports.formats.cast2019_resolved import parse_resolved_tsv
-from ecast.imports.parsing import TURN_KEY, LineIndex, Parsed, array_spans, int_field, load_topic_list, str_field
+from ecast.imports.parsing import Parsed, int_field, load_topic_list, numbered_turns, str_field, topic_objects
 from ecast.imports.writing import Context, Result, passages_upsert, raise_if
 from ecast.models import Collection, Conversation, Turn
 
@@ -36,16 +36,9 @@ def parse_cast_topics(text: str, *, file: str) -> Parsed:
     data = load_topic_list(p, text, example='[{"number": 31, "turn": [...]}]')
     if data is None:
         return p
-    line_of = LineIndex(text)
-    topic_spans = array_spans(text, len(text) - len(text.lstrip()))  # type: ignore[union-attr]
     seen_topics: set[int] = set()
-    for i, topic in enumerate(data, start=1):
-        where = f"topic #{i}"
-        span = topic_spans[i - 1] if i <= len(topic_spans) else None
-        line = line_of(span[0]) if span else None
-        if not isinstance(topic, dict):
-            p.error(line, f"{where}: expected an object with 'number' and 'turn', got {type(topic).__name__}")
-            continue
+    for located in topic_objects(p, text, data, expected="'number' and 'turn'"):
+        topic, where, line = located.value, located.where, located.line
         number = int_field(p, where, topic, "number", line=line)
         if number is not None:
             where = f"topic {number}"
@@ -56,8 +49,6 @@ def parse_cast_topics(text: str, *, file: str) -> Parsed:
         if not isinstance(turns, list) or not turns:
             p.error(line, f"{where}: 'turn' must be a non-empty list")
             continue
-        key = TURN_KEY.search(text, span[0], span[1]) if span else None
-        turn_spans = array_spans(text, key.end() - 1) if key else []
         turn_records: list[dict[str, Any]] = []
         record: dict[str, Any] = {
             "number": number,
@@ -65,20 +56,7 @@ def parse_cast_topics(text: str, *, file: str) -> Parsed:
             "description": str_field(p, where, topic, "description", line=line),
             "turns": turn_records,
         }
-        seen_turns: set[int] = set()
-        for j, turn in enumerate(turns, start=1):
-            twhere = f"{where}, turn #{j}"
-            tline = line_of(turn_spans[j - 1][0]) if j <= len(turn_spans) else line
-            if not isinstance(turn, dict):
-                p.error(tline, f"{twhere}: expected an object, got {type(turn).__name__}")
-                continue
-            tnum = int_field(p, twhere, turn, "number", line=tline)
-            if tnum is not None:
-                twhere = f"{where}, turn {tnum}"
-                if tnum in seen_turns:
-                    p.error(tline, f"{twhere}: turn number appears twice")
-                seen_turns.add(tnum)
-
+        for turn, tnum, twhere, tline in numbered_turns(p, located, where, turns, key="number", name="turn number"):
             field = functools.partial(str_field, p, twhere, turn, line=tline)
             manual_id = field("manual_canonical_result_id")
             auto_id = field("automatic_canonical_result_id")

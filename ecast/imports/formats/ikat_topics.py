@@ -12,7 +12,7 @@ from django.db import transaction
 
 from ecast.core.bulk import objects_insert, objects_update
 from ecast.imports.errors import ImportFailed, row_error
-from ecast.imports.parsing import LineIndex, Parsed, array_spans, int_field, load_topic_list, str_field
+from ecast.imports.parsing import Parsed, load_topic_list, numbered_turns, str_field, topic_objects
 from ecast.imports.writing import CHUNK, Context, Result, raise_if
 from ecast.models import Collection, Conversation, PtkbStatement, Turn
 
@@ -166,18 +166,12 @@ def parse_ikat_topics(text: str, *, file: str) -> Parsed:
     data = load_topic_list(p, text, example='[{"number": "9-1", "ptkb": …, "turns": [...]}]')
     if data is None:
         return p
-    line_of = LineIndex(text)
-    topic_spans = array_spans(text, len(text) - len(text.lstrip()))  # type: ignore[union-attr]
     seen_topics: dict[str, int | None] = {}
     layouts: dict[str, str] = {}  # layout → the first topic using it, for the mixed-layout error
     raw_numbers: list[Any] = []
-    for i, topic in enumerate(data, start=1):
-        where = f"topic #{i}"
-        span = topic_spans[i - 1] if i <= len(topic_spans) else None
-        line = line_of(span[0]) if span else None
-        if not isinstance(topic, dict):
-            p.error(line, f"{where}: expected an object with 'number', 'ptkb' and 'turns', got {type(topic).__name__}")
-            continue
+    expected = "'number', 'ptkb' and 'turns'"
+    for located in topic_objects(p, text, data, expected=expected, turns_key=_IKAT_TURNS_KEY):
+        topic, where, line = located.value, located.where, located.line
         number = _ikat_number(p, where, topic, line=line)
         if number is not None:
             where = f"topic {number}"
@@ -195,22 +189,8 @@ def parse_ikat_topics(text: str, *, file: str) -> Parsed:
         if not isinstance(turns, list) or not turns:
             p.error(line, f"{where}: {fields['turns']!r} must be a non-empty list of turns")
             continue
-        key = _IKAT_TURNS_KEY.search(text, span[0], span[1]) if span else None
-        turn_spans = array_spans(text, key.end() - 1) if key else []
         turn_records: list[dict[str, Any]] = []
-        seen_turns: set[int] = set()
-        for j, turn in enumerate(turns, start=1):
-            twhere = f"{where}, turn #{j}"
-            tline = line_of(turn_spans[j - 1][0]) if j <= len(turn_spans) else line
-            if not isinstance(turn, dict):
-                p.error(tline, f"{twhere}: expected an object, got {type(turn).__name__}")
-                continue
-            tnum = int_field(p, twhere, turn, "turn_id", line=tline)
-            if tnum is not None:
-                twhere = f"{where}, turn {tnum}"
-                if tnum in seen_turns:
-                    p.error(tline, f"{twhere}: turn_id appears twice")
-                seen_turns.add(tnum)
+        for turn, tnum, twhere, tline in numbered_turns(p, located, where, turns, key="turn_id", name="turn_id"):
             field = functools.partial(str_field, p, twhere, turn, line=tline)
             turn_records.append(
                 {
