@@ -15,9 +15,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate
+from pathlib import Path
 from typing import Any
 
-from ecast.imports.errors import row_error
+from ecast.imports.errors import ImportFailed, row_error
+from ecast.imports.readers import read_text
 
 Progress = Callable[[int, int], None] | None
 TURN_ID = re.compile(r"^\d+_\d+(-\d+)?$")  # 31_2; CAsT 2022 trees: 132_1-3 (branch-aware)
@@ -38,6 +40,16 @@ class Parsed:
 
     def warn(self, line: int | None, reason: str, *, kind: str = "") -> None:
         self.warnings.append(row_error(self.file, line, reason, kind=kind))
+
+
+def parse_file(parse: Callable[..., Parsed], path: Path, *, name: str | None = None) -> Parsed:
+    """``parse`` of a file (plain or gzip) read as imports read it, for readers outside an import (tests,
+    benchmarks); ImportFailed with every bad row."""
+    name = name or path.name
+    parsed = parse(read_text(path, name=name), file=name)
+    if parsed.errors:
+        raise ImportFailed(parsed.errors)
+    return parsed
 
 
 def text_lines(text: str) -> list[str]:
@@ -85,6 +97,27 @@ def check_turn_id(p: Parsed, n: int, value: str) -> bool:
         p.error(n, f"{value!r} is not a turn id of the form <topic>_<turn>")
         return False
     return True
+
+
+def turn_rows(
+    p: Parsed, text: str, ncols: int, *, bad: Callable[[list[str]], str], again: str
+) -> Iterator[tuple[int, list[str]]]:
+    """``tsv_rows`` whose first column is a turn id given once: a bad id, a row ``bad`` gives a reason against ("" when
+    good) and an id given again ("<id>: <again> on line <n>") are errors, checked in that order."""
+    seen: dict[str, int] = {}
+    for n, cols in tsv_rows(p, text, ncols):
+        turn_id = cols[0]
+        if not check_turn_id(p, n, turn_id):
+            continue
+        reason = bad(cols)
+        if reason:
+            p.error(n, reason)
+            continue
+        if turn_id in seen:
+            p.error(n, f"{turn_id}: {again} on line {seen[turn_id]}")
+            continue
+        seen[turn_id] = n
+        yield n, cols
 
 
 # ---------------------------------------------------------------- JSON lists of topics

@@ -17,6 +17,7 @@ from typing import Any
 
 from ecast.core.bulk import objects_update, rows_insert
 from ecast.imports.errors import ImportFailed, row_error
+from ecast.imports.parsing import Parsed
 from ecast.imports.readers import read_text
 from ecast.models import Collection, Passage, Turn
 
@@ -39,6 +40,12 @@ class Context:
     def text(self, path: Path | None = None, name: str | None = None) -> str:
         """The decoded text of the file (or of ``path``, a second file), within the upload limit."""
         return read_text(path or self.path, name=name or self.name, max_bytes=self.max_bytes)
+
+    def parsed(self, parse: Callable[..., Parsed]) -> Parsed:
+        """``parse`` of the file's text; ImportFailed with every bad row when it has any (nothing is written then)."""
+        parsed = parse(self.text(), file=self.name)
+        raise_if(parsed.errors)
+        return parsed
 
     def flag(self, key: str) -> bool:
         """A boolean option: true for True, 1, "true", "yes" or "on"."""
@@ -69,7 +76,7 @@ def chunks(items: list, size: int = CHUNK) -> Iterable[list]:
         yield items[i : i + size]
 
 
-def turns_by_id(turn_ids: Iterable[str], collection: Collection | None) -> tuple[dict[str, Turn], set[str]]:
+def _turns_by_id(turn_ids: Iterable[str], collection: Collection | None) -> tuple[dict[str, Turn], set[str]]:
     """turn_id → Turn within the collection, or across collections when none is given; and the ambiguous ids."""
     ids = sorted(set(turn_ids))
     found: dict[str, list[Turn]] = defaultdict(list)
@@ -107,12 +114,24 @@ def _infer_collection(turn_ids: Iterable[str]) -> Collection | None:
     return Collection.objects.get(pk=votes.most_common(1)[0][0])
 
 
-def target_collection(ctx: Context, turn_ids: Iterable[str]) -> Collection:
-    """The chosen collection, else the one holding most of these turn ids; ImportFailed when there is none."""
-    collection = ctx.collection or _infer_collection(turn_ids)
+def target_turns(ctx: Context, turn_ids: Iterable[str]) -> tuple[Collection, dict[str, Turn]]:
+    """The chosen collection, else the one holding most of these turn ids (ImportFailed when there is none), and its
+    turns with these ids, by id."""
+    ids = set(turn_ids)
+    collection = ctx.collection or _infer_collection(ids)
     if collection is None:
         raise ImportFailed([row_error(ctx.name, None, "no collection given and none of its turn ids is known")])
-    return collection
+    turns, _ambiguous = _turns_by_id(ids, collection)  # none: one collection
+    return collection, turns
+
+
+def fields_set(obj: Any, values: dict[str, Any]) -> bool:
+    """Give ``obj`` these field values (unsaved) when any differs; whether it did (a re-import changes nothing)."""
+    if all(getattr(obj, k) == v for k, v in values.items()):
+        return False
+    for k, v in values.items():
+        setattr(obj, k, v)
+    return True
 
 
 def passages_upsert(records: Iterable[tuple[str, str]], *, source: str) -> tuple[int, int]:

@@ -29,7 +29,7 @@ from django.db import transaction
 from ecast import trees
 from ecast.imports.formats.cast_topics import collection_for_year
 from ecast.imports.parsing import Located, Parsed, load_topic_list, str_field, topic_objects
-from ecast.imports.writing import CHUNK, Context, Result, raise_if
+from ecast.imports.writing import CHUNK, Context, Result, fields_set
 from ecast.models import Conversation, Turn
 
 MAX_PASSAGE_ID = 200  # Passage.passage_id
@@ -300,8 +300,7 @@ def _values(rec: dict[str, Any]) -> dict[str, Any]:
 
 def write_cast2022_topics(ctx: Context) -> Result:
     """CAsT 2022 topics, tree or flattened file: conversations, User and System turns, and each turn's parent."""
-    parsed = parse_cast2022_topics(ctx.text(), file=ctx.name)
-    raise_if(parsed.errors)
+    parsed = ctx.parsed(parse_cast2022_topics)
     ctx.warnings.extend(parsed.warnings)
     counts = Counter[str]()
     with transaction.atomic():
@@ -340,9 +339,7 @@ def write_cast2022_topics(ctx: Context) -> Result:
                     existing[turn.turn_id] = turn
                     to_create.append(turn)
                     continue
-                if any(getattr(found, k) != v for k, v in values.items()):
-                    for k, v in values.items():
-                        setattr(found, k, v)
+                if fields_set(found, values):
                     to_update.append(found)
                 if found.parent_id != (parent.pk if parent is not None else None):
                     found.parent = parent

@@ -16,7 +16,7 @@ from django.db import transaction
 
 from ecast.core.bulk import objects_insert, objects_update
 from ecast.imports.errors import ImportFailed, row_error
-from ecast.imports.formats.cast2019_resolved import parse_resolved_tsv
+from ecast.imports.formats.cast2019_resolved import parse_resolved_tsv, rewrites_set
 from ecast.imports.parsing import Parsed, int_field, load_topic_list, numbered_turns, str_field, topic_objects
 from ecast.imports.writing import Context, Result, passages_upsert, raise_if
 from ecast.models import Collection, Conversation, Turn
@@ -164,14 +164,10 @@ def write_cast_topics(ctx: Context) -> Result:
                     passages[rec["canonical_response_id"]] = rec["canonical_response_text"]
         errors: list[dict[str, Any]] = []
         if resolved:
-            for n, turn_id, rewrite in resolved.records:
-                turn = existing.get(turn_id)
-                if turn is None:
-                    errors.append(row_error(resolved.file, n, f"{turn_id} is not a turn of this topics file"))
-                elif turn.manual_rewrite != rewrite:
-                    turn.manual_rewrite = rewrite
-                    if turn.pk:
-                        to_update[turn_id] = turn
+            errors, rewritten = rewrites_set(
+                resolved, existing, unknown=lambda tid: f"{tid} is not a turn of this topics file"
+            )
+            to_update.update((turn.turn_id, turn) for turn in rewritten if turn.pk)
             counts["manual_rewrites"] = len(resolved.records)
         raise_if(errors)
         # COPY rather than bulk_create / bulk_update, whose per-value preparation and CASE expressions were most

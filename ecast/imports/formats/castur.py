@@ -10,7 +10,7 @@ from django.db import transaction
 from ecast.core.bulk import objects_update
 from ecast.imports.errors import row_error
 from ecast.imports.parsing import Parsed, check_turn_id, tsv_rows
-from ecast.imports.writing import Context, Result, raise_if, target_collection, turns_by_id
+from ecast.imports.writing import Context, Result, raise_if, target_turns
 
 
 def parse_castur(text: str, *, file: str) -> Parsed:
@@ -37,12 +37,10 @@ def parse_castur(text: str, *, file: str) -> Parsed:
 
 def write_castur(ctx: Context) -> Result:
     """CAsTUR dependencies → relevant_turn_numbers (sorted) and depends_on (the nearest relevant earlier turn)."""
-    parsed = parse_castur(ctx.text(), file=ctx.name)
-    raise_if(parsed.errors)
+    parsed = ctx.parsed(parse_castur)
     all_ids = {r[1] for r in parsed.records} | {r[2] for r in parsed.records if r[2]}
     with transaction.atomic():
-        collection = target_collection(ctx, all_ids)
-        turns, _ = turns_by_id(all_ids, collection)
+        collection, turns = target_turns(ctx, all_ids)
         errors = []
         relevant: dict[str, set[int]] = defaultdict(set)
         for n, cur, rel in parsed.records:

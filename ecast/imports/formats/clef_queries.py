@@ -158,8 +158,7 @@ def _create_adhoc_turns(collection: Collection, qids: Iterable[str], texts: dict
 
 def write_clef_queries(ctx: Context) -> Result:
     """CLEF eHealth queries file → one single-turn conversation per query in the chosen collection."""
-    parsed = parse_clef_queries(ctx.text(), file=ctx.name)
-    raise_if(parsed.errors)
+    parsed = ctx.parsed(parse_clef_queries)
     if ctx.collection is None:
         raise ImportFailed([row_error(ctx.name, None, "choose the collection the queries belong to")])
     with transaction.atomic():

@@ -68,8 +68,7 @@ def write_ecast_csv(ctx: Context) -> Result:
     Idempotency key: (turn, manual text, raw text, occurrence number of that row within the turn), compared with
     the pairs an earlier import created, so re-importing adds nothing and a round trip keeps the multiset of rows.
     """
-    parsed = parse_ecast_csv(ctx.text(), file=ctx.name)
-    raise_if(parsed.errors)
+    parsed = ctx.parsed(parse_ecast_csv)
     ids = {r[1] for r in parsed.records}
     with transaction.atomic():
         keys = turn_keys(ids, ctx.collection)

@@ -13,7 +13,7 @@ from django.db import transaction
 from ecast.core.bulk import objects_insert, objects_update
 from ecast.imports.errors import ImportFailed, row_error
 from ecast.imports.parsing import Parsed, load_topic_list, numbered_turns, str_field, topic_objects
-from ecast.imports.writing import CHUNK, Context, Result, raise_if
+from ecast.imports.writing import CHUNK, Context, Result, fields_set
 from ecast.models import Collection, Conversation, PtkbStatement, Turn
 
 # iKAT grades passages 0–4 on the CAsT scale; binary measures start at grade 2 as for CAsT 2020–2022 (a collection
@@ -274,8 +274,7 @@ def _ikat_turn_values(rec: dict[str, Any]) -> dict[str, Any]:
 def write_ikat_topics(ctx: Context) -> Result:
     """iKAT topics JSON (2023, 2024 or 2025, told from the fields): conversations, turns and each conversation's
     PTKB, in one transaction; a re-import brings them in line with the file and changes nothing when they are."""
-    parsed = parse_ikat_topics(ctx.text(), file=ctx.name)
-    raise_if(parsed.errors)
+    parsed = ctx.parsed(parse_ikat_topics)
     counts = Counter[str]()
     with transaction.atomic():
         collection = _ikat_collection(ctx, parsed.counts.get("year"))
@@ -324,9 +323,7 @@ def write_ikat_topics(ctx: Context) -> Result:
                     )
                     existing[turn.turn_id] = turn
                     to_create.append(turn)
-                elif any(getattr(turn, k) != v for k, v in values.items()):
-                    for k, v in values.items():
-                        setattr(turn, k, v)
+                elif fields_set(turn, values):
                     to_update.append(turn)
         objects_insert(to_create)
         objects_update(to_update, IKAT_TURN_FIELDS)

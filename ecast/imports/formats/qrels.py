@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ecast.imports.errors import ImportFailed
-from ecast.imports.parsing import Parsed, Progress, text_lines
-from ecast.imports.readers import read_text
+from ecast.imports.parsing import Parsed, Progress, parse_file, text_lines
 
 
 def parse_qrels(text: str, *, file: str, progress: Progress = None) -> Parsed:
@@ -51,11 +49,7 @@ def parse_qrels(text: str, *, file: str, progress: Progress = None) -> Parsed:
 
 def read_qrels(path: Path, *, name: str | None = None) -> dict[str, dict[str, int]]:
     """A qrels file (plain or gzip) as ``{qid: {docid: grade}}``, read as imports read it; ImportFailed if bad."""
-    name = name or path.name
-    parsed = parse_qrels(read_text(path, name=name), file=name)
-    if parsed.errors:
-        raise ImportFailed(parsed.errors)
     qrels: dict[str, dict[str, int]] = {}
-    for _n, qid, docid, grade in parsed.records:
+    for _n, qid, docid, grade in parse_file(parse_qrels, path, name=name).records:
         qrels.setdefault(qid, {})[docid] = grade
     return qrels

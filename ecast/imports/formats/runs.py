@@ -10,9 +10,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from ecast.imports.errors import ImportFailed
-from ecast.imports.parsing import Parsed, Progress, text_lines
-from ecast.imports.readers import read_text
+from ecast.imports.parsing import Parsed, Progress, parse_file, text_lines
 
 # trec_eval ranks by score descending and breaks ties by docid descending (strcmp on the docno); the importer
 # recomputes ranks the same way so stored rank order is exactly what trec_eval would evaluate.
@@ -123,9 +121,5 @@ def parse_run(text: str, *, file: str, progress: Progress = None) -> Parsed:
 def read_run(path: Path, *, name: str | None = None) -> dict[str, dict[str, float]]:
     """A TREC run file (plain or gzip) as ``{qid: {docid: score}}``, read as imports read it; ImportFailed if bad."""
     # Same parser as the import, so a duplicated (qid, docid) keeps its best score here too.
-    name = name or path.name
-    parsed = parse_run(read_text(path, name=name), file=name)
-    if parsed.errors:
-        raise ImportFailed(parsed.errors)
-    data: RunData = parsed.records[0]
+    data: RunData = parse_file(parse_run, path, name=name).records[0]
     return {qid: dict(zip(docs, scores, strict=True)) for qid, (docs, scores) in data.rankings.items()}

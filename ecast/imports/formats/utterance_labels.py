@@ -7,8 +7,8 @@ from django.db import transaction
 
 from ecast.core.bulk import objects_update
 from ecast.imports.errors import row_error
-from ecast.imports.parsing import Parsed, check_turn_id, tsv_rows
-from ecast.imports.writing import Context, Result, raise_if, target_collection, turns_by_id
+from ecast.imports.parsing import Parsed, turn_rows
+from ecast.imports.writing import Context, Result, raise_if, target_turns
 
 UTTERANCE_CLASSES = ("SE", "FT", "PT")
 
@@ -16,29 +16,21 @@ UTTERANCE_CLASSES = ("SE", "FT", "PT")
 def parse_utterance_labels(text: str, *, file: str) -> Parsed:
     """SE/FT/PT labels (Mele et al. 2021): ``qid<TAB>utterance<TAB>SE|FT|PT``. Records (line, qid, label)."""
     p = Parsed(file)
-    seen: dict[str, int] = {}
-    for n, (qid, _utterance, label) in tsv_rows(p, text, 3):
-        if not check_turn_id(p, n, qid):
-            continue
-        if label.upper() not in UTTERANCE_CLASSES:
-            p.error(n, f"{qid}: label {label!r} is not one of SE, FT, PT")
-            continue
-        if qid in seen:
-            p.error(n, f"{qid}: already labelled on line {seen[qid]}")
-            continue
-        seen[qid] = n
-        p.records.append((n, qid, label.upper()))
+
+    def bad(cols: list[str]) -> str:
+        return "" if cols[2].upper() in UTTERANCE_CLASSES else f"{cols[0]}: label {cols[2]!r} is not one of SE, FT, PT"
+
+    rows = turn_rows(p, text, 3, bad=bad, again="already labelled")
+    p.records = [(n, qid, label.upper()) for n, (qid, _utterance, label) in rows]
     p.counts = {"labels": len(p.records)}
     return p
 
 
 def write_utterance_labels(ctx: Context) -> Result:
     """SE/FT/PT labels; rows for unknown turns are errors, or skipped and counted with option skip_unknown."""
-    parsed = parse_utterance_labels(ctx.text(), file=ctx.name)
-    raise_if(parsed.errors)
+    parsed = ctx.parsed(parse_utterance_labels)
     with transaction.atomic():
-        collection = target_collection(ctx, (r[1] for r in parsed.records))
-        turns, _ = turns_by_id((r[1] for r in parsed.records), collection)
+        collection, turns = target_turns(ctx, (r[1] for r in parsed.records))
         skip = ctx.flag("skip_unknown")
         errors, changed, skipped = [], [], 0
         for n, qid, label in parsed.records:
