@@ -29,7 +29,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ecast.settings")
 SHARED = Path(os.environ.get("ECAST_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 from bench.common import load_average  # noqa: E402
-from ecast.imports.parsers import read_qrels, read_run  # noqa: E402
+from ecast.imports.formats.qrels import read_qrels  # noqa: E402
+from ecast.imports.formats.runs import read_run  # noqa: E402
 from evaluation import adjudication  # noqa: E402
 from evaluation.analyses import budget  # noqa: E402
 from tests.evaluation.analyses.budget_reference import TREC_EVAL, plain_loop  # noqa: E402

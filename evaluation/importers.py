@@ -16,9 +16,13 @@ from django.utils import timezone
 
 from ecast.core import providers
 from ecast.core.bulk import rows_insert
-from ecast.imports import parsers, registry
+from ecast.imports import registry
 from ecast.imports.errors import ImportFailed, row_error
-from ecast.imports.writers import Context, Result, raise_if, resolve_qids
+from ecast.imports.formats.clef_queries import resolve_qids
+from ecast.imports.formats.qrels import parse_qrels
+from ecast.imports.formats.runs import RunData, parse_run
+from ecast.imports.parsing import Parsed
+from ecast.imports.writing import Context, Result, raise_if
 from ecast.models import Collection, ImportJob, PtkbStatement, TestSet, Turn
 from ecast.services import ptkb_collection_sync
 from evaluation import events, selectors
@@ -32,7 +36,7 @@ def write_qrels(ctx: Context) -> Result:
     Unknown turn ids are errors (judgments for turns that do not exist cannot be evaluated) unless
     ``create_turns`` makes each unknown qid a single-turn conversation. Assessed rows in the version are kept.
     """
-    parsed = parsers.parse_qrels(ctx.text(), file=ctx.name, progress=ctx.progress)
+    parsed = parse_qrels(ctx.text(), file=ctx.name, progress=ctx.progress)
     raise_if(parsed.errors)
     if not parsed.records:
         raise ImportFailed([row_error(ctx.name, None, "no qrels lines found")])
@@ -68,7 +72,7 @@ def write_ptkb_qrels(ctx: Context) -> Result:
     """iKAT PTKB relevance (``9-1_1 0 <statement number> <0|1>``) into a qrels version of the collection's PTKB
     companion (option ``version``, default the file's name, e.g. "ptkb_rel_nist"); re-import replaces its imported
     rows. Unknown turns, statement numbers the turn's PTKB lacks and grades other than 0/1 are errors."""
-    parsed = parsers.parse_qrels(ctx.text(), file=ctx.name, progress=ctx.progress)
+    parsed = parse_qrels(ctx.text(), file=ctx.name, progress=ctx.progress)
     raise_if(parsed.errors)
     if not parsed.records:
         raise ImportFailed([row_error(ctx.name, None, "no PTKB relevance lines found")])
@@ -115,7 +119,7 @@ def write_ptkb_qrels(ctx: Context) -> Result:
 
 
 def _import_counts(
-    parsed: parsers.Parsed, wanted: dict[tuple[int, str], int], changed_turns: set[int], created: bool
+    parsed: Parsed, wanted: dict[tuple[int, str], int], changed_turns: set[int], created: bool
 ) -> dict[str, int]:
     """What a qrels-like import reports besides its rows: turns, duplicates, rows an assessor's grade kept."""
     return {
@@ -171,9 +175,9 @@ def write_run(ctx: Context) -> Result:
 
     Unknown turn ids are reported as warnings and their lines skipped, or fail the import with ``strict``.
     """
-    parsed = parsers.parse_run(ctx.text(), file=ctx.name, progress=ctx.progress)
+    parsed = parse_run(ctx.text(), file=ctx.name, progress=ctx.progress)
     raise_if(parsed.errors)
-    data: parsers.RunData = parsed.records[0]
+    data: RunData = parsed.records[0]
     report: dict[str, Any] = dict(data.report)
     name = str(ctx.options.get("name") or (report["tags"][0] if report["tags"] else Path(ctx.name).stem))[:200]
     test_set = None

@@ -1,1 +1,2 @@
-"""Importers: reader → parser → validator per format (``parsers``), one writer per kind (``writers``)."""
+"""Importers: a file is sniffed (``sniff``), then parsed and written by its format (``formats/<kind>.py``), found
+through the ``registry`` of kinds; ``services`` runs an import as a job."""

@@ -13,10 +13,23 @@ from typing import Any
 
 from django.urls import reverse
 
-from ecast.imports import corpus, formats, tree_writer, writers
+from ecast.imports import sniff
+from ecast.imports.formats import (
+    cast2019_resolved,
+    cast2022_topics,
+    cast_topics,
+    castur,
+    clef_queries,
+    crowd_passages,
+    ecast_csv,
+    ikat_topics,
+    passages,
+    utterance_labels,
+)
+from ecast.imports.writing import Context, Result
 from ecast.models import Collection, ImportJob
 
-Writer = Callable[[writers.Context], writers.Result]
+Writer = Callable[[Context], Result]
 
 
 @dataclass(frozen=True)
@@ -36,7 +49,7 @@ class ImportKind:
     existing: Callable[[Collection, dict[str, Any]], Any] | None = None
     # Pages to visit after the import, {label: url}, shown on its job page.
     links: Callable[[ImportJob], dict[str, str]] | None = None
-    # The file formats it reads (names of ``formats.READABLE``): a file that looks like another format is refused
+    # The file formats it reads (names of ``sniff.READABLE``): a file that looks like another format is refused
     # with one message before it is parsed. Empty: any file goes to the parser.
     formats: tuple[str, ...] = ()
 
@@ -46,7 +59,7 @@ _KINDS: dict[str, ImportKind] = {}
 
 def register(kind: ImportKind, *, after: str | None = None) -> None:
     """Add or replace a kind; ``after`` lists it right after another kind (the import page's order)."""
-    unknown = [f for f in kind.formats if f not in formats.READABLE]
+    unknown = [f for f in kind.formats if f not in sniff.READABLE]
     if unknown:
         raise ValueError(f"import kind {kind.name!r} names unknown format(s) {', '.join(unknown)}")
     items = [(name, k) for name, k in _KINDS.items() if name != kind.name]
@@ -104,7 +117,7 @@ for _kind in (
     ImportKind(
         "cast_topics",
         "CAsT topics JSON (2019/2020/2021)",
-        writers.write_cast_topics,
+        cast_topics.write_cast_topics,
         options=("year", "resolved_tsv"),
         second_file="resolved_tsv",
         formats=("cast_topics_json",),
@@ -112,62 +125,62 @@ for _kind in (
     ImportKind(
         "cast2019_resolved",
         "CAsT 2019 resolved rewrites TSV",
-        writers.write_cast2019_resolved,
+        cast2019_resolved.write_cast2019_resolved,
         formats=("cast2019_resolved_tsv",),
     ),
     ImportKind(
         "cast2022_topics",
         "CAsT 2022 topics JSON (tree or flattened)",
-        tree_writer.write_cast2022_topics,
+        cast2022_topics.write_cast2022_topics,
         formats=("cast2022_tree_json", "cast2022_flattened_json"),
     ),
     ImportKind(
         "ikat_topics",
         "iKAT topics JSON (2023–2025)",
-        writers.write_ikat_topics,
+        ikat_topics.write_ikat_topics,
         options=("year",),
         formats=("ikat_topics_json",),
     ),
     ImportKind(
         "ecast_csv",
         "ECAsT paraphrase CSV",
-        writers.write_ecast_csv,
+        ecast_csv.write_ecast_csv,
         links=lambda _job: {"Release": reverse("releases")},
         formats=("ecast_csv",),
     ),
     ImportKind(
         "utterance_labels",
         "Utterance classes TSV (SE/FT/PT)",
-        writers.write_utterance_labels,
+        utterance_labels.write_utterance_labels,
         options=("skip_unknown",),
         formats=("utterance_labels_tsv",),
     ),
-    ImportKind("castur", "CAsTUR turn dependencies TSV", writers.write_castur, formats=("castur_tsv",)),
-    # Streamed (corpus.py): MS MARCO-size files in flat memory; only_needed keeps the pooled/judged/ranked ids.
+    ImportKind("castur", "CAsTUR turn dependencies TSV", castur.write_castur, formats=("castur_tsv",)),
+    # Streamed (formats.passages): MS MARCO-size files in flat memory; only_needed keeps the pooled/judged/ranked ids.
     ImportKind(
         "passages_tsv",
         "Passages TSV (id<TAB>text)",
-        corpus.write_passages_tsv,
-        options=corpus.OPTIONS,
+        passages.write_passages_tsv,
+        options=passages.OPTIONS,
         formats=("passages_tsv",),
     ),
     ImportKind(
         "passages_jsonl",
         "Passages JSONL",
-        corpus.write_passages_jsonl,
-        options=corpus.OPTIONS,
+        passages.write_passages_jsonl,
+        options=passages.OPTIONS,
         formats=("passages_jsonl",),
     ),
     ImportKind(
         "crowd_passages",
         "Passages from crowd CSV (Input.passage)",
-        writers.write_crowd_passages,
+        crowd_passages.write_crowd_passages,
         formats=("crowd_csv",),
     ),
     ImportKind(
         "clef_queries",
         "CLEF eHealth topics XML, 2016–2018 and 2021 (ad hoc turns)",
-        writers.write_clef_queries,
+        clef_queries.write_clef_queries,
         formats=("clef_queries_xml", "clef_topics_xml"),
     ),
 ):

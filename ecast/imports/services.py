@@ -3,7 +3,7 @@
 Every import is recorded as an ImportJob: progress while it runs, then either counts (succeeded) or the full
 {file, line, reason} error report (failed, with nothing else written). The kinds, their writers, options and
 formats come from ``ecast.imports.registry``. Before any parsing the head of the file is sniffed
-(``ecast.imports.formats``): a file in a format the kind does not read fails with one message saying what it looks
+(``ecast.imports.sniff``): a file in a format the kind does not read fails with one message saying what it looks
 like and what the kind reads, instead of an error for every line.
 """
 
@@ -23,8 +23,9 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from ecast.core import jobs
-from ecast.imports import formats, registry, writers
+from ecast.imports import registry, sniff
 from ecast.imports.errors import ImportFailed, row_error
+from ecast.imports.writing import Context
 from ecast.models import Collection, ImportJob, TestSet, Turn
 
 log = logging.getLogger(__name__)
@@ -66,7 +67,7 @@ def _flag(value: Any) -> bool:
 
 def _checked_format(
     kind: registry.ImportKind,
-    sniffed: formats.Sniffed | None,
+    sniffed: sniff.Sniffed | None,
     *,
     name: str,
     options: dict[str, Any],
@@ -88,7 +89,7 @@ def _checked_format(
             if collection is not None:
                 turns = turns.filter(collection=collection)
             if not turns.exists():
-                message = formats.refusal(
+                message = sniff.refusal(
                     sniffed,
                     kind_label=kind.label,
                     reads=list(reads),
@@ -98,25 +99,25 @@ def _checked_format(
     else:
         others = [k for k in registry.kinds() if k.name != kind.name]
         read_by = [k.label for k in others if sniffed.formats & set(registry.formats_of(k.name))]
-        message = formats.refusal(sniffed, kind_label=kind.label, reads=list(reads), read_by=read_by)
+        message = sniff.refusal(sniffed, kind_label=kind.label, reads=list(reads), read_by=read_by)
     if message:
         raise ImportFailed([row_error(name, None, message, kind="format")])
 
 
-def _sniffed(head: formats.Head | None) -> formats.Sniffed | None:
+def _sniffed(head: sniff.Head | None) -> sniff.Sniffed | None:
     # The sniffer only sharpens the message for a file of the wrong format: a bug in it must not stop an import.
     try:
-        return formats.sniff(head)
+        return sniff.sniff(head)
     except Exception:  # noqa: BLE001
         log.exception("could not tell the format of an import file; leaving it to the parser")
         return None
 
 
-def _sniff_upload(uploaded: Any) -> formats.Sniffed | None:
+def _sniff_upload(uploaded: Any) -> sniff.Sniffed | None:
     """What an upload looks like, from its head; the upload is rewound for storing."""
     try:
         uploaded.seek(0)
-        head = formats.read_head(uploaded)
+        head = sniff.read_head(uploaded)
         uploaded.seek(0)
     except (AttributeError, OSError, ValueError):
         return None
@@ -166,7 +167,7 @@ def _job_run(job: ImportJob, path: Path) -> ImportJob:
         job.status, job.started_at = ImportJob.Status.RUNNING, timezone.now()
         job.save(update_fields=["status", "started_at"])
     options = dict(job.options or {})
-    ctx = writers.Context(
+    ctx = Context(
         path=path,
         name=job.file_name,
         collection=job.collection,
@@ -177,7 +178,7 @@ def _job_run(job: ImportJob, path: Path) -> ImportJob:
     )
     try:
         kind = _checked_kind(job.kind, options, job.file_name)
-        sniffed = _sniffed(formats.read_head_of(path))
+        sniffed = _sniffed(sniff.read_head_of(path))
         _checked_format(kind, sniffed, name=job.file_name, options=options, collection=job.collection)
         result = kind.writer(ctx)
     except ImportFailed as exc:

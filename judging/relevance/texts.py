@@ -14,7 +14,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models.signals import post_save
 
-from ecast.imports import corpus
+from ecast.imports.formats import passages
 from ecast.models import Collection, ImportJob, Passage
 from evaluation.models import Qrel, RunTurn
 from judging.models import Pool, PoolPair
@@ -68,5 +68,5 @@ def _after_import(sender: Any, instance: ImportJob, **kwargs: Any) -> None:
 
 def register() -> None:
     """Give ecast's corpus import the needed passage ids, and refresh has_text after passage imports (idempotent)."""
-    corpus.needed_ids_register("judging.relevance", needed_passage_ids)
+    passages.needed_ids_register("judging.relevance", needed_passage_ids)
     post_save.connect(_after_import, sender=ImportJob, dispatch_uid="judging.relevance.texts.after_import")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ecast.imports.parsers import read_qrels, read_run
+from ecast.imports.formats.qrels import read_qrels
+from ecast.imports.formats.runs import read_run
 from ecast.models import Collection, Conversation, TestSet, Turn
 from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
 from tests import factories

@@ -8,7 +8,8 @@ import ir_measures
 import pytest
 import pytrec_eval
 
-from ecast.imports.parsers import read_qrels, read_run
+from ecast.imports.formats.qrels import read_qrels
+from ecast.imports.formats.runs import read_run
 from evaluation import metrics
 
 DECAF = "runs/cast2019_decaf"

@@ -15,7 +15,7 @@ import pytest
 from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score
 
-from ecast.imports.parsers import read_qrels
+from ecast.imports.formats.qrels import read_qrels
 from ecast.models import Collection
 from evaluation import services
 from evaluation.agreement import algorithms as al

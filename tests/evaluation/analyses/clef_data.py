@@ -6,7 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ecast.imports.parsers import read_qrels, read_run
+from ecast.imports.formats.qrels import read_qrels
+from ecast.imports.formats.runs import read_run
 from evaluation.metrics import evaluate
 
 RUNS = {

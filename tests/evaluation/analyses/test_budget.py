@@ -12,7 +12,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from ecast.core import jobs
-from ecast.imports.parsers import read_qrels, read_run
+from ecast.imports.formats.qrels import read_qrels
+from ecast.imports.formats.runs import read_run
 from evaluation.analyses import budget
 from evaluation.analyses.services import budget as budget_services
 from evaluation.models import BudgetSimulation

@@ -11,7 +11,8 @@ import pytest
 import pytrec_eval
 from sklearn.metrics import cohen_kappa_score
 
-from ecast.imports.parsers import read_qrels, read_run
+from ecast.imports.formats.qrels import read_qrels
+from ecast.imports.formats.runs import read_run
 from ecast.imports.services import import_file
 from ecast.models import Collection, Conversation, ImportJob, PtkbStatement, Turn
 from evaluation import services

@@ -12,7 +12,7 @@ import pytest
 from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score
 
-from ecast.imports.parsers import read_run
+from ecast.imports.formats.runs import read_run
 from ecast.models import Collection, Conversation, Passage, Turn
 from evaluation import services as eval_services
 from evaluation.agreement import selectors as asel

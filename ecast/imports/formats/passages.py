@@ -1,4 +1,4 @@
-"""Passage texts, streamed: the ``passages_tsv`` and ``passages_jsonl`` import kinds.
+"""Passage texts, streamed: the ``passages_tsv`` and ``passages_jsonl`` import kinds (each line parsed, then written).
 
 A corpus file can be MS MARCO-sized (8.8 M lines, 3 GB), so it is never read into memory: lines stream from the
 file (gunzipped on the fly), each is validated, and the records to store go to a spool file on disk. Only when the
@@ -35,7 +35,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from ecast.imports.errors import ImportFailed, row_error
-from ecast.imports.writers import Context, Result, passages_upsert
+from ecast.imports.writing import Context, Result, passages_upsert
 from ecast.models import Collection
 
 OPTIONS = ("only_needed",)
@@ -251,7 +251,7 @@ class LineStream:
 # ---------------------------------------------------------------- parsing one line
 
 
-def _tsv_record(line: str) -> tuple[str, str] | str:
+def parse_tsv_line(line: str) -> tuple[str, str] | str:
     """(id, text) of an ``id<TAB>text`` line, or the reason it is bad."""
     pid, tab, body = line.partition("\t")
     if not tab:
@@ -259,7 +259,7 @@ def _tsv_record(line: str) -> tuple[str, str] | str:
     return pid.strip(), body.strip()
 
 
-def _jsonl_record(line: str) -> tuple[str, str] | str:
+def parse_jsonl_line(line: str) -> tuple[str, str] | str:
     """(id, text) of a JSON object line, or the reason it is bad."""
     try:
         obj = json.loads(line)
@@ -295,7 +295,7 @@ def _ikat_record(obj: dict[str, Any]) -> tuple[str, str] | str:
     return f"{doc_id.strip()}:{str(passage_id).strip()}", body.strip()
 
 
-PARSERS: dict[str, Callable[[str], tuple[str, str] | str]] = {"tsv": _tsv_record, "jsonl": _jsonl_record}
+PARSERS: dict[str, Callable[[str], tuple[str, str] | str]] = {"tsv": parse_tsv_line, "jsonl": parse_jsonl_line}
 
 
 # ---------------------------------------------------------------- the import
@@ -451,7 +451,7 @@ def _writer(fmt: str) -> Callable[[Context], Result]:
         )
         return Result(counts=counts, collection=ctx.collection)
 
-    write.__doc__ = f"Passage texts from a {fmt.upper()} corpus file, streamed (see ``ecast.imports.corpus``)."
+    write.__doc__ = f"Passage texts from a {fmt.upper()} corpus file, streamed (see ``{__name__}``)."
     return write
 
 

@@ -7,15 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from ecast.imports import parsers
+from ecast.imports.formats import clef_queries
+from ecast.imports.parsing import Parsed
 from ecast.models import Collection, Turn
 from tests.ecast.imports.conftest import ok
 
-CLEF_2021 = Path(__file__).parent / "data" / "clef_ehealth_2021"
+CLEF_2021 = Path(__file__).parent.parent / "data" / "clef_ehealth_2021"
 
 
-def _parse(path: Path) -> parsers.Parsed:
-    return parsers.parse_clef_queries(path.read_text(encoding="utf-8"), file=path.name)
+def _parse(path: Path) -> Parsed:
+    return clef_queries.parse_clef_queries(path.read_text(encoding="utf-8"), file=path.name)
 
 
 def test_it_reads_the_2021_topics_with_their_ids_and_query_text():
@@ -53,7 +54,7 @@ def test_each_malformed_topic_is_reported_with_its_line_and_the_others_are_read(
     text = text.replace("<id>22</id>", "")  # the topic on line 12 loses its id
     text = text.replace("<query> Can diabetes be cured?", "<query>")  # topic 45 (line 22): empty query
     text = text.replace("<id>51</id>", "<id>35</id>")  # line 27: a second topic 35
-    parsed = parsers.parse_clef_queries(text, file="topics.txt")
+    parsed = clef_queries.parse_clef_queries(text, file="topics.txt")
     assert [(e["line"], e["reason"]) for e in parsed.errors] == [
         (8, "<topic> is not well-formed XML: mismatched tag"),
         (12, "<topic> without an <id>"),
@@ -65,7 +66,7 @@ def test_each_malformed_topic_is_reported_with_its_line_and_the_others_are_read(
 
 def test_an_unclosed_topic_is_reported_and_the_next_one_is_read():
     text = "<topics>\n<topic><id>1</id><query>a</query>\n<topic><id>2</id><query>b</query></topic>\n</topics>\n"
-    parsed = parsers.parse_clef_queries(text, file="t.xml")
+    parsed = clef_queries.parse_clef_queries(text, file="t.xml")
     assert [(e["line"], e["reason"]) for e in parsed.errors] == [(2, "<topic> is not closed before the next <topic>")]
     assert parsed.records == [(3, "2", "b")]
 
@@ -77,10 +78,12 @@ def test_a_dtd_or_an_entity_is_refused_and_never_resolved(tmp_path):
         f'<?xml version="1.0"?>\n<!DOCTYPE topics [<!ENTITY x SYSTEM "file://{secret}">]>\n'
         "<topics><topic><id>1</id><query>&x;</query></topic></topics>\n"
     )
-    parsed = parsers.parse_clef_queries(text, file="t.xml")
+    parsed = clef_queries.parse_clef_queries(text, file="t.xml")
     assert parsed.records == [] and [e["line"] for e in parsed.errors] == [2]
     assert "not allowed" in parsed.errors[0]["reason"] and "TOP SECRET" not in str(parsed.errors)
-    undefined = parsers.parse_clef_queries("<topics><topic><id>1</id><query>&x;</query></topic></topics>", file="t")
+    undefined = clef_queries.parse_clef_queries(
+        "<topics><topic><id>1</id><query>&x;</query></topic></topics>", file="t"
+    )
     assert undefined.records == [] and "undefined entity" in undefined.errors[0]["reason"]
 
 

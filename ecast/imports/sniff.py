@@ -22,7 +22,7 @@ from typing import IO, Any
 HEAD_BYTES = 256 * 1024  # enough for the first topic of any CAsT/iKAT topics file
 SAMPLE_LINES = 50
 GZIP_MAGIC = b"\x1f\x8b"
-# The keys ``ecast.imports.corpus`` reads a passage JSONL object by (kept equal by a test).
+# The keys ``ecast.imports.formats.passages`` reads a passage JSONL object by (kept equal by a test).
 ID_KEYS = ("id", "docid", "_id", "passage_id", "pid")
 TEXT_KEYS = ("contents", "text", "body", "passage")
 
@@ -52,7 +52,7 @@ READABLE: dict[str, str] = {
 }
 
 # iKAT passage texts JSONL: one passage a line, named "<doc_id>:<passage_id>" in runs and qrels (kept equal to
-# ``ecast.imports.corpus.IKAT_KEYS`` by a test).
+# ``ecast.imports.formats.passages.IKAT_KEYS`` by a test).
 IKAT_KEYS = ("doc_id", "passage_id", "passage_text")
 
 # Qrels and run turn ids of collections whose topics another import brings, or none yet: what to say about them.
@@ -304,7 +304,7 @@ def _sample_lines(text: str, complete: bool) -> list[str]:
     return [line for line in lines if line.strip()][:SAMPLE_LINES]
 
 
-_TURN_ID = re.compile(r"^\d+_\d+(-\d+)?$")  # as ``parsers.TURN_ID``
+_TURN_ID = re.compile(r"^\d+_\d+(-\d+)?$")  # as ``parsing.TURN_ID``
 _INT = re.compile(r"^-?\d+$")
 _MEASURE = re.compile(r"^[A-Za-z][\w.@-]*$")  # trec_eval measure names: map, P_5, ndcg_cut_3, iprec_at_recall_0.00
 _NUMBER = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^[-+]?(inf|nan)$", re.I)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ecast import trees
-from ecast.imports import cast2022
+from ecast.imports.formats import cast2022_topics
 from ecast.imports.services import import_file
 from ecast.models import Collection, Conversation, ImportJob, Turn
 from evaluation.models import Qrel
@@ -121,8 +121,8 @@ def test_the_flattened_file_recovers_the_same_turns_and_paths(cast):
 
 
 def test_the_flattened_system_numbers_match_the_tree_file(cast):
-    tree = cast2022.parse_cast2022_tree((cast / TREE).read_text(), file="tree")
-    flat = cast2022.parse_cast2022_flattened((cast / FLAT).read_text(), file="flat")
+    tree = cast2022_topics.parse_cast2022_tree((cast / TREE).read_text(), file="tree")
+    flat = cast2022_topics.parse_cast2022_flattened((cast / FLAT).read_text(), file="flat")
     assert not tree.errors and not flat.errors
     assert {w["kind"] for w in flat.warnings} == {"provenance"}  # no path lost in the merge
     numbers = Counter[str]()

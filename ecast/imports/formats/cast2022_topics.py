@@ -1,4 +1,5 @@
-"""Parsers of TREC CAsT 2022 topic files: the tree file and the flattened ("duplicated") file.
+"""TREC CAsT 2022 topics (the ``cast2022_topics`` kind): the tree file or the flattened ("duplicated") file, parsed
+and written as conversations whose User and System turns form a tree.
 
 Tree file: a list of topics ``{"number": 132, "turn": [...]}`` whose turns carry a branch-aware ``number``
 ("1-1"), a ``participant`` (User or System) and, but for the first, a ``parent``. User turns have ``utterance``
@@ -12,55 +13,41 @@ the paths are merged back into the tree, so both files import to the same turns.
 Both parsers return the same records: {"number": "132", "layout": "tree" | "flattened", "paths": int,
 "turns": [{"number": "1-1", "turn_id": "132_1-1", "participant", "parent": "1-1" | None, "raw_utterance",
 "manual_rewrite", "response", "provenance": [ids], "mixed_initiative"}]} with parents before their children.
-Plain Python (no Django), the same contract as ``ecast.imports.parsers``.
+Both import to the same turns; re-importing either changes nothing.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import re
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
-from ecast import trees
-from ecast.imports.parsers import LineIndex, Parsed
-from ecast.imports.topics import array_spans, load_topic_list, str_field
+from django.db import transaction
 
-_TURN_KEY = re.compile(r'"turn"\s*:\s*\[')
+from ecast import trees
+from ecast.imports.formats.cast_topics import collection_for_year
+from ecast.imports.parsing import Located, Parsed, load_topic_list, str_field, topic_objects
+from ecast.imports.writing import CHUNK, Context, Result, fields_set
+from ecast.models import Conversation, Turn
+
 MAX_PASSAGE_ID = 200  # Passage.passage_id
 EXAMPLE = '[{"number": 132, "turn": [{"number": "1-1", "participant": "User", …}]}]'
 
 
-def _topics(text: str, data: list[Any]):
-    """(topic, line, [(turn, line)]) for each topic of the file, lines for error messages."""
-    line_of = LineIndex(text)
-    spans = array_spans(text, len(text) - len(text.lstrip()))
-    for i, topic in enumerate(data):
-        span = spans[i] if i < len(spans) else None
-        line = line_of(span[0]) if span else None
-        turns = topic.get("turn") if isinstance(topic, dict) else None
-        key = _TURN_KEY.search(text, span[0], span[1]) if span else None
-        turn_spans = array_spans(text, key.end() - 1) if key else []
-        located = [
-            (turn, line_of(turn_spans[j][0]) if j < len(turn_spans) else line)
-            for j, turn in enumerate(turns if isinstance(turns, list) else [])
-        ]
-        yield i + 1, topic, line, located
-
-
-def _topic_number(p: Parsed, i: int, topic: Any, line: int | None) -> str | None:
-    if not isinstance(topic, dict):
-        p.error(line, f"topic #{i}: expected an object with 'number' and 'turn', got {type(topic).__name__}")
-        return None
-    value = topic.get("number")
-    if isinstance(value, bool) or not isinstance(value, int | str) or not str(value).strip().isdigit():
-        p.error(line, f"topic #{i}: 'number' must be a topic number such as 132, got {value!r}")
-        return None
-    if not isinstance(topic.get("turn"), list) or not topic["turn"]:
-        p.error(line, f"topic {value}: 'turn' must be a non-empty list")
-        return None
-    return str(int(value))
+def _topics(p: Parsed, text: str, data: list[Any]) -> Iterator[tuple[str, Located, list[tuple[Any, int | None]]]]:
+    """(number, topic, [(turn, line)]) of each topic with a good number and turns; bad topics are reported."""
+    for topic in topic_objects(p, text, data, expected="'number' and 'turn'"):
+        value = topic.value.get("number")
+        if isinstance(value, bool) or not isinstance(value, int | str) or not str(value).strip().isdigit():
+            p.error(topic.line, f"{topic.where}: 'number' must be a topic number such as 132, got {value!r}")
+            continue
+        turns = topic.value.get("turn")
+        if not isinstance(turns, list) or not turns:
+            p.error(topic.line, f"topic {value}: 'turn' must be a non-empty list")
+            continue
+        yield str(int(value)), topic, [(turn, topic.turn_line(j)) for j, turn in enumerate(turns, start=1)]
 
 
 def _branch_number(p: Parsed, where: str, turn: dict, key: str, *, line: int | None) -> str | None:
@@ -129,11 +116,8 @@ def parse_cast2022_tree(text: str, *, file: str) -> Parsed:
     if data is None:
         return p
     seen_topics: set[str] = set()
-    for i, topic, line, located in _topics(text, data):
-        number = _topic_number(p, i, topic, line)
-        if number is None:
-            continue
-        where = f"topic {number}"
+    for number, topic, located in _topics(p, text, data):
+        line, where = topic.line, f"topic {number}"
         if number in seen_topics:
             p.error(line, f"{where}: topic number appears twice")
         seen_topics.add(number)
@@ -193,10 +177,7 @@ def _merge(
 def _flattened_paths(p: Parsed, text: str, data: list[Any]) -> dict[str, list[list[tuple[dict, int | None]]]]:
     """topic → its paths, each a list of (User record, line) with the response on the record; bad turns reported."""
     paths: dict[str, list[list[tuple[dict, int | None]]]] = {}
-    for i, topic, line, located in _topics(text, data):
-        number = _topic_number(p, i, topic, line)
-        if number is None:
-            continue
+    for number, _topic, located in _topics(p, text, data):
         path: list[tuple[dict, int | None]] = []
         paths.setdefault(number, []).append(path)
         where = f"topic {number} path {len(paths[number])}"
@@ -290,3 +271,95 @@ def parse_cast2022_topics(text: str, *, file: str) -> Parsed:
     if isinstance(data, list) and data and not is_tree(data[0]):
         return parse_cast2022_flattened(text, file=file)
     return parse_cast2022_tree(text, file=file)
+
+
+TREE_FIELDS = [
+    "participant",
+    "tree_number",
+    "raw_utterance",
+    "manual_rewrite",
+    "canonical_response_text",
+    "response_provenance",
+    "mixed_initiative",
+]
+
+
+def _values(rec: dict[str, Any]) -> dict[str, Any]:
+    # A System turn is the system's side of the conversation: its response is the turn's canonical response text
+    # (a written summary, so no passage id) and its provenance the passages it was written from.
+    return {
+        "participant": rec["participant"],
+        "tree_number": rec["number"],
+        "raw_utterance": rec["raw_utterance"],
+        "manual_rewrite": rec["manual_rewrite"],
+        "canonical_response_text": rec["response"],
+        "response_provenance": rec["provenance"],
+        "mixed_initiative": rec["mixed_initiative"],
+    }
+
+
+def write_cast2022_topics(ctx: Context) -> Result:
+    """CAsT 2022 topics, tree or flattened file: conversations, User and System turns, and each turn's parent."""
+    parsed = ctx.parsed(parse_cast2022_topics)
+    ctx.warnings.extend(parsed.warnings)
+    counts = Counter[str]()
+    with transaction.atomic():
+        collection = collection_for_year(ctx, 2022)
+        convs = {c.topic_id: c for c in Conversation.objects.filter(collection=collection)}
+        new_convs = [Conversation(collection=collection, topic_id=t["number"]) for t in parsed.records]
+        new_convs = [c for c in new_convs if c.topic_id not in convs]
+        Conversation.objects.bulk_create(new_convs)
+        convs = {c.topic_id: c for c in Conversation.objects.filter(collection=collection)}
+        existing = {t.turn_id: t for t in Turn.objects.filter(collection=collection)}
+        last_number = Counter[int]()
+        for turn in existing.values():
+            last_number[turn.conversation_id] = max(last_number[turn.conversation_id], turn.number)
+        to_create: list[Turn] = []
+        to_update: list[Turn] = []
+        relink: list[Turn] = []
+        depth: dict[str, int] = {}
+        for topic in parsed.records:
+            conv = convs[topic["number"]]
+            for rec in topic["turns"]:
+                values = _values(rec)
+                parent = existing[f"{topic['number']}_{rec['parent']}"] if rec["parent"] else None
+                depth[rec["turn_id"]] = depth[parent.turn_id] + 1 if parent is not None else 0
+                found = existing.get(rec["turn_id"])
+                if found is None:
+                    # New turns go after the conversation's others, in file order: parents keep lower numbers.
+                    last_number[conv.pk] += 1
+                    turn = Turn(
+                        conversation=conv,
+                        collection=collection,
+                        number=last_number[conv.pk],
+                        turn_id=rec["turn_id"],
+                        **values,
+                    )
+                    turn.parent = parent
+                    existing[turn.turn_id] = turn
+                    to_create.append(turn)
+                    continue
+                if fields_set(found, values):
+                    to_update.append(found)
+                if found.parent_id != (parent.pk if parent is not None else None):
+                    found.parent = parent
+                    relink.append(found)
+        # A new turn's parent must have its id before the turn is inserted: one insert per depth of the trees
+        # (a few dozen), cheaper than linking parents afterwards with a bulk update of every turn.
+        for level in sorted({depth[t.turn_id] for t in to_create}):
+            batch = [t for t in to_create if depth[t.turn_id] == level]
+            for turn in batch:
+                turn.parent_id = turn.parent.pk if turn.parent is not None else None
+            Turn.objects.bulk_create(batch, batch_size=CHUNK)
+        Turn.objects.bulk_update(to_update, TREE_FIELDS, batch_size=CHUNK)
+        for turn in relink:  # a turn already stored that now follows another turn (perhaps one just inserted)
+            turn.parent_id = turn.parent.pk if turn.parent is not None else None
+        Turn.objects.bulk_update(relink, ["parent"], batch_size=CHUNK)
+        created = {t.turn_id for t in to_create}
+        counts.update(
+            {k: v for k, v in parsed.counts.items() if k != "layout"},
+            conversations_created=len(new_convs),
+            turns_created=len(created),
+            turns_updated=len({t.turn_id for t in [*to_update, *relink]} - created),
+        )
+    return Result(counts={"layout": parsed.counts["layout"], **counts}, collection=collection)

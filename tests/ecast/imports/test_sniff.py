@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from ecast.imports import corpus, formats, registry
+from ecast.imports import registry, sniff
+from ecast.imports.formats import passages
 from tests.conftest import REPO
 
 DATA = Path(__file__).parent / "data"
@@ -99,13 +100,13 @@ def _real(shared_data: Path, name: str) -> Path:
 
 @pytest.mark.parametrize(("kind", "name"), [(k, n) for k, names in READ_BY_KIND.items() for n in names])
 def test_every_real_file_is_taken_for_a_format_its_kind_reads(shared_data, kind, name):
-    sniffed = formats.sniff_path(_real(shared_data, name))
+    sniffed = sniff.sniff_path(_real(shared_data, name))
     assert sniffed is not None and sniffed.formats & set(registry.formats_of(kind)), sniffed
 
 
 @pytest.mark.parametrize(("name", "looks"), NOT_READ.items())
 def test_real_files_no_kind_reads_are_named_for_what_they_are(shared_data, name, looks):
-    sniffed = formats.sniff_path(shared_data / name)
+    sniffed = sniff.sniff_path(shared_data / name)
     assert sniffed is not None and not sniffed.formats
     assert sniffed.looks.startswith(looks)
 
@@ -123,21 +124,21 @@ def test_real_files_no_kind_reads_are_named_for_what_they_are(shared_data, name,
     ],
 )
 def test_ikat_files_are_named_with_their_year(shared_data, name, looks):
-    assert formats.sniff_path(_real(shared_data, name)).looks == looks
+    assert sniff.sniff_path(_real(shared_data, name)).looks == looks
 
 
 def test_the_ikat_ptkb_judgments_are_qrels_over_statement_numbers_with_ikat_turn_ids(shared_data):
-    sniffed = formats.sniff_path(shared_data / "ikat/2023/ptkb_rel_nist")
+    sniffed = sniff.sniff_path(shared_data / "ikat/2023/ptkb_rel_nist")
     assert sniffed is not None and sniffed.formats == {"trec_qrels", "ikat_ptkb_qrels"}
     assert sniffed.id_scheme == "ikat" and sniffed.qids[0] == "9-1_3"
     assert sniffed.looks == "an iKAT PTKB relevance file (turn, 0, statement number, 0|1)"
 
 
 def test_qrels_with_cast_2022_branch_ids_are_told_apart_from_cast_2019_to_2021_ids():
-    head = formats.Head(b"132_1-1 0 MARCO_1 2\n132_1-3 0 MARCO_2 0\n", complete=True)
-    sniffed = formats.sniff(head)
+    head = sniff.Head(b"132_1-1 0 MARCO_1 2\n132_1-3 0 MARCO_2 0\n", complete=True)
+    sniffed = sniff.sniff(head)
     assert sniffed is not None and sniffed.id_scheme == "cast2022" and sniffed.qids == ("132_1-1", "132_1-3")
-    plain = formats.sniff(formats.Head(b"31_1 Q0 CAR_1 1\n", complete=True))
+    plain = sniff.sniff(sniff.Head(b"31_1 Q0 CAR_1 1\n", complete=True))
     assert plain is not None and plain.formats == {"trec_qrels"} and not plain.id_scheme
 
 
@@ -161,7 +162,7 @@ def test_qrels_with_cast_2022_branch_ids_are_told_apart_from_cast_2019_to_2021_i
     ],
 )
 def test_files_of_no_format_ecast_reads_are_named(content, looks):
-    sniffed = formats.sniff(formats.read_head(io.BytesIO(content)))
+    sniffed = sniff.sniff(sniff.read_head(io.BytesIO(content)))
     assert sniffed is not None and not sniffed.formats and sniffed.looks.startswith(looks), sniffed
 
 
@@ -169,13 +170,13 @@ def test_archives_are_named_also_inside_gzip(tmp_path):
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("qrels.txt", "31_1 0 MARCO_1 1\n")
-    assert formats.sniff(formats.read_head(io.BytesIO(buffer.getvalue()))).looks.startswith("a ZIP archive")
+    assert sniff.sniff(sniff.read_head(io.BytesIO(buffer.getvalue()))).looks.startswith("a ZIP archive")
     member = tmp_path / "qrels.txt"
     member.write_text("31_1 0 MARCO_1 1\n")
     tgz = tmp_path / "qrels.tar.gz"
     with tarfile.open(tgz, "w:gz") as archive:
         archive.add(member, arcname="qrels.txt")
-    assert formats.sniff_path(tgz).looks == "a tar archive inside a gzip file"
+    assert sniff.sniff_path(tgz).looks == "a tar archive inside a gzip file"
 
 
 @pytest.mark.parametrize(
@@ -193,17 +194,17 @@ def test_archives_are_named_also_inside_gzip(tmp_path):
     ],
 )
 def test_a_file_of_a_readable_format_with_bad_rows_is_left_to_its_parser(content, fmt):
-    sniffed = formats.sniff(formats.read_head(io.BytesIO(content)))
+    sniffed = sniff.sniff(sniff.read_head(io.BytesIO(content)))
     assert sniffed is not None and fmt in sniffed.formats, sniffed
 
 
 def test_passage_lines_of_four_words_are_not_taken_for_qrels():
     content = "".join(f"MARCO_{i}\tpassage number {i}\n" for i in range(1, 6)).encode()
-    assert formats.sniff(formats.read_head(io.BytesIO(content))).formats == {"passages_tsv"}
+    assert sniff.sniff(sniff.read_head(io.BytesIO(content))).formats == {"passages_tsv"}
 
 
 def test_plain_text_of_no_known_shape_is_left_to_the_parser():
-    assert formats.sniff(formats.read_head(io.BytesIO(b"Hello,\nthis is a letter.\n"))) is None
+    assert sniff.sniff(sniff.read_head(io.BytesIO(b"Hello,\nthis is a letter.\n"))) is None
 
 
 class _CountingReader(io.BytesIO):
@@ -220,25 +221,25 @@ class _CountingReader(io.BytesIO):
 def test_the_head_is_bounded_for_plain_and_gzip_files_however_big_they_are():
     line = b"MARCO_1\tsome passage text that repeats\n"
     plain = _CountingReader(line * 200_000)  # 8 MB
-    head = formats.read_head(plain, limit=4096)
+    head = sniff.read_head(plain, limit=4096)
     assert len(head.data) == 4096 and not head.complete and plain.read_bytes <= 4097
     packed = _CountingReader(gzip.compress(line * 2_000_000))  # 80 MB inflated, a few hundred kB packed
-    head = formats.read_head(packed, limit=4096)
+    head = sniff.read_head(packed, limit=4096)
     assert len(head.data) == 4096 and head.gzipped and not head.complete
     assert packed.read_bytes < 100_000
-    small = formats.read_head(io.BytesIO(gzip.compress(line)), limit=4096)
+    small = sniff.read_head(io.BytesIO(gzip.compress(line)), limit=4096)
     assert small.data == line and small.complete
 
 
 def test_a_truncated_gzip_file_is_left_to_the_reader_which_names_it_corrupt():
     broken = gzip.compress(b"".join(b"P%d\tpassage %d\n" % (i, i) for i in range(2000)))[:-30]
-    head = formats.read_head(io.BytesIO(broken))
-    assert not head.complete and formats.sniff(head).formats == {"passages_tsv"}
+    head = sniff.read_head(io.BytesIO(broken))
+    assert not head.complete and sniff.sniff(head).formats == {"passages_tsv"}
 
 
 def test_the_passage_keys_are_the_ones_the_corpus_import_reads():
-    assert (formats.ID_KEYS, formats.TEXT_KEYS) == (corpus.ID_KEYS, corpus.TEXT_KEYS)
-    assert formats.IKAT_KEYS == corpus.IKAT_KEYS
+    assert (sniff.ID_KEYS, sniff.TEXT_KEYS) == (passages.ID_KEYS, passages.TEXT_KEYS)
+    assert sniff.IKAT_KEYS == passages.IKAT_KEYS
 
 
 def test_the_registry_lists_the_formats_of_each_kind_and_refuses_unknown_ones():
@@ -252,5 +253,5 @@ def test_the_registry_lists_the_formats_of_each_kind_and_refuses_unknown_ones():
 
 
 def test_sniffing_loads_neither_django_nor_celery():
-    code = "import sys, ecast.imports.formats; assert not {'django', 'celery'} & set(sys.modules), sys.modules"
+    code = "import sys, ecast.imports.sniff; assert not {'django', 'celery'} & set(sys.modules), sys.modules"
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)

@@ -1,175 +1,24 @@
-"""Parsers of conversation topic files: CAsT 2019–2021 JSON and TREC iKAT 2023–2025 JSON (with the PTKB).
-
-Plain Python (no Django), the same contract as ``ecast.imports.parsers``: text in, records + every bad record as
-{file, line, reason} out.
-"""
+"""TREC iKAT topics 2023–2025 (the ``ikat_topics`` kind): the topic JSON with each user's PTKB, parsed and written as
+conversations, turns and PTKB statements. The year is told from the fields (2025) or the topic numbers."""
 
 from __future__ import annotations
 
 import functools
-import json
 import re
+from collections import Counter, defaultdict
 from typing import Any
 
-from ecast.imports.parsers import LineIndex, Parsed
+from django.db import transaction
 
-# ---------------------------------------------------------------- CAsT topics (2019, 2020, 2021 JSON)
+from ecast.core.bulk import objects_insert, objects_update
+from ecast.imports.errors import ImportFailed, row_error
+from ecast.imports.parsing import Parsed, load_topic_list, numbered_turns, str_field, topic_objects
+from ecast.imports.writing import CHUNK, Context, Result, fields_set
+from ecast.models import Collection, Conversation, PtkbStatement, Turn
 
-
-def str_field(p: Parsed, where: str, obj: dict, key: str, *, line: int | None, required: bool = False) -> str:
-    value = obj.get(key)
-    if value is None:
-        if required:
-            p.error(line, f"{where}: missing {key!r}")
-        return ""
-    if not isinstance(value, str):
-        p.error(line, f"{where}: {key!r} must be a string, got {type(value).__name__}")
-        return ""
-    if required and not value.strip():
-        p.error(line, f"{where}: {key!r} is empty")
-    return value.strip()
-
-
-def _int_field(p: Parsed, where: str, obj: dict, key: str, *, line: int | None) -> int | None:
-    value = obj.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        p.error(line, f"{where}: {key!r} must be an integer, got {value!r}")
-        return None
-    try:
-        number = int(value)
-    except ValueError:
-        p.error(line, f"{where}: {key!r} must be an integer, got {value!r}")
-        return None
-    if number < 1:
-        p.error(line, f"{where}: {key!r} must be ≥ 1, got {number}")
-        return None
-    return number
-
-
-_WS = re.compile(r"\s*")
-_TURN_KEY = re.compile(r'"turn"\s*:\s*\[')
-
-
-def array_spans(text: str, pos: int) -> list[tuple[int, int]]:
-    """(start, end) offsets of the elements of the JSON array whose '[' is at ``pos`` (for error line numbers)."""
-    decoder = json.JSONDecoder()
-    spans: list[tuple[int, int]] = []
-    pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
-    try:
-        while pos < len(text) and text[pos] != "]":
-            _obj, end = decoder.raw_decode(text, pos)
-            spans.append((pos, end))
-            pos = _WS.match(text, end).end()  # type: ignore[union-attr]
-            if text.startswith(",", pos):
-                pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
-            else:
-                break
-    except ValueError:
-        pass
-    return spans
-
-
-def load_topic_list(p: Parsed, text: str, *, example: str) -> list[Any] | None:
-    """The file's JSON list of topics; None (with the error recorded) when it is not JSON or not a non-empty list."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        p.error(exc.lineno, f"invalid JSON: {exc.msg} (column {exc.colno})")
-        return None
-    if not isinstance(data, list) or not data:
-        p.error(None, f"expected a non-empty JSON list of topics like {example}")
-        return None
-    return data
-
-
-def parse_cast_topics(text: str, *, file: str) -> Parsed:
-    """CAsT topic JSON (2019 train/eval, 2020 automatic/manual/_extended, 2021): a list of topics with turns.
-
-    Records: {"number", "title", "description", "turns": [{"number", "turn_id", "raw_utterance", "manual_rewrite",
-    "automatic_rewrite", "canonical_response_id", "canonical_response_text", "canonical_from"}]}; empty strings mean
-    "not in this file" so that importing the automatic and the manual file of a year merge instead of erasing.
-    """
-    p = Parsed(file)
-    data = load_topic_list(p, text, example='[{"number": 31, "turn": [...]}]')
-    if data is None:
-        return p
-    line_of = LineIndex(text)
-    topic_spans = array_spans(text, _WS.match(text).end())  # type: ignore[union-attr]
-    seen_topics: set[int] = set()
-    for i, topic in enumerate(data, start=1):
-        where = f"topic #{i}"
-        span = topic_spans[i - 1] if i <= len(topic_spans) else None
-        line = line_of(span[0]) if span else None
-        if not isinstance(topic, dict):
-            p.error(line, f"{where}: expected an object with 'number' and 'turn', got {type(topic).__name__}")
-            continue
-        number = _int_field(p, where, topic, "number", line=line)
-        if number is not None:
-            where = f"topic {number}"
-            if number in seen_topics:
-                p.error(line, f"{where}: topic number appears twice")
-            seen_topics.add(number)
-        turns = topic.get("turn")
-        if not isinstance(turns, list) or not turns:
-            p.error(line, f"{where}: 'turn' must be a non-empty list")
-            continue
-        key = _TURN_KEY.search(text, span[0], span[1]) if span else None
-        turn_spans = array_spans(text, key.end() - 1) if key else []
-        turn_records: list[dict[str, Any]] = []
-        record: dict[str, Any] = {
-            "number": number,
-            "title": str_field(p, where, topic, "title", line=line),
-            "description": str_field(p, where, topic, "description", line=line),
-            "turns": turn_records,
-        }
-        seen_turns: set[int] = set()
-        for j, turn in enumerate(turns, start=1):
-            twhere = f"{where}, turn #{j}"
-            tline = line_of(turn_spans[j - 1][0]) if j <= len(turn_spans) else line
-            if not isinstance(turn, dict):
-                p.error(tline, f"{twhere}: expected an object, got {type(turn).__name__}")
-                continue
-            tnum = _int_field(p, twhere, turn, "number", line=tline)
-            if tnum is not None:
-                twhere = f"{where}, turn {tnum}"
-                if tnum in seen_turns:
-                    p.error(tline, f"{twhere}: turn number appears twice")
-                seen_turns.add(tnum)
-
-            field = functools.partial(str_field, p, twhere, turn, line=tline)
-            manual_id = field("manual_canonical_result_id")
-            auto_id = field("automatic_canonical_result_id")
-            doc_id = field("canonical_result_id")
-            canonical_from = ""
-            canonical = ""
-            if manual_id:
-                canonical, canonical_from = manual_id, "manual"
-            elif doc_id:
-                # CAsT 2021 names a document plus the index of the canonical passage inside it.
-                pidx = turn.get("passage_id")
-                canonical = f"{doc_id}-{pidx}" if isinstance(pidx, int | str) and str(pidx) != "" else doc_id
-                canonical_from = "manual"
-            elif auto_id:
-                canonical, canonical_from = auto_id, "automatic"
-            passage_text = field("canonical_passage") or field("passage")
-            turn_records.append(
-                {
-                    "number": tnum,
-                    "turn_id": f"{number}_{tnum}",
-                    "raw_utterance": field("raw_utterance", required=True),
-                    "manual_rewrite": field("manual_rewritten_utterance"),
-                    "automatic_rewrite": field("automatic_rewritten_utterance"),
-                    "canonical_response_id": canonical,
-                    "canonical_response_text": passage_text,
-                    "canonical_from": canonical_from,
-                }
-            )
-        p.records.append(record)
-    p.counts = {"topics": len(p.records), "turns": sum(len(t["turns"]) for t in p.records)}
-    return p
-
-
-# ---------------------------------------------------------------- TREC iKAT topics (2023, 2024, 2025 JSON)
+# iKAT grades passages 0–4 on the CAsT scale; binary measures start at grade 2 as for CAsT 2020–2022 (a collection
+# setting: change it on the collection page when an evaluation uses another threshold).
+IKAT_DEFAULTS = {2023: ("iKAT 2023", 2), 2024: ("iKAT 2024", 2), 2025: ("iKAT 2025", 2)}
 
 # The field names of each layout: 2023/2024 ``turns`` with ``utterance``, ``ptkb_provenance`` (statement numbers)
 # and ``response_provenance``; 2025 ``responses`` with ``user_utterance``, ``relevant_ptkbs`` (statement texts) and
@@ -317,18 +166,12 @@ def parse_ikat_topics(text: str, *, file: str) -> Parsed:
     data = load_topic_list(p, text, example='[{"number": "9-1", "ptkb": …, "turns": [...]}]')
     if data is None:
         return p
-    line_of = LineIndex(text)
-    topic_spans = array_spans(text, _WS.match(text).end())  # type: ignore[union-attr]
     seen_topics: dict[str, int | None] = {}
     layouts: dict[str, str] = {}  # layout → the first topic using it, for the mixed-layout error
     raw_numbers: list[Any] = []
-    for i, topic in enumerate(data, start=1):
-        where = f"topic #{i}"
-        span = topic_spans[i - 1] if i <= len(topic_spans) else None
-        line = line_of(span[0]) if span else None
-        if not isinstance(topic, dict):
-            p.error(line, f"{where}: expected an object with 'number', 'ptkb' and 'turns', got {type(topic).__name__}")
-            continue
+    expected = "'number', 'ptkb' and 'turns'"
+    for located in topic_objects(p, text, data, expected=expected, turns_key=_IKAT_TURNS_KEY):
+        topic, where, line = located.value, located.where, located.line
         number = _ikat_number(p, where, topic, line=line)
         if number is not None:
             where = f"topic {number}"
@@ -346,22 +189,8 @@ def parse_ikat_topics(text: str, *, file: str) -> Parsed:
         if not isinstance(turns, list) or not turns:
             p.error(line, f"{where}: {fields['turns']!r} must be a non-empty list of turns")
             continue
-        key = _IKAT_TURNS_KEY.search(text, span[0], span[1]) if span else None
-        turn_spans = array_spans(text, key.end() - 1) if key else []
         turn_records: list[dict[str, Any]] = []
-        seen_turns: set[int] = set()
-        for j, turn in enumerate(turns, start=1):
-            twhere = f"{where}, turn #{j}"
-            tline = line_of(turn_spans[j - 1][0]) if j <= len(turn_spans) else line
-            if not isinstance(turn, dict):
-                p.error(tline, f"{twhere}: expected an object, got {type(turn).__name__}")
-                continue
-            tnum = _int_field(p, twhere, turn, "turn_id", line=tline)
-            if tnum is not None:
-                twhere = f"{where}, turn {tnum}"
-                if tnum in seen_turns:
-                    p.error(tline, f"{twhere}: turn_id appears twice")
-                seen_turns.add(tnum)
+        for turn, tnum, twhere, tline in numbered_turns(p, located, where, turns, key="turn_id", name="turn_id"):
             field = functools.partial(str_field, p, twhere, turn, line=tline)
             turn_records.append(
                 {
@@ -397,3 +226,116 @@ def parse_ikat_topics(text: str, *, file: str) -> Parsed:
         "ptkb_statements": sum(len(t["ptkb"]) for t in p.records),
     }
     return p
+
+
+IKAT_TURN_FIELDS = [
+    "raw_utterance",
+    "manual_rewrite",
+    "canonical_response_text",
+    "response_provenance",
+    "ptkb_provenance",
+]
+
+
+def _ikat_collection(ctx: Context, year: int | None) -> Collection:
+    if ctx.collection is not None:
+        return ctx.collection
+    if ctx.options.get("year"):
+        try:
+            year = int(str(ctx.options["year"]))
+        except ValueError:
+            year = None
+    if year not in IKAT_DEFAULTS:
+        reason = "cannot tell the iKAT year from the file: choose a collection or pass year=2023, 2024 or 2025"
+        raise ImportFailed([row_error(ctx.name, None, reason)])
+    name, threshold = IKAT_DEFAULTS[year]
+    collection, _ = Collection.objects.get_or_create(
+        name=name,
+        defaults={
+            "year": year,
+            "relevance_threshold": threshold,
+            "corpus_note": "TREC iKAT passages of ClueWeb22-B, ids <doc_id>:<passage_id>",
+        },
+    )
+    return collection
+
+
+def _ikat_turn_values(rec: dict[str, Any]) -> dict[str, Any]:
+    # The response is the turn's canonical response c_i: a written answer, so it has no passage id.
+    return {
+        "raw_utterance": rec["raw_utterance"],
+        "manual_rewrite": rec["manual_rewrite"],
+        "canonical_response_text": rec["response"],
+        "response_provenance": rec["response_provenance"],
+        "ptkb_provenance": rec["ptkb_provenance"],
+    }
+
+
+def write_ikat_topics(ctx: Context) -> Result:
+    """iKAT topics JSON (2023, 2024 or 2025, told from the fields): conversations, turns and each conversation's
+    PTKB, in one transaction; a re-import brings them in line with the file and changes nothing when they are."""
+    parsed = ctx.parsed(parse_ikat_topics)
+    counts = Counter[str]()
+    with transaction.atomic():
+        collection = _ikat_collection(ctx, parsed.counts.get("year"))
+        convs = {c.topic_id: c for c in Conversation.objects.filter(collection=collection)}
+        new_convs, changed_convs = [], []
+        for topic in parsed.records:
+            conv = convs.get(topic["number"])
+            title = topic["title"][:500]
+            if conv is None:
+                conv = Conversation(collection=collection, topic_id=topic["number"], title=title)
+                convs[conv.topic_id] = conv
+                new_convs.append(conv)
+            elif title and conv.title != title:
+                conv.title = title
+                changed_convs.append(conv)
+        Conversation.objects.bulk_create(new_convs)
+        Conversation.objects.bulk_update(changed_convs, ["title"])
+        if new_convs and not all(c.pk for c in new_convs):  # backends that do not return ids from bulk inserts
+            convs = {c.topic_id: c for c in Conversation.objects.filter(collection=collection)}
+
+        # PTKB: a conversation whose statements differ from the file's gets the file's, all of them.
+        wanted = {convs[t["number"]].pk: t["ptkb"] for t in parsed.records}
+        stored: dict[int, list[tuple[int, str]]] = defaultdict(list)
+        for conv_pk, number, text in PtkbStatement.objects.filter(conversation_id__in=list(wanted)).values_list(
+            "conversation_id", "number", "text"
+        ):
+            stored[conv_pk].append((number, text))
+        replace = [pk for pk, statements in wanted.items() if sorted(stored.get(pk, [])) != statements]
+        PtkbStatement.objects.filter(conversation_id__in=replace).delete()
+        PtkbStatement.objects.bulk_create(
+            [PtkbStatement(conversation_id=pk, number=n, text=text) for pk in replace for n, text in wanted[pk]],
+            batch_size=CHUNK,
+        )
+
+        existing = {t.turn_id: t for t in Turn.objects.filter(collection=collection)}
+        to_create: list[Turn] = []
+        to_update: list[Turn] = []
+        for topic in parsed.records:
+            conv = convs[topic["number"]]
+            for rec in topic["turns"]:
+                values = _ikat_turn_values(rec)
+                turn = existing.get(rec["turn_id"])
+                if turn is None:
+                    turn = Turn(
+                        conversation=conv, collection=collection, number=rec["number"], turn_id=rec["turn_id"], **values
+                    )
+                    existing[turn.turn_id] = turn
+                    to_create.append(turn)
+                elif fields_set(turn, values):
+                    to_update.append(turn)
+        objects_insert(to_create)
+        objects_update(to_update, IKAT_TURN_FIELDS)
+        if parsed.counts.get("year"):
+            counts["year"] = parsed.counts["year"]
+        counts.update(
+            topics=len(parsed.records),
+            conversations_created=len(new_convs),
+            turns=parsed.counts["turns"],
+            turns_created=len(to_create),
+            turns_updated=len(to_update),
+            ptkb_statements=parsed.counts["ptkb_statements"],
+            ptkb_conversations_written=len(replace),
+        )
+    return Result(counts=dict(counts), collection=collection)

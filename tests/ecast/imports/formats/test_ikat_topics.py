@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ecast.imports import topics
+from ecast.imports.formats import ikat_topics
 from ecast.imports.services import import_file
 from ecast.models import Collection, Conversation, ImportJob, Passage, PtkbStatement, Turn
 from evaluation.models import Qrel
@@ -17,7 +17,7 @@ from tests.ecast.imports.conftest import ok
 
 pytestmark = pytest.mark.django_db
 
-IKAT_2025 = Path(__file__).parent / "data" / "ikat_2025" / "2025_test_topics.json.gz"
+IKAT_2025 = Path(__file__).parent.parent / "data" / "ikat_2025" / "2025_test_topics.json.gz"
 
 
 @pytest.fixture
@@ -147,7 +147,7 @@ def test_bad_records_are_each_reported_with_file_line_and_reason_and_nothing_is_
 def test_a_2025_turn_naming_a_statement_its_ptkb_lacks_is_an_error():
     data = json.loads(gzip.decompress(IKAT_2025.read_bytes()))
     data[0]["responses"][2]["relevant_ptkbs"].append("I own a red bicycle.")
-    parsed = topics.parse_ikat_topics(json.dumps(data, indent=4), file="2025.json")
+    parsed = ikat_topics.parse_ikat_topics(json.dumps(data, indent=4), file="2025.json")
     assert [e["reason"] for e in parsed.errors] == [
         "topic 1-1, turn 3: 'relevant_ptkbs' names the statement 'I own a red bicycle.', which is not in the "
         "topic's PTKB"
@@ -157,7 +157,7 @@ def test_a_2025_turn_naming_a_statement_its_ptkb_lacks_is_an_error():
 def test_a_file_mixing_the_2025_and_the_earlier_layouts_is_refused(ikat):
     older = json.loads((ikat / "2023/2023_train_topics.json").read_text())[:1]
     newer = json.loads(gzip.decompress(IKAT_2025.read_bytes()))[1:2]
-    parsed = topics.parse_ikat_topics(json.dumps(older + newer), file="mixed.json")
+    parsed = ikat_topics.parse_ikat_topics(json.dumps(older + newer), file="mixed.json")
     assert [e["reason"] for e in parsed.errors] == [
         "topic 1-2 uses the 2025 field names ('responses', a PTKB list) but topic 1-1 the 2023/2024 ones ('turns', a "
         "numbered PTKB): one file holds one year's topics"
