@@ -15,9 +15,10 @@
    URL>" and data-status="<its status>" is followed while the job is queued or running. Inside it, poll.js keeps
    [data-job-bar] (width = percent), [data-job-field="status_label" | "detail.eta_seconds" | …] (text of that
    field; when empty "–", or data-job-empty's text) and [data-job-text="{done} / {total} pairs labelled"] (the
-   template filled in; "–" when a field is empty) up to date, refreshes the worker-loss box (templates/includes/job_health.html), dispatches an
-   "ecast:job" event with the JSON for what only one page shows, and reloads the page when the job ends
-   (data-reload="no" keeps it). */
+   template filled in; "–" when a field is empty) up to date, refreshes the worker-loss box
+   (templates/includes/job_health.html) and, when the progress moves from data-done, the page's [data-job-refresh]
+   sections, dispatches an "ecast:job" event with the JSON for what only one page shows, and reloads the page when
+   the job ends (data-reload="no" keeps it). */
 (function () {
   "use strict";
 
@@ -107,9 +108,34 @@
     box.querySelector(".job-heartbeat-time").textContent = "(" + at.toISOString().slice(0, 19).replace("T", " ") + " UTC)";
   }
 
+  // Sections of the page marked data-job-refresh (each with an id) show what the job has made so far: when its
+  // progress moves they are fetched again from the page itself and swapped in place, so they never contradict the
+  // live counts ("8 / 16 pairs labelled" beside "Nothing labelled yet").
+  var refreshing = false;
+  function refreshSections() {
+    var sections = document.querySelectorAll("[data-job-refresh][id]");
+    if (!sections.length || refreshing) return;
+    refreshing = true;
+    fetch(window.location.href, {credentials: "same-origin"}).then(function (r) {
+      return r.ok ? r.text() : null;
+    }).then(function (html) {
+      refreshing = false;
+      if (html === null) return;
+      var fresh = new DOMParser().parseFromString(html, "text/html");
+      sections.forEach(function (node) {
+        var twin = fresh.getElementById(node.id);
+        if (twin) node.innerHTML = twin.innerHTML;
+      });
+    }).catch(function () { refreshing = false; });
+  }
+
   function followJob(el) {
     if (ACTIVE.indexOf(el.dataset.status) < 0) return;
+    // The progress the page was rendered at (data-done), so a move before the first answer refreshes too.
+    var done = el.dataset.done === undefined ? null : Number(el.dataset.done);
     poll(el.dataset.jobProgress, function (d) {
+      if (done !== null && d.done !== done && d.active) refreshSections();
+      done = d.done;
       el.querySelectorAll("[data-job-bar]").forEach(function (bar) { bar.style.width = d.percent + "%"; });
       el.querySelectorAll("[data-job-field]").forEach(function (node) {
         var v = shown(field(d, node.dataset.jobField));

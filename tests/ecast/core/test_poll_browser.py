@@ -5,7 +5,7 @@ from selenium.webdriver.common.by import By
 
 from ecast.core.models import JobStatus
 from ecast.models import ImportJob
-from judging.models import LlmJudgeJob
+from judging.models import LlmJudgeJob, LlmLabel
 from tests import factories
 from tests.conftest import ARTIFACTS, browser_login, page_wait
 
@@ -37,8 +37,9 @@ def test_an_import_page_follows_its_job_in_place_then_shows_the_finished_import(
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
-def test_an_llm_job_page_fills_its_rate_and_eta_from_the_kinds_detail(browser, live_server, admin_user):
+def test_an_llm_job_page_fills_its_rate_and_eta_and_shows_the_labels_made_so_far(browser, live_server, admin_user):
     coll = factories.collection(name="Poll")
+    turn = factories.turn(factories.conversation(coll), 1, "why is the sky blue?")
     job = LlmJudgeJob.objects.create(
         collection=coll,
         source_version=factories.qrels_version(coll),
@@ -50,8 +51,16 @@ def test_an_llm_job_page_fills_its_rate_and_eta_from_the_kinds_detail(browser, l
     browser_login(browser, live_server, "admin1", "pass-admin1")
     browser.get(f"{live_server.url}/judging/llm/{job.pk}/")
     assert browser.find_element(By.ID, "job-status").text == "Queued"
+    assert "Nothing labelled yet." in browser.find_element(By.ID, "first-labels").text
+    for passage in ("p1", "p2", "p3"):
+        LlmLabel.objects.create(
+            job=job, turn=turn, passage_id=passage, grade=2, probabilities=[0, 0, 1, 0, 0], digit_mass=0.9, prompt="q"
+        )
     LlmJudgeJob.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING, progress_done=3, seconds=2.0)
     page_wait(browser).until(lambda d: d.find_element(By.ID, "counts").text == "3 / 8 pairs labelled")
+    # The labels made so far come in with the counts: the page never says "nothing labelled" beside "3 / 8".
+    page_wait(browser).until(lambda d: "p3" in d.find_element(By.ID, "first-labels").text)
+    assert "Nothing labelled yet." not in browser.find_element(By.ID, "first-labels").text
     assert browser.find_element(By.ID, "job-status").text == "Running"
     assert browser.find_element(By.ID, "rate").text == "1.5"
     assert browser.find_element(By.ID, "eta").text == "3 s"

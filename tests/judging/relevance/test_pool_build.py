@@ -69,3 +69,16 @@ def test_the_pool_page_says_it_is_building_and_follows_the_build(inputs, admin_c
         pool = pools.pool_create_start(collection=coll, qrels_version=original, runs=[run])
     page = admin_client.get(reverse("relevance-pool", args=[pool.pk])).content.decode()
     assert "computing this pool" in page and f'data-job-progress="/jobs/pool/{pool.pk}/progress/"' in page
+
+
+@pytest.mark.django_db
+def test_a_pool_still_building_or_failed_offers_neither_close_nor_reopen(inputs, admin_client):
+    coll, original, run = inputs
+    with mock.patch("judging.relevance.pools.enqueue"):
+        pool = pools.pool_create_start(collection=coll, qrels_version=original, runs=[run])
+    url = reverse("relevance-pool", args=[pool.pk])
+    page = admin_client.get(url).content.decode()
+    assert "Reopen pool" not in page and "Close pool" not in page
+    pools.pool_build_failed(pool_id=pool.pk, error="disk full")
+    page = admin_client.get(url).content.decode()
+    assert "could not be built: disk full" in page and "Reopen pool" not in page
