@@ -44,7 +44,7 @@ def test_a_burst_of_judgments_is_recomputed_once_by_the_worker_and_shown_by_the_
             after = before
             while time.monotonic() < deadline:
                 after = admin_api.get(url, {"version": version.pk, "measure": "nDCG@3"}).json()["turns"]
-                if after["2_2"] > 0.5 and EvaluationJob.objects.filter(kind="turns", status="done").exists():
+                if after["2_2"] > 0.5 and EvaluationJob.objects.filter(kind="turns", status="succeeded").exists():
                     break
                 time.sleep(0.3)
             time.sleep(2.0)  # a second (wrong) drain would have run by now
@@ -54,4 +54,4 @@ def test_a_burst_of_judgments_is_recomputed_once_by_the_worker_and_shown_by_the_
     assert after["1_1"] != before["1_1"]
     jobs = list(EvaluationJob.objects.filter(kind="turns"))
     assert len(jobs) == 1, [(j.pk, j.turn_ids) for j in jobs]
-    assert sorted(jobs[0].turn_ids) == sorted([t22.pk, t11.pk]) and jobs[0].status == "done"
+    assert sorted(jobs[0].turn_ids) == sorted([t22.pk, t11.pk]) and jobs[0].status == "succeeded"

@@ -450,7 +450,7 @@ def test_a_run_job_and_a_requeued_turns_job_wait_for_the_version_writer_like_a_d
         other.close()
     assert services.evaluation_job_execute(job_id=run_job.pk).status == "succeeded"
     assert {r.run_id for r in stored(version=version)} == {weak.pk}
-    assert services.evaluation_job_execute(job_id=turns_job.pk).status == "done"
+    assert services.evaluation_job_execute(job_id=turns_job.pk).status == "succeeded"
 
 
 def test_a_part_run_twice_does_not_end_the_full_recompute_before_every_part_ran(settings):
