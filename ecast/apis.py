@@ -9,12 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import authenticate
+from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404
 from django.urls import Resolver404, resolve
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import generics, serializers, status
 from rest_framework.authtoken.models import Token
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, Throttled
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -89,6 +90,14 @@ class TokenApi(APIView):
         return Response({"token": token.key, "username": user.get_username()})
 
 
+class LoginRefused(Throttled):
+    """429 with the log-in limit's own message (which says how long to wait) and ``Retry-After``."""
+
+    def __init__(self, detail: str, *, wait: int) -> None:
+        super().__init__(detail=detail)  # no wait here: DRF would append its own "Expected available in…"
+        self.wait = wait
+
+
 class TokenObtainApi(APIView):
     """Exchange a username and password for the user's token (same lock-out as the log-in page)."""
 
@@ -118,14 +127,10 @@ class TokenObtainApi(APIView):
         username, ip = data.validated_data["username"], auth.client_ip(request)
         attempt = auth.login_attempt(username=username, ip=ip)
         if attempt.refused:
-            return Response(
-                {"detail": attempt.refused},
-                status=status.HTTP_429_TOO_MANY_REQUESTS,
-                headers={"Retry-After": str(attempt.retry_after)},
-            )
+            raise LoginRefused(attempt.refused, wait=attempt.retry_after)
         user = authenticate(request._request, username=username, password=data.validated_data["password"])
         if user is None:
-            return Response({"detail": "Wrong username or password."}, status=status.HTTP_400_BAD_REQUEST)
+            raise ValidationError("Wrong username or password.")
         auth.clear_failures(username, ip)
         token, _ = Token.objects.get_or_create(user=user)
         return Response({"token": token.key, "username": user.get_username()})

@@ -17,6 +17,13 @@ import re
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
+from ecast.core.errors import DomainError
+
+
+class TreeError(DomainError, ValueError):
+    """A conversation tree that is not a tree (its parents form a cycle)."""
+
+
 USER, SYSTEM = "User", "System"
 CLARIFICATION, SUGGESTION = "clarification", "suggestion"
 
@@ -33,7 +40,7 @@ def path_to(parents: Mapping[K, K | None], node: K) -> list[K]:
     parent = parents[node]
     while parent is not None:
         if parent in seen:
-            raise ValueError(f"the parents of {node!r} form a cycle through {parent!r}")
+            raise TreeError(f"the parents of {node!r} form a cycle through {parent!r}")
         path.append(parent)
         seen.add(parent)
         parent = parents[parent]

@@ -7,7 +7,6 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
@@ -18,6 +17,7 @@ from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
 from ecast import dashboard, selectors, services
+from ecast.core.pages import refusal_shown
 from ecast.core.permissions import admin_required, user_roles
 from ecast.models import Collection, Conversation, Paraphrase, Turn, UtteranceClass
 
@@ -67,24 +67,14 @@ class CollectionForm(forms.ModelForm):
     relevance_threshold = forms.IntegerField(min_value=0, max_value=4, initial=1)
 
 
-def _apply_errors(form: forms.BaseForm, exc: ValidationError) -> None:
-    if hasattr(exc, "error_dict"):
-        for fieldname, errors in exc.error_dict.items():
-            form.add_error(fieldname if fieldname in form.fields else None, errors)
-    else:
-        form.add_error(None, exc)
-
-
 @admin_required
 def collection_list(request: HttpRequest) -> HttpResponse:
     """All collections with counts; a form to create one."""
     form = CollectionForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        try:
+        with refusal_shown(form) as refused:
             collection = services.collection_create(**form.cleaned_data)
-        except ValidationError as exc:
-            _apply_errors(form, exc)
-        else:
+        if not refused:
             messages.success(request, f"Collection “{collection.name}” created.")
             return redirect("collection-detail", pk=collection.pk)
     return render(
@@ -101,11 +91,9 @@ def collection_detail(request: HttpRequest, pk: int) -> HttpResponse:
     form = CollectionForm(request.POST or None, instance=collection)
     if request.method == "POST":
         if form.is_valid():
-            try:
+            with refusal_shown(form) as refused:
                 services.collection_update(collection=Collection.objects.get(pk=pk), **form.cleaned_data)
-            except ValidationError as exc:
-                _apply_errors(form, exc)
-            else:
+            if not refused:
                 messages.success(request, "Collection settings saved.")
                 return redirect("collection-detail", pk=pk)
         collection.refresh_from_db()
@@ -240,16 +228,14 @@ def turn_detail(request: HttpRequest, pk: int) -> HttpResponse:
     add_form = ParaphraseAddForm(request.POST or None, initial=initial)
     if request.method == "POST":
         if add_form.is_valid():
-            try:
+            with refusal_shown(add_form) as refused:
                 services.paraphrase_add(
                     turn=turn,
                     manual_text=add_form.cleaned_data["manual_text"],
                     raw_text=add_form.cleaned_data["raw_text"] or None,
                     user=request.user,
                 )
-            except ValidationError as exc:
-                _apply_errors(add_form, exc)
-            else:
+            if not refused:
                 messages.success(request, "Paraphrase pair added.")
                 return redirect("turn-detail", pk=turn.pk)
     data = selectors.turn_page(turn=turn)
@@ -297,10 +283,9 @@ def _status_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
         "reject": services.paraphrase_reject,
         "reset": services.paraphrase_reset,
     }[action]
-    try:
+    with refusal_shown(request) as refused:
         paraphrase = service(paraphrase=paraphrase, user=request.user)
-    except ValidationError as exc:
-        messages.error(request, "; ".join(exc.messages))
+    if refused:
         return _back(request, paraphrase)
     return _back(request, paraphrase) if action == "reset" else _advance(request, paraphrase)
 
@@ -335,10 +320,9 @@ def paraphrase_edit(request: HttpRequest, pk: int) -> HttpResponse:
     if not form.is_valid():
         messages.error(request, "The paraphrase text may not be empty.")
         return _back(request, paraphrase)
-    try:
+    with refusal_shown(request) as refused:
         new = services.paraphrase_edit(paraphrase=paraphrase, text=form.cleaned_data["text"], user=request.user)
-    except ValidationError as exc:
-        messages.error(request, "; ".join(exc.messages))
+    if refused:
         return _back(request, paraphrase)
     messages.success(request, "Edit saved; the previous text is kept in the history.")
     return HttpResponseRedirect(reverse("turn-detail", args=[new.turn_id]) + f"#p{new.pk}")

@@ -62,6 +62,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from ecast.core.errors import DomainError
+
+
+class AdjudicationError(DomainError, ValueError):
+    """An unknown judging order, or a parameter of one out of range."""
+
+
 __all__ = [
     "BANDITS",
     "STRATEGIES",
@@ -177,7 +184,7 @@ class MaxMeanNonStationary(Strategy):
 
     def __init__(self, runs: Runs, *, gamma: float = DEFAULT_GAMMA) -> None:
         if not 0.0 < gamma <= 1.0:
-            raise ValueError(f"gamma must be in (0, 1], got {gamma!r}")
+            raise AdjudicationError(f"gamma must be in (0, 1], got {gamma!r}")
         super().__init__(runs)
         self.gamma = gamma
         self.rel = [0.0] * len(self.lists)
@@ -231,7 +238,7 @@ def make_strategy(name: str, runs: Runs, *, gamma: float = DEFAULT_GAMMA, prior:
     elif name == "mm":
         strategy = MaxMeanNonStationary(runs, gamma=1.0)
     else:
-        raise ValueError(f"unknown judging strategy {name!r}; choose one of {', '.join(STRATEGIES)}")
+        raise AdjudicationError(f"unknown judging strategy {name!r}; choose one of {', '.join(STRATEGIES)}")
     if prior:
         strategy.seed(prior)
     return strategy

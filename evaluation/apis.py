@@ -110,7 +110,7 @@ class RunScoresApi(AdminApi):
         run = get_object_or_404(Run.objects.select_related("collection"), pk=pk)
         vid = request.query_params.get("version", "")
         if not vid.isdigit():
-            return Response({"detail": "version: required (a qrels version id)"}, status=status.HTTP_400_BAD_REQUEST)
+            raise DjangoValidationError("version: required (a qrels version id)")
         version = get_object_or_404(QrelsVersion, pk=int(vid), collection_id=run.collection_id)
         measure = _measure(request)
         turns = sel.per_turn_scores(run=run, version=version, measure=measure)
@@ -157,7 +157,8 @@ class RunUploadApi(AdminApi):
                 user=request.user,
             )
         except DjangoValidationError as exc:
-            return Response({"detail": "; ".join(exc.messages), "errors": exc.messages}, status=400)
+            # The importer's every message, also as a list: the one shape of a failed file (docs/api.md).
+            raise serializers.ValidationError({"detail": "; ".join(exc.messages), "errors": exc.messages}) from exc
         job.refresh_from_db()
         return Response(self.OutputSerializer({"run": run.pk, "name": run.name, "job": job}).data, status=201)
 
@@ -235,7 +236,7 @@ class SignificanceApi(AdminApi):
         try:
             metrics.parse_measure(d["measure"])
         except metrics.MeasureError as exc:
-            return Response({"detail": str(exc)}, status=400)
+            raise DjangoValidationError(str(exc)) from exc
         res = stats.paired_compare(
             sel.per_turn_scores(run=a, version=version, measure=d["measure"]),
             sel.per_turn_scores(run=b, version=version, measure=d["measure"]),

@@ -20,6 +20,8 @@ from typing import Any
 
 import ir_measures
 
+from ecast.core.errors import DomainError
+
 Qrels = Mapping[str, Mapping[str, int]]
 Run = Mapping[str, Mapping[str, float]]
 
@@ -61,7 +63,7 @@ _ALIASES = {
 _TREC_EVAL_NAMES = {"AP": "map", "Bpref": "bpref", "RR": "recip_rank", "Rprec": "Rprec", "infAP": "infAP"}
 
 
-class MeasureError(ValueError):
+class MeasureError(DomainError, ValueError):
     """A measure string that ir_measures cannot parse."""
 
 

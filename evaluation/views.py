@@ -10,7 +10,6 @@ from typing import Any
 from django import forms
 from django.conf import settings
 from django.contrib import messages
-from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -18,6 +17,7 @@ from django.views.decorators.http import require_POST
 
 from ecast.core.csvfiles import csv_response
 from ecast.core.jobs import jobs_health
+from ecast.core.pages import refusal_as_404, refusal_shown
 from ecast.core.permissions import admin_required
 from ecast.forms import preselect_single_choices
 from ecast.models import Collection, TestSet
@@ -60,10 +60,8 @@ def pick_version(request: HttpRequest) -> tuple[Collection | None, QrelsVersion 
 
 def _measure(request: HttpRequest, default: str = metrics.HEADLINE) -> str:
     raw = (request.GET.get("measure") or default).strip()
-    try:
+    with refusal_as_404():
         metrics.parse_measure(raw)
-    except metrics.MeasureError as exc:
-        raise Http404(str(exc)) from exc
     return raw
 
 
@@ -175,7 +173,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
     form = RunUploadForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         d = form.cleaned_data
-        try:
+        with refusal_shown(form, field="file") as refused:
             run, job = svc.run_upload(
                 collection=d["collection"],
                 uploaded=d["file"],
@@ -183,10 +181,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
                 test_set=d["test_set"],
                 user=request.user,
             )
-        except ValidationError as exc:
-            for msg in exc.messages[:20]:
-                form.add_error("file", msg)
-        else:
+        if not refused:
             messages.success(request, f"Run “{run.name}” imported; evaluation job {job.pk} started.")
             return redirect("evaluation-run", pk=run.pk)
     collection_id = request.GET.get("collection")
@@ -220,13 +215,11 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     sets = TestSet.objects.filter(collection=run.collection).order_by("kind", "index", "name")
     form.fields["test_set"].queryset = sets  # type: ignore[attr-defined]
     if request.method == "POST" and form.is_valid():
-        try:
+        with refusal_shown(form) as refused:
             svc.run_update(
                 run=run, test_set=form.cleaned_data["test_set"], description=form.cleaned_data["description"]
             )
-        except ValidationError as exc:
-            form.add_error(None, exc)
-        else:
+        if not refused:
             messages.success(request, "Run updated.")
             return redirect("evaluation-run", pk=run.pk)
     versions = list(QrelsVersion.objects.filter(collection=run.collection).order_by("created_at", "id"))

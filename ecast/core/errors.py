@@ -1,8 +1,8 @@
 """The base of every domain error (plain Python, no Django): a failure the user can fix, with its HTTP status.
 
 Services raise these (or Django's ``ValidationError``); the one DRF exception handler (``ecast.core.rest``)
-turns both into responses, and page views show ``str(exc)``. Algorithm modules subclass it too, since importing
-it loads nothing.
+turns both into responses, and page views show both through ``ecast.core.pages.refusal_shown``. Algorithm modules
+subclass it too (with ``ValueError`` beside it where callers catch that), since importing it loads nothing.
 """
 
 from __future__ import annotations

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 from django.contrib import messages
-from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
@@ -14,8 +13,8 @@ from django.views.decorators.http import require_POST
 
 from ecast.core.csvfiles import csv_response
 from ecast.core.jobs import job_health
+from ecast.core.pages import refusal_shown
 from ecast.core.permissions import admin_required
-from ecast.core.rest import validation_payload
 from ecast.generation import reports, selectors, services, testsets
 from ecast.generation.forms import GenerationJobForm, TestSetForm
 from ecast.models import Collection, GenerationJob, GenerationTurn, Paraphrase, TestSet
@@ -27,11 +26,9 @@ def job_list(request: HttpRequest) -> HttpResponse:
     """Jobs with their progress, and the form that starts a new one."""
     form = GenerationJobForm(request.POST or None, initial={"collection": request.GET.get("collection")})
     if request.method == "POST" and form.is_valid():
-        try:
+        with refusal_shown(form) as refused:
             job = services.generation_job_create(**form.job_kwargs(), user=request.user)
-        except ValidationError as exc:
-            form.add_error(None, validation_payload(exc)["detail"])
-        else:
+        if not refused:
             services.generation_job_start(job=job)
             messages.success(request, f"Job {job.pk} queued: {job.progress_total} turns.")
             return redirect("generation-job-detail", pk=job.pk)
@@ -84,11 +81,9 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _job_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     job = get_object_or_404(GenerationJob, pk=pk)
-    try:
+    with refusal_shown(request) as refused:
         getattr(services, f"generation_job_{action}")(job=job)
-    except ValidationError as exc:
-        messages.error(request, validation_payload(exc)["detail"])
-    else:
+    if not refused:
         messages.success(
             request,
             {
@@ -182,13 +177,11 @@ def test_set_list(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         d = form.cleaned_data
         statuses = ("approved", "candidate") if d["include_candidates"] else ("approved",)
-        try:
+        with refusal_shown(form) as refused:
             created = testsets.test_sets_create(
                 collection=d["collection"], kind=d["kind"], n_sets=d["n_sets"], seed=d["seed"], statuses=statuses
             )
-        except ValidationError as exc:
-            form.add_error(None, validation_payload(exc)["detail"])
-        else:
+        if not refused:
             messages.success(request, f"Created {', '.join(t.name for t in created)}.")
             return redirect("generation-test-sets")
     sets = (

@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from ecast.core.errors import DomainError
 from ecast.pipeline import anaphora, hf, rules
 
 STAGES = ("cqr", "paraphrase", "cr")
 CANARD_SEPARATOR = " ||| "  # castorini/t5-base-canard joins history and utterance with " ||| "
 
 
-class BackendError(ValueError):
+class BackendError(DomainError, ValueError):
     """Unknown backend, a stage it does not support, or parameters it cannot use."""
 
 

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ecast.core.errors import DomainError
+
+
+class BleuError(DomainError, ValueError):
+    """BLEU refused its input (hypotheses and references differ in number)."""
+
 
 def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float | None:
     """Corpus BLEU of hypotheses against one reference each; None for an empty corpus."""
     import sacrebleu
 
     if len(hypotheses) != len(references):
-        raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
+        raise BleuError(f"{len(hypotheses)} hypotheses but {len(references)} references")
     if not hypotheses:
         return None
     bleu = sacrebleu.metrics.BLEU(tokenize="13a", smooth_method="none")

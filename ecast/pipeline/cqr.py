@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ecast.core.errors import DomainError
 from ecast.pipeline import backends
+
+
+class CqrError(DomainError, ValueError):
+    """Reformulation refused its input (histories and utterances differ in number)."""
 
 
 def cqr_rewrite(
@@ -17,7 +22,7 @@ def cqr_rewrite(
 ) -> list[str]:
     """Rewrite each utterance given its history (earlier raw turns); one output per input, in order."""
     if len(histories) != len(utterances):
-        raise ValueError(f"{len(histories)} histories but {len(utterances)} utterances")
+        raise CqrError(f"{len(histories)} histories but {len(utterances)} utterances")
     if not utterances:
         return []
     return list(backends.get("cqr", backend).cqr([list(h) for h in histories], list(utterances), dict(params or {})))

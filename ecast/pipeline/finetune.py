@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ecast.core.errors import DomainError
 from ecast.pipeline.hf import device, offline
 
 
-class TrainingDataError(ValueError):
+class TrainingDataError(DomainError, ValueError):
     """A bad JSONL file: the message names file, line and reason."""
 
 

@@ -12,6 +12,12 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 
+from ecast.core.errors import DomainError
+
+
+class DrawError(DomainError, ValueError):
+    """A test-set draw that cannot be made as asked."""
+
 
 def distinct_by_text(ids: Sequence[int], texts: Mapping[int, str]) -> list[int]:
     """The lowest id of each distinct text (whitespace runs count as one space), in id order."""
@@ -31,7 +37,7 @@ def draw_test_sets(
     """``candidates`` maps turn id → paraphrase ids (``texts``: id → text). Returns ``n_sets`` dicts turn id →
     paraphrase id, or None where a turn has run out of unused paraphrases (the set then keeps the original turn)."""
     if n_sets < 1:
-        raise ValueError("n_sets must be at least 1")
+        raise DrawError("n_sets must be at least 1")
     rng = random.Random(seed)
     sets: list[dict[str, int | None]] = [{} for _ in range(n_sets)]
     for turn_id in sorted(candidates):

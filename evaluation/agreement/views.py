@@ -9,6 +9,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from ecast.core.csvfiles import csv_response
+from ecast.core.pages import refusal_as_404, refusal_shown
 from ecast.core.permissions import admin_required
 from ecast.models import Collection
 from evaluation import metrics
@@ -29,10 +30,8 @@ def version_param(value: str | None, field: str) -> QrelsVersion | None:
 def measure_param(value: str | None) -> str:
     """An ir_measures string (default the headline measure); 404 for one ir_measures cannot parse."""
     raw = (value or metrics.HEADLINE).strip()
-    try:
+    with refusal_as_404():
         metrics.parse_measure(raw)
-    except metrics.MeasureError as exc:
-        raise Http404(str(exc)) from exc
     return raw
 
 
@@ -95,10 +94,10 @@ def agreement(request: HttpRequest) -> HttpResponse:
         "error": "",
     }
     if a is not None and b is not None:
-        try:
+        with refusal_shown() as refused:
             report = asel.agreement_report(a=a, b=b, measure=measure)
-        except asel.AgreementError as exc:
-            context["error"] = str(exc)
+        if refused:
+            context["error"] = refused.text
         else:
             context["report"] = report
             context["query"] = f"a={a.pk}&b={b.pk}"
@@ -141,10 +140,10 @@ def agreement_items_csv(request: HttpRequest) -> HttpResponse:
     only = request.GET.get("only") or None
     if only not in (None, "a", "b"):
         raise Http404("only: a or b")
-    try:
+    with refusal_shown() as refused:
         rows = asel.agreement_items(a=a, b=b, topic=topic, grade_a=grade_a, grade_b=grade_b, binary=binary, only=only)
-    except asel.AgreementError as exc:
-        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+    if refused:
+        return HttpResponse(refused.text, status=400, content_type="text/plain; charset=utf-8")
     label = "relevant" if binary else "grade"
     chosen = [
         f"topic {topic}" if topic is not None else "",

@@ -24,7 +24,13 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ecast.core.errors import DomainError
 from evaluation import adjudication, metrics, stats
+
+
+class BudgetError(DomainError, ValueError):
+    """A judging-budget simulation that cannot run on the data given."""
+
 
 DEFAULT_STRATEGIES = ("depth_first", "mtf", "mm_ns", "mm")
 DEFAULT_MEASURES = ("AP", "nDCG@3", "Bpref", "infAP")
@@ -93,10 +99,10 @@ def simulate(
 ) -> dict[str, Any]:
     """Relevant found per judgment budget and τ per pool fraction, for every strategy (see the module docstring)."""
     if len(runs) < 2:
-        raise ValueError("the simulation needs at least two runs to rank")
+        raise BudgetError("the simulation needs at least two runs to rank")
     topics = sorted(t for t in qrels if any(run.get(t) for run in runs.values()))
     if not topics:
-        raise ValueError("no judged topic is ranked by the runs")
+        raise BudgetError("no judged topic is ranked by the runs")
     ranked = {name: ranked_lists(run) for name, run in runs.items()}
     pools = topic_pools(ranked, topics, depth)
     sizes = {t: len({d for docs in pools[t].values() for d in docs}) for t in topics}

@@ -21,6 +21,13 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from ecast.core.errors import DomainError
+
+
+class CalibrationError(DomainError, ValueError):
+    """Scores or samples a calibration analysis cannot use as given."""
+
+
 NORMALISATIONS = ("none", "minmax", "softmax")
 RunDict = Mapping[str, Mapping[str, float]]
 QrelsDict = Mapping[str, Mapping[str, int]]
@@ -31,7 +38,7 @@ def normalise(scores: Sequence[float], method: str) -> np.ndarray:
     arr = np.asarray(scores, dtype=float)
     if method == "none":
         if arr.size and (arr.min() < 0 or arr.max() > 1):
-            raise ValueError(
+            raise CalibrationError(
                 f"scores outside [0, 1] (min {arr.min():.4g}, max {arr.max():.4g}); "
                 "choose min-max or softmax normalisation"
             )
@@ -44,7 +51,7 @@ def normalise(scores: Sequence[float], method: str) -> np.ndarray:
             return arr
         e = np.exp(arr - arr.max())
         return e / e.sum()
-    raise ValueError(f"unknown normalisation {method!r}; use one of {', '.join(NORMALISATIONS)}")
+    raise CalibrationError(f"unknown normalisation {method!r}; use one of {', '.join(NORMALISATIONS)}")
 
 
 def ece(probs: Sequence[float], labels: Sequence[int], *, n_buckets: int = 10) -> dict:
@@ -52,7 +59,7 @@ def ece(probs: Sequence[float], labels: Sequence[int], *, n_buckets: int = 10) -
     p = np.asarray(probs, dtype=float)
     y = np.asarray(labels, dtype=float)
     if p.shape != y.shape:
-        raise ValueError("probabilities and labels differ in length")
+        raise CalibrationError("probabilities and labels differ in length")
     n = p.size
     # Bucket i holds (i/c, (i+1)/c]; 0 goes to the first bucket and 1 to the last.
     idx = np.clip(np.ceil(p * n_buckets).astype(int) - 1, 0, n_buckets - 1)
@@ -186,7 +193,7 @@ def risk_aware_order(mean: np.ndarray, cov: np.ndarray, b: float) -> list[int]:
 def stochastic_summary(samples: Sequence[RunDict]) -> dict[str, dict[str, tuple[float, float]]]:
     """Per turn and doc: (mean, variance) over the samples (population variance, ddof=0)."""
     if len(samples) < 2:
-        raise ValueError("a stochastic system needs at least 2 sample runs")
+        raise CalibrationError("a stochastic system needs at least 2 sample runs")
     qids = sorted({q for s in samples for q in s})
     out: dict[str, dict[str, tuple[float, float]]] = {}
     for q in qids:
@@ -199,7 +206,7 @@ def stochastic_summary(samples: Sequence[RunDict]) -> dict[str, dict[str, tuple[
 def risk_aware_run(samples: Sequence[RunDict], b: float, *, depth: int | None = None) -> dict[str, dict[str, float]]:
     """A run (decreasing synthetic scores) from the risk-aware order of every turn; b = 0 is the mean run."""
     if len(samples) < 2:
-        raise ValueError("a stochastic system needs at least 2 sample runs")
+        raise CalibrationError("a stochastic system needs at least 2 sample runs")
     out: dict[str, dict[str, float]] = {}
     for q in sorted({q for s in samples for q in s}):
         docs, mat = sample_matrix(samples, q)

@@ -26,6 +26,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ecast.core.errors import DomainError
+
 # Columns of the TREC DD table (aalbahem/ir-eval-meta-analysis) and their meaning.
 DD_COMPLEX = ["act", "nct", "nEU", "nsDCG", "alpha-nDCG", "nERR-IA", "rbu_0.990_0.001"]
 DD_SIMPLE = {"precision": "p", "subtopic recall": "strec", "r-it": "rtime", "neg-it": "ntime", "tot-time": "ttime"}
@@ -39,7 +41,7 @@ DEFAULT_DIMENSIONS: dict[str, list[str]] = {
 SIGNIFICANCE = 0.05
 
 
-class TableError(ValueError):
+class TableError(DomainError, ValueError):
     """A per-topic score table that cannot be used (message names the file/line/column)."""
 
 

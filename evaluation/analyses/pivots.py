@@ -25,6 +25,13 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from ecast.core.errors import DomainError
+
+
+class PivotError(DomainError, ValueError):
+    """A pivot analysis that cannot run on the scores, systems or environments given."""
+
+
 DEFAULT_METRICS = ["AP", "Rprec", "Bpref", "RR", "nDCG@10", "P@10"]
 DEFAULT_SPLITS = 50
 # Consistency correlates the deltas of the systems other than the pivot: with 3 runs that is 2 points, whose Pearson
@@ -39,9 +46,9 @@ MIN_RUNS_REASON = (
 def random_splits(n_topics: int, *, n_splits: int = DEFAULT_SPLITS, seed: int = 0, fraction: float = 0.5) -> np.ndarray:
     """Boolean masks ``[n_splits × n_topics]``: True = topic in EE1, False = in EE2 (seeded, reproducible)."""
     if n_topics < 4:
-        raise ValueError(f"a topic split needs at least 4 topics, got {n_topics}")
+        raise PivotError(f"a topic split needs at least 4 topics, got {n_topics}")
     if not 0 < fraction < 1:
-        raise ValueError(f"fraction must be in (0, 1), got {fraction}")
+        raise PivotError(f"fraction must be in (0, 1), got {fraction}")
     rng = np.random.default_rng(seed)
     n1 = max(1, min(n_topics - 1, int(round(n_topics * fraction))))
     masks = np.zeros((n_splits, n_topics), dtype=bool)
@@ -87,7 +94,7 @@ def consistency(scores: np.ndarray, masks: np.ndarray) -> np.ndarray:
     ee1, ee2 = split_means(np.asarray(scores, dtype=float), masks)
     n_sys = ee1.shape[1]
     if n_sys < 3:
-        raise ValueError("consistency needs at least 3 systems (2 deltas besides the pivot)")
+        raise PivotError("consistency needs at least 3 systems (2 deltas besides the pivot)")
     out = np.empty((masks.shape[0], n_sys))
     for p in range(n_sys):
         keep = np.arange(n_sys) != p
@@ -193,17 +200,17 @@ def pivot_analysis(
     """Run consistency and correctness for every metric × pivot over seeded random topic splits."""
     metrics = list(per_metric_scores)
     if not metrics:
-        raise ValueError("no metrics given")
+        raise PivotError("no metrics given")
     first = np.asarray(per_metric_scores[metrics[0]])
     n_sys, n_top = first.shape
     if n_sys != len(systems):
-        raise ValueError(f"{len(systems)} system names for a score matrix with {n_sys} rows")
+        raise PivotError(f"{len(systems)} system names for a score matrix with {n_sys} rows")
     masks = random_splits(n_top, n_splits=n_splits, seed=seed, fraction=fraction)
     result = PivotResult(systems=list(systems), metrics=metrics, n_splits=n_splits, seed=seed)
     for metric in metrics:
         scores = np.asarray(per_metric_scores[metric], dtype=float)
         if scores.shape != (n_sys, n_top):
-            raise ValueError(f"metric {metric}: shape {scores.shape}, expected {(n_sys, n_top)}")
+            raise PivotError(f"metric {metric}: shape {scores.shape}, expected {(n_sys, n_top)}")
         cons = consistency(scores, masks)
         corr = correctness(scores, masks, seed=seed)
         result.consistency_mean[metric], result.consistency_std[metric] = _nan_stats(cons)
@@ -253,11 +260,11 @@ def cross_ee_ranking(ee_means: Mapping[str, Mapping[str, float]], pivot: str, ch
     rows: list[dict[str, Any]] = []
     for system, ee in choices.items():
         if ee not in ee_means:
-            raise ValueError(f"unknown evaluation environment {ee!r}")
+            raise PivotError(f"unknown evaluation environment {ee!r}")
         if pivot not in ee_means[ee]:
-            raise ValueError(f"pivot {pivot!r} has no score in evaluation environment {ee!r}")
+            raise PivotError(f"pivot {pivot!r} has no score in evaluation environment {ee!r}")
         if system not in ee_means[ee]:
-            raise ValueError(f"system {system!r} has no score in evaluation environment {ee!r}")
+            raise PivotError(f"system {system!r} has no score in evaluation environment {ee!r}")
         score = float(ee_means[ee][system])
         pscore = float(ee_means[ee][pivot])
         rows.append({"system": system, "ee": ee, "score": score, "pivot_score": pscore, "delta": score - pscore})
@@ -319,9 +326,9 @@ def named_ee_analysis(
     ees = sorted({e for m in metrics for e in ee_means[m]})
     systems = sorted({s for m in metrics for e in ee_means[m] for s in ee_means[m][e]})
     if len(ees) < 2:
-        raise ValueError("named evaluation environments need at least 2 environments")
+        raise PivotError("named evaluation environments need at least 2 environments")
     if len(systems) < 3:
-        raise ValueError("consistency needs at least 3 systems (2 deltas besides the pivot)")
+        raise PivotError("consistency needs at least 3 systems (2 deltas besides the pivot)")
     out: dict = {
         "systems": systems,
         "metrics": metrics,

@@ -8,7 +8,6 @@ from typing import Any
 
 from django import forms
 from django.contrib import messages
-from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -16,6 +15,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from ecast.core.jobs import job_health
 from ecast.core.models import JobStatus
+from ecast.core.pages import refusal_shown
 from ecast.core.permissions import admin_required
 from ecast.models import Collection
 from evaluation.analyses import plots
@@ -113,14 +113,10 @@ def create_and_open(
     request: HttpRequest, form: forms.Form, kind: str, what: str, create: Callable[[], Any]
 ) -> HttpResponse | None:
     """Run one create service: on success go to the new analysis' page; refused, show why on the form (None)."""
-    try:
+    # A refusal that names a field (runs, qrels_version) is shown next to that field.
+    with refusal_shown(form) as refused:
         obj = create()
-    except ValidationError as exc:
-        # A refusal that names a field (runs, qrels_version) is shown next to that field.
-        errors = exc.message_dict if hasattr(exc, "error_dict") else {None: exc.messages}
-        for field, messages_ in errors.items():
-            for message in messages_:
-                form.add_error(field if field in form.fields else None, message)
+    if refused:
         return None
     messages.success(request, f"{what} queued.")
     return redirect("analyses-detail", kind=kind, pk=obj.pk)
@@ -281,10 +277,10 @@ def _pivot_context(request: HttpRequest, obj, res: dict) -> dict:
     if metric and pivot:
         choices = {s: str(request.GET.get(f"ee_{s}")) for s in systems if request.GET.get(f"ee_{s}")}
         tool["chosen"] = {"metric": metric, "pivot": pivot, "choices": choices}
-        try:
+        with refusal_shown() as refused:
             tool["result"] = pivot_services.pivot_cross_ee(analysis=obj, metric=metric, pivot=pivot, choices=choices)
-        except ValidationError as exc:
-            tool["errors"] = exc.messages
+        if refused:
+            tool["errors"] = refused.messages
     dist: dict[str, Any] = {}
     if res.get("kind") == "splits" and res.get("consistency_splits"):
         d_metric = request.GET.get("dist_metric") or res["metrics"][0]

@@ -28,6 +28,12 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ecast.core.errors import DomainError
+
+
+class AnovaError(DomainError, ValueError):
+    """Observations an ANOVA model cannot be fitted to (missing, non-finite, unbalanced)."""
+
 
 @dataclass
 class AnovaRow:
@@ -70,7 +76,7 @@ def omega_squared(df: int, f: float, n: int) -> float:
 def _factorize(values: Any) -> tuple[np.ndarray, np.ndarray]:
     codes, uniques = pd.factorize(pd.Series(values), sort=True)
     if (codes < 0).any():
-        raise ValueError("missing values in a factor column")
+        raise AnovaError("missing values in a factor column")
     return codes.astype(np.int64), np.asarray(uniques)
 
 
@@ -85,16 +91,16 @@ def _fit(
 ) -> AnovaResult:
     n = y.size
     if n == 0:
-        raise ValueError("no observations")
+        raise AnovaError("no observations")
     if not np.isfinite(y).all():
-        raise ValueError("scores must be finite numbers")
+        raise AnovaError("scores must be finite numbers")
     n_sys = int(system.max()) + 1
     cell = perm if perm is not None else topic
     n_cells = int(cell.max()) + 1
     counts = np.bincount(cell * n_sys + system, minlength=n_cells * n_sys)
     if (counts != 1).any():
         what = "permutation" if perm is not None else "topic"
-        raise ValueError(f"every {what} needs exactly one score per system (unbalanced or duplicated cells found)")
+        raise AnovaError(f"every {what} needs exactly one score per system (unbalanced or duplicated cells found)")
     grand = y.mean()
     nt = np.bincount(topic)
     mt = np.bincount(topic, weights=y) / nt
@@ -120,7 +126,7 @@ def _fit(
     ss_err = float((resid**2).sum())
     df_err = n - n_cells - n_sys + 1
     if df_err <= 0:
-        raise ValueError("not enough observations for a residual term")
+        raise AnovaError("not enough observations for a residual term")
     ms_err = ss_err / df_err
     for r in rows:
         if r.df <= 0:

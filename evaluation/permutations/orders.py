@@ -32,6 +32,13 @@ import random
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from ecast.core.errors import DomainError
+
+
+class OrderError(DomainError, ValueError):
+    """A conversation or sample size the permutation rules cannot work with."""
+
+
 SE, FT, PT = "SE", "FT", "PT"
 CLASSES = (SE, FT, PT)
 Order = tuple[int, ...]
@@ -58,13 +65,13 @@ class Structure:
 def structure_from_labels(labels: Sequence[tuple[int, str]]) -> Structure:
     """Build the structure from (turn number, class) pairs given in the conversation's original order."""
     if not labels:
-        raise ValueError("a conversation needs at least one turn")
+        raise OrderError("a conversation needs at least one turn")
     numbers = [n for n, _ in labels]
     if len(set(numbers)) != len(numbers):
-        raise ValueError("turn numbers must be distinct")
+        raise OrderError("turn numbers must be distinct")
     for n, cls in labels[1:]:
         if cls not in CLASSES:
-            raise ValueError(f"turn {n} has no valid class (got {cls!r}; expected SE, FT or PT)")
+            raise OrderError(f"turn {n} has no valid class (got {cls!r}; expected SE, FT or PT)")
     first = labels[0][0]
     first_pts: list[int] = []
     units: list[list[int]] = []
@@ -221,7 +228,7 @@ def sample_orders(structure: Structure, k: int, seed: int) -> list[Order]:
     enumerated orders, large ones by uniform draws kept in a set until ``k`` distinct ones are found.
     """
     if k < 0:
-        raise ValueError("k must be non-negative")
+        raise OrderError("k must be non-negative")
     rng = random.Random(seed)
     original = structure.original
     count = count_orders(structure)

@@ -30,7 +30,13 @@ from typing import Any
 
 import numpy as np
 
+from ecast.core.errors import DomainError
 from ecast.pipeline.cqr import cqr_rewrite
+
+
+class RetrievalError(DomainError, ValueError):
+    """An unknown built-in system, or a corpus the index cannot be built over."""
+
 
 LP_LAMBDA = 0.6
 K1, B = 1.2, 0.75  # Terrier's defaults, as in the paper
@@ -61,7 +67,7 @@ SYSTEMS: dict[str, SystemSpec] = {
 def queries_for_order(system: str, order: Sequence[int], utterances: dict[int, str]) -> dict[int, WeightedQuery]:
     """Turn number → weighted query, for one system on one order of a conversation."""
     if system not in SYSTEMS:
-        raise ValueError(f"unknown system {system!r}")
+        raise RetrievalError(f"unknown system {system!r}")
     out: dict[int, WeightedQuery] = {}
     first = utterances[order[0]]
     if system == "rewrite":
@@ -138,7 +144,7 @@ class Bm25Index:
         bm25s = _bm25s()
 
         if not doc_ids:
-            raise ValueError("cannot build an index over an empty corpus")
+            raise RetrievalError("cannot build an index over an empty corpus")
         name, stem = _stemmer()
         # bm25s calls a plain-callable stemmer on the whole list of unique tokens
         stem_list = (lambda words: [stem(w) for w in words]) if stem else None

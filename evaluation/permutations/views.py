@@ -11,7 +11,6 @@ from typing import Any
 
 from django import forms
 from django.contrib import messages
-from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -20,6 +19,7 @@ from django.views.decorators.http import require_POST
 
 from ecast.core.csvfiles import csv_lines, csv_streaming_response
 from ecast.core.jobs import job_health
+from ecast.core.pages import refusal_shown
 from ecast.core.permissions import ADMIN, RATER, admin_required, is_admin, role_required
 from ecast.forms import preselect_single_choices
 from ecast.models import Collection, Conversation
@@ -59,7 +59,7 @@ def experiment_list(request: HttpRequest) -> HttpResponse:
     form = ExperimentForm(request.POST or None, initial={"systems": list(SYSTEMS)})
     if request.method == "POST" and form.is_valid():
         d = form.cleaned_data
-        try:
+        with refusal_shown(form) as refused:
             exp = svc.permutation_experiment_create(
                 collection=d["collection"],
                 name=d["name"],
@@ -72,9 +72,7 @@ def experiment_list(request: HttpRequest) -> HttpResponse:
                 depth=d["depth"],
                 created_by=request.user,
             )
-        except ValidationError as exc:
-            form.add_error(None, exc)
-        else:
+        if not refused:
             messages.success(
                 request, f"Experiment “{exp.name}” created; its orders are sampled and retrieved in the background."
             )
@@ -186,11 +184,9 @@ def experiment_analysis_json(request: HttpRequest, pk: int) -> HttpResponse:
 def experiment_set_version(request: HttpRequest, pk: int) -> HttpResponse:
     exp = get_object_or_404(PermutationExperiment, pk=pk)
     version = get_object_or_404(QrelsVersion, pk=request.POST.get("version"))
-    try:
+    with refusal_shown(request) as refused:
         svc.permutation_experiment_set_version(experiment=exp, version=version)
-    except ValidationError as exc:
-        messages.error(request, "; ".join(exc.messages))
-    else:
+    if not refused:
         messages.success(request, f"Rescoring against “{version.name}” in the background.")
     return redirect("permutation-experiment", pk=pk)
 
@@ -209,11 +205,9 @@ def experiment_import_runs(request: HttpRequest, pk: int) -> HttpResponse:
             with path.open("wb") as out:
                 for chunk in f.chunks():
                     out.write(chunk)
-            try:
+            with refusal_shown(request) as refused:
                 res = permutation_run_import(experiment=exp, path=path, file_name=name, user=request.user)
-            except ValidationError as exc:
-                messages.error(request, "; ".join(exc.messages))
-            else:
+            if not refused:
                 messages.success(request, f"{name}: linked to perm{res.permutation_id} as system “{res.system}”.")
     return redirect("permutation-experiment", pk=pk)
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from ecast.core.csvfiles import csv_response
-from ecast.core.errors import DomainError
+from ecast.core.pages import refusal_shown
 from ecast.core.permissions import admin_required
 from ecast.models import Collection, TestSet
 from evaluation.models import Qrel, QrelsVersion, Run
@@ -228,13 +227,9 @@ def robustness_baseline(request: HttpRequest, pk: int) -> HttpResponse:
     test_set = get_object_or_404(TestSet, pk=pk)
     # Back to the report as the admin left it (the query string only; never another site).
     back = redirect(f"{reverse('evaluation-robustness')}?{request.POST.get('query', '')}")
-    try:
+    with refusal_shown(request) as refused:
         name = services.test_set_baseline_start(test_set=test_set, user=request.user)
-    except ValidationError as exc:
-        messages.error(request, "; ".join(exc.messages))
-        return back
-    except DomainError as exc:
-        messages.error(request, str(exc))
+    if refused:
         return back
     messages.success(request, f"BM25 run “{name}” of {test_set.name} is being made; Table 11 shows it when it is done.")
     return back

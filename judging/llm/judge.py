@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ecast.core.errors import DomainError
 from ecast.pipeline import hf
 
 GRADES = (0, 1, 2, 3, 4)
@@ -70,7 +71,7 @@ an integer from 0 to 4.
 Reply in the format ##final score: score, without any reasoning."""
 
 
-class JudgeError(ValueError):
+class JudgeError(DomainError, ValueError):
     """A model the judge cannot use (missing file, a download it would need, a tokenizer without digits)."""
 
 
@@ -123,7 +124,7 @@ def grade_probabilities(digit_probs: Sequence[float]) -> tuple[int, list[float],
     the grade 0 (the model said nothing usable: the safe "not relevant" the pool treats unjudged pairs as).
     """
     if len(digit_probs) != len(GRADES):
-        raise ValueError(f"expected {len(GRADES)} probabilities, got {len(digit_probs)}")
+        raise JudgeError(f"expected {len(GRADES)} probabilities, got {len(digit_probs)}")
     mass = float(sum(digit_probs))
     if mass <= 0:
         return 0, [1.0 / len(GRADES)] * len(GRADES), 0.0

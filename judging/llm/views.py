@@ -5,15 +5,14 @@ from __future__ import annotations
 import json
 
 from django.contrib import messages
-from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
 from ecast.core.csvfiles import csv_response
 from ecast.core.jobs import job_health
+from ecast.core.pages import refusal_shown
 from ecast.core.permissions import admin_required
-from ecast.core.rest import validation_payload
 from judging.llm import judge, services
 from judging.llm import selectors as sel
 from judging.llm.forms import LlmJudgeJobForm
@@ -27,11 +26,9 @@ def llm_jobs(request: HttpRequest) -> HttpResponse:
     """The jobs with their progress, and the form that starts one."""
     form = LlmJudgeJobForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        try:
+        with refusal_shown(form) as refused:
             job = services.llm_judge_job_create(**form.job_kwargs(), created_by=request.user)
-        except ValidationError as exc:
-            form.add_error(None, validation_payload(exc)["detail"])
-        else:
+        if not refused:
             messages.success(request, f"Job {job.pk} queued: {job.progress_total} pairs into “{job.target_version}”.")
             # "#top": the form posts to "#llm-job-form", and a browser carries that fragment over a redirect that
             # names none, leaving the job page scrolled to an anchor it does not have.

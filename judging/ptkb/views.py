@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import messages
-from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from ecast.core.pages import refusal_shown
 from ecast.core.permissions import ASSESSOR, admin_required, role_required
 from ecast.models import Collection
 from judging.models import Pool
@@ -60,7 +60,7 @@ def tasks(request: HttpRequest) -> HttpResponse:
     form = TaskForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         d = form.cleaned_data
-        try:
+        with refusal_shown(form) as refused:
             pool = svc.ptkb_task_create(
                 collection=d["collection"],
                 turn_ids=pools.split_turn_ids(d["turn_ids"]),
@@ -69,9 +69,7 @@ def tasks(request: HttpRequest) -> HttpResponse:
                 aggregation=d["aggregation"],
                 created_by=request.user,
             )
-        except ValidationError as exc:
-            form.add_error(None, "; ".join(exc.messages))
-        else:
+        if not refused:
             messages.success(request, f"Task {pool.name!r} is open: {pool.stats['turns']} turns to assess.")
             return redirect("ptkb-task", pk=pool.pk)
     rows = list(sel.ptkb_task_list())
@@ -105,10 +103,8 @@ def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def task_status(request: HttpRequest, pk: int) -> HttpResponse:
     """Open or close a task; a closed task takes no new topics or marks."""
     pool = sel.ptkb_task_get(pk=pk)
-    try:
+    with refusal_shown(request) as refused:
         pools.pool_set_status(pool=pool, status=request.POST.get("status", ""))
-    except ValidationError as exc:
-        messages.error(request, "; ".join(exc.messages))
-    else:
+    if not refused:
         messages.success(request, f"Task is now {pool.status}.")
     return redirect("ptkb-task", pk=pool.pk)

@@ -23,6 +23,13 @@ from typing import Any
 
 import numpy as np
 
+from ecast.core.errors import DomainError
+
+
+class KappaError(DomainError, ValueError):
+    """Ratings Fleiss' kappa cannot be computed from (unequal numbers of ratings per item)."""
+
+
 SCALE = (1, 2, 3, 4, 5)
 GROUPS = ("poor", "undecided", "good")
 MIN_AGREEMENT = 0.4
@@ -60,7 +67,7 @@ def fleiss(rows: Iterable[Sequence[int]], categories: Sequence[int] = SCALE) -> 
     if table.shape[0] == 0 or table.sum(axis=1).min() < 2:
         return None
     if len(set(table.sum(axis=1).tolist())) != 1:
-        raise ValueError("Fleiss' kappa needs the same number of ratings for every item")
+        raise KappaError("Fleiss' kappa needs the same number of ratings for every item")
     with np.errstate(divide="ignore", invalid="ignore"):
         value = float(fleiss_kappa(table, method="fleiss"))
     return None if np.isnan(value) else value

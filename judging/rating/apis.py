@@ -218,7 +218,7 @@ class CampaignCreateApi(AdminApi):
         d = data.validated_data
         collections = list(Collection.objects.filter(pk__in=d["collection_ids"]))
         if len(collections) != len(set(d["collection_ids"])):
-            return Response({"detail": "unknown collection id"}, status=400)
+            raise DjangoValidationError("unknown collection id")
         keys = d["measures"] or DEFAULT_MEASURES
         campaign = svc.campaign_create(
             name=d["name"],
@@ -373,7 +373,7 @@ class CampaignReleaseApi(AdminApi):
         campaign = get_object_or_404(Campaign, pk=campaign_id)
         fmt = request.query_params.get("output", "csv")
         if fmt not in ("csv", "jsonl"):
-            return Response({"detail": "output must be csv or jsonl"}, status=400)
+            raise DjangoValidationError("output must be csv or jsonl")
         thresholds = release_thresholds(request.query_params, campaign)
         pairs = sel.qualifying_paraphrases(campaign=campaign, thresholds=thresholds)
         suffix = "-".join(f"{k}{v}" for k, v in thresholds.items()) or "all"

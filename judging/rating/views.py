@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import uuid
 from collections import defaultdict
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -15,6 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from ecast.core.pages import refusal_shown
 from ecast.core.permissions import RATER, admin_required, role_required
 from ecast.models import Collection
 from judging.models import DEFAULT_MEASURES, MEASURES, Campaign
@@ -24,6 +26,7 @@ from judging.rating import selectors as sel
 from judging.rating import services as svc
 
 rater_required = role_required(RATER)
+T = TypeVar("T")
 
 
 # ---------------------------------------------------------------------------------------------- rater pages
@@ -48,25 +51,24 @@ def rating_rate(request: HttpRequest, campaign_id: int) -> HttpResponse:
     posted: dict[str, Any] = {}
     if request.method == "POST":
         posted = _values_from_post(request, campaign)
-        try:
+        with refusal_shown() as refused:
             seconds = request.POST.get("seconds_on_task") or None
             svc.rating_submit(
-                assignment_id=int(request.POST.get("assignment_id", "0") or 0),
+                assignment_id=_number(int, request.POST.get("assignment_id", "0") or 0),
                 rater=request.user,
                 values=posted,
                 idempotency_key=request.POST.get("idempotency_key", ""),
-                seconds_on_task=float(seconds) if seconds else None,
+                seconds_on_task=_number(float, seconds) if seconds else None,
             )
             messages.success(request, "Saved.")
             return redirect("rating-rate", campaign_id=campaign.pk)
-        except (svc.RatingError, ValueError) as exc:
-            if getattr(exc, "code", "") == "conflict" and "already submitted" in str(exc):
-                return redirect("rating-rate", campaign_id=campaign.pk)
-            error = str(exc)
-    try:
+        if refused.code == "conflict" and "already submitted" in refused.text:
+            return redirect("rating-rate", campaign_id=campaign.pk)
+        error = refused.text
+    with refusal_shown() as refused:
         assignment = leasing.assignment_next(campaign=campaign, rater=request.user)
-    except svc.RatingError as exc:
-        return render(request, "judging/rating_done.html", {"campaign": campaign, "message": str(exc)}, status=403)
+    if refused:
+        return render(request, "judging/rating_done.html", {"campaign": campaign, "message": refused.text}, status=403)
     last = sel.last_rating(campaign=campaign, rater=request.user)
     undo = None
     if last and (timezone.now() - last.submitted_at).total_seconds() <= campaign.undo_seconds:
@@ -111,15 +113,21 @@ def rating_rate(request: HttpRequest, campaign_id: int) -> HttpResponse:
 @require_POST
 def rating_undo(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """Withdraw the rater's last submission (within the undo window) and show that item again."""
-    try:
+    with refusal_shown(request):
         # The page that follows says the withdrawn answer is filled in; no second message.
-        svc.rating_undo(assignment_id=int(request.POST.get("assignment_id", "0") or 0), rater=request.user)
-    except (svc.RatingError, ValueError) as exc:
-        messages.error(request, str(exc))
+        svc.rating_undo(assignment_id=_number(int, request.POST.get("assignment_id", "0") or 0), rater=request.user)
     return redirect("rating-rate", campaign_id=campaign_id)
 
 
 # ---------------------------------------------------------------------------------------------- admin pages
+
+
+def _number(kind: Callable[[Any], T], raw: Any) -> T:
+    """``int(raw)`` or ``float(raw)``, a malformed posted number being refused with the conversion's own words."""
+    try:
+        return kind(raw)
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from exc
 
 
 def _int(request: HttpRequest, name: str, default: int) -> int:
@@ -130,6 +138,13 @@ def _int(request: HttpRequest, name: str, default: int) -> int:
         return int(raw)
     except ValueError as exc:
         raise ValidationError(f"{name.replace('_', ' ')} must be a whole number") from exc
+
+
+def _gold_threshold(request: HttpRequest) -> float:
+    try:
+        return float(request.POST.get("gold_threshold") or 0.6)
+    except ValueError as exc:
+        raise ValidationError("the gold threshold must be a number between 0 and 1") from exc
 
 
 @admin_required
@@ -152,7 +167,7 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
         form.update({k: request.POST.get(k, "") for k in request.POST if k not in ("measures", "collections")})
         form["measures"] = request.POST.getlist("measures")
         form["collections"] = [int(x) for x in request.POST.getlist("collections") if x.isdigit()]
-        try:
+        with refusal_shown() as refused:
             keys = form["measures"]
             gold = sampling.parse_gold_spec(request.POST.get("gold", ""), measure_keys=keys)
             campaign = svc.campaign_create(
@@ -165,7 +180,7 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
                 lease_seconds=max(_int(request, "lease_seconds", 600), 30),
                 undo_seconds=_int(request, "undo_seconds", 30),
                 gold=gold,
-                gold_threshold=float(request.POST.get("gold_threshold") or 0.6),
+                gold_threshold=_gold_threshold(request),
                 gold_every=_int(request, "gold_every", 5),
                 guidelines=request.POST.get("guidelines", ""),
                 created_by=request.user,
@@ -173,10 +188,7 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
             )
             messages.success(request, f"Campaign {campaign.name} created with {campaign.items.count()} items.")
             return redirect("rating-campaign", campaign_id=campaign.pk)
-        except ValidationError as exc:
-            errors = exc.messages
-        except ValueError:
-            errors = ["the gold threshold must be a number between 0 and 1"]
+        errors = refused.messages
     measures = [
         {"key": k, **MEASURES[k]} for k in [*DEFAULT_MEASURES, *[m for m in MEASURES if m not in DEFAULT_MEASURES]]
     ]
@@ -262,8 +274,6 @@ def campaign_rater_pause(request: HttpRequest, campaign_id: int, user_id: int) -
 def campaign_status(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """Open or close a campaign."""
     campaign = get_object_or_404(Campaign, pk=campaign_id)
-    try:
+    with refusal_shown(request):
         svc.campaign_set_status(campaign=campaign, status=request.POST.get("status", ""))
-    except ValidationError as exc:
-        messages.error(request, "; ".join(exc.messages))
     return redirect("rating-campaign", campaign_id=campaign.pk)

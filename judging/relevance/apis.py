@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
@@ -229,7 +230,7 @@ class PoolPairsApi(AdminApi):
         pool = sel.pool_get(pk=pk)
         only = request.query_params.get("only", "")
         if only not in ("", "judged", "unjudged", "disagreements"):
-            return Response({"detail": "only must be judged, unjudged or disagreements"}, status=400)
+            raise ValidationError("only must be judged, unjudged or disagreements")
         rows = sel.pool_pairs(pool=pool, turn_id=request.query_params.get("turn", ""), only=only)
         paginator = PageNumberPagination()
         paginator.page_size = 100
@@ -262,7 +263,7 @@ class PoolTakeApi(APIView):
     def post(self, request, pk: int):
         open_pools = {p.pk: p for p in sel.pools_open_for(user=request.user)}
         if pk not in open_pools:
-            return Response({"detail": "No such open pool for you."}, status=status.HTTP_404_NOT_FOUND)
+            raise NotFound("No such open pool for you.")
         assignment = svc.assignment_take(pool=open_pools[pk], assessor=request.user)
         return Response(AssignmentOutputSerializer(assignment).data)
 

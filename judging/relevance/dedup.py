@@ -12,6 +12,13 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
+from ecast.core.errors import DomainError
+
+
+class DedupError(DomainError, ValueError):
+    """A near-duplicate clustering parameter out of range."""
+
+
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
 
@@ -48,7 +55,7 @@ def cluster(items: Sequence[tuple[str, str | None]], *, threshold: float = 0.9, 
     text are singletons.
     """
     if not 0.0 < threshold <= 1.0:
-        raise ValueError(f"threshold must be in (0, 1], got {threshold}")
+        raise DedupError(f"threshold must be in (0, 1], got {threshold}")
     ids = [pid for pid, _ in items]
     parent = list(range(len(ids)))
 

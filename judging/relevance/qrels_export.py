@@ -15,15 +15,22 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TextIO
 
+from ecast.core.errors import DomainError
+
+
+class QrelsExportError(DomainError, ValueError):
+    """Grades that cannot be aggregated or ids that cannot be written as TREC qrels."""
+
+
 AGGREGATIONS = ("majority", "median", "primary")
 
 
 def aggregate(grades: Sequence[int], method: str) -> int:
     """One grade from several assessors' grades, given oldest judgment first."""
     if not grades:
-        raise ValueError("cannot aggregate an empty list of grades")
+        raise QrelsExportError("cannot aggregate an empty list of grades")
     if method not in AGGREGATIONS:
-        raise ValueError(f"unknown aggregation {method!r}; expected one of {', '.join(AGGREGATIONS)}")
+        raise QrelsExportError(f"unknown aggregation {method!r}; expected one of {', '.join(AGGREGATIONS)}")
     if len(grades) == 1:
         return int(grades[0])
     if method == "primary":
@@ -34,7 +41,7 @@ def aggregate(grades: Sequence[int], method: str) -> int:
         counts = Counter(grades)
         top = max(counts.values())
         return int(min(g for g, c in counts.items() if c == top))
-    raise ValueError(f"unknown aggregation {method!r}; expected one of {', '.join(AGGREGATIONS)}")
+    raise QrelsExportError(f"unknown aggregation {method!r}; expected one of {', '.join(AGGREGATIONS)}")
 
 
 _WHITESPACE = re.compile(r"\s")
@@ -44,7 +51,7 @@ def qrels_line(qid: str, docid: str, grade: int) -> str:
     """One TREC qrels line (iteration column 0), newline-terminated."""
     # An id with whitespace would silently shift the columns for every reader of the file.
     if _WHITESPACE.search(qid) or _WHITESPACE.search(docid):
-        raise ValueError(f"qrels ids cannot contain whitespace: {qid!r} {docid!r}")
+        raise QrelsExportError(f"qrels ids cannot contain whitespace: {qid!r} {docid!r}")
     return f"{qid} 0 {docid} {int(grade)}\n"
 
 
@@ -58,10 +65,10 @@ def iter_qrels_chunks(rows: Iterable[tuple[str, str, int]], *, lines_per_chunk: 
         # turn; a passage id gets the regex only when cheap string tests find a space, a control character or non-ASCII.
         if qid != checked_qid:
             if search(qid):
-                raise ValueError(f"qrels ids cannot contain whitespace: {qid!r}")
+                raise QrelsExportError(f"qrels ids cannot contain whitespace: {qid!r}")
             checked_qid = qid
         if (" " in docid or not (docid.isascii() and docid.isprintable())) and search(docid):
-            raise ValueError(f"qrels ids cannot contain whitespace: {docid!r}")
+            raise QrelsExportError(f"qrels ids cannot contain whitespace: {docid!r}")
         buf.append(f"{qid} 0 {docid} {grade:d}\n")
         if len(buf) >= lines_per_chunk:
             yield "".join(buf)

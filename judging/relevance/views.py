@@ -8,7 +8,6 @@ from urllib.parse import urlencode
 from django import forms
 from django.contrib import messages
 from django.contrib.auth import get_user_model
-from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -17,6 +16,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from ecast.core.jobs import job_health
+from ecast.core.pages import refusal_shown
 from ecast.core.permissions import ASSESSOR, admin_required, role_required
 from ecast.forms import preselect_single_choices
 from ecast.imports.services import import_job_start
@@ -60,10 +60,9 @@ def take(request: HttpRequest, pk: int) -> HttpResponse:
     if pk not in open_pools:
         messages.error(request, "That pool is not open to you.")
         return redirect("relevance-queue")
-    try:
+    with refusal_shown(request) as refused:
         assignment = svc.assignment_take(pool=open_pools[pk], assessor=request.user)
-    except ValidationError as exc:
-        messages.error(request, "; ".join(exc.messages))
+    if refused:
         return redirect("relevance-queue")
     return redirect("relevance-judge", pk=assignment.pk)
 
@@ -178,7 +177,7 @@ def admin_index(request: HttpRequest) -> HttpResponse:
         form = PoolCreateForm(request.POST or None, collection=collection)
         if request.method == "POST" and form.is_valid():
             d = form.cleaned_data
-            try:
+            with refusal_shown(form) as refused:
                 pool = pools.pool_create_start(
                     collection=collection,
                     qrels_version=d["qrels_version"],
@@ -196,9 +195,7 @@ def admin_index(request: HttpRequest) -> HttpResponse:
                     prior_version=d["prior_version"],
                     created_by=request.user,
                 )
-            except ValidationError as exc:
-                form.add_error(None, "; ".join(exc.messages))
-            else:
+            if not refused:
                 messages.success(request, _pool_created_message(pool))
                 return redirect("relevance-pool", pk=pool.pk)
     return render(
@@ -314,10 +311,8 @@ def pool_pairs(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
-def _back(request: HttpRequest, pool: Pool, exc: ValidationError | None = None, ok: str = "") -> HttpResponse:
-    if exc is not None:
-        messages.error(request, "; ".join(exc.messages))
-    elif ok:
+def _back(request: HttpRequest, pool: Pool, ok: str = "") -> HttpResponse:
+    if ok:
         messages.success(request, ok)
     return redirect("relevance-pool", pk=pool.pk)
 
@@ -329,10 +324,10 @@ def pool_assign(request: HttpRequest, pk: int) -> HttpResponse:
     pool = get_object_or_404(Pool, pk=pk)
     user = get_object_or_404(get_user_model(), pk=request.POST.get("assessor") or 0)
     conversation = get_object_or_404(Conversation, pk=request.POST.get("conversation") or 0)
-    try:
+    with refusal_shown(request) as refused:
         a = svc.assignment_create(pool=pool, conversation=conversation, assessor=user, assigned_by=request.user)
-    except ValidationError as exc:
-        return _back(request, pool, exc)
+    if refused:
+        return _back(request, pool)
     return _back(request, pool, ok=f"Topic {conversation.topic_id} assigned to {user.username} (slot {a.slot}).")
 
 
@@ -351,7 +346,7 @@ def pool_assessors(request: HttpRequest, pk: int) -> HttpResponse:
 def pool_derive(request: HttpRequest, pk: int) -> HttpResponse:
     """Create "<parent> + new" fed by this pool, or attach the pool to an existing derived version."""
     pool = get_object_or_404(Pool, pk=pk)
-    try:
+    with refusal_shown(request) as refused:
         if request.POST.get("existing"):
             version = get_object_or_404(QrelsVersion, pk=request.POST["existing"])
             versions.pool_attach_version(pool=pool, version=version)
@@ -360,8 +355,8 @@ def pool_derive(request: HttpRequest, pk: int) -> HttpResponse:
             version = versions.qrels_version_derive(
                 parent=parent, pool=pool, name=request.POST.get("name", ""), created_by=request.user
             )
-    except ValidationError as exc:
-        return _back(request, pool, exc)
+    if refused:
+        return _back(request, pool)
     return _back(request, pool, ok=f"Judgments of this pool now go into {version.name!r}.")
 
 
@@ -370,10 +365,10 @@ def pool_derive(request: HttpRequest, pk: int) -> HttpResponse:
 def pool_status(request: HttpRequest, pk: int) -> HttpResponse:
     """Open or close a pool."""
     pool = get_object_or_404(Pool, pk=pk)
-    try:
+    with refusal_shown(request) as refused:
         pools.pool_set_status(pool=pool, status=request.POST.get("status", ""))
-    except ValidationError as exc:
-        return _back(request, pool, exc)
+    if refused:
+        return _back(request, pool)
     return _back(request, pool, ok=f"Pool is now {pool.status}.")
 
 
@@ -382,10 +377,10 @@ def pool_status(request: HttpRequest, pk: int) -> HttpResponse:
 def pool_sync(request: HttpRequest, pk: int) -> HttpResponse:
     """Re-aggregate all judgments into the target version in the background (after an aggregation change)."""
     pool = get_object_or_404(Pool, pk=pk)
-    try:
+    with refusal_shown(request) as refused:
         versions.pool_sync_start(pool=pool, aggregation=request.POST.get("aggregation"))
-    except ValidationError as exc:
-        return _back(request, pool, exc)
+    if refused:
+        return _back(request, pool)
     return _back(request, pool, ok="Re-sync of the target version started.")
 
 
@@ -426,7 +421,7 @@ def robustness_pool(request: HttpRequest) -> HttpResponse:
         raise Http404("no collection with qrels")
     runs = [run for _, _, run in labelled_runs(p)]
     judged_turns = sorted(set(p.base.qrels.values_list("turn_id", flat=True)))
-    try:
+    with refusal_shown(request) as refused:
         pool = pools.pool_create_start(
             collection=p.collection,
             qrels_version=p.base,
@@ -437,8 +432,7 @@ def robustness_pool(request: HttpRequest) -> HttpResponse:
             feed_version=True,
             created_by=request.user,
         )
-    except ValidationError as exc:
-        messages.error(request, "; ".join(exc.messages))
+    if refused:
         return redirect(f"{reverse('evaluation-robustness')}?collection={p.collection.pk}")
     messages.success(request, f"Pool “{pool.name}” is being built for the assessors ({pool.status}).")
     return redirect("relevance-pool", pk=pool.pk)
