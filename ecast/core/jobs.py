@@ -232,9 +232,10 @@ def broker_backlog() -> int:
 def jobs_sweep(*, now: datetime | None = None) -> list[dict[str, Any]]:
     """Re-queue every job whose worker went silent, or fail it after ECAST_JOB_MAX_RETRIES losses; returns actions.
 
-    A job counts as silent when neither a heartbeat, nor its creation, nor its last recovery is newer than
-    ECAST_JOB_STALE_SECONDS. A job that never beat is only re-queued when every queue is empty (otherwise it is
-    simply waiting its turn).
+    A job counts as silent when neither a heartbeat, nor its creation or its last queueing, nor its last recovery is
+    newer than ECAST_JOB_STALE_SECONDS. A job that has not beaten since it was last queued is waiting its turn, not
+    lost: it is only re-queued (as "re-queued", never "retried after worker loss") when every queue is empty, and
+    the worker losses that make the sweeper give up are counted since then.
     """
     # One sweep at a time, even if two beat processes run by mistake.
     if not cache.add("ecast:jobs-sweep", "1", timeout=max(30, int(settings.ECAST_SWEEP_SECONDS))):
@@ -245,15 +246,33 @@ def jobs_sweep(*, now: datetime | None = None) -> list[dict[str, Any]]:
         cache.delete("ecast:jobs-sweep")
 
 
+def queued_times(kind: JobKind, ids: list[int]) -> dict[int, datetime]:
+    """When each of ``ids`` was last queued again, for a kind whose jobs are rows (one query)."""
+    if kind.model is None or not ids:
+        return {}
+    rows = kind.model.objects.filter(pk__in=ids, queued_at__isnull=False).values_list("pk", "queued_at")
+    return {int(pk): at for pk, at in rows}
+
+
+def since_epoch(epoch: datetime | None) -> dict[str, datetime]:
+    """A filter on recoveries: those of the job's current run only (all of them before it was ever queued again)."""
+    return {"created_at__gte": epoch} if epoch is not None else {}
+
+
 def sweep_once(*, now: datetime) -> list[dict[str, Any]]:
     stale = timedelta(seconds=settings.ECAST_JOB_STALE_SECONDS)
     backlog: int | None = None
     actions: list[dict[str, Any]] = []
     for kind in list(KINDS.values()):
-        for job_id, since in kind.active():
+        active = list(kind.active())
+        queued = queued_times(kind, [job_id for job_id, _ in active])
+        for job_id, since in active:
+            epoch = queued.get(job_id)
             beat = last_heartbeat(kind.name, job_id)
+            if beat is not None and epoch is not None and beat < epoch:
+                beat = None  # a beat of an earlier run: this run has not started yet, it waits in the queue
             latest = JobRecovery.objects.filter(kind=kind.name, job_id=job_id).order_by("-created_at").first()
-            reference = max(t for t in (since, beat, latest.created_at if latest else None) if t is not None)
+            reference = max(t for t in (since, epoch, beat, latest.created_at if latest else None) if t is not None)
             if now - reference < stale:
                 continue
             if beat is None:
@@ -261,7 +280,7 @@ def sweep_once(*, now: datetime) -> list[dict[str, Any]]:
                 if backlog:
                     continue
             losses = JobRecovery.objects.filter(
-                kind=kind.name, job_id=job_id, reason=JobRecovery.Reason.WORKER_LOST
+                kind=kind.name, job_id=job_id, reason=JobRecovery.Reason.WORKER_LOST, **since_epoch(epoch)
             ).count()
             silent = f"no heartbeat for {int((now - reference).total_seconds())} s"
             if beat is not None and losses >= settings.ECAST_JOB_MAX_RETRIES:

@@ -46,6 +46,9 @@ class Job(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # When it was last queued again (empty: at its creation). A job queued again starts a fresh heartbeat epoch: the
+    # sweeper does not read a heartbeat from before it as a worker lost, only as a job waiting its turn.
+    queued_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

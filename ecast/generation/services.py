@@ -405,7 +405,8 @@ def generation_job_retry(*, job: GenerationJob) -> GenerationJob:
     job.status = GenerationJob.Status.QUEUED
     job.finished_at = None
     job.error = ""
-    job.save(update_fields=["cancel_requested", "status", "finished_at", "error"])
+    job.queued_at = timezone.now()
+    job.save(update_fields=["cancel_requested", "status", "finished_at", "error", "queued_at"])
     generation_job_progress_count(job_id=job.pk)
     generation_job_start(job=job)
     return job

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
 
 from ecast.core.jobs import enqueue
 from ecast.core.models import JobStatus
@@ -88,7 +89,9 @@ def progress_set(obj, done: int, total: int) -> None:
 
 def analysis_mark_pending(*, kind: str, analysis_id: int) -> None:
     """Show the analysis as waiting for its computation (the page polls the status)."""
-    ANALYSIS_MODELS[kind].objects.filter(pk=analysis_id).update(status=JobStatus.QUEUED, error="")
+    ANALYSIS_MODELS[kind].objects.filter(pk=analysis_id).update(
+        status=JobStatus.QUEUED, error="", queued_at=timezone.now()
+    )
 
 
 def analysis_queue(*, kind: str, analysis_id: int) -> None:
