@@ -117,7 +117,11 @@ def _id_list(p: Parsed, where: str, turn: dict, key: str, *, line: int | None) -
     long = [v for v in ids if len(v) > MAX_PASSAGE_ID]
     if long:
         p.error(line, f"{where}: passage id longer than {MAX_PASSAGE_ID} characters in {key!r}: {long[0][:40]}…")
-    return list(dict.fromkeys(ids))
+    # Kept as listed: a response may cite one passage twice (iKAT 2025 2-1_12 cites one of its 6 passages twice).
+    repeated = sorted(v for v, n in Counter(ids).items() if n > 1)
+    if repeated:
+        p.warn(line, f"{where}: {key!r} cites {', '.join(repeated)} more than once; kept as listed", kind="repeated")
+    return ids
 
 
 def _ptkb_refs(
@@ -227,6 +231,7 @@ def parse_ikat_topics(text: str, *, file: str) -> Parsed:
         "topics": len(p.records),
         "turns": sum(len(t["turns"]) for t in p.records),
         "ptkb_statements": sum(len(t["ptkb"]) for t in p.records),
+        "citations": sum(len(r["response_provenance"]) for t in p.records for r in t["turns"]),
     }
     unread.report(p)
     return p
@@ -340,6 +345,7 @@ def write_ikat_topics(ctx: Context) -> Result:
             turns_created=len(to_create),
             turns_updated=len(to_update),
             ptkb_statements=parsed.counts["ptkb_statements"],
+            citations=parsed.counts["citations"],
             ptkb_conversations_written=len(replace),
         )
     ctx.warnings.extend(parsed.warnings)
