@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from django.urls import reverse
 
 from ecast import trees
 from ecast.imports.formats import cast2022_topics
@@ -224,7 +225,7 @@ def test_the_manual_and_the_automatic_file_together_keep_both_rewrites(cast):
     assert ok("cast2022_topics", cast / TREE).counts["turns_updated"] == 0  # the manual file leaves them be
 
 
-def test_fields_the_import_does_not_store_are_listed_as_ignored(cast, tmp_path):
+def test_fields_the_import_does_not_store_are_listed_as_ignored(cast, tmp_path, admin_client):
     data = json.loads((cast / TREE).read_text())
     data[0]["year"] = 2022
     data[0]["turn"][0]["speaker_mood"] = "curious"
@@ -237,3 +238,5 @@ def test_fields_the_import_does_not_store_are_listed_as_ignored(cast, tmp_path):
         "field 'speaker_mood' of 2 User turn(s) is not stored (ignored)",
         "field 'year' of 1 topic(s) is not stored (ignored)",
     ]
+    page = admin_client.get(reverse("import-job", args=[job.pk])).content.decode()
+    assert "<th>ignored_fields</th><td>User turn.speaker_mood (2), topic.year (1)</td>" in page
