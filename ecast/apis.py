@@ -313,7 +313,8 @@ class PassageDetailApi(AdminApi, generics.RetrieveAPIView):
 
 
 class ParaphraseListApi(AdminApi, generics.ListAPIView):
-    """Paraphrases, filterable by collection, turn, kind, status, origin, currency, utterance class and text."""
+    """Current paraphrases (``history=1`` adds the superseded rows of edits, ``is_current=false`` gives only them),
+    filterable by collection, turn, kind, status, origin, utterance class and text."""
 
     serializer_class = ParaphraseOutput
     filterset_class = ParaphraseFilter

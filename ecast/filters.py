@@ -48,11 +48,32 @@ class PassageFilter(django_filters.FilterSet):
 
 
 class ParaphraseFilter(django_filters.FilterSet):
+    """Current rows only unless ``is_current`` is given (false: only the superseded rows) or ``history`` is true
+    (current and superseded rows: every version of every edit)."""
+
     q = django_filters.CharFilter(field_name="text", lookup_expr="icontains", label="Text in the paraphrase")
     collection = django_filters.ModelChoiceFilter(field_name="turn__collection", queryset=Collection.objects.all())
     turn_id = django_filters.CharFilter(field_name="turn__turn_id", label="CAsT turn id, e.g. 81_2")
     utterance_class = django_filters.ChoiceFilter(field_name="turn__utterance_class", choices=UtteranceClass.choices)
+    is_current = django_filters.BooleanFilter(
+        widget=django_filters.widgets.BooleanWidget(),
+        label="true/1: only current rows (the default); false/0: only the superseded rows of edited paraphrases",
+    )
+    history = django_filters.BooleanFilter(
+        method="filter_history",
+        widget=django_filters.widgets.BooleanWidget(),
+        label="Also the superseded rows of edited paraphrases (true/1); by default only the current rows",
+    )
 
     class Meta:
         model = Paraphrase
         fields = ["turn", "kind", "status", "origin", "is_current"]
+
+    def filter_history(self, queryset: QuerySet[Paraphrase], name: str, value: bool | None) -> QuerySet[Paraphrase]:
+        return queryset  # applied in filter_queryset, which also sees whether is_current was given
+
+    def filter_queryset(self, queryset: QuerySet[Paraphrase]) -> QuerySet[Paraphrase]:
+        queryset = super().filter_queryset(queryset)
+        if self.form.cleaned_data.get("is_current") is None and not self.form.cleaned_data.get("history"):
+            queryset = queryset.filter(is_current=True)
+        return queryset

@@ -8,6 +8,10 @@ The CSV is written by :func:`release_csv_lines` in the published file's own byte
 ends (the published ECAsT.csv ends every line with CRLF), so importing ECAsT.csv and exporting it gives the same
 file, byte for byte. Formula-like text gets a leading apostrophe there (``ecast.core.csvfiles``), which the ECAsT import
 removes again, so the round trip stays exact. The JSONL keeps every text exactly as stored.
+
+Both are in the order of ``RELEASE_ORDER``: by topic number (numerically: 9 before 10, "9-1" before "10-1"), then
+turn number, then collection name, then the pairs' own order (the order they were imported or added in), so a
+release does not depend on the order in which topics files were imported.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from django.db.models import Q, QuerySet
+from django.db.models.functions import Length
 
 from ecast.core.csvfiles import csv_lines
 from ecast.models import Collection, Paraphrase
@@ -25,6 +30,15 @@ CSV_HEADER = ["TURN_ID", "MANUAL PARAPHRASE", "RAW PARAPHRASE"]
 LINE_END = "\r\n"  # as in the published ECAsT.csv
 CHUNK = 2000
 STATUSES = ("approved", "candidate", "rejected", "all")
+# Topic ids of the same length order as numbers ("9" < "10" by length, "31" < "80" by text); digits-only ids and
+# iKAT's "<topic>-<persona>" alike.
+RELEASE_ORDER = (
+    Length("turn__conversation__topic_id").asc(),
+    "turn__conversation__topic_id",
+    "turn__number",
+    "turn__collection__name",
+    "pk",
+)
 
 
 def release_pairs(
@@ -64,7 +78,7 @@ def _manual_members(
         manual = manual.filter(turn__collection=collection)
     if status != "all":
         manual = manual.filter(status=status, pair__status=status)
-    return manual.order_by("turn__collection_id", "turn__conversation_id", "turn__number", "pk")
+    return manual.order_by(*RELEASE_ORDER)
 
 
 def _normalise(pairs_queryset: QuerySet[Paraphrase]) -> QuerySet[Paraphrase]:

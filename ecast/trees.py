@@ -64,6 +64,12 @@ def root_to_leaf_paths(parents: Mapping[K, K | None]) -> list[list[K]]:
     return [path_to(parents, leaf) for leaf in leaves(parents)]
 
 
+def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
+    """Sort key of natural (numeric-aware) order: digit runs compare as numbers, so ``81_2`` comes before ``81_10``,
+    ``exp9`` before ``exp10`` and ``1-2`` before ``1-10``."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", text) if part)
+
+
 def split_branch_number(number: str) -> tuple[int, int] | None:
     """(branch, position) of a branch-aware number such as "2-5"; None when it is not one."""
     match = BRANCH_NUMBER.match(number)

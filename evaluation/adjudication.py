@@ -48,10 +48,12 @@ out and judged (an earlier version's judged documents are usually not in the poo
 move-to-front ignore it.
 
 Ties (documented rule, so that the order is a function of the judgments alone):
-- runs are ordered by name; ``depth_first`` breaks rank ties by document id;
-- ``mtf``: among runs of equal highest priority, the first one in cyclic name order *after* the run that just
-  lost the turn (so the run that missed comes last among equals); the first run in name order starts;
-- ``mm_ns`` and ``mm``: among arms of equal posterior mean, the first in name order.
+- runs are ordered by name in natural order (digit runs compare as numbers: exp2 before exp10, as people number
+  runs; ``ecast.trees.natural_key``), unless the caller gives another run order (``order``: the budget simulation
+  replays seeded shuffles to show how much the ties matter); ``depth_first`` breaks rank ties by document id;
+- ``mtf``: among runs of equal highest priority, the first one in cyclic run order *after* the run that just
+  lost the turn (so the run that missed comes last among equals); the first run in that order starts;
+- ``mm_ns`` and ``mm``: among arms of equal posterior mean, the first in run order.
 
 Determinism: :func:`next_document` replays a strategy from the start, feeding it the known grade whenever it picks
 an already judged document, and returns the first pick that is not judged. The answer therefore depends only on
@@ -63,6 +65,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ecast.core.errors import DomainError
+from ecast.trees import natural_key
 
 
 class AdjudicationError(DomainError, ValueError):
@@ -97,8 +100,10 @@ Prior = Mapping[str, Sequence[bool]]  # run → relevance of its documents judge
 class Strategy:
     """One topic's judging order: ``choose`` the next document, then ``observe`` its relevance."""
 
-    def __init__(self, runs: Runs) -> None:
-        self.names = sorted(runs)
+    def __init__(self, runs: Runs, *, order: Sequence[str] | None = None) -> None:
+        if order is not None and sorted(order) != sorted(runs):
+            raise AdjudicationError("the run order must name each of the runs once")
+        self.names = list(order) if order is not None else sorted(runs, key=natural_key)
         # A run that lists a document twice keeps its first (best) rank.
         self.lists = [list(dict.fromkeys(runs[n])) for n in self.names]
         self.judged: dict[str, bool] = {}
@@ -125,8 +130,8 @@ class Strategy:
 class DepthFirst(Strategy):
     """Best rank over the runs, then document id."""
 
-    def __init__(self, runs: Runs) -> None:
-        super().__init__(runs)
+    def __init__(self, runs: Runs, *, order: Sequence[str] | None = None) -> None:
+        super().__init__(runs, order=order)
         best: dict[str, int] = {}
         for docs in self.lists:
             for rank, d in enumerate(docs):
@@ -143,8 +148,8 @@ class DepthFirst(Strategy):
 class MoveToFront(Strategy):
     """Cormack, Palmer & Clarke (SIGIR 1998): stay on a run while it gives relevant documents."""
 
-    def __init__(self, runs: Runs) -> None:
-        super().__init__(runs)
+    def __init__(self, runs: Runs, *, order: Sequence[str] | None = None) -> None:
+        super().__init__(runs, order=order)
         self.priority = [0] * len(self.lists)
         self.current = 0
 
@@ -182,10 +187,10 @@ class MoveToFront(Strategy):
 class MaxMeanNonStationary(Strategy):
     """Maximum posterior mean (Losada, Parapar & Barreiro, SAC 2016, IP&M 2017) with our geometric discount γ."""
 
-    def __init__(self, runs: Runs, *, gamma: float = DEFAULT_GAMMA) -> None:
+    def __init__(self, runs: Runs, *, gamma: float = DEFAULT_GAMMA, order: Sequence[str] | None = None) -> None:
         if not 0.0 < gamma <= 1.0:
             raise AdjudicationError(f"gamma must be in (0, 1], got {gamma!r}")
-        super().__init__(runs)
+        super().__init__(runs, order=order)
         self.gamma = gamma
         self.rel = [0.0] * len(self.lists)
         self.nrel = [0.0] * len(self.lists)
@@ -226,17 +231,25 @@ class MaxMeanNonStationary(Strategy):
             self.nrel[i] = self.gamma * self.nrel[i] + (0.0 if relevant else 1.0)
 
 
-def make_strategy(name: str, runs: Runs, *, gamma: float = DEFAULT_GAMMA, prior: Prior | None = None) -> Strategy:
-    """A fresh strategy of the given name over one topic's run lists, seeded with ``prior`` if given."""
+def make_strategy(
+    name: str,
+    runs: Runs,
+    *,
+    gamma: float = DEFAULT_GAMMA,
+    prior: Prior | None = None,
+    order: Sequence[str] | None = None,
+) -> Strategy:
+    """A fresh strategy of the given name over one topic's run lists, seeded with ``prior`` if given; ``order`` is
+    the run order ties follow (default: the run names in natural order)."""
     strategy: Strategy
     if name == "depth_first":
-        strategy = DepthFirst(runs)
+        strategy = DepthFirst(runs, order=order)
     elif name == "mtf":
-        strategy = MoveToFront(runs)
+        strategy = MoveToFront(runs, order=order)
     elif name == "mm_ns":
-        strategy = MaxMeanNonStationary(runs, gamma=gamma)
+        strategy = MaxMeanNonStationary(runs, gamma=gamma, order=order)
     elif name == "mm":
-        strategy = MaxMeanNonStationary(runs, gamma=1.0)
+        strategy = MaxMeanNonStationary(runs, gamma=1.0, order=order)
     else:
         raise AdjudicationError(f"unknown judging strategy {name!r}; choose one of {', '.join(STRATEGIES)}")
     if prior:
@@ -284,10 +297,12 @@ def judging_order(
     *,
     gamma: float = DEFAULT_GAMMA,
     prior: Prior | None = None,
+    order: Sequence[str] | None = None,
 ) -> list[str]:
     """Every pooled document once, in the order the strategy asks for them when ``relevant`` answers truthfully.
 
-    ``relevant`` is a predicate, a {doc: bool} mapping or a set of relevant documents (others non-relevant).
+    ``relevant`` is a predicate, a {doc: bool} mapping or a set of relevant documents (others non-relevant);
+    ``order`` the run order ties follow (default: natural name order).
     """
     if callable(relevant):
         is_rel = relevant
@@ -297,7 +312,7 @@ def judging_order(
     else:
         rel_set = set(relevant)
         is_rel = rel_set.__contains__
-    strategy = make_strategy(name, runs, gamma=gamma, prior=prior)
+    strategy = make_strategy(name, runs, gamma=gamma, prior=prior, order=order)
     out: list[str] = []
     while (doc := strategy.choose()) is not None:
         out.append(doc)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate
@@ -137,6 +138,26 @@ def str_field(p: Parsed, where: str, obj: dict, key: str, *, line: int | None, r
     if required and not value.strip():
         p.error(line, f"{where}: {key!r} is empty")
     return value.strip()
+
+
+class Unread:
+    """The fields of a topics file that no column stores, counted per level ("topic", "User turn", …), so that an
+    import lists what it ignored instead of dropping it without a word."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[tuple[str, str]] = Counter()
+
+    def note(self, level: str, obj: dict[str, Any], read: Collection[str]) -> None:
+        self.counts.update((level, key) for key in obj if key not in read)
+
+    def report(self, p: Parsed) -> None:
+        """Put the ignored fields in the counts (``ignored_fields``: "<level>.<field>" → how many) and warn once
+        per field."""
+        if not self.counts:
+            return
+        p.counts["ignored_fields"] = {f"{level}.{key}": n for (level, key), n in sorted(self.counts.items())}
+        for (level, key), n in sorted(self.counts.items()):
+            p.warn(None, f"field {key!r} of {n} {level}(s) is not stored (ignored)", kind="ignored field")
 
 
 def int_field(p: Parsed, where: str, obj: dict, key: str, *, line: int | None) -> int | None:

@@ -14,6 +14,7 @@ import io
 import json
 import re
 import zlib
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -349,7 +350,7 @@ _LINE_FORMATS: dict[str, LinePredicate] = {
         and (c[1].strip().lower() == "x" or bool(_TURN_ID.match(c[1].strip())))
     ),
     "cast2019_resolved_tsv": lambda s: len(c := _cols(s)) == 2 and bool(_TURN_ID.match(c[0].strip())),
-    "passages_tsv": lambda s: "\t" in s,
+    "passages_tsv": lambda s: len(_cols(s)) == 2,  # exactly id<TAB>text: the passages import refuses more fields
 }
 _LOOKS = {
     "trec_run": "a TREC run (qid Q0 docid rank score tag)",
@@ -360,8 +361,18 @@ _LOOKS = {
     "cast2019_resolved_tsv": "a TSV of turn ids and texts (turn_id<TAB>text)",
     "passages_tsv": "a two-column TSV file (id<TAB>text)",
 }
-# A file that is mostly qrels or run lines is not a passages TSV just because its columns are tab-separated.
-_SHADOWS = {"passages_tsv": ("trec_run", "trec_qrels", "trec_eval_output", "utterance_labels_tsv")}
+# A file that is mostly qrels or run lines is not a passages TSV just because its columns are tab-separated, nor is
+# one whose ids are turn ids (rewrites or CAsTUR labels would be stored as passages named 31_2).
+_SHADOWS = {
+    "passages_tsv": (
+        "trec_run",
+        "trec_qrels",
+        "trec_eval_output",
+        "utterance_labels_tsv",
+        "castur_tsv",
+        "cast2019_resolved_tsv",
+    )
+}
 
 
 def _csv(lines: list[str]) -> Sniffed | None:
@@ -392,6 +403,19 @@ def _id_scheme(lines: list[str]) -> tuple[str, tuple[str, ...]]:
     return "", ()
 
 
+def _wide_tsv(lines: list[str]) -> Sniffed | None:
+    """A TSV file of three or more columns that no format reads (the iKAT 2023 GPT-4 labels, ``conv_id<TAB>turn_id
+    <TAB>run_id<TAB>gpt4-label``): named with its header, so that no import is suggested for it."""
+    widths = Counter(len(_cols(line)) for line in lines)
+    width, count = widths.most_common(1)[0]
+    if width < 3 or count * 2 < len(lines):
+        return None
+    header = [c.strip() for c in _cols(lines[0])]
+    named = all(c and not _NUMBER.match(c) for c in header) and len(header) == width
+    shown = f" (header: {', '.join(header[:6])}{', …' if len(header) > 6 else ''})" if named else ""
+    return _unknown(f"a TSV file with {width} tab-separated columns{shown}")
+
+
 def _lines(text: str, complete: bool) -> Sniffed | None:
     lines = _sample_lines(text, complete)
     if not lines:
@@ -405,7 +429,7 @@ def _lines(text: str, complete: bool) -> Sniffed | None:
     matched = [name for name, n in hits.items() if n * 2 >= len(lines)]
     matched = [m for m in matched if not any(s in matched for s in _SHADOWS.get(m, ()))]
     if not matched:
-        return None
+        return _wide_tsv(lines)
     best = max(matched, key=lambda m: hits[m])
     formats = frozenset(m for m in matched if m in READABLE)
     looks = _LOOKS[best]

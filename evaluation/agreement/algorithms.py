@@ -26,7 +26,6 @@ list is always the contiguous run of integer grades: then the weight of a disagr
 from __future__ import annotations
 
 import math
-import re
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -34,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ecast.trees import natural_key
 from evaluation import stats
 
 Item = tuple[str, str]
@@ -51,11 +51,6 @@ CI_METHOD = (
 def topic_of(turn_id: str) -> str:
     """The topic of a turn id ``<topic>_<turn>`` (CAsT ``81_3`` → ``81``, iKAT ``9-1_3`` → ``9-1``)."""
     return turn_id.rsplit("_", 1)[0]
-
-
-def natural_key(text: str) -> tuple[Any, ...]:
-    """Sort key that puts ``81_2`` before ``81_10``."""
-    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", text) if part)
 
 
 @dataclass(frozen=True)

@@ -15,16 +15,24 @@ Barreiro (IP&M 2017, §5: relevant documents found per number of judgments; Kend
 A prior (another qrels version, e.g. earlier or automatic labels) seeds the bandit arms: per topic, each run's
 top-``depth`` documents that the prior grades, in rank order (``evaluation.adjudication``, "Prior").
 
+Order, so that a simulation is reproducible: topics (turns) are taken in natural order, digit runs compared as
+numbers (68_2 before 68_10: ``ecast.trees.natural_key``), and so are runs where a strategy breaks ties between them
+(exp2 before exp10; ``evaluation.adjudication``, "Ties"). Because move-to-front and the bandits depend on that
+tie order, each of them is replayed under ``ORDER_SEEDS`` seeded shuffles of the runs as well, and the report gives
+the lowest and highest cost over those orders beside the cost in name order (``cost_spread``).
+
 Metrics come from ``evaluation.metrics`` (ir_measures / pytrec_eval, trec_eval -c semantics).
 """
 
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ecast.core.errors import DomainError
+from ecast.trees import natural_key
 from evaluation import adjudication, metrics, stats
 
 
@@ -37,6 +45,7 @@ DEFAULT_MEASURES = ("AP", "nDCG@3", "Bpref", "infAP")
 DEFAULT_FRACTIONS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 TARGETS = (0.5, 0.8)  # share of the pool's relevant documents whose cost is reported
 INFERRED = {"infAP"}  # measures scored with the pooled-but-unjudged documents marked −1
+ORDER_SEEDS = (1, 2, 3, 4, 5)  # seeded shuffles of the runs, for the spread of the tie-dependent strategies' costs
 
 Ranked = Mapping[str, Mapping[str, Sequence[str]]]  # run → topic → ranked documents
 Qrels = Mapping[str, Mapping[str, int]]
@@ -63,8 +72,9 @@ def topic_prior(lists: Mapping[str, Sequence[str]], graded: Mapping[str, int], t
 def budget_costs(orders: Mapping[str, list[str]], rel_of: Mapping[str, set[str]], targets: Mapping[str, int]) -> dict:
     """Judgments needed to find each target number of relevant documents (None: never reached).
 
-    The budget grows one judgment at a time, spread evenly: the b-th document of every topic (in topic order)
-    before any topic's (b+1)-th, so the count is exact rather than a multiple of the number of topics.
+    The budget grows one judgment at a time, spread evenly: the b-th document of every topic (in natural topic
+    order: 68_2 before 68_10) before any topic's (b+1)-th, so the count is exact rather than a multiple of the number
+    of topics.
     """
     out: dict[str, int | None] = dict.fromkeys(targets)
     if not targets:
@@ -72,7 +82,7 @@ def budget_costs(orders: Mapping[str, list[str]], rel_of: Mapping[str, set[str]]
     longest = max((len(o) for o in orders.values()), default=0)
     spent = found = 0
     for b in range(longest):
-        for t in sorted(orders):
+        for t in sorted(orders, key=natural_key):
             if b < len(orders[t]):
                 spent += 1
                 found += orders[t][b] in rel_of[t]
@@ -96,11 +106,12 @@ def simulate(
     fractions: Sequence[float] = DEFAULT_FRACTIONS,
     prior: Qrels | None = None,
     progress: Callable[[int, int], None] | None = None,
+    order_seeds: Sequence[int] = ORDER_SEEDS,
 ) -> dict[str, Any]:
     """Relevant found per judgment budget and τ per pool fraction, for every strategy (see the module docstring)."""
     if len(runs) < 2:
         raise BudgetError("the simulation needs at least two runs to rank")
-    topics = sorted(t for t in qrels if any(run.get(t) for run in runs.values()))
+    topics = sorted((t for t in qrels if any(run.get(t) for run in runs.values())), key=natural_key)
     if not topics:
         raise BudgetError("no judged topic is ranked by the runs")
     ranked = {name: ranked_lists(run) for name, run in runs.items()}
@@ -109,13 +120,14 @@ def simulate(
     rel_of = {t: {d for d, g in qrels[t].items() if g >= threshold} for t in topics}
     total_rel = sum(len(rel_of[t] & {d for docs in pools[t].values() for d in docs}) for t in topics)
     seeds = {t: topic_prior(pools[t], (prior or {}).get(t, {}), threshold) for t in topics} if prior else {}
+    targets = {str(p): math.ceil(p * total_rel) for p in TARGETS}
     total = len(strategies) * (len(topics) + len(fractions))
     done = 0
 
     full_means = _system_means(runs, qrels, topics, measures, threshold)
     out: dict[str, Any] = {
         "topics": len(topics),
-        "runs": sorted(runs),
+        "runs": sorted(runs, key=natural_key),
         "depth": depth,
         "threshold": threshold,
         "pool_size": sum(sizes.values()),
@@ -123,6 +135,7 @@ def simulate(
         "measures": list(measures),
         "fractions": list(fractions),
         "prior": bool(prior),
+        "order_seeds": list(order_seeds),
         "full_means": full_means,
         "strategies": {},
     }
@@ -152,9 +165,42 @@ def simulate(
         out["strategies"][name] = {
             "label": adjudication.STRATEGIES[name],
             "curve": curve,
-            "cost": budget_costs(orders, rel_of, {str(p): math.ceil(p * total_rel) for p in TARGETS}),
+            "cost": budget_costs(orders, rel_of, targets),
+            "cost_spread": _cost_spread(name, pools, rel_of, targets, seeds, order_seeds),
             "tau": taus,
         }
+    return out
+
+
+def _cost_spread(
+    name: str,
+    pools: Mapping[str, Mapping[str, Sequence[str]]],
+    rel_of: Mapping[str, set[str]],
+    targets: Mapping[str, int],
+    prior: Mapping[str, Any],
+    order_seeds: Sequence[int],
+) -> dict[str, dict[str, Any]]:
+    """Per target: the costs under each seeded shuffle of the runs, with their lowest and highest (None where the
+    strategy does not depend on the run order, or no seed is given)."""
+    if name == "depth_first" or not order_seeds:
+        return {}
+    names = sorted({r for lists in pools.values() for r in lists}, key=natural_key)
+    costs: list[dict[str, int | None]] = []
+    for seed in order_seeds:
+        shuffled = list(names)
+        random.Random(seed).shuffle(shuffled)
+        orders = {
+            t: adjudication.judging_order(
+                name, lists, rel_of[t], prior=prior.get(t), order=[r for r in shuffled if r in lists]
+            )
+            for t, lists in pools.items()
+        }
+        costs.append(budget_costs(orders, rel_of, targets))
+    out: dict[str, dict[str, Any]] = {}
+    for key in targets:
+        values = [c[key] for c in costs]
+        reached = [v for v in values if v is not None]
+        out[key] = {"values": values, "min": min(reached, default=None), "max": max(reached, default=None)}
     return out
 
 

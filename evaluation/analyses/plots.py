@@ -157,15 +157,21 @@ def tau_curve_svg(res: dict, measure: str) -> str:
 
 
 def budget_summary(res: dict, fractions: tuple[float, ...] = (0.1, 0.25)) -> list[dict]:
-    """Per strategy: judgments to find 50 % / 80 % of the pool's relevant documents, τ at 10 % / 25 % judged."""
+    """Per strategy: judgments to find 50 % / 80 % of the pool's relevant documents (with, in ``cells``, their
+    lowest and highest over the seeded run orders), τ at 10 % / 25 % judged."""
     rows = []
     for name, s in budget.strategy_results(res):
         at = {r["fraction"]: r for r in s["tau"]}
+        spread = s.get("cost_spread") or {}
         rows.append(
             {
                 "name": name,
                 "label": s["label"],
                 "cost": [s["cost"].get(k) for k in ("0.5", "0.8")],
+                "cells": [
+                    {"cost": s["cost"].get(k), "min": spread.get(k, {}).get("min"), "max": spread.get(k, {}).get("max")}
+                    for k in ("0.5", "0.8")
+                ],
                 "tau": [[at.get(f, {}).get(m) for m in res["measures"]] for f in fractions],
             }
         )

@@ -65,6 +65,22 @@ def test_the_full_ecast_csv_round_trips_as_an_identical_multiset(shared_data, ad
     assert first["manual"]["provenance"]["source"] == "ECAsT.csv" and first["raw"]["provenance"]["line"] >= 2
 
 
+def test_the_release_order_does_not_depend_on_the_import_order(shared_data):
+    # Evaluation topics before training topics, and the later years first: conversations are stored in another
+    # order than the published file's, and the release is still that file byte for byte.
+    for name in [TOPICS[3], TOPICS[2], TOPICS[1], TOPICS[0]]:
+        assert import_file(kind="cast_topics", path=shared_data / "cast" / name).status == "succeeded"
+    source = shared_data / "ecast" / "ECAsT.csv"
+    assert import_file(kind="ecast_csv", path=source).status == ImportJob.Status.SUCCEEDED
+    exported = "".join(releases.release_csv_lines(pairs_queryset=releases.release_pairs()))
+    assert exported.encode("utf-8") == source.read_bytes()
+    order = [
+        (r["turn_id"], r["manual_paraphrase"], r["raw_paraphrase"])
+        for r in releases.release_jsonl_rows(pairs_queryset=releases.release_pairs())
+    ]
+    assert order == _rows(source.read_text(encoding="utf-8"))[1:]
+
+
 @pytest.fixture
 def pairs(small_collection):
     t12 = small_collection.turns.get(turn_id="1_2")

@@ -165,3 +165,17 @@ def test_importing_the_strategies_loads_neither_django_nor_celery():
     done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+
+
+@pytest.mark.parametrize("name", ["mtf", "mm_ns", "mm"])
+def test_ties_between_runs_follow_their_names_in_natural_order(name):
+    # Ten runs, nothing relevant: every strategy starts with the first run in name order, exp2 before exp10.
+    runs = {f"exp{i}": [f"d{i}"] for i in (10, 9, 2, 1)}
+    assert st.judging_order(name, runs, set()) == ["d1", "d2", "d9", "d10"]
+
+
+def test_another_run_order_may_be_given_and_must_name_every_run_once():
+    runs = {"exp1": ["a"], "exp2": ["b"]}
+    assert st.judging_order("mtf", runs, set(), order=["exp2", "exp1"]) == ["b", "a"]
+    with pytest.raises(ValueError, match="each of the runs once"):
+        st.judging_order("mtf", runs, set(), order=["exp2"])

@@ -3,7 +3,8 @@ and written as conversations whose User and System turns form a tree.
 
 Tree file: a list of topics ``{"number": 132, "turn": [...]}`` whose turns carry a branch-aware ``number``
 ("1-1"), a ``participant`` (User or System) and, but for the first, a ``parent``. User turns have ``utterance``
-and ``manual_rewritten_utterance``, System turns ``response`` and ``provenance`` (passage ids).
+and ``manual_rewritten_utterance`` (the automatic files ``automatic_rewritten_utterance`` instead), System turns
+``response`` and ``provenance`` (passage ids, kept as listed, repeats included).
 
 Flattened file: one entry per root-to-leaf path (a topic number repeats once per path), each a linear list of
 User turns, each with the ``response`` and ``provenance`` of the System turn that follows it on that path. The
@@ -12,7 +13,10 @@ the paths are merged back into the tree, so both files import to the same turns.
 
 Both parsers return the same records: {"number": "132", "layout": "tree" | "flattened", "paths": int,
 "turns": [{"number": "1-1", "turn_id": "132_1-1", "participant", "parent": "1-1" | None, "raw_utterance",
-"manual_rewrite", "response", "provenance": [ids], "mixed_initiative"}]} with parents before their children.
+"manual_rewrite", "automatic_rewrite", "response", "provenance": [ids], "mixed_initiative"}]} with parents before
+their children; a rewrite the file does not carry is None, and the import leaves that field of a stored turn as it
+is (the automatic files have no manual rewrites: importing one after the manual file keeps them, and the reverse).
+Every field of the file is stored or listed as ignored in the import report (``ignored_fields`` and a warning).
 Both import to the same turns; re-importing either changes nothing.
 """
 
@@ -28,17 +32,28 @@ from django.db import transaction
 
 from ecast import trees
 from ecast.imports.formats.cast_topics import collection_for_year
-from ecast.imports.parsing import Located, Parsed, load_topic_list, str_field, topic_objects
+from ecast.imports.parsing import Located, Parsed, Unread, load_topic_list, str_field, topic_objects
 from ecast.imports.writing import CHUNK, Context, Result, fields_set
 from ecast.models import Conversation, Turn
 
 MAX_PASSAGE_ID = 200  # Passage.passage_id
 EXAMPLE = '[{"number": 132, "turn": [{"number": "1-1", "participant": "User", …}]}]'
+# The fields each level of the files carries that the import stores; any other is reported as ignored.
+TOPIC_FIELDS = {"number", "turn"}
+REWRITES = {"manual_rewrite": "manual_rewritten_utterance", "automatic_rewrite": "automatic_rewritten_utterance"}
+READ = {
+    trees.USER: {"number", "participant", "parent", "utterance", *REWRITES.values()},
+    trees.SYSTEM: {"number", "participant", "parent", "response", "provenance"},
+    "flattened": {"number", "utterance", *REWRITES.values(), "response", "provenance"},
+}
 
 
-def _topics(p: Parsed, text: str, data: list[Any]) -> Iterator[tuple[str, Located, list[tuple[Any, int | None]]]]:
+def _topics(
+    p: Parsed, text: str, data: list[Any], unread: Unread
+) -> Iterator[tuple[str, Located, list[tuple[Any, int | None]]]]:
     """(number, topic, [(turn, line)]) of each topic with a good number and turns; bad topics are reported."""
     for topic in topic_objects(p, text, data, expected="'number' and 'turn'"):
+        unread.note("topic", topic.value, TOPIC_FIELDS)
         value = topic.value.get("number")
         if isinstance(value, bool) or not isinstance(value, int | str) or not str(value).strip().isdigit():
             p.error(topic.line, f"{topic.where}: 'number' must be a topic number such as 132, got {value!r}")
@@ -70,7 +85,12 @@ def _provenance(p: Parsed, where: str, turn: dict, *, line: int | None) -> list[
         if any(c.isspace() for c in v):
             # The 2022 tree file has one ("MARCO_50_2268879788 -3"): kept as written, but no qrels line can name it.
             p.warn(line, f"{where}: passage id {v!r} in 'provenance' contains a space", kind="provenance")
-    return list(dict.fromkeys(ids))
+    return ids
+
+
+def _rewrites(p: Parsed, where: str, turn: dict, *, line: int | None) -> dict[str, str | None]:
+    """The turn's manual and automatic rewrites; None for one the file does not carry."""
+    return {name: str_field(p, where, turn, key, line=line) if key in turn else None for name, key in REWRITES.items()}
 
 
 def _record(topic: str, number: str, participant: str, parent: str | None, **values: Any) -> dict[str, Any]:
@@ -81,14 +101,15 @@ def _record(topic: str, number: str, participant: str, parent: str | None, **val
         "participant": participant,
         "parent": parent,
         "raw_utterance": values.get("raw_utterance", ""),
-        "manual_rewrite": values.get("manual_rewrite", ""),
+        "manual_rewrite": values.get("manual_rewrite"),
+        "automatic_rewrite": values.get("automatic_rewrite"),
         "response": response,
         "provenance": values.get("provenance", []),
         "mixed_initiative": trees.mixed_initiative(response) if participant == trees.SYSTEM else "",
     }
 
 
-def _finish(p: Parsed, layout: str) -> Parsed:
+def _finish(p: Parsed, layout: str, unread: Unread) -> Parsed:
     turns = [t for topic in p.records for t in topic["turns"]]
     kinds = Counter(t["participant"] for t in turns)
     initiative = Counter(t["mixed_initiative"] for t in turns if t["mixed_initiative"])
@@ -101,7 +122,9 @@ def _finish(p: Parsed, layout: str) -> Parsed:
         "system_turns": kinds[trees.SYSTEM],
         "clarifications": initiative[trees.CLARIFICATION],
         "suggestions": initiative[trees.SUGGESTION],
+        **{f"{name}s": sum(bool(t[name]) for t in turns) for name in REWRITES},
     }
+    unread.report(p)
     return p
 
 
@@ -115,8 +138,9 @@ def parse_cast2022_tree(text: str, *, file: str) -> Parsed:
     data = load_topic_list(p, text, example=EXAMPLE)
     if data is None:
         return p
+    unread = Unread()
     seen_topics: set[str] = set()
-    for number, topic, located in _topics(p, text, data):
+    for number, topic, located in _topics(p, text, data, unread):
         line, where = topic.line, f"topic {number}"
         if number in seen_topics:
             p.error(line, f"{where}: topic number appears twice")
@@ -140,6 +164,7 @@ def parse_cast2022_tree(text: str, *, file: str) -> Parsed:
             if participant not in (trees.USER, trees.SYSTEM):
                 p.error(tline, f'{twhere}: \'participant\' must be "User" or "System", got {participant!r}')
                 continue
+            unread.note(f"{participant} turn", turn, READ[participant])
             parent = turn.get("parent")
             if parent is None and len(known) > 1:
                 p.error(tline, f"{twhere}: only the first turn of a topic may have no 'parent'")
@@ -150,7 +175,7 @@ def parse_cast2022_tree(text: str, *, file: str) -> Parsed:
             if participant == trees.USER:
                 values = {
                     "raw_utterance": field("utterance", required=True),
-                    "manual_rewrite": field("manual_rewritten_utterance"),
+                    **_rewrites(p, twhere, turn, line=tline),
                 }
             else:
                 values = {
@@ -159,7 +184,7 @@ def parse_cast2022_tree(text: str, *, file: str) -> Parsed:
                 }
             records.append(_record(number, tnum, participant, parent, **values))
         p.records.append({"number": number, "layout": "tree", "turns": records, "paths": _paths(records)})
-    return _finish(p, "tree")
+    return _finish(p, "tree", unread)
 
 
 def _merge(
@@ -167,17 +192,19 @@ def _merge(
 ) -> dict[str, Any]:
     """Add a turn met on a path, or check it against the same turn met on an earlier path; returns the kept one."""
     seen = nodes.setdefault(rec["number"], rec)
-    for key in ("parent", "raw_utterance", "manual_rewrite", "response", "provenance"):
+    for key in ("parent", "raw_utterance", *REWRITES, "response", "provenance"):
         if seen[key] != rec[key]:
             p.error(line, f"{where}: its {key.replace('_', ' ')} differs from the same turn on an earlier path")
             break
     return seen
 
 
-def _flattened_paths(p: Parsed, text: str, data: list[Any]) -> dict[str, list[list[tuple[dict, int | None]]]]:
+def _flattened_paths(
+    p: Parsed, text: str, data: list[Any], unread: Unread
+) -> dict[str, list[list[tuple[dict, int | None]]]]:
     """topic → its paths, each a list of (User record, line) with the response on the record; bad turns reported."""
     paths: dict[str, list[list[tuple[dict, int | None]]]] = {}
-    for number, _topic, located in _topics(p, text, data):
+    for number, _topic, located in _topics(p, text, data, unread):
         path: list[tuple[dict, int | None]] = []
         paths.setdefault(number, []).append(path)
         where = f"topic {number} path {len(paths[number])}"
@@ -189,6 +216,7 @@ def _flattened_paths(p: Parsed, text: str, data: list[Any]) -> dict[str, list[li
             if tnum is None:
                 break
             twhere = f"{where}, turn {tnum}"
+            unread.note("turn", turn, READ["flattened"])
             field = functools.partial(str_field, p, twhere, turn, line=tline)
             rec = _record(
                 number,
@@ -196,7 +224,7 @@ def _flattened_paths(p: Parsed, text: str, data: list[Any]) -> dict[str, list[li
                 trees.USER,
                 None,
                 raw_utterance=field("utterance", required=True),
-                manual_rewrite=field("manual_rewritten_utterance"),
+                **_rewrites(p, twhere, turn, line=tline),
             )
             rec["answer"] = (field("response"), tuple(_provenance(p, twhere, turn, line=tline)))
             if not rec["answer"][0] and j < len(located):
@@ -215,7 +243,8 @@ def parse_cast2022_flattened(text: str, *, file: str) -> Parsed:
     data = load_topic_list(p, text, example=EXAMPLE)
     if data is None:
         return p
-    for number, paths in _flattened_paths(p, text, data).items():
+    unread = Unread()
+    for number, paths in _flattened_paths(p, text, data, unread).items():
         # First pass: which User turns follow each System turn (a System turn = its User turn + its answer).
         following: dict[tuple[str, tuple], list[str]] = {}
         for path in paths:
@@ -253,7 +282,7 @@ def parse_cast2022_flattened(text: str, *, file: str) -> Parsed:
         p.records.append({"number": number, "layout": "flattened", "turns": records, "paths": _paths(records)})
         if p.records[-1]["paths"] != len(paths):
             p.warn(None, f"topic {number}: {len(paths)} paths in the file, {_paths(records)} once merged into a tree")
-    return _finish(p, "flattened")
+    return _finish(p, "flattened", unread)
 
 
 def is_tree(data_head: Any) -> bool:
@@ -278,6 +307,7 @@ TREE_FIELDS = [
     "tree_number",
     "raw_utterance",
     "manual_rewrite",
+    "automatic_rewrite",
     "canonical_response_text",
     "response_provenance",
     "mixed_initiative",
@@ -286,16 +316,19 @@ TREE_FIELDS = [
 
 def _values(rec: dict[str, Any]) -> dict[str, Any]:
     # A System turn is the system's side of the conversation: its response is the turn's canonical response text
-    # (a written summary, so no passage id) and its provenance the passages it was written from.
-    return {
+    # (a written summary, so no passage id) and its provenance the passages it was written from. A rewrite the file
+    # does not carry (None) is left as stored.
+    values = {
         "participant": rec["participant"],
         "tree_number": rec["number"],
         "raw_utterance": rec["raw_utterance"],
         "manual_rewrite": rec["manual_rewrite"],
+        "automatic_rewrite": rec["automatic_rewrite"],
         "canonical_response_text": rec["response"],
         "response_provenance": rec["provenance"],
         "mixed_initiative": rec["mixed_initiative"],
     }
+    return {k: v for k, v in values.items() if v is not None}
 
 
 def write_cast2022_topics(ctx: Context) -> Result:

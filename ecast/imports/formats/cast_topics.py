@@ -17,12 +17,27 @@ from django.db import transaction
 from ecast.core.bulk import objects_insert, objects_update
 from ecast.imports.errors import ImportFailed, row_error
 from ecast.imports.formats.cast2019_resolved import parse_resolved_tsv, rewrites_set
-from ecast.imports.parsing import Parsed, int_field, load_topic_list, numbered_turns, str_field, topic_objects
+from ecast.imports.parsing import Parsed, Unread, int_field, load_topic_list, numbered_turns, str_field, topic_objects
 from ecast.imports.writing import Context, Result, passages_upsert, raise_if
 from ecast.models import Collection, Conversation, Turn
 
 # Default collection per CAsT year (threshold = the relevance level the year's published numbers use).
 CAST_DEFAULTS = {2019: ("CAsT 2019", 1), 2020: ("CAsT 2020", 2), 2021: ("CAsT 2021", 2), 2022: ("CAsT 2022", 2)}
+# The fields of a topic and of a turn the import stores; any other is reported as ignored (e.g. the turn
+# dependencies of the 2020 annotated v1.1 file).
+TOPIC_FIELDS = {"number", "title", "description", "turn"}
+TURN_FIELDS_READ = {
+    "number",
+    "raw_utterance",
+    "manual_rewritten_utterance",
+    "automatic_rewritten_utterance",
+    "manual_canonical_result_id",
+    "automatic_canonical_result_id",
+    "canonical_result_id",
+    "passage_id",
+    "canonical_passage",
+    "passage",
+}
 
 
 def parse_cast_topics(text: str, *, file: str) -> Parsed:
@@ -37,8 +52,10 @@ def parse_cast_topics(text: str, *, file: str) -> Parsed:
     if data is None:
         return p
     seen_topics: set[int] = set()
+    unread = Unread()
     for located in topic_objects(p, text, data, expected="'number' and 'turn'"):
         topic, where, line = located.value, located.where, located.line
+        unread.note("topic", topic, TOPIC_FIELDS)
         number = int_field(p, where, topic, "number", line=line)
         if number is not None:
             where = f"topic {number}"
@@ -57,6 +74,7 @@ def parse_cast_topics(text: str, *, file: str) -> Parsed:
             "turns": turn_records,
         }
         for turn, tnum, twhere, tline in numbered_turns(p, located, where, turns, key="number", name="turn number"):
+            unread.note("turn", turn, TURN_FIELDS_READ)
             field = functools.partial(str_field, p, twhere, turn, line=tline)
             manual_id = field("manual_canonical_result_id")
             auto_id = field("automatic_canonical_result_id")
@@ -87,6 +105,7 @@ def parse_cast_topics(text: str, *, file: str) -> Parsed:
             )
         p.records.append(record)
     p.counts = {"topics": len(p.records), "turns": sum(len(t["turns"]) for t in p.records)}
+    unread.report(p)
     return p
 
 
@@ -178,7 +197,9 @@ def write_cast_topics(ctx: Context) -> Result:
         if passages:
             created, updated = passages_upsert(passages.items(), source=ctx.name)
             counts.update(passages_created=created, passages_updated=updated)
-    return Result(counts=dict(counts), collection=collection)
+    ctx.warnings.extend(parsed.warnings)
+    ignored = {"ignored_fields": parsed.counts["ignored_fields"]} if "ignored_fields" in parsed.counts else {}
+    return Result(counts={**counts, **ignored}, collection=collection)
 
 
 def _merge_turn(turn: Turn, rec: dict[str, Any]) -> bool:

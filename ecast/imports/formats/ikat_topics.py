@@ -12,7 +12,7 @@ from django.db import transaction
 
 from ecast.core.bulk import objects_insert, objects_update
 from ecast.imports.errors import ImportFailed, row_error
-from ecast.imports.parsing import Parsed, load_topic_list, numbered_turns, str_field, topic_objects
+from ecast.imports.parsing import Parsed, Unread, load_topic_list, numbered_turns, str_field, topic_objects
 from ecast.imports.writing import CHUNK, Context, Result, fields_set
 from ecast.models import Collection, Conversation, PtkbStatement, Turn
 
@@ -117,7 +117,11 @@ def _id_list(p: Parsed, where: str, turn: dict, key: str, *, line: int | None) -
     long = [v for v in ids if len(v) > MAX_PASSAGE_ID]
     if long:
         p.error(line, f"{where}: passage id longer than {MAX_PASSAGE_ID} characters in {key!r}: {long[0][:40]}…")
-    return list(dict.fromkeys(ids))
+    # Kept as listed: a response may cite one passage twice (iKAT 2025 2-1_12 cites one of its 6 passages twice).
+    repeated = sorted(v for v, n in Counter(ids).items() if n > 1)
+    if repeated:
+        p.warn(line, f"{where}: {key!r} cites {', '.join(repeated)} more than once; kept as listed", kind="repeated")
+    return ids
 
 
 def _ptkb_refs(
@@ -170,6 +174,7 @@ def parse_ikat_topics(text: str, *, file: str) -> Parsed:
     layouts: dict[str, str] = {}  # layout → the first topic using it, for the mixed-layout error
     raw_numbers: list[Any] = []
     expected = "'number', 'ptkb' and 'turns'"
+    unread = Unread()
     for located in topic_objects(p, text, data, expected=expected, turns_key=_IKAT_TURNS_KEY):
         topic, where, line = located.value, located.where, located.line
         number = _ikat_number(p, where, topic, line=line)
@@ -184,6 +189,7 @@ def parse_ikat_topics(text: str, *, file: str) -> Parsed:
         layout = _ikat_layout(topic)
         layouts.setdefault(layout, where)
         fields = IKAT_LAYOUTS[layout]
+        unread.note("topic", topic, {"number", "title", "ptkb", fields["turns"]})
         ptkb = _ikat_ptkb(p, where, topic, line=line)
         turns = topic.get(fields["turns"])
         if not isinstance(turns, list) or not turns:
@@ -191,6 +197,7 @@ def parse_ikat_topics(text: str, *, file: str) -> Parsed:
             continue
         turn_records: list[dict[str, Any]] = []
         for turn, tnum, twhere, tline in numbered_turns(p, located, where, turns, key="turn_id", name="turn_id"):
+            unread.note("turn", turn, {"turn_id", "resolved_utterance", "response", *fields.values()} - {"turns"})
             field = functools.partial(str_field, p, twhere, turn, line=tline)
             turn_records.append(
                 {
@@ -224,7 +231,9 @@ def parse_ikat_topics(text: str, *, file: str) -> Parsed:
         "topics": len(p.records),
         "turns": sum(len(t["turns"]) for t in p.records),
         "ptkb_statements": sum(len(t["ptkb"]) for t in p.records),
+        "citations": sum(len(r["response_provenance"]) for t in p.records for r in t["turns"]),
     }
+    unread.report(p)
     return p
 
 
@@ -336,6 +345,9 @@ def write_ikat_topics(ctx: Context) -> Result:
             turns_created=len(to_create),
             turns_updated=len(to_update),
             ptkb_statements=parsed.counts["ptkb_statements"],
+            citations=parsed.counts["citations"],
             ptkb_conversations_written=len(replace),
         )
-    return Result(counts=dict(counts), collection=collection)
+    ctx.warnings.extend(parsed.warnings)
+    ignored = {"ignored_fields": parsed.counts["ignored_fields"]} if "ignored_fields" in parsed.counts else {}
+    return Result(counts={**counts, **ignored}, collection=collection)

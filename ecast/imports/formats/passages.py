@@ -11,7 +11,9 @@ pooled, judged (any qrels version) or ranked by one of its runs; with no collect
 the file is. The apps that own runs, qrels and pools register where the needed ids come from
 (``needed_ids_register``); ecast never imports them. Without the option every passage of the file is stored.
 
-Formats: TSV ``id<TAB>text`` (MS MARCO ``collection.tsv``) and JSONL objects with an id (``id``, ``docid``,
+Formats: TSV ``id<TAB>text`` (MS MARCO ``collection.tsv``; no header, exactly two fields a line: a line with more
+fields, or a first line that is a header such as ``id<TAB>text``, is an error, so that no other TSV file is stored
+as passages) and JSONL objects with an id (``id``, ``docid``,
 ``_id``, ``passage_id``, ``pid``) and a text (``contents``, ``text``, ``body``, ``passage``), plain or gzipped. TREC
 iKAT's ``*_psg_text.jsonl`` objects ``{"doc_id", "passage_id", "passage_text"}`` are stored under the id its runs and
 qrels use, ``<doc_id>:<passage_id>``.
@@ -42,6 +44,9 @@ OPTIONS = ("only_needed",)
 ID_KEYS = ("id", "docid", "_id", "passage_id", "pid")
 TEXT_KEYS = ("contents", "text", "body", "passage")
 IKAT_KEYS = ("doc_id", "passage_id", "passage_text")
+# A first TSV line whose id or text is one of these names is a header, not a passage.
+TSV_HEADER_IDS = {*ID_KEYS, "doc_id", "docno", "qid"}
+TSV_HEADER_TEXTS = {*TEXT_KEYS, "passage_text"}
 MAX_ID = 200  # Passage.passage_id max_length
 MAX_ERRORS = 1000  # the report keeps this many bad lines, then counts the rest
 BATCH = 2000  # records per spool batch and per database write
@@ -253,10 +258,20 @@ class LineStream:
 
 def parse_tsv_line(line: str) -> tuple[str, str] | str:
     """(id, text) of an ``id<TAB>text`` line, or the reason it is bad."""
-    pid, tab, body = line.partition("\t")
-    if not tab:
+    fields = line.rstrip("\r\n").rstrip("\t").split("\t")
+    if len(fields) < 2:
         return "expected 'id<TAB>text'"
-    return pid.strip(), body.strip()
+    if len(fields) > 2:
+        return (
+            f"expected 2 tab-separated fields (id<TAB>text), found {len(fields)}: this is not a passages file, or a "
+            "text holds a tab (replace it by a space)"
+        )
+    return fields[0].strip(), fields[1].strip()
+
+
+def tsv_header(pid: str, body: str) -> bool:
+    """Whether a first line is a header (``id<TAB>text``, ``docid<TAB>passage``, …) rather than a passage."""
+    return pid.lower() in TSV_HEADER_IDS or body.lower() in TSV_HEADER_TEXTS
 
 
 def parse_jsonl_line(line: str) -> tuple[str, str] | str:
@@ -332,13 +347,20 @@ def corpus_stream(
     counts = CorpusCounts()
     kept: set[str] = set()
     batch: list[tuple[str, str]] = []
+    first = True
     for n, line in stream:
         record = parse(line)
         if isinstance(record, str):
             if line.strip():  # blank lines are allowed anywhere
                 report.add(n, record)
+                first = False
             continue
         pid, body = record
+        if first and fmt == "tsv" and tsv_header(pid, body):
+            report.add(n, f"a header ({pid}, {body}), not a passage: a passages TSV has no header line; remove it")
+            first = False
+            continue
+        first = False
         if not pid:
             report.add(n, "empty passage id")
         elif len(pid) > MAX_ID:

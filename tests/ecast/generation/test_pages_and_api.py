@@ -197,6 +197,17 @@ def test_cr_report_has_the_table9_baselines_over_every_turn(admin_client, small_
     assert rows[3].startswith("Mini,Entity removal,6,")
 
 
+def test_the_context_removal_page_is_one_table_in_the_base_layout(admin_client, small_collection):
+    response = admin_client.get(reverse("generation-cr-report") + f"?collection={small_collection.pk}")
+    html = response.content.decode()
+    assert response.status_code == 200 and len(html) < 30_000, len(html)  # it was 1.5 MB: 1,378 copies of the table
+    assert html.count("<table") == 1 and html.count('<table id="cr">') == 1 and html.count("ECAsT Table 9") == 1
+    assert html.lstrip().lower().startswith("<!doctype html>") and "<title>Context removal · ecast</title>" in html
+    assert '<header class="topbar">' in html and html.count("<main>") == 1 and html.rstrip().endswith("</html>")
+    assert "Original manual" in html and "Entity removal" in html
+    assert "{%" not in html and "{{" not in html
+
+
 def test_test_sets_use_each_paraphrase_once_and_export_cast_json(admin_client, admin_api, small_collection):
     for t in small_collection.turns.all():
         for i in range(4):

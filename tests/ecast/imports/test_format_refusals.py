@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 from ecast.imports.services import import_file
 from ecast.models import Collection, ImportJob, Passage, Turn
 from evaluation.models import Qrel, Run
-from tests.ecast.imports.conftest import ok
+from tests.ecast.imports.conftest import GPT4_LABELS, ok
 
 pytestmark = pytest.mark.django_db
 
@@ -104,7 +104,7 @@ def _refused(kind, path, **kw) -> str:
             "clef_queries",
             "cast/2019/evaluation_topics_annotated_resolved_v1.0.tsv",
             "This looks like a TSV of turn ids and texts (turn_id<TAB>text), which the “CAsT 2019 resolved "
-            "rewrites TSV” or “Passages TSV (id<TAB>text)” import reads; the “CLEF eHealth topics XML, 2016–2018 and "
+            "rewrites TSV” import reads; the “CLEF eHealth topics XML, 2016–2018 and "
             "2021 (ad hoc turns)” import reads CLEF eHealth 2016–2018 queries XML (<queries><query><id>…</id><en>…"
             "</en>) or CLEF eHealth 2021 topics XML (<topics><topic><id>…</id><query>…</query>).",
         ),
@@ -113,6 +113,26 @@ def _refused(kind, path, **kw) -> str:
 def test_a_real_file_of_another_format_gets_one_message(shared_data, kind, name, message):
     reason = _refused(kind, shared_data / name, collection=Collection.objects.create(name="CAsT 2020", year=2020))
     assert reason.startswith(message), reason
+
+
+def test_turn_rewrites_are_not_taken_for_passages(shared_data):
+    reason = _refused("passages_tsv", shared_data / "cast/2019/evaluation_topics_annotated_resolved_v1.0.tsv")
+    assert reason.startswith(
+        "This looks like a TSV of turn ids and texts (turn_id<TAB>text), which the “CAsT 2019 resolved rewrites TSV” "
+        "import reads; the “Passages TSV (id<TAB>text)” import reads"
+    ), reason
+
+
+@pytest.mark.parametrize("kind", ["qrels", "passages_tsv", "run"])
+def test_a_tsv_of_gpt4_response_labels_is_refused_and_no_import_is_suggested_for_it(tmp_path, kind):
+    path = tmp_path / "relevance_judgement-gpt4.txt"
+    path.write_text(GPT4_LABELS, encoding="utf-8")
+    reason = _refused(kind, path)
+    assert reason.startswith(
+        "This looks like a TSV file with 4 tab-separated columns (header: conv_id, turn_id, run_id, gpt4-label), "
+        "which ecast cannot import; "
+    ), reason
+    assert "Passages" not in reason.split(";")[0]
 
 
 @pytest.mark.parametrize(

@@ -189,3 +189,16 @@ def test_the_reader_checks_the_size_limit_before_reading_and_gunzips(tmp_path):
     with pytest.raises(ImportFailed) as exc:
         read_text(latin)
     assert exc.value.errors[0]["line"] == 2
+
+
+def test_cast_topic_fields_no_column_stores_are_listed_as_ignored(shared_data):
+    # The 2020 annotated v1.1 file's turn dependencies have no column here: the import says so instead of dropping them.
+    path = shared_data / "cast/2020/automatic_evaluation_topics_annotated_v1.1.json"
+    parsed = cast_topics.parse_cast_topics(path.read_text(), file=path.name)
+    assert parsed.counts["ignored_fields"] == {
+        "turn.query_turn_dependence": 123,
+        "turn.result_turn_dependence": 60,
+    }
+    assert {w["kind"] for w in parsed.warnings} == {"ignored field"}
+    full = shared_data / "cast/2020/2020_manual_evaluation_topics_v1.0_extended.json"
+    assert "ignored_fields" not in cast_topics.parse_cast_topics(full.read_text(), file=full.name).counts

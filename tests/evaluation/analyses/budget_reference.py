@@ -8,6 +8,7 @@ import math
 import pytrec_eval
 from scipy import stats as scipy_stats
 
+from ecast.trees import natural_key
 from evaluation import adjudication
 
 TREC_EVAL = {"AP": "map", "nDCG@3": "ndcg_cut_3", "Bpref": "bpref", "infAP": "infAP"}
@@ -15,7 +16,7 @@ TREC_EVAL = {"AP": "map", "nDCG@3": "ndcg_cut_3", "Bpref": "bpref", "infAP": "in
 
 def plain_loop(runs, qrels, *, depth, threshold, strategies, fractions):
     """The simulation written as plainly as possible: pytrec_eval and scipy called directly, nothing cached."""
-    topics = sorted(t for t in qrels if any(t in r for r in runs.values()))
+    topics = sorted((t for t in qrels if any(t in r for r in runs.values())), key=natural_key)  # 68_2 before 68_10
     out = {}
     for name in strategies:
         orders = {}

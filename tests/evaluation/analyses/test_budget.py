@@ -90,7 +90,7 @@ def test_the_job_stores_curves_and_the_report_shows_them_with_csv(done_budget, a
     kw = {"kind": "budget", "pk": done_budget.pk}
     page = admin_client.get(reverse("analyses-detail", kwargs=kw)).content.decode()
     assert 'id="budget-summary"' in page and "Move-to-front" in page and "<svg" in page
-    assert '<strong id="pool-relevant">18</strong>' in page
+    assert '<strong id="pool-relevant">18</strong>' in page and 'class="muted small cost-spread"' in page
     body = admin_client.get(reverse("analyses-download", kwargs={**kw, "fmt": "csv"})).content.decode()
     rows = list(csv.reader(io.StringIO(body)))
     assert rows[0] == ["strategy", "budget_per_topic", "judgments", "relevant_found", "relevant_in_pool"]
@@ -189,3 +189,23 @@ def test_a_prior_seeds_the_bandits_in_the_simulation():
     assert found(seeded, "mm_ns")[:3] == [0, 0, 0]
     assert found(seeded, "mtf") == found(plain, "mtf")  # move-to-front takes no prior
     assert seeded["prior"] is True and plain["prior"] is False
+
+
+def test_the_budget_is_spread_over_turns_in_natural_order():
+    # The first round judges 68_2 before 68_10 (string order would take 68_10 first and spend 2 judgments).
+    orders = {"68_10": ["x"], "68_2": ["y"]}
+    assert budget.budget_costs(orders, {"68_10": set(), "68_2": {"y"}}, {"one": 1}) == {"one": 1}
+
+
+def test_the_tie_dependent_costs_come_with_their_spread_over_seeded_run_orders():
+    runs = {f"exp{i}": {"t": {f"d{i}": 2.0, f"e{i}": 1.0}} for i in (1, 2, 10)}
+    qrels = {"t": {"e10": 1, "d2": 1}}
+    common = {"runs": runs, "qrels": qrels, "depth": 2, "threshold": 1, "measures": ["AP"], "fractions": [1.0]}
+    res = budget.simulate(strategies=["depth_first", "mtf", "mm_ns"], **common)
+    assert res["runs"] == ["exp1", "exp2", "exp10"] and res["order_seeds"] == list(budget.ORDER_SEEDS)
+    assert res["strategies"]["depth_first"]["cost_spread"] == {}
+    spread = res["strategies"]["mtf"]["cost_spread"]["0.8"]
+    assert len(spread["values"]) == len(budget.ORDER_SEEDS) and spread["min"] == min(spread["values"])
+    assert spread["max"] == max(spread["values"]) and spread["min"] < spread["max"]  # the tie order matters here
+    assert budget.simulate(strategies=["mtf"], **common)["strategies"]["mtf"]["cost_spread"]["0.8"] == spread
+    assert budget.simulate(strategies=["mtf"], order_seeds=(), **common)["strategies"]["mtf"]["cost_spread"] == {}

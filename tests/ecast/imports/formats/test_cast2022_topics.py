@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from django.urls import reverse
 
 from ecast import trees
 from ecast.imports.formats import cast2022_topics
@@ -197,3 +198,45 @@ def test_a_flattened_file_whose_paths_disagree_is_refused_with_the_line(cast, tm
         "topic 132 path 2, turn 1-1: its raw utterance differs from the same turn on an earlier path"
     ]
     assert job.errors[0]["line"] > 1
+
+
+AUTO_TREE = "2022/2022_automatic_evaluation_topics_tree_v1.0.json"
+AUTO_FLAT = "2022/2022_automatic_evaluation_topics_flattened_duplicated_v1.0.json"
+
+
+@pytest.mark.parametrize("name", [AUTO_TREE, AUTO_FLAT])
+def test_the_automatic_files_store_every_user_turns_automatic_rewrite(cast, name):
+    job = ok("cast2022_topics", cast / name)
+    users = Turn.objects.filter(collection=job.collection, participant="User")
+    assert users.count() == 205 and not users.filter(automatic_rewrite="").exists()
+    assert job.counts["automatic_rewrites"] == 205 and job.counts["manual_rewrites"] == 0
+    first = users.get(turn_id="132_1-1")
+    source = json.loads((cast / name).read_text())[0]["turn"][0]
+    assert first.automatic_rewrite == source["automatic_rewritten_utterance"].strip()
+    assert "ignored_fields" not in job.counts  # every field of the file is stored
+
+
+def test_the_manual_and_the_automatic_file_together_keep_both_rewrites(cast):
+    ok("cast2022_topics", cast / TREE)
+    again = ok("cast2022_topics", cast / AUTO_TREE)
+    assert again.counts["turns_created"] == 0 and again.counts["turns_updated"] == 205
+    first = Turn.objects.get(turn_id="132_1-1")
+    assert first.manual_rewrite.endswith("What was the conference about?") and first.automatic_rewrite
+    assert ok("cast2022_topics", cast / TREE).counts["turns_updated"] == 0  # the manual file leaves them be
+
+
+def test_fields_the_import_does_not_store_are_listed_as_ignored(cast, tmp_path, admin_client):
+    data = json.loads((cast / TREE).read_text())
+    data[0]["year"] = 2022
+    data[0]["turn"][0]["speaker_mood"] = "curious"
+    data[0]["turn"][2]["speaker_mood"] = "calm"
+    path = tmp_path / "tree.json"
+    path.write_text(json.dumps(data, indent=1))
+    job = ok("cast2022_topics", path)
+    assert job.counts["ignored_fields"] == {"User turn.speaker_mood": 2, "topic.year": 1}
+    assert [w["reason"] for w in job.counts["warnings"] if w.get("kind") == "ignored field"] == [
+        "field 'speaker_mood' of 2 User turn(s) is not stored (ignored)",
+        "field 'year' of 1 topic(s) is not stored (ignored)",
+    ]
+    page = admin_client.get(reverse("import-job", args=[job.pk])).content.decode()
+    assert "<th>ignored_fields</th><td>User turn.speaker_mood (2), topic.year (1)</td>" in page

@@ -85,6 +85,22 @@ def test_the_2025_layout_is_read_too_and_its_ptkb_texts_become_statement_numbers
     assert third.response_provenance[0] == "clueweb22-en0026-73-16809:6" and len(third.response_provenance) == 4
 
 
+def test_a_passage_cited_twice_is_kept_twice_and_the_repeat_is_reported():
+    source = json.loads(gzip.decompress(IKAT_2025.read_bytes()))
+    listed = {
+        f"{topic['number']}_{turn['turn_id']}": turn["citations"] for topic in source for turn in topic["responses"]
+    }
+    job = ok("ikat_topics", IKAT_2025)
+    stored = dict(Turn.objects.filter(collection=job.collection).values_list("turn_id", "response_provenance"))
+    assert stored == listed  # every citation, in the file's order, repeats included
+    assert (len(stored["2-1_12"]), len(stored["3-1_8"])) == (7, 2)
+    assert job.counts["citations"] == sum(map(len, listed.values()))
+    repeated = [w["reason"] for w in job.counts["warnings"] if w.get("kind") == "repeated"]
+    assert len(repeated) == 2
+    assert repeated[0].startswith("topic 2-1, turn 12: 'citations' cites ") and "kept as listed" in repeated[0]
+    assert repeated[1] == f"topic 3-1, turn 8: 'citations' cites {listed['3-1_8'][0]} more than once; kept as listed"
+
+
 def test_reimporting_a_file_changes_nothing_and_a_changed_file_updates_turns_and_ptkb(ikat, tmp_path):
     path = ikat / "2023/2023_train_topics.json"
     ok("ikat_topics", path)

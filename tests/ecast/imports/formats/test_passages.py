@@ -11,7 +11,7 @@ import pytest
 
 from ecast.imports.formats import passages
 from ecast.models import Collection, ImportJob, Passage
-from tests.ecast.imports.conftest import ok
+from tests.ecast.imports.conftest import GPT4_LABELS, ok
 from tests.judging.relevance import helpers
 
 pytestmark = pytest.mark.django_db
@@ -82,9 +82,9 @@ def test_gzipped_jsonl_with_the_usual_field_names_is_streamed(tmp_path, needed):
 
 def test_without_only_needed_every_passage_is_stored_and_the_first_text_of_an_id_wins(tmp_path):
     path = tmp_path / "p.tsv.gz"
-    path.write_bytes(gzip.compress("\ufeffP1\tfirst\r\n\r\nP2\tsecond\twith a tab\r\nP1\tagain\r\n".encode()))
+    path.write_bytes(gzip.compress("\ufeffP1\tfirst\r\n\r\nP2\tsecond\t\r\nP1\tagain\r\n".encode()))
     job = ok("passages_tsv", path)
-    assert dict(Passage.objects.values_list("passage_id", "text")) == {"P1": "first", "P2": "second\twith a tab"}
+    assert dict(Passage.objects.values_list("passage_id", "text")) == {"P1": "first", "P2": "second"}
     assert job.counts["duplicates"] == 1 and job.counts["lines"] == 4 and "needed_ids" not in job.counts
 
 
@@ -111,6 +111,32 @@ def test_every_bad_tsv_line_is_reported_with_its_line_and_nothing_is_written(tmp
     assert reasons[0] == "expected 'id<TAB>text'" and reasons[1] == "empty passage id"
     assert reasons[2] == "ok2: empty passage text" and reasons[3].startswith("passage id longer than 200")
     assert not Passage.objects.exists()
+
+
+def test_lines_with_more_fields_than_id_and_text_are_errors_and_nothing_is_written(tmp_path):
+    # Parsed line by line (as when the sniffer has nothing to say): each line is refused, the header included.
+    for n, line in enumerate(GPT4_LABELS.splitlines(keepends=True), start=1):
+        assert isinstance(passages.parse_tsv_line(line), str), n
+    path = tmp_path / "mixed.tsv"
+    path.write_text("P1\tfirst\nP2\tsecond\tthird\nP3\tfine\t\n", encoding="utf-8")
+    job = _failed("passages_tsv", path)
+    assert [(e["file"], e["line"]) for e in job.errors] == [("mixed.tsv", 2)]
+    assert job.errors[0]["reason"].startswith("expected 2 tab-separated fields (id<TAB>text), found 3")
+    assert not Passage.objects.exists()
+
+
+@pytest.mark.parametrize("header", ["id\ttext", "docid\tpassage", "PID\tContents"])
+def test_a_first_line_that_is_a_header_is_an_error_and_nothing_is_written(tmp_path, header):
+    path = tmp_path / "with_header.tsv"
+    path.write_text(f"\n{header}\nP1\tfirst passage\nP2\tsecond passage\n", encoding="utf-8")
+    job = _failed("passages_tsv", path)
+    assert [(e["file"], e["line"]) for e in job.errors] == [("with_header.tsv", 2)]
+    assert "a passages TSV has no header line" in job.errors[0]["reason"]
+    assert not Passage.objects.exists()
+    # The same words further down are a passage like any other.
+    path.write_text(f"P1\tfirst passage\n{header}\n", encoding="utf-8")
+    ok("passages_tsv", path)
+    assert Passage.objects.count() == 2
 
 
 def test_every_bad_jsonl_line_is_reported_and_nothing_is_written(tmp_path):
