@@ -338,6 +338,7 @@ class JobRecovery(models.Model):
         WORKER_LOST = "worker_lost", "Retried after worker loss"
         REQUEUED = "requeued", "Re-queued (no worker had started it)"
         GAVE_UP = "gave_up", "Failed after repeated worker loss"
+        TRANSIENT = "transient", "Retried after a database or broker error"
 
     kind = models.CharField(max_length=40)
     job_id = models.PositiveBigIntegerField()

@@ -281,6 +281,9 @@ CELERY_DB_REUSE_MAX = 1_000_000
 ECAST_JOB_HEARTBEAT_SECONDS = _env_int("ECAST_JOB_HEARTBEAT_SECONDS", 10)
 ECAST_JOB_STALE_SECONDS = _env_int("ECAST_JOB_STALE_SECONDS", 120)
 ECAST_JOB_MAX_RETRIES = _env_int("ECAST_JOB_MAX_RETRIES", 3)
+# A unit that meets a lost database or broker connection, a serialization failure or a deadlock is run again in the
+# same worker this many times, after 0.5, 1, 2, 4 … s (capped at 8 s), before the error ends the job.
+ECAST_JOB_TRANSIENT_RETRIES = _env_int("ECAST_JOB_TRANSIENT_RETRIES", 4)
 ECAST_SWEEP_SECONDS = _env_int("ECAST_SWEEP_SECONDS", 30)
 if ECAST_JOB_STALE_SECONDS < 3 * ECAST_JOB_HEARTBEAT_SECONDS:
     # A live job misses a beat now and then (a busy machine); the sweeper must not take that for a dead worker.

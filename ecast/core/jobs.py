@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 from celery import current_app, current_task
 from django.conf import settings
 from django.core.cache import cache
-from django.db import connection
+from django.db import DatabaseError, InterfaceError, OperationalError, connection, connections
 
 from ecast.core.models import Job
 from ecast.models import JobRecovery
@@ -176,8 +176,11 @@ def exclusive(kind: str, job_id: int, *, wait: float | None = None, shared: bool
         yield got
     finally:
         if got:
-            with connection.cursor() as cursor:
-                cursor.execute(f"SELECT pg_advisory_unlock{mode}(%s, %s)", [advisory_key(kind), job_id])
+            try:
+                with connection.cursor() as cursor:
+                    cursor.execute(f"SELECT pg_advisory_unlock{mode}(%s, %s)", [advisory_key(kind), job_id])
+            except DatabaseError:  # the connection died: the lock went with it
+                log.warning("%s %s: its claim ended with its database connection", kind, job_id)
 
 
 def redelivered() -> bool:
@@ -198,16 +201,85 @@ def job_unit(kind: str, job_id: int, work: Callable[[], T], *, claim: bool = Fal
 
     With ``claim``, the job runs in one worker at a time: a copy that finds it running elsewhere returns None at
     once (the holder is alive: its lock would be gone otherwise). A unit the broker redelivered after its worker
-    died is recorded, so the job's page says it was retried.
+    died is recorded, so the job's page says it was retried. A unit that meets a transient database or broker error
+    (:func:`transient`) runs again after a back-off, on fresh connections and with its claim taken anew, up to
+    ECAST_JOB_TRANSIENT_RETRIES times; each retry is recorded. Units are idempotent, so running one again is safe.
     """
+    for attempt in range(int(settings.ECAST_JOB_TRANSIENT_RETRIES) + 1):
+        try:
+            return unit_once(kind, job_id, work, claim=claim, first=attempt == 0)
+        except Exception as exc:
+            # Inside a caller's transaction the whole transaction is lost with the connection: only it can retry.
+            if not transient(exc) or connection.in_atomic_block or attempt >= settings.ECAST_JOB_TRANSIENT_RETRIES:
+                raise
+            wait = min(8.0, 0.5 * 2**attempt)
+            log.warning("%s %s met %s: %s; running it again in %.1f s", kind, job_id, type(exc).__name__, exc, wait)
+            time.sleep(wait)
+            connections_reset()
+            try:
+                detail = f"{type(exc).__name__}: {exc}".strip()[:500] + f" — ran the unit again after {wait:.1f} s"
+                recovery_record(kind, job_id, JobRecovery.Reason.TRANSIENT, detail)
+            except DatabaseError:  # still down: the next attempt finds out and backs off again
+                connections_reset()
+    raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+
+def unit_once(kind: str, job_id: int, work: Callable[[], T], *, claim: bool, first: bool) -> T | None:
     with exclusive(kind, job_id) if claim else nullcontext(True) as mine:
         if not mine:
             log.info("%s %s is running in another worker; this copy does nothing", kind, job_id)
             return None
-        if redelivered():
+        if first and redelivered():
             recovery_record(kind, job_id, JobRecovery.Reason.WORKER_LOST, "the broker redelivered a unit of work")
         with heartbeat(kind, job_id):
             return work()
+
+
+# SQLSTATEs a retry may cure: serialization failure, deadlock, the server shutting the session down, lost
+# connections (PostgreSQL's "08" class).
+TRANSIENT_SQLSTATES = {"40001", "40P01", "57P01", "57P02", "57P03", "08000", "08003", "08006", "08001", "08004"}
+
+
+def transient(exc: BaseException) -> bool:
+    """True for a failure that running the unit again may cure: a lost database or broker connection, a
+    serialization failure, a deadlock, a locked SQLite file; False for everything else (bugs, bad input)."""
+    from kombu.exceptions import OperationalError as BrokerError
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, BrokerError | RedisConnectionError | RedisTimeoutError):
+            return True
+        if isinstance(current, InterfaceError):  # "connection already closed"
+            return True
+        if isinstance(current, OperationalError):
+            cause = current.__cause__
+            state = getattr(cause, "sqlstate", None) or getattr(cause, "pgcode", None)
+            if state is not None:
+                return state in TRANSIENT_SQLSTATES
+            text = str(current).lower()
+            # psycopg's lost connection has no SQLSTATE; SQLite's only transient error is a locked file.
+            return "locked" in text or "connection" in text or "server closed" in text or "terminat" in text
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def reraise_transient(exc: BaseException) -> None:
+    """Called first in a catch-all that would fail the job: lets a transient error reach :func:`job_unit`."""
+    if transient(exc):
+        raise exc
+
+
+def connections_reset() -> None:
+    """Close every database connection (the next query opens a fresh one), as after a lost connection."""
+    for conn in connections.all(initialized_only=True):
+        try:
+            conn.close()
+        except DatabaseError:
+            log.debug("closing a broken connection failed", exc_info=True)
 
 
 def broker_backlog() -> int:
@@ -250,8 +322,8 @@ def queued_times(kind: JobKind, ids: list[int]) -> dict[int, datetime]:
     """When each of ``ids`` was last queued again, for a kind whose jobs are rows (one query)."""
     if kind.model is None or not ids:
         return {}
-    rows = kind.model.objects.filter(pk__in=ids, queued_at__isnull=False).values_list("pk", "queued_at")
-    return {int(pk): at for pk, at in rows}
+    rows = kind.model._default_manager.filter(pk__in=ids, queued_at__isnull=False).values_list("pk", "queued_at")
+    return {int(pk): at for pk, at in rows if at is not None}
 
 
 def since_epoch(epoch: datetime | None) -> dict[str, datetime]:

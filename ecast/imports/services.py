@@ -184,6 +184,7 @@ def _job_run(job: ImportJob, path: Path) -> ImportJob:
     except ImportFailed as exc:
         job.status, job.errors = ImportJob.Status.FAILED, exc.errors
     except Exception as exc:  # noqa: BLE001 - an unexpected bug must still end the job visibly
+        jobs.reraise_transient(exc)  # a lost connection: job_unit runs the import again (it wrote nothing)
         log.exception("import job %s crashed", job.pk)
         job.status = ImportJob.Status.FAILED
         job.errors = [row_error(job.file_name, None, f"internal error: {type(exc).__name__}: {exc}")]

@@ -20,7 +20,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from ecast.core.jobs import debounce, debounce_release, enqueue
+from ecast.core.jobs import debounce, debounce_release, enqueue, reraise_transient
 from ecast.core.models import JobStatus
 from evaluation.analyses import metaeval, pivots
 from evaluation.analyses.selectors import (
@@ -72,6 +72,7 @@ def analysis_compute(*, kind: str, analysis_id: int) -> None:
         model.objects.filter(pk=obj.pk).update(status=JobStatus.FAILED, error=str(exc), finished_at=timezone.now())
         return
     except Exception as exc:
+        reraise_transient(exc)  # a lost connection or a deadlock: job_unit computes it again
         # Never leave the page spinning on "running": record the failure, then let the worker log the traceback.
         model.objects.filter(pk=obj.pk).update(
             status=JobStatus.FAILED, error=f"internal error: {exc!r}", finished_at=timezone.now()
