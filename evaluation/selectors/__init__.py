@@ -4,6 +4,24 @@ show (pages)."""
 
 from __future__ import annotations
 
+from evaluation.selectors.pages import (
+    collection_default,
+    collection_list,
+    collection_list_with_turns,
+    history_data,
+    leaderboard_csv,
+    leaderboard_table,
+    qrels_version_default,
+    qrels_version_get,
+    run_get,
+    run_job_list,
+    run_list,
+    run_pair_compare,
+    run_score_table,
+    run_turn_table,
+    test_set_list,
+    turn_sort_key,
+)
 from evaluation.selectors.rankings import (
     RANKINGS_COLUMNS,
     RANKINGS_ORDER,
@@ -74,4 +92,20 @@ __all__ = [
     "SHOWN",
     "leaderboard_data",
     "scores_stamp",
+    "collection_list",
+    "collection_list_with_turns",
+    "test_set_list",
+    "collection_default",
+    "qrels_version_get",
+    "qrels_version_default",
+    "run_get",
+    "run_list",
+    "run_job_list",
+    "leaderboard_table",
+    "leaderboard_csv",
+    "run_score_table",
+    "turn_sort_key",
+    "run_turn_table",
+    "run_pair_compare",
+    "history_data",
 ]
