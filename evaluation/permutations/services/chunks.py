@@ -68,53 +68,10 @@ def permutation_chunk_run(*, experiment_id: int, conversation_id: int, queue_sco
     try:
         index = _index_for(exp)
         turns = list(Turn.objects.filter(conversation_id=conversation_id).order_by("number"))
-        utter = {t.number: t.raw_utterance for t in turns}
-        tid = {t.number: t.turn_id for t in turns}
-        stored_orders = Permutation.objects.filter(experiment=exp, conversation_id=conversation_id)
-        # In index order: the model's default ordering joins the experiment.
-        orders = list(stored_orders.order_by("index").values_list("index", "order"))
-        sampled = []
-        if not orders:
-            # This chunk samples its conversation's orders; they are stored with its results, in one transaction.
-            entry = next((e for e in exp.plan if e["conversation"] == conversation_id), None)
-            if entry is None:
-                raise ValueError("the conversation is not in the experiment's plan")
-            sampled = plan_orders(exp, entry)
-            orders = [(row[3], row[4]) for row in sampled]
-        wanted: dict[str, list] = {}
-        mapping: dict[tuple[int, str], dict[str, str]] = {}  # (order's index, system) → turn id → ranking key
-        for position, order in orders:
-            for system in exp.systems:
-                qs = retrieval.queries_for_order(system, order, utter)
-                m = {}
-                for n, q in qs.items():
-                    key = retrieval.query_key(q)
-                    wanted.setdefault(key, q)
-                    m[tid[n]] = key
-                mapping[(position, system)] = m
-        # Rankings another chunk (or an earlier delivery) stored; retrieval is deterministic, so they are the same.
-        rankings: dict[str, dict[str, float]] = {}
-        stored: dict[str, int] = {}  # key → pk of the stored ones
-        for key, pk, d, s in PermutationQuery.objects.filter(experiment=exp, key__in=wanted).values_list(
-            "key", "pk", "doc_ids", "scores"
-        ):
-            rankings[key] = dict(zip(d, s, strict=True))
-            stored[key] = pk
-        new = []
-        for key, q in wanted.items():
-            if key not in rankings:
-                docs, scores = index.search(q, exp.depth)
-                new.append((exp.pk, key, q, docs, scores))
-                rankings[key] = dict(zip(docs, scores, strict=True))
-        qrels = qrels_dict(version=exp.qrels_version, turn_ids=[t.pk for t in turns])
-        values = _query_values(
-            {(t, k) for m in mapping.values() for t, k in m.items()},
-            rankings,
-            qrels,
-            measure=exp.measure,
-            threshold=exp.collection.relevance_threshold,
-        )
-        scored = {pair: _per_turn_and_mean(m, values) for pair, m in mapping.items()}
+        orders, sampled = _chunk_orders(exp, conversation_id)
+        wanted, mapping = _chunk_queries(exp, turns, orders)
+        rankings, stored, new = _chunk_rankings(exp, index, wanted)
+        scored = _chunk_scores(exp, turns, mapping, rankings)
         try:
             _chunk_store(exp, conversation_id, sampled, new, stored, mapping, scored, replace=False)
         except IntegrityError:
@@ -129,6 +86,84 @@ def permutation_chunk_run(*, experiment_id: int, conversation_id: int, queue_sco
             status=PermutationExperiment.Status.FAILED, error=f"topic chunk {conversation_id}: {exc}"
         )
         raise
+
+
+def _chunk_orders(exp: PermutationExperiment, conversation_id: int) -> tuple[list[tuple[int, list[int]]], list[tuple]]:
+    """The conversation's orders as (index, order): the stored ones, else sampled from its plan entry (then also
+    returned as the Permutation rows to store with the chunk's results, in one transaction)."""
+    stored_orders = Permutation.objects.filter(experiment=exp, conversation_id=conversation_id)
+    # In index order: the model's default ordering joins the experiment.
+    orders = list(stored_orders.order_by("index").values_list("index", "order"))
+    sampled: list[tuple] = []
+    if not orders:
+        # This chunk samples its conversation's orders; they are stored with its results, in one transaction.
+        entry = next((e for e in exp.plan if e["conversation"] == conversation_id), None)
+        if entry is None:
+            raise ValueError("the conversation is not in the experiment's plan")
+        sampled = plan_orders(exp, entry)
+        orders = [(row[3], row[4]) for row in sampled]
+    return orders, sampled
+
+
+def _chunk_queries(
+    exp: PermutationExperiment, turns: list[Turn], orders: list[tuple[int, list[int]]]
+) -> tuple[dict[str, list], dict[tuple[int, str], dict[str, str]]]:
+    """The queries every order asks of every system: each distinct query by its ranking key, and for each (order's
+    index, system) the ranking key of each turn id."""
+    utter = {t.number: t.raw_utterance for t in turns}
+    tid = {t.number: t.turn_id for t in turns}
+    wanted: dict[str, list] = {}
+    mapping: dict[tuple[int, str], dict[str, str]] = {}  # (order's index, system) → turn id → ranking key
+    for position, order in orders:
+        for system in exp.systems:
+            qs = retrieval.queries_for_order(system, order, utter)
+            m = {}
+            for n, q in qs.items():
+                key = retrieval.query_key(q)
+                wanted.setdefault(key, q)
+                m[tid[n]] = key
+            mapping[(position, system)] = m
+    return wanted, mapping
+
+
+def _chunk_rankings(
+    exp: PermutationExperiment, index: retrieval.Bm25Index, wanted: dict[str, list]
+) -> tuple[dict[str, dict[str, float]], dict[str, int], list[tuple]]:
+    """Every wanted ranking (key → {doc: score}): the stored ones (key → pk in ``stored``) and the ones retrieved
+    now (``new``, as PermutationQuery rows to store)."""
+    # Rankings another chunk (or an earlier delivery) stored; retrieval is deterministic, so they are the same.
+    rankings: dict[str, dict[str, float]] = {}
+    stored: dict[str, int] = {}  # key → pk of the stored ones
+    for key, pk, d, s in PermutationQuery.objects.filter(experiment=exp, key__in=wanted).values_list(
+        "key", "pk", "doc_ids", "scores"
+    ):
+        rankings[key] = dict(zip(d, s, strict=True))
+        stored[key] = pk
+    new = []
+    for key, q in wanted.items():
+        if key not in rankings:
+            docs, scores = index.search(q, exp.depth)
+            new.append((exp.pk, key, q, docs, scores))
+            rankings[key] = dict(zip(docs, scores, strict=True))
+    return rankings, stored, new
+
+
+def _chunk_scores(
+    exp: PermutationExperiment,
+    turns: list[Turn],
+    mapping: dict[tuple[int, str], dict[str, str]],
+    rankings: dict[str, dict[str, float]],
+) -> dict[tuple[int, str], tuple[dict, float | None]]:
+    """Per-turn scores and mean of every (order's index, system), against the experiment's qrels version."""
+    qrels = qrels_dict(version=exp.qrels_version, turn_ids=[t.pk for t in turns])
+    values = _query_values(
+        {(t, k) for m in mapping.values() for t, k in m.items()},
+        rankings,
+        qrels,
+        measure=exp.measure,
+        threshold=exp.collection.relevance_threshold,
+    )
+    return {pair: _per_turn_and_mean(m, values) for pair, m in mapping.items()}
 
 
 @transaction.atomic
