@@ -18,8 +18,11 @@ class EcastConfig(AppConfig):
         for package in TASK_PACKAGES:
             import_module(f"{package}.tasks")
         from ecast import dashboard
+        from ecast.core.demos import demo_part_register
 
         dashboard.register_ecast_sources()
+        # The generation demo draws the paraphrase test sets that the other features' demos run and judge.
+        demo_part_register(module="ecast.generation.demo", stage="paraphrases")
         _forget_tokens_on_change()
 
 

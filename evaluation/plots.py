@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from matplotlib.ticker import MaxNLocator
 
@@ -60,3 +61,34 @@ def history_svg(series: Mapping[str, Sequence[tuple[int, float]]], *, ylabel: st
     if len(series) <= 20:
         ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     return figure_svg(fig)
+
+
+def leaderboard_svg(data: dict[str, Any]) -> str:
+    """The leaderboard's bars: each evaluated run's mean of the sorted-by measure, ± its standard error."""
+    evaluated = [r for r in data["rows"] if r["headline"] is not None]
+    return bars_svg(
+        [r["run"] for r in evaluated],
+        [r["headline"] for r in evaluated],
+        [r["stderr"] for r in evaluated],
+        ylabel=f"mean {data['measure']} ± s.e. ({data['version']['name']})",
+    )
+
+
+def turn_deltas_svg(a: Mapping[str, float], b: Mapping[str, float], *, ylabel: str) -> str:
+    """Per-turn differences a − b over the turns both score, in turn id order."""
+    common = sorted(set(a) & set(b))
+    return deltas_svg(common, [a[t] - b[t] for t in common], ylabel=ylabel)
+
+
+def history_figures(snapshots: list[dict[str, Any]], *, measure: str) -> tuple[str, str]:
+    """The history page's two figures, one line per run across the snapshots: its mean, and its rank."""
+    score_series: dict[str, list[tuple[int, float]]] = {}
+    rank_series: dict[str, list[tuple[int, float]]] = {}
+    for i, snap in enumerate(snapshots):
+        for e in snap["entries"]:
+            score_series.setdefault(e["run"], []).append((i, e["mean"]))
+            rank_series.setdefault(e["run"], []).append((i, e["rank"]))
+    return (
+        history_svg(score_series, ylabel=f"mean {measure}"),
+        history_svg(rank_series, ylabel="rank", invert=True),
+    )

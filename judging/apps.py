@@ -13,6 +13,18 @@ class JudgingConfig(AppConfig):
 
         dashboard.register()
         _forget_cached_campaigns_on_change()
+        _register_demo_parts()
+
+
+def _register_demo_parts() -> None:
+    """``manage.py load_demo``'s parts of judging (ecast.core.demos)."""
+    from ecast.core.demos import demo_part_register
+
+    demo_part_register(module="judging.rating.demo", stage="paraphrases")
+    # The relevance demo pools the BM25 runs the robustness demo made (stage "runs"), and its derived version is
+    # scored with the others (stage "scores").
+    demo_part_register(module="judging.relevance.demo", stage="judgments")
+    demo_part_register(module="judging.ptkb.demo", stage="other collections")
 
 
 def _forget_cached_campaigns_on_change() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
@@ -43,94 +44,116 @@ def _meta(obj) -> dict:
     }
 
 
-def csv_rows(kind: str, res: dict, table: str = "") -> tuple[list[str], list[list[Any]]]:
-    """Header and rows of an analysis' CSV download (``table`` picks a secondary table)."""
-    if kind == "pivots":
-        if table == "splits":
-            head = ["metric", "pivot", "split", "consistency", "correctness"]
-            rows = [
-                [m, s, k, res["consistency_splits"][m][k][i], res["correctness_splits"][m][k][i]]
-                for m in res.get("metrics", [])
-                for i, s in enumerate(res["systems"])
-                for k in range(len(res.get("consistency_splits", {}).get(m, [])))
-            ]
-            return head, rows
-        head = [
-            "metric",
-            "pivot",
-            "full_set_mean",
-            "consistency_mean",
-            "consistency_std",
-            "correctness_mean",
-            "correctness_std",
-        ]
+def pivots_csv_rows(res: dict, table: str) -> tuple[list[str], list[list[Any]]]:
+    """Pivots: consistency and correctness per metric and pivot (default) or per random split (``table=splits``)."""
+    if table == "splits":
+        head = ["metric", "pivot", "split", "consistency", "correctness"]
         rows = [
-            [
-                m,
-                s,
-                res["reference_means"][m][i],
-                res["consistency_mean"][m][i],
-                res["consistency_std"][m][i],
-                res["correctness_mean"][m][i],
-                res["correctness_std"][m][i],
-            ]
+            [m, s, k, res["consistency_splits"][m][k][i], res["correctness_splits"][m][k][i]]
             for m in res.get("metrics", [])
             for i, s in enumerate(res["systems"])
+            for k in range(len(res.get("consistency_splits", {}).get(m, [])))
         ]
         return head, rows
-    if kind == "metaeval":
-        if table == "ranks":
-            head = [
-                "dimension",
-                "iterations",
-                "metric",
-                "intuitiveness_wins",
-                "intuitiveness_rank",
-                "unanimity",
-                "unanimity_rank",
-            ]
-            rows = [
-                [
-                    s["dimension"],
-                    s["iterations"],
-                    m,
-                    s["intuitiveness_wins"][m],
-                    s["intuitiveness_rank"][m],
-                    s["unanimity"][m],
-                    s["unanimity_rank"][m],
-                ]  # fmt: skip
-                for s in res.get("settings", [])
-                for m in res["complex_metrics"]
-            ]
-            return head, rows
-        keys = ["cases", "disagreements", "disagreement_fraction", "correct1", "correct2", "simple_ties",
-                "intuitiveness1", "intuitiveness2", "p_value", "significant_winner"]  # fmt: skip
-        head = ["dimension", "simple_metrics", "iterations", "metric1", "metric2", *keys]
+    head = [
+        "metric",
+        "pivot",
+        "full_set_mean",
+        "consistency_mean",
+        "consistency_std",
+        "correctness_mean",
+        "correctness_std",
+    ]
+    rows = [
+        [
+            m,
+            s,
+            res["reference_means"][m][i],
+            res["consistency_mean"][m][i],
+            res["consistency_std"][m][i],
+            res["correctness_mean"][m][i],
+            res["correctness_std"][m][i],
+        ]
+        for m in res.get("metrics", [])
+        for i, s in enumerate(res["systems"])
+    ]
+    return head, rows
+
+
+def metaeval_csv_rows(res: dict, table: str) -> tuple[list[str], list[list[Any]]]:
+    """Meta-evaluation: each pair of complex metrics per setting (default) or each metric's ranks (``table=ranks``)."""
+    if table == "ranks":
+        head = [
+            "dimension",
+            "iterations",
+            "metric",
+            "intuitiveness_wins",
+            "intuitiveness_rank",
+            "unanimity",
+            "unanimity_rank",
+        ]
         rows = [
             [
                 s["dimension"],
-                "+".join(s["simple_metrics"]),
                 s["iterations"],
-                p["metric1"],
-                p["metric2"],
-                *[p[k] for k in keys],
-            ]
+                m,
+                s["intuitiveness_wins"][m],
+                s["intuitiveness_rank"][m],
+                s["unanimity"][m],
+                s["unanimity_rank"][m],
+            ]  # fmt: skip
             for s in res.get("settings", [])
-            for p in s["pairs"]
+            for m in res["complex_metrics"]
         ]
         return head, rows
-    if kind == "calibration":
-        head = ["condition", "ece", "bucket_lower", "bucket_upper", "count", "mean_confidence", "fraction_relevant"]
-        rows = [
-            [c["label"], c["ece"], b["lower"], b["upper"], b["count"], b["confidence"], b["accuracy"]]
-            for c in res.get("conditions", [])
-            for b in c["buckets"]
+    keys = ["cases", "disagreements", "disagreement_fraction", "correct1", "correct2", "simple_ties",
+            "intuitiveness1", "intuitiveness2", "p_value", "significant_winner"]  # fmt: skip
+    head = ["dimension", "simple_metrics", "iterations", "metric1", "metric2", *keys]
+    rows = [
+        [
+            s["dimension"],
+            "+".join(s["simple_metrics"]),
+            s["iterations"],
+            p["metric1"],
+            p["metric2"],
+            *[p[k] for k in keys],
         ]
-        return head, rows
-    if kind == "budget":
-        return budget_csv_rows(res, table)
+        for s in res.get("settings", [])
+        for p in s["pairs"]
+    ]
+    return head, rows
+
+
+def calibration_csv_rows(res: dict, table: str) -> tuple[list[str], list[list[Any]]]:
+    """Calibration: each condition's ECE and reliability buckets."""
+    head = ["condition", "ece", "bucket_lower", "bucket_upper", "count", "mean_confidence", "fraction_relevant"]
+    rows = [
+        [c["label"], c["ece"], b["lower"], b["upper"], b["count"], b["confidence"], b["accuracy"]]
+        for c in res.get("conditions", [])
+        for b in c["buckets"]
+    ]
+    return head, rows
+
+
+def stochastic_csv_rows(res: dict, table: str) -> tuple[list[str], list[list[Any]]]:
+    """Risk-aware ranking: value and gain at each risk weight b."""
     head = ["b", "value", "gain", "relative_gain"]
     return head, [[c["b"], c["value"], c["gain"], c["relative_gain"]] for c in res.get("curve", [])]
+
+
+# Each analysis kind's CSV row builder: (results, table) → (header, rows).
+CSV_ROWS: dict[str, Callable[[dict, str], tuple[list[str], list[list[Any]]]]] = {
+    "pivots": pivots_csv_rows,
+    "metaeval": metaeval_csv_rows,
+    "calibration": calibration_csv_rows,
+    "budget": budget_csv_rows,
+    "stochastic": stochastic_csv_rows,
+}
+
+
+def csv_rows(kind: str, res: dict, table: str = "") -> tuple[list[str], list[list[Any]]]:
+    """Header and rows of an analysis' CSV download (``table`` picks a secondary table)."""
+    return CSV_ROWS.get(kind, stochastic_csv_rows)(res, table)
 
 
 @admin_required

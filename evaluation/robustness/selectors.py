@@ -9,7 +9,7 @@ from ecast.models import Collection, TestSet
 from evaluation import metrics
 from evaluation.models import QrelsVersion, Run
 from evaluation.robustness import tables as robustness
-from evaluation.selectors import qrels_dict, rankings_top, score_means
+from evaluation.selectors import collection_list, qrels_dict, rankings_top, score_means
 
 TABLE_MEASURES = ["nDCG@3", "R@1000", "AP"]
 KINDS = ("manual", "raw")
@@ -132,4 +132,39 @@ def robustness_report(p: RobustnessParams) -> dict[str, Any]:
         "table11": table11(p),
         "table13": table13(p),
         "table14": table14(p),
+    }
+
+
+def robustness_page(p: RobustnessParams, report: dict[str, Any]) -> dict[str, Any]:
+    """The report page's table rows (Tables 11, 13 and 14) and its choices (versions, runs, test sets without a run)."""
+    t11, t13, t14 = report["table11"], report["table13"], report["table14"]
+    labels13 = t13["labels"]
+    r13 = t13["runs"]
+    rows13 = [
+        ("Top-k passages", [r13[x]["top_k"] for x in labels13], False),
+        ("Judged", [r13[x]["judged_pct"] for x in labels13], True),
+        ("Unjudged", [r13[x]["unjudged_pct"] for x in labels13], True),
+        ("Unjudged (count)", [r13[x]["unjudged"] for x in labels13], False),
+        ("Unique within its group", [r13[x]["unique_pct"] for x in labels13], True),
+        ("Assessed since", [r13[x]["assessed"] for x in labels13], False),
+        ("Still pending", [r13[x]["pending"] for x in labels13], False),
+    ] + [(f"grade {g}", [r13[x]["grades_pct"][g] for x in labels13], True) for g in range(5)]
+    return {
+        "rows11": [(r, [r["values"][m] for m in p.measures]) for r in t11["rows"]],
+        "rows13": rows13,
+        "rows14": [(r["label"], m, r["values"][m]) for r in t14["rows"] for m in t14["measures"]] if t14 else [],
+        "t11": t11,
+        "t13": t13,
+        "t14": t14,
+        "labels13": labels13,
+        "collections": collection_list(),
+        "versions": QrelsVersion.objects.filter(collection=p.collection).order_by("created_at", "id"),
+        "runs": Run.objects.filter(collection=p.collection).order_by("name"),
+        "unjudged_count": len(t13["unjudged_pairs"]),
+        "extra_ids": {r.pk for r in p.extra_runs},
+        "sets_without_run": TestSet.objects.filter(collection=p.collection, runs__isnull=True).order_by(
+            "kind", "index"
+        ),
+        "test_sets": TestSet.objects.filter(collection=p.collection).count(),
+        "derived": QrelsVersion.objects.filter(collection=p.collection, parent=p.base).exists(),
     }

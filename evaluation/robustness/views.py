@@ -13,11 +13,12 @@ from django.views.decorators.http import require_POST
 from ecast.core.csvfiles import csv_response
 from ecast.core.pages import refusal_shown
 from ecast.core.permissions import admin_required
-from ecast.models import Collection, TestSet
+from ecast.models import TestSet
 from evaluation.models import Qrel, QrelsVersion, Run
 from evaluation.robustness import selectors as rsel
 from evaluation.robustness import services
-from evaluation.robustness.plots import grouped_bars_svg, stacked_share_svg
+from evaluation.robustness.plots import robustness_figures
+from evaluation.selectors import collection_list
 from evaluation.views import pick_version
 
 
@@ -79,85 +80,18 @@ def robustness(request: HttpRequest) -> HttpResponse:
         return render(
             request,
             "evaluation/robustness.html",
-            {"empty": True, "collection": collection, "collections": Collection.objects.order_by("name")},
+            {"empty": True, "collection": collection, "collections": collection_list()},
         )
     report = rsel.robustness_report(p)
-    t11, t13, t14 = report["table11"], report["table13"], report["table14"]
-    plain = [r for r in t11["rows"] if not r["average"]]
-    fig11 = grouped_bars_svg(
-        [r["label"] for r in plain] + [f"baseline {k}" for k in t11["baselines"]],
-        {
-            m: [r["values"][m]["value"] for r in plain] + [b["means"].get(m) for b in t11["baselines"].values()]
-            for m in p.measures
-        },
-        ylabel=f"mean ({p.base.name})",
-    )
-    labels13 = t13["labels"]
-    fig13a = stacked_share_svg(
-        labels13,
-        {
-            "judged": [t13["runs"][x]["judged_pct"] or 0.0 for x in labels13],
-            "unjudged": [t13["runs"][x]["unjudged_pct"] or 0.0 for x in labels13],
-        },
-        ylabel=f"% of top-{p.depth}",
-    )
-    fig13b = ""
-    if p.extended is not None and any(t13["runs"][x]["assessed"] for x in labels13):
-        fig13b = stacked_share_svg(
-            labels13,
-            {f"grade {g}": [t13["runs"][x]["grades_pct"][g] or 0.0 for x in labels13] for g in range(5)},
-            ylabel="% of formerly unjudged (assessed)",
-        )
-    fig14 = ""
-    if t14:
-        fig14 = grouped_bars_svg(
-            [r["label"] for r in t14["rows"]],
-            {
-                f"{p.measures[0]} {p.base.name}": [r["values"][p.measures[0]]["before"] for r in t14["rows"]],
-                f"{p.measures[0]} {p.extended.name if p.extended else ''}": [
-                    r["values"][p.measures[0]]["after"] for r in t14["rows"]
-                ],
-            },
-            ylabel=p.measures[0],
-        )
-    r13 = t13["runs"]
-    rows13 = [
-        ("Top-k passages", [r13[x]["top_k"] for x in labels13], False),
-        ("Judged", [r13[x]["judged_pct"] for x in labels13], True),
-        ("Unjudged", [r13[x]["unjudged_pct"] for x in labels13], True),
-        ("Unjudged (count)", [r13[x]["unjudged"] for x in labels13], False),
-        ("Unique within its group", [r13[x]["unique_pct"] for x in labels13], True),
-        ("Assessed since", [r13[x]["assessed"] for x in labels13], False),
-        ("Still pending", [r13[x]["pending"] for x in labels13], False),
-    ] + [(f"grade {g}", [r13[x]["grades_pct"][g] for x in labels13], True) for g in range(5)]
     return render(
         request,
         "evaluation/robustness.html",
         {
             "p": p,
-            "rows11": [(r, [r["values"][m] for m in p.measures]) for r in t11["rows"]],
-            "rows13": rows13,
-            "rows14": [(r["label"], m, r["values"][m]) for r in t14["rows"] for m in t14["measures"]] if t14 else [],
             "report": report,
-            "t11": t11,
-            "t13": t13,
-            "t14": t14,
-            "labels13": labels13,
-            "fig11": fig11,
-            "fig13a": fig13a,
-            "fig13b": fig13b,
-            "fig14": fig14,
-            "collections": Collection.objects.order_by("name"),
-            "versions": QrelsVersion.objects.filter(collection=p.collection).order_by("created_at", "id"),
-            "runs": Run.objects.filter(collection=p.collection).order_by("name"),
             "query": request.GET.urlencode(),
-            "unjudged_count": len(t13["unjudged_pairs"]),
-            "extra_ids": {r.pk for r in p.extra_runs},
-            "sets_without_run": TestSet.objects.filter(collection=p.collection, runs__isnull=True).order_by(
-                "kind", "index"
-            ),
-            "test_sets": TestSet.objects.filter(collection=p.collection).count(),
-            "derived": QrelsVersion.objects.filter(collection=p.collection, parent=p.base).exists(),
+            **rsel.robustness_page(p, report),
+            **robustness_figures(p, report),
         },
     )
 

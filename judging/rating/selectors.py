@@ -141,6 +141,41 @@ def last_rating(*, campaign: Campaign, rater: Any) -> Rating | None:
     return Rating.objects.filter(campaign=campaign, rater=rater).order_by("-submitted_at", "-pk").first()
 
 
+def rating_page(
+    *, campaign: Campaign, rater: Any, assignment: RatingAssignment | None, posted: dict[str, Any]
+) -> dict[str, Any]:
+    """What the rating page shows of the rater's item (``posted``: the answer a failed submission sent, shown again),
+    their progress and the undo offer; without an item, only what the done page shows."""
+    last = last_rating(campaign=campaign, rater=rater)
+    undo = None
+    if last and (timezone.now() - last.submitted_at).total_seconds() <= campaign.undo_seconds:
+        undo = {"assignment_id": last.assignment_id, "seconds": campaign.undo_seconds}
+    done = rater_done_count(campaign=campaign, rater=rater)
+    if assignment is None:
+        return {"campaign": campaign, "done": done, "undo": undo}
+    left = rater_items_left(campaign=campaign, rater=rater)
+    item = assignment.item
+    # After an undo the withdrawn answer is shown again, so correcting one measure is one key press.
+    previous = previous_answer(assignment=assignment)
+    measures = []
+    for m in rater_measures(campaign=campaign):
+        chosen = str(posted.get(m["key"], previous.get(m["key"], "")))
+        measures.append({**m, "options": list(enumerate(m["anchors"], start=1)), "chosen": chosen})
+    return {
+        "campaign": campaign,
+        "assignment": assignment,
+        "item": item,
+        "ctx": item.context,
+        "measures": measures,
+        "done": done,
+        "left": left,
+        "total": done + left,
+        "position": done + 1,
+        "corrected": bool(previous) and not posted,
+        "undo": undo,
+    }
+
+
 def counted_ratings(*, campaign: Campaign) -> list[Rating]:
     """Ratings that count: regular items, raters not paused; in submission order."""
     paused = RaterStatus.objects.filter(campaign=campaign, paused=True).values("rater_id")

@@ -13,7 +13,6 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from ecast.core.pages import refusal_shown
@@ -69,44 +68,12 @@ def rating_rate(request: HttpRequest, campaign_id: int) -> HttpResponse:
         assignment = leasing.assignment_next(campaign=campaign, rater=request.user)
     if refused:
         return render(request, "judging/rating_done.html", {"campaign": campaign, "message": refused.text}, status=403)
-    last = sel.last_rating(campaign=campaign, rater=request.user)
-    undo = None
-    if last and (timezone.now() - last.submitted_at).total_seconds() <= campaign.undo_seconds:
-        undo = {"assignment_id": last.assignment_id, "seconds": campaign.undo_seconds}
-    done = sel.rater_done_count(campaign=campaign, rater=request.user)
+    page = sel.rating_page(campaign=campaign, rater=request.user, assignment=assignment, posted=posted)
     if assignment is None:
         return render(
-            request,
-            "judging/rating_done.html",
-            {"campaign": campaign, "done": done, "undo": undo, "message": "No more items for you in this campaign."},
+            request, "judging/rating_done.html", {**page, "message": "No more items for you in this campaign."}
         )
-    left = sel.rater_items_left(campaign=campaign, rater=request.user)
-    item = assignment.item
-    # After an undo the withdrawn answer is shown again, so correcting one measure is one key press.
-    previous = sel.previous_answer(assignment=assignment)
-    measures = []
-    for m in sel.rater_measures(campaign=campaign):
-        chosen = str(posted.get(m["key"], previous.get(m["key"], "")))
-        measures.append({**m, "options": list(enumerate(m["anchors"], start=1)), "chosen": chosen})
-    return render(
-        request,
-        "judging/rating_rate.html",
-        {
-            "campaign": campaign,
-            "assignment": assignment,
-            "item": item,
-            "ctx": item.context,
-            "measures": measures,
-            "idempotency_key": uuid.uuid4().hex,
-            "done": done,
-            "left": left,
-            "total": done + left,
-            "position": done + 1,
-            "corrected": bool(previous) and not posted,
-            "undo": undo,
-            "error": error,
-        },
-    )
+    return render(request, "judging/rating_rate.html", {**page, "idempotency_key": uuid.uuid4().hex, "error": error})
 
 
 @rater_required

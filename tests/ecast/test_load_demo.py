@@ -8,6 +8,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
+from ecast.core.demos import demo_part_register, demo_parts
 from ecast.core.permissions import user_roles
 from ecast.management.commands.load_demo import CORPUS, DEMO_ACCOUNTS, DEMO_DIR, demo_corpus_ids, ensure_accounts
 from ecast.models import Collection, ImportJob, Paraphrase, Passage, TestSet, Turn
@@ -86,3 +87,23 @@ def test_existing_accounts_keep_their_passwords(admin_user):
     assert "rater" in user_roles(User.objects.get(username="rater1"))
     ensure_accounts()
     assert User.objects.filter(username__in=[a[0] for a in DEMO_ACCOUNTS]).count() == 5
+
+
+def test_every_feature_registers_its_demo_part_and_they_load_in_the_order_of_the_data_flow():
+    # Test sets before the BM25 runs over them, those runs before the pool that judges them, the pool's derived
+    # version before the scores, the scores before the analyses that read them.
+    assert [part.module for part in demo_parts()] == [
+        "ecast.generation.demo",
+        "judging.rating.demo",
+        "evaluation.robustness.demo",
+        "judging.relevance.demo",
+        "evaluation.demo",
+        "evaluation.permutations.demo",
+        "evaluation.analyses.demo",
+        "judging.ptkb.demo",
+    ]
+
+
+def test_a_demo_part_names_one_of_the_stages():
+    with pytest.raises(ValueError, match="stage"):
+        demo_part_register(module="somewhere.demo", stage="later")

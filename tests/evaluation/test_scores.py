@@ -11,6 +11,7 @@ from ecast.core.jobs import debounce_release
 from evaluation import events, metrics, services
 from evaluation.models import DirtyTurn, EvaluationJob, LeaderboardSnapshot, Qrel, TurnScores
 from evaluation.selectors import leaderboard, per_turn_scores, qrels_dict, run_dict, score_means, score_summary
+from evaluation.services import jobs as job_services
 from tests.concurrency import require_postgres
 from tests.evaluation.eval_helpers import QRELS, RUNS, add_run, build, stored
 
@@ -308,7 +309,7 @@ def test_a_full_recompute_fans_out_in_parts_that_store_what_one_pass_stores(sett
     TurnScores.objects.all().delete()
     settings.ECAST_RECOMPUTE_PARTS = 5  # more parts than runs: one part per run
     job = services.evaluation_job_create(collection=coll, kind="full", start=False)
-    with mock.patch("evaluation.services.enqueue", wraps=services.enqueue) as queued:
+    with mock.patch("evaluation.services.jobs.enqueue", wraps=job_services.enqueue) as queued:
         done = services.evaluation_job_execute(job_id=job.pk)
     parts = [c.args for c in queued.call_args_list if c.args[0] == services.PART_TASK]
     assert sorted(p[3] for p in parts) == sorted([[r.pk] for r in runs.values()])
@@ -322,7 +323,7 @@ def test_a_started_full_recompute_queues_its_parts_at_commit_without_a_job_task_
 ):
     coll, version, runs = build()
     settings.ECAST_RECOMPUTE_PARTS = 2
-    with mock.patch("evaluation.services.enqueue") as queued:
+    with mock.patch("evaluation.services.jobs.enqueue") as queued:
         with django_capture_on_commit_callbacks(execute=False) as callbacks:
             job = services.evaluation_job_create(collection=coll, kind="full")
         assert not queued.called  # nothing reaches a worker before the job row is committed
@@ -337,7 +338,7 @@ def test_a_started_full_recompute_queues_its_parts_at_commit_without_a_job_task_
 def test_a_failing_part_fails_the_full_recompute_job_with_its_reason():
     coll, version, runs = build()
     job = services.evaluation_job_create(collection=coll, kind="full", start=False)
-    with mock.patch("evaluation.services.scores_write", side_effect=RuntimeError("disk full")):
+    with mock.patch("evaluation.services.jobs.scores_write", side_effect=RuntimeError("disk full")):
         services.evaluation_job_execute(job_id=job.pk)
     job.refresh_from_db()
     assert job.status == "failed" and "disk full" in job.error

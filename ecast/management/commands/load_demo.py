@@ -17,6 +17,7 @@ from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from ecast.core.demos import demo_parts
 from ecast.core.permissions import ADMIN, ASSESSOR, RATER
 from ecast.imports import registry
 from ecast.imports.services import import_file
@@ -31,20 +32,6 @@ DEMO_ACCOUNTS = [
     ("rater2", "demo-rater2", RATER),
     ("rater3", "demo-rater3", RATER),
     ("assessor1", "demo-assessor1", ASSESSOR),
-]
-# Feature demo modules, loaded in this order by dotted path (ecast has no import of judging or evaluation); each
-# has an idempotent load(stdout=...). The generation demo draws the paraphrase test sets, the robustness demo runs
-# the built-in BM25 over the demo corpus for the originals and every test set, and the relevance demo pools those
-# runs, so it comes after both.
-DEMO_MODULES = [
-    "ecast.generation.demo",
-    "judging.rating.demo",
-    "evaluation.robustness.demo",
-    "judging.relevance.demo",
-    "evaluation.demo",
-    "evaluation.permutations.demo",
-    "evaluation.analyses.demo",
-    "judging.ptkb.demo",
 ]
 # The demo passage corpus: every public passage text found (DATA_LICENSES.md), one file per source, each id once.
 CORPUS = [
@@ -194,7 +181,8 @@ class Command(BaseCommand):
             self.stdout.write(f"  {role:<9} {username:<10} password: {password}{note}")
 
     def _feature_demos(self, *, strict: bool) -> None:
-        for name in DEMO_MODULES:
+        # Each feature registers its demo module (ecast.core.demos), in the order its stage needs.
+        for name in (part.module for part in demo_parts()):
             try:
                 module = importlib.import_module(name)
                 self.stdout.write(f"Loading {name} …")

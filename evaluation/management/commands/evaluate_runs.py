@@ -7,7 +7,7 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 
 from ecast.models import Collection
-from evaluation import services
+from evaluation import scoring, services
 from evaluation.models import QrelsVersion, Run
 
 
@@ -38,7 +38,7 @@ class Command(BaseCommand):
         run_ids = list(runs.values_list("pk", flat=True))
         for version in versions:
             start = time.perf_counter()
-            written = services.scores_write(version=version, run_ids=run_ids)
+            written = scoring.scores_write(version=version, run_ids=run_ids)
             services.leaderboard_snapshot_create(version=version, trigger="manage.py evaluate_runs", counts=written)
             self.stdout.write(
                 f"{version.name}: {written.values} scores for {len(run_ids)} run(s) in "

@@ -12,6 +12,7 @@ from evaluation.permutations import retrieval
 from evaluation.permutations import selectors as sel
 from evaluation.permutations import services as svc
 from evaluation.permutations.runs import permutation_run_import
+from evaluation.permutations.services import chunks, experiments, recovery
 from evaluation.permutations.tasks import permutation_experiment_score_task
 from tests.concurrency import require_postgres
 
@@ -301,7 +302,8 @@ def test_without_new_judgments_the_last_chunk_finishes_the_experiment_without_a_
     cache_dir, django_capture_on_commit_callbacks, monkeypatch
 ):
     queued = []
-    monkeypatch.setattr(svc, "enqueue", lambda name, *args, **kw: queued.append(name))
+    for module in (experiments, chunks, recovery):  # every module of the services that queues
+        monkeypatch.setattr(module, "enqueue", lambda name, *args, **kw: queued.append(name))
     coll, version = labelled_collection()
     exp = svc.permutation_experiment_create(
         collection=coll, name="exp", qrels_version=version, systems=["current"], k=5, seed=1, start=False
@@ -383,7 +385,8 @@ def test_an_experiment_whose_last_chunk_died_before_finishing_it_is_finished_by_
     cache_dir, django_capture_on_commit_callbacks, monkeypatch
 ):
     queued = []
-    monkeypatch.setattr(svc, "enqueue", lambda name, *args, **kw: queued.append(name))
+    for module in (experiments, chunks, recovery):  # every module of the services that queues
+        monkeypatch.setattr(module, "enqueue", lambda name, *args, **kw: queued.append(name))
     coll, version = labelled_collection()
     exp = svc.permutation_experiment_create(
         collection=coll, name="exp", qrels_version=version, systems=["current", "cu"], k=5, seed=1, start=False
@@ -449,7 +452,7 @@ def test_a_ranking_another_chunk_stored_meanwhile_is_kept_once_and_the_results_p
     for e in (reference, exp):
         svc.permutation_index_prepare(experiment=e)
     svc.permutation_chunk_run(experiment_id=reference.pk, conversation_id=first, queue_scoring=False)
-    store = svc._chunk_store
+    store = chunks._chunk_store
     raced: list[str] = []
 
     def another_chunk_stores_one_first(exp_, conversation_id, sampled, new, *args, replace):
@@ -459,7 +462,7 @@ def test_a_ranking_another_chunk_stored_meanwhile_is_kept_once_and_the_results_p
             raced.append(key)
         return store(exp_, conversation_id, sampled, new, *args, replace=replace)
 
-    monkeypatch.setattr(svc, "_chunk_store", another_chunk_stores_one_first)
+    monkeypatch.setattr(chunks, "_chunk_store", another_chunk_stores_one_first)
     svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=first, queue_scoring=False)
 
     assert raced and PermutationQuery.objects.filter(experiment=exp, key=raced[0]).count() == 1
@@ -494,7 +497,8 @@ def test_creation_queues_every_chunk_largest_first_and_the_first_chunk_pins_the_
     cache_dir, monkeypatch, django_capture_on_commit_callbacks
 ):
     queued = []
-    monkeypatch.setattr(svc, "enqueue", lambda name, *args, **kw: queued.append((name, *args)))
+    for module in (experiments, chunks, recovery):  # every module of the services that queues
+        monkeypatch.setattr(module, "enqueue", lambda name, *args, **kw: queued.append((name, *args)))
     coll, version = labelled_collection()
     with django_capture_on_commit_callbacks(execute=True):
         exp = svc.permutation_experiment_create(
@@ -538,7 +542,8 @@ def test_a_first_chunk_that_finds_an_index_pinned_meanwhile_keeps_that_one(cache
 
 def test_the_sweeper_queues_only_the_chunks_without_rankings_largest_first(cache_dir, monkeypatch):
     queued = []
-    monkeypatch.setattr(svc, "enqueue", lambda name, *args, **kw: queued.append((name, *args)))
+    for module in (experiments, chunks, recovery):  # every module of the services that queues
+        monkeypatch.setattr(module, "enqueue", lambda name, *args, **kw: queued.append((name, *args)))
     coll, version = labelled_collection()
     exp = svc.permutation_experiment_create(
         collection=coll, name="exp", qrels_version=version, systems=["current"], k=5, seed=1, start=False
@@ -612,7 +617,7 @@ def test_a_chunk_samples_from_the_labels_the_experiment_was_created_with_not_fro
 
 def test_orders_another_delivery_stored_meanwhile_are_kept_once_and_the_results_point_at_them(cache_dir, monkeypatch):
     exp, first = experiment_ready_to_run(["current", "cu"])
-    store = svc._chunk_store
+    store = chunks._chunk_store
     raced: list[int] = []
 
     def another_delivery_stores_the_orders_first(exp_, conversation_id, sampled, *args, replace):
@@ -625,7 +630,7 @@ def test_orders_another_delivery_stored_meanwhile_are_kept_once_and_the_results_
             raced.extend(Permutation.objects.filter(experiment=exp_).values_list("pk", flat=True))
         return store(exp_, conversation_id, sampled, *args, replace=replace)
 
-    monkeypatch.setattr(svc, "_chunk_store", another_delivery_stores_the_orders_first)
+    monkeypatch.setattr(chunks, "_chunk_store", another_delivery_stores_the_orders_first)
     svc.permutation_chunk_run(experiment_id=exp.pk, conversation_id=first, queue_scoring=False)
 
     orders = Permutation.objects.filter(experiment=exp, conversation_id=first)

@@ -1,0 +1,30 @@
+"""Forms of the evaluation pages: a run upload, a run's test set and description."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from ecast.forms import preselect_single_choices
+from ecast.models import TestSet
+from evaluation import selectors as sel
+
+
+class RunUploadForm(forms.Form):
+    # A run ranks turns: only collections with turns can take one (the TREC DD demo table has none).
+    collection = forms.ModelChoiceField(queryset=sel.collection_list_with_turns())
+    file = forms.FileField(help_text="TREC run: qid Q0 docid rank score tag (gzip accepted if the importer does)")
+    name = forms.CharField(max_length=200, required=False, help_text="Run name; defaults to the run tag")
+    test_set = forms.ModelChoiceField(queryset=sel.test_set_list(), required=False, empty_label="(none)")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The list spans collections, and every collection has its own Rm_1, Rr_1, …
+        self.fields["test_set"].label_from_instance = lambda ts: f"{ts.name} · {ts.collection.name}"  # type: ignore[attr-defined]
+        preselect_single_choices(self)
+
+
+class RunLinkForm(forms.Form):
+    test_set = forms.ModelChoiceField(queryset=TestSet.objects.none(), required=False)
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
