@@ -14,7 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from ecast.core.jobs import enqueue, exclusive
+from ecast.core.jobs import enqueue, exclusive, reraise_transient
 from ecast.models import Collection
 from evaluation.models import (
     EvaluationJob,
@@ -174,6 +174,7 @@ def evaluation_job_execute(*, job_id: int) -> EvaluationJob:
             step(1)
         status, error = EvaluationJob.Status.SUCCEEDED, ""
     except Exception as exc:  # noqa: BLE001 - the job page shows what went wrong
+        reraise_transient(exc)  # a lost connection or a deadlock: job_unit runs the job again
         log.exception("evaluation job %s failed", job.pk)
         status, error = EvaluationJob.Status.FAILED, f"{type(exc).__name__}: {exc}"
     EvaluationJob.objects.filter(pk=job.pk).update(status=status, error=error, finished_at=timezone.now())
@@ -209,6 +210,7 @@ def scores_part_compute(*, job_id: int, version_id: int, run_ids: Sequence[int])
                 existing = list(Run.objects.filter(pk__in=list(run_ids)).values_list("pk", flat=True))
                 scores_write(version=version, run_ids=existing)
     except Exception as exc:  # noqa: BLE001 - the job page shows what went wrong
+        reraise_transient(exc)  # a lost connection or a deadlock: job_unit runs the part again
         log.exception("evaluation job %s part failed", job_id)
         evaluation_job_fail(job_id=job_id, reason=f"{type(exc).__name__}: {exc}")
         return EvaluationJob.objects.get(pk=job_id)

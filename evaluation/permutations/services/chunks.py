@@ -11,7 +11,7 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from ecast.core.bulk import rows_insert
-from ecast.core.jobs import enqueue
+from ecast.core.jobs import enqueue, reraise_transient
 from ecast.models import Turn
 from evaluation.models import (
     Permutation,
@@ -82,6 +82,7 @@ def permutation_chunk_run(*, experiment_id: int, conversation_id: int, queue_sco
             _chunk_store(exp, conversation_id, sampled, new, stored, mapping, scored, replace=True)
         _chunk_finished(exp, queue_scoring=queue_scoring)
     except Exception as exc:
+        reraise_transient(exc)  # a lost connection or a deadlock: job_unit runs the chunk again
         PermutationExperiment.objects.filter(pk=exp.pk).update(
             status=PermutationExperiment.Status.FAILED, error=f"topic chunk {conversation_id}: {exc}"
         )

@@ -13,7 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ecast.core.bulk import rows_update
-from ecast.core.jobs import debounce, debounce_release
+from ecast.core.jobs import debounce, debounce_release, reraise_transient
 from ecast.models import Turn
 from evaluation.metrics import evaluate
 from evaluation.models import (
@@ -136,6 +136,7 @@ def permutation_experiment_rescore(*, experiment_id: int) -> str:
     try:
         permutation_experiment_score(experiment=exp)
     except Exception as exc:
+        reraise_transient(exc)  # a lost connection or a deadlock: job_unit scores it again
         # Earlier scores stay visible (and say which version they reflect); the error is shown on the page.
         PermutationExperiment.objects.filter(pk=exp.pk).update(
             error=f"scoring failed: {exc}",
