@@ -30,6 +30,13 @@ from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
 from evaluation.models.core import DocIdsField, ScoresField
 
 
+# The relevance scale every collection is judged on (CAsT, iKAT; ECAsT Table 6): 0 fails to meet … 4 fully meets.
+# A grade outside it (a typo, a file of another scale) would skew every graded measure, so the import refuses it.
+RELEVANCE_GRADES = range(0, 5)
+GRADES_SHOWN = "0–4"
+MAX_GRADE_ERRORS = 200
+
+
 def write_qrels(ctx: Context) -> Result:
     """Qrels into a version (option ``version``, default "original"); re-import replaces its imported rows.
 
@@ -40,6 +47,13 @@ def write_qrels(ctx: Context) -> Result:
     raise_if(parsed.errors)
     if not parsed.records:
         raise ImportFailed([row_error(ctx.name, None, "no qrels lines found")])
+    raise_if(
+        [
+            row_error(ctx.name, n, f"grade {grade} of {docid} is outside the relevance scale {GRADES_SHOWN}")
+            for n, _qid, docid, grade in parsed.records
+            if grade not in RELEVANCE_GRADES
+        ][:MAX_GRADE_ERRORS]
+    )
     version_name = str(ctx.options.get("version") or "original")
     with transaction.atomic():
         qids = {r[1] for r in parsed.records}
