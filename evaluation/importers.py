@@ -29,7 +29,6 @@ from evaluation import events, selectors
 from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
 from evaluation.models.core import DocIdsField, ScoresField
 
-
 # The relevance scale every collection is judged on (CAsT, iKAT; ECAsT Table 6): 0 fails to meet … 4 fully meets.
 # A grade outside it (a typo, a file of another scale) would skew every graded measure, so the import refuses it.
 RELEVANCE_GRADES = range(0, 5)
