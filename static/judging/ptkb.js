@@ -16,8 +16,8 @@
   const maxNumber = Math.max(...numbers);
   // Marks being edited, per turn: start from what the server has.
   const marks = items.map((it) => new Set(it.relevant));
-  // Submitted marks not yet confirmed, per turn index, sent in order (see EcastJudging.sendQueue).
-  const queue = J.sendQueue({
+  // Submitted marks not yet confirmed, per turn index, sent in order (static/ecast/send.js).
+  const queue = window.EcastSend.queue({
     url: data.submit_url,
     csrf: csrf,
     message: $("message"),
@@ -27,13 +27,13 @@
       items[i].done = true;
       items[i].relevant = relevant;
     },
-    onSettled: () => render(),
+    onChange: () => render(),
   });
   let index = firstUndone(0);
   if (index < 0) index = 0;
   let cursor = 0;
   let buffer = "";
-  let bufferTimer = null;
+  const commitLater = window.EcastDebounce.debounce(commitBuffer, 700);
 
   function firstUndone(from) {
     for (let i = from; i < items.length; i++) if (!items[i].done) return i;
@@ -79,8 +79,7 @@
   }
 
   function commitBuffer() {
-    clearTimeout(bufferTimer);
-    bufferTimer = null;
+    commitLater.cancel();
     const value = Number(buffer);
     buffer = "";
     if (value > 0) toggle(value);
@@ -97,8 +96,7 @@
     }
     if (Number(buffer) * 10 > maxNumber) commitBuffer();
     else {
-      clearTimeout(bufferTimer);
-      bufferTimer = setTimeout(commitBuffer, 700);
+      commitLater();
       render();
     }
   }
@@ -141,7 +139,7 @@
     return true;
   }
 
-  J.bindNavigation({ move: move, onKey: onKey, unsaved: () => queue.size() > 0 });
+  J.bindNavigation({ move: move, onKey: onKey });
   rows.forEach((li, i) => li.addEventListener("click", () => toggle(numbers[i])));
   $("submit").addEventListener("click", submit);
   render();

@@ -80,8 +80,8 @@
     $("done").hidden = firstUngraded(0) >= 0;
   }
 
-  // Grades not yet confirmed, per pair id, sent in typing order (see EcastJudging.sendQueue).
-  const pending = J.sendQueue({
+  // Grades not yet confirmed, per pair id, sent in typing order (static/ecast/send.js).
+  const pending = window.EcastSend.queue({
     url: data.submit_url,
     csrf: csrf,
     message: $("message"),
@@ -101,7 +101,7 @@
         }
       }
     },
-    onSettled: () => render(),
+    onChange: () => render(),
   });
 
   function grade(g) {
@@ -131,7 +131,6 @@
 
   J.bindNavigation({
     move: move,
-    unsaved: () => pending.size() > 0,
     onKey: (ev) => {
       if (ev.key < "0" || ev.key > "4") return false;
       ev.preventDefault();
