@@ -1,13 +1,23 @@
-// Keyboard-first SE/FT/PT labelling: j/k move, s/f/p set the focused turn's class (saved at once, retried until
-// the server confirms), n/b change topic. The dependency forest and the number of valid orders follow the labels.
+// Keyboard-first SE/FT/PT labelling: j/k move, s/f/p set the focused turn's class (saved at once through the one
+// send queue, static/ecast/send.js: in order, retried until the server answers, a refusal shown on the turn), n/b
+// change topic. The dependency forest and the number of valid orders follow the labels.
 (function () {
   "use strict";
   const list = document.getElementById("turns");
   if (!list) return;
   const items = Array.from(list.querySelectorAll(".label-turn"));
-  const api = list.dataset.api;
-  const csrf = document.querySelector("input[name=csrfmiddlewaretoken]").value;
-  const pending = new Map(); // turn id -> class not yet confirmed
+  const byTurn = new Map(items.map((li) => [li.dataset.turn, li]));
+  // Classes not yet confirmed, per turn id.
+  const pending = window.EcastSend.queue({
+    url: list.dataset.api,
+    payload: (id, cls) => ({ turn: Number(id), utterance_class: cls }),
+    onAnswer: (id, cls, result) => {
+      const li = byTurn.get(id);
+      if (result.ok) delete li.dataset.error;
+      else li.dataset.error = "not saved: " + result.detail;
+    },
+    onChange: () => render(),
+  });
   // Start at the first unlabelled turn after turn 1 (turn 1 never moves, so its class does not matter).
   let focus = items.findIndex((li, i) => i > 0 && !li.dataset.cls);
   if (focus < 0) focus = Math.min(1, items.length - 1);
@@ -20,11 +30,18 @@
       li.querySelectorAll(".cls-btn").forEach((b) => b.classList.toggle("on", b.dataset.set === li.dataset.cls));
       const st = li.querySelector(".save-state");
       st.textContent = pending.has(li.dataset.turn) ? "saving…" : li.dataset.error ? li.dataset.error : "";
+      st.classList.toggle("error", !pending.has(li.dataset.turn) && !!li.dataset.error);
     });
     items[focus].scrollIntoView({ block: "nearest" });
     drawForest();
     const s = document.getElementById("save-summary");
-    s.textContent = pending.size ? pending.size + " label(s) not yet saved — keep this page open" : "All labels saved.";
+    const state = pending.state();
+    s.textContent = state.pending
+      ? state.pending + " label(s) not yet saved" + (state.retrying ? " (connection problem, retrying)" : "") +
+        " — keep this page open"
+      : state.refused
+        ? state.refused + " label(s) not saved: the server refused them (see the turn)."
+        : "All labels saved.";
   }
 
   // Same rule as the server: turn 1 is the root; FT -> turn 1; PT -> nearest preceding SE (or turn 1).
@@ -104,31 +121,10 @@
       count === null ? "Label every turn to see how many orders are valid." : `Valid orders: ${count.toLocaleString()}`;
   }
 
-  async function save(li, cls, attempt) {
-    const id = li.dataset.turn;
-    pending.set(id, cls);
-    render();
-    try {
-      const r = await fetch(api, {
-        method: "POST",
-        headers: { "Content-Type": "application/json", "X-CSRFToken": csrf },
-        body: JSON.stringify({ turn: Number(id), utterance_class: cls }),
-        credentials: "same-origin",
-      });
-      if (!r.ok) throw new Error("HTTP " + r.status);
-      if (pending.get(id) === cls) pending.delete(id);
-      delete li.dataset.error;
-    } catch (e) {
-      li.dataset.error = "not saved (" + e.message + "), retrying…";
-      setTimeout(() => { if (pending.get(id) === cls) save(li, cls, (attempt || 0) + 1); }, Math.min(10000, 1000 * 2 ** (attempt || 0)));
-    }
-    render();
-  }
-
   function setClass(i, cls) {
     const li = items[i];
     li.dataset.cls = cls;
-    save(li, cls, 0);
+    pending.send(li.dataset.turn, cls);
   }
 
   document.addEventListener("keydown", (ev) => {
@@ -143,7 +139,7 @@
       ev.preventDefault();
     } else if (k === "n" || k === "b") {
       const a = document.getElementById(k === "n" ? "next-conv" : "prev-conv");
-      if (a && !pending.size) window.location = a.href;
+      if (a && !pending.size()) window.location = a.href;
     }
   });
   items.forEach((li, i) => {
@@ -152,7 +148,6 @@
       ev.stopPropagation(); focus = i; setClass(i, b.dataset.set); render();
     }));
   });
-  window.addEventListener("beforeunload", (ev) => { if (pending.size) { ev.preventDefault(); ev.returnValue = ""; } });
   window.addEventListener("resize", drawForest);
   render();
 })();
