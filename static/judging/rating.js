@@ -1,5 +1,7 @@
 // Keyboard-first rating page: digits answer the focused measure and move on, arrows/Tab move and change,
 // Enter submits once every measure is answered, "?" shows the guidelines, "u" undoes the last answer.
+// The answer goes through the one send queue (static/ecast/send.js): a dropped connection or a 5xx is retried with
+// the same idempotency key (stored once), a refusal is shown here; once stored, the page moves to the next item.
 (function () {
   "use strict";
   var form = document.getElementById("rating-form");
@@ -9,6 +11,43 @@
   var guide = document.getElementById("guidelines");
   var current = 0;
   var submitted = false;
+  var SAVED = "ecast-rating-saved";
+
+  // The next item's page says "Saved." as the server's message after a form post did.
+  if (sessionStorage.getItem(SAVED)) {
+    sessionStorage.removeItem(SAVED);
+    var list = document.querySelector("ul.messages") || document.createElement("ul");
+    if (!list.parentNode) {
+      list.className = "messages";
+      var main = document.querySelector("main");
+      main.insertBefore(list, main.firstChild);
+    }
+    var saved = document.createElement("li");
+    saved.className = "success";
+    saved.textContent = "Saved.";
+    list.appendChild(saved);
+  }
+
+  var queue = window.EcastSend.queue({
+    url: form.dataset.submitUrl,
+    payload: function (id, answer) { return answer; },
+    onAnswer: function (id, answer, result) {
+      // "already submitted" (another tab, or an answer whose reply was lost): the item is done either way.
+      var done = result.ok || (result.body && result.body.code === "conflict" && /already submitted/.test(result.detail));
+      if (done) {
+        if (result.ok) sessionStorage.setItem(SAVED, "1");
+        window.location.assign(form.dataset.nextUrl);
+        return;
+      }
+      submitted = false;
+      document.getElementById("submit-rating").disabled = false;
+      hint.textContent = "Not saved: " + result.detail;
+      hint.classList.add("error");
+    },
+    onChange: function () {
+      if (queue && queue.state().retrying) hint.textContent = "Connection problem — retrying…";
+    },
+  });
 
   // Time on task counts only while the page is visible.
   var visibleMs = 0, since = document.hidden ? null : performance.now();
@@ -43,9 +82,16 @@
       return;
     }
     submitted = true;  // the idempotency key makes a repeat harmless, but one request is enough
-    document.getElementById("seconds_on_task").value = secondsOnTask().toFixed(2);
     document.getElementById("submit-rating").disabled = true;
-    form.submit();
+    hint.classList.remove("error");
+    hint.textContent = "Saving…";
+    var values = {};
+    measures.forEach(function (fs) { values[fs.dataset.key] = value(fs); });
+    queue.send(form.elements.assignment_id.value, {
+      values: values,
+      idempotency_key: form.elements.idempotency_key.value,
+      seconds_on_task: Number(secondsOnTask().toFixed(2)),
+    });
   }
 
   measures.forEach(function (fs, i) {
