@@ -1,0 +1,97 @@
+"""Where the browser code lives: in static modules, not inline in templates; and only the send queue writes.
+
+Inline scripts cannot be linted, cached or shared, and each one that saved work grew its own queue (one retried
+refusals forever, one let two saves of a turn race). So templates carry only ``<script src=…>`` tags (and the data
+blocks ``json_script`` renders, which are not in the template source), and only ``static/ecast/send.js`` sends
+POST/PUT/PATCH/DELETE from the browser (``static/ecast/poll.js`` reads job progress).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Job-poller templates whose inline scripts are still to move into static/ecast/poll.js. Remove an entry when its
+# template is clean; the test below then keeps it clean.
+INLINE_SCRIPT_EXCEPTIONS = frozenset(
+    {
+        "ecast/generation/job_detail.html",
+        "ecast/imports/job.html",
+        "evaluation/analyses/_poll.html",
+        "evaluation/leaderboard.html",
+        "evaluation/permutations/detail.html",
+        "evaluation/runs.html",
+        "includes/job_health.html",
+        "judging/campaign_report.html",
+        "judging/relevance/admin_index.html",
+    }
+)
+
+# The only browser modules allowed to write to the server.
+WRITERS = frozenset({"ecast/send.js", "ecast/poll.js"})
+
+SCRIPT = re.compile(r"<script\b([^>]*)>(.*?)</script\s*>", re.IGNORECASE | re.DOTALL)
+# A request method other than a read (a literal write verb, or a variable that may hold one), an XMLHttpRequest,
+# or a beacon.
+WRITE = re.compile(
+    r"""\bmethod\s*:(?!\s*["'](?:GET|HEAD)["'])"""
+    r"""|\bXMLHttpRequest\b|\bsendBeacon\b|\.open\(\s*["'](?:POST|PUT|PATCH|DELETE)""",
+    re.IGNORECASE,
+)
+
+
+def inline_scripts(templates: Path) -> dict[str, int]:
+    """Bytes of inline script code per template (``<script>`` bodies; a ``src`` tag with a body counts too)."""
+    found: dict[str, int] = {}
+    for path in sorted(templates.rglob("*.html")):
+        code = sum(len(body.strip().encode()) for _attrs, body in SCRIPT.findall(path.read_text(encoding="utf-8")))
+        if code:
+            found[path.relative_to(templates).as_posix()] = code
+    return found
+
+
+def writing_modules(static: Path) -> list[str]:
+    """Static JS modules that send a write request (fetch with a non-GET method, XMLHttpRequest, a beacon)."""
+    return [
+        path.relative_to(static).as_posix()
+        for path in sorted(static.rglob("*.js"))
+        if WRITE.search(path.read_text(encoding="utf-8"))
+    ]
+
+
+def test_no_template_carries_inline_script_code_except_the_listed_pollers():
+    inline = inline_scripts(ROOT / "templates")
+    assert sorted(set(inline) - INLINE_SCRIPT_EXCEPTIONS) == []
+
+
+def test_every_listed_poller_exception_names_a_template_that_exists():
+    missing = [name for name in sorted(INLINE_SCRIPT_EXCEPTIONS) if not (ROOT / "templates" / name).is_file()]
+    assert missing == []
+
+
+def test_only_the_send_queue_writes_to_the_server_from_the_browser():
+    assert sorted(set(writing_modules(ROOT / "static")) - WRITERS) == []
+
+
+def test_the_send_queue_is_a_writer_the_guard_sees():
+    assert "ecast/send.js" in writing_modules(ROOT / "static")  # else the pattern above has gone blind
+
+
+def test_the_guards_catch_an_inline_script_and_a_page_posting_on_its_own(tmp_path):
+    (tmp_path / "judging").mkdir()
+    # As the rating-done page carried its undo key, and the labelling page saved labels, before send.js.
+    (tmp_path / "judging" / "done.html").write_text(
+        '{% block scripts %}<script>\ndocument.addEventListener("keydown", () => {});\n</script>{% endblock %}'
+    )
+    (tmp_path / "judging" / "clean.html").write_text(
+        '<script src="{% static \'ecast/send.js\' %}"></script><script src="x.js">\n</script>'
+    )
+    (tmp_path / "judging" / "labeling.js").write_text(
+        'const r = await fetch(api, {\n  method: "POST",\n  headers: {"X-CSRFToken": csrf},\n});'
+    )
+    (tmp_path / "judging" / "poll.js").write_text('fetch(url, { method: "GET", credentials: "same-origin" });')
+    (tmp_path / "judging" / "xhr.js").write_text("const x = new XMLHttpRequest();")
+    assert list(inline_scripts(tmp_path)) == ["judging/done.html"]
+    assert writing_modules(tmp_path) == ["judging/labeling.js", "judging/xhr.js"]
