@@ -32,6 +32,7 @@ INLINE_SCRIPT_EXCEPTIONS = frozenset(
 # The only browser modules allowed to write to the server.
 WRITERS = frozenset({"ecast/send.js", "ecast/poll.js"})
 
+HANDLER = re.compile(r"<[a-zA-Z][^>]*?\son[a-z]+\s*=", re.DOTALL)  # onchange="…", onclick="…" inside a tag
 SCRIPT = re.compile(r"<script\b([^>]*)>(.*?)</script\s*>", re.IGNORECASE | re.DOTALL)
 # A request method other than a read (a literal write verb, or a variable that may hold one), an XMLHttpRequest,
 # or a beacon.
@@ -52,6 +53,15 @@ def inline_scripts(templates: Path) -> dict[str, int]:
     return found
 
 
+def inline_handlers(templates: Path) -> list[str]:
+    """Templates with an inline event handler attribute (``onchange="…"``): code in markup, like an inline script."""
+    return [
+        path.relative_to(templates).as_posix()
+        for path in sorted(templates.rglob("*.html"))
+        if HANDLER.search(path.read_text(encoding="utf-8"))
+    ]
+
+
 def writing_modules(static: Path) -> list[str]:
     """Static JS modules that send a write request (fetch with a non-GET method, XMLHttpRequest, a beacon)."""
     return [
@@ -64,6 +74,11 @@ def writing_modules(static: Path) -> list[str]:
 def test_no_template_carries_inline_script_code_except_the_listed_pollers():
     inline = inline_scripts(ROOT / "templates")
     assert sorted(set(inline) - INLINE_SCRIPT_EXCEPTIONS) == []
+
+
+def test_no_template_carries_an_inline_event_handler():
+    # data-autosubmit, data-confirm and data-select-on-click (static/ecast/forms.js) say it in markup instead.
+    assert inline_handlers(ROOT / "templates") == []
 
 
 def test_every_listed_poller_exception_names_a_template_that_exists():
@@ -88,10 +103,19 @@ def test_the_guards_catch_an_inline_script_and_a_page_posting_on_its_own(tmp_pat
     (tmp_path / "judging" / "clean.html").write_text(
         '<script src="{% static \'ecast/send.js\' %}"></script><script src="x.js">\n</script>'
     )
+    (tmp_path / "judging" / "picker.html").write_text(
+        '<form><select name="collection" onchange="this.form.submit()"></select>'
+        '<input name="online" data-x="onion=1"></form>'
+    )
     (tmp_path / "judging" / "labeling.js").write_text(
         'const r = await fetch(api, {\n  method: "POST",\n  headers: {"X-CSRFToken": csrf},\n});'
     )
     (tmp_path / "judging" / "poll.js").write_text('fetch(url, { method: "GET", credentials: "same-origin" });')
     (tmp_path / "judging" / "xhr.js").write_text("const x = new XMLHttpRequest();")
     assert list(inline_scripts(tmp_path)) == ["judging/done.html"]
+    assert inline_handlers(tmp_path) == ["judging/picker.html"]
+    (tmp_path / "judging" / "picker.html").write_text(
+        '<select name="online" data-autosubmit data-clear="a b"></select>'
+    )
+    assert inline_handlers(tmp_path) == []
     assert writing_modules(tmp_path) == ["judging/labeling.js", "judging/xhr.js"]
