@@ -104,11 +104,17 @@ def _unload_is_held(driver) -> bool:
     )
 
 
+def _send_until_message(driver, plan: dict[str, list[int]], calls: str, words: str):
+    """Set what the server answers, make the page's saves, wait for the page's message to say ``words``."""
+    SERVER.plan.update(plan)
+    driver.execute_script(calls)
+    wait = page_wait(driver, 20)
+    wait.until(lambda d: words in _text(d, "message"))
+    return wait
+
+
 def test_a_5xx_is_retried_and_saved_once_and_the_item_behind_it_waits_its_turn(queue_page):
-    SERVER.plan["a"] = [500]
-    queue_page.execute_script("q.send('a', 3); q.send('b', 1);")
-    wait = page_wait(queue_page, 20)
-    wait.until(lambda d: "retrying" in _text(d, "message"))
+    wait = _send_until_message(queue_page, {"a": [500]}, "q.send('a', 3); q.send('b', 1);", "retrying")
     assert _text(queue_page, "state") == "not saved"
     assert _unload_is_held(queue_page)  # unsaved work: leaving asks first
     wait.until(lambda d: _text(d, "state") == "all saved")
@@ -120,10 +126,7 @@ def test_a_5xx_is_retried_and_saved_once_and_the_item_behind_it_waits_its_turn(q
 
 
 def test_a_4xx_is_not_retried_and_the_servers_reason_is_shown(queue_page):
-    SERVER.plan["c"] = [400]
-    queue_page.execute_script("q.send('c', 9); q.send('d', 2);")
-    wait = page_wait(queue_page, 20)
-    wait.until(lambda d: "Not saved" in _text(d, "message"))
+    wait = _send_until_message(queue_page, {"c": [400]}, "q.send('c', 9); q.send('d', 2);", "Not saved")
     assert _text(queue_page, "message") == "Not saved: a grade is a whole number from 0 to 4"
     assert queue_page.execute_script("return document.getElementById('message').className;") == "error"
     wait.until(lambda d: d.execute_script("return q.size();") == 0)  # c dropped, d saved: nothing waits
