@@ -13,22 +13,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Job-poller templates whose inline scripts are still to move into static/ecast/poll.js. Remove an entry when its
-# template is clean; the test below then keeps it clean.
-INLINE_SCRIPT_EXCEPTIONS = frozenset(
-    {
-        "ecast/generation/job_detail.html",
-        "ecast/imports/job.html",
-        "evaluation/analyses/_poll.html",
-        "evaluation/leaderboard.html",
-        "evaluation/permutations/detail.html",
-        "evaluation/runs.html",
-        "includes/job_health.html",
-        "judging/campaign_report.html",
-        "judging/relevance/admin_index.html",
-    }
-)
-
 # The only browser modules allowed to write to the server.
 WRITERS = frozenset({"ecast/send.js", "ecast/poll.js"})
 
@@ -71,19 +55,13 @@ def writing_modules(static: Path) -> list[str]:
     ]
 
 
-def test_no_template_carries_inline_script_code_except_the_listed_pollers():
-    inline = inline_scripts(ROOT / "templates")
-    assert sorted(set(inline) - INLINE_SCRIPT_EXCEPTIONS) == []
+def test_no_template_carries_inline_script_code():
+    assert inline_scripts(ROOT / "templates") == {}
 
 
 def test_no_template_carries_an_inline_event_handler():
     # data-autosubmit, data-confirm and data-select-on-click (static/ecast/forms.js) say it in markup instead.
     assert inline_handlers(ROOT / "templates") == []
-
-
-def test_every_listed_poller_exception_names_a_template_that_exists():
-    missing = [name for name in sorted(INLINE_SCRIPT_EXCEPTIONS) if not (ROOT / "templates" / name).is_file()]
-    assert missing == []
 
 
 def test_only_the_send_queue_writes_to_the_server_from_the_browser():
