@@ -104,9 +104,12 @@
       }
       attempt = 0;
       if (values.get(key) === value && !order.includes(key)) values.delete(key);
-      if (result.ok) refused.delete(key);
-      else refused.set(key, result.detail);
-      showMessage(message, result.ok ? "" : "Not saved: " + result.detail, result.ok ? "muted" : "error");
+      // A refusal stays on screen until that item is saved: the next item's success must not wipe it away.
+      refused.delete(key);
+      if (!result.ok) refused.set(key, result.detail);
+      const reasons = Array.from(refused.values());
+      if (reasons.length) showMessage(message, "Not saved: " + reasons[reasons.length - 1], "error");
+      else showMessage(message, "", "muted");
       if (onAnswer) onAnswer(key, value, result);
       changed();
       pump();

@@ -131,6 +131,7 @@ def test_a_4xx_is_not_retried_and_the_servers_reason_is_shown(queue_page):
     assert queue_page.execute_script("return document.getElementById('message').className;") == "error"
     wait.until(lambda d: d.execute_script("return q.size();") == 0)  # c dropped, d saved: nothing waits
     assert SERVER.stored == {"d": 2}
+    assert _text(queue_page, "message") == "Not saved: a grade is a whole number from 0 to 4"  # d did not wipe it
     assert _text(queue_page, "state") == "not saved"  # the refused item stays marked
     assert queue_page.execute_script("return q.refusedReason('c');") == "a grade is a whole number from 0 to 4"
     assert not _unload_is_held(queue_page)
@@ -139,6 +140,7 @@ def test_a_4xx_is_not_retried_and_the_servers_reason_is_shown(queue_page):
     queue_page.execute_script("q.send('c', 4);")  # a corrected value is sent and clears the mark
     page_wait(queue_page, 20).until(lambda d: _text(d, "state") == "all saved")
     assert SERVER.stored == {"c": 4, "d": 2}
+    assert _text(queue_page, "message") == ""
 
 
 def test_saves_of_an_item_in_flight_wait_for_it_and_then_only_the_last_value_is_sent(queue_page):
