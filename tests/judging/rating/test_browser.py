@@ -253,3 +253,38 @@ def test_at_1366x768_an_ikat_item_folds_the_users_ptkb_and_submit_stays_in_view(
     submit = _rect(browser, "#submit-rating")
     assert 0 <= submit["top"] and submit["bottom"] <= submit["vh"], submit
     browser.save_screenshot(str(ARTIFACTS / "rater-ikat-ptkb-1366x768.png"))
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_an_answer_sent_while_the_network_is_down_is_stored_once_and_a_refusal_is_shown_beside_submit(
+    browser, live_server, rater
+):
+    c = campaign(paraphrase_collection(), size=3, n=1)
+    browser_login(browser, live_server, "rater1", "pass-rater1")
+    browser.get(live_server.url + f"/rating/campaigns/{c.pk}/rate/")
+    wait = page_wait(browser)
+    first = _item_id(browser)
+    # The first POST fails as a dropped connection would; the queue tries again with the same idempotency key.
+    browser.execute_script(
+        "const real = window.fetch; let drops = 1;"
+        "window.fetch = (...a) => drops-- > 0 ? Promise.reject(new TypeError('offline')) : real(...a);"
+    )
+    body = browser.find_element(By.TAG_NAME, "body")
+    body.send_keys("4", "5", Keys.ENTER)
+    wait.until(ec.text_to_be_present_in_element((By.ID, "rating-hint"), "retrying"))
+    wait.until(ec.text_to_be_present_in_element((By.ID, "progress-text"), "1 done"))
+    assert "Saved." in browser.find_element(By.CSS_SELECTOR, "ul.messages").text
+    assert [r.values for r in Rating.objects.filter(rater=rater)] == [{c.measure_keys[0]: 4, c.measure_keys[1]: 5}]
+    assert str(Rating.objects.get(rater=rater).assignment_id) == first
+
+    # A value the server refuses (out of the 1-5 scale): not retried, its reason shown, the page stays.
+    second = _item_id(browser)
+    body = browser.find_element(By.TAG_NAME, "body")
+    body.send_keys("5", "5")
+    browser.execute_script("document.querySelector('fieldset.measure input:checked').value = '9';")
+    body.send_keys(Keys.ENTER)
+    wait.until(ec.text_to_be_present_in_element((By.ID, "rating-hint"), "Not saved"))
+    assert _item_id(browser) == second
+    assert Rating.objects.filter(rater=rater).count() == 1
+    assert browser.find_element(By.ID, "submit-rating").is_enabled()
