@@ -68,3 +68,22 @@ def test_a_curator_works_a_turn_with_the_keyboard(browser, live_server, admin_us
     _wait_status(r2.pk, "rejected")
     WebDriverWait(browser, 10).until(lambda d: "Turn 1_3" in d.page_source)
     assert "Every pair of turn 1_2 is decided: on to turn 1_3." in browser.find_element(By.TAG_NAME, "body").text
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_the_search_page_ticks_a_whole_page_and_asks_before_deciding_every_match(
+    browser, live_server, admin_user, small_collection
+):
+    turn = small_collection.turns.get(turn_id="1_2")
+    services.paraphrase_add(turn=turn, manual_text="Can throat cancer be treated?", raw_text="Can it be treated?")
+    browser_login(browser, live_server, "admin1", "pass-admin1")
+    browser.get(f"{live_server.url}/paraphrases/?q=treated")
+    browser.find_element(By.ID, "tick-page").click()
+    ticks = browser.find_elements(By.CSS_SELECTOR, "input.tick")
+    assert len(ticks) == 2 and all(t.is_selected() for t in ticks)
+    browser.execute_script("window.confirm = (m) => { window.asked = m; return false; };")
+    browser.find_element(By.ID, "bulk-reject-all").click()
+    asked = browser.execute_script("return window.asked;")
+    assert asked == "Reject every pair matching these filters (2 paraphrases and their partners)?"
+    assert not Paraphrase.objects.filter(turn=turn, status="rejected").exists()  # declined: nothing sent

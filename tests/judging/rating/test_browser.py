@@ -288,3 +288,17 @@ def test_an_answer_sent_while_the_network_is_down_is_stored_once_and_a_refusal_i
     assert _item_id(browser) == second
     assert Rating.objects.filter(rater=rater).count() == 1
     assert browser.find_element(By.ID, "submit-rating").is_enabled()
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_after_the_last_item_u_brings_the_answer_back(browser, live_server, rater):
+    c = campaign(paraphrase_collection(), size=1, n=1)
+    browser_login(browser, live_server, "rater1", "pass-rater1")
+    browser.get(live_server.url + f"/rating/campaigns/{c.pk}/rate/")
+    browser.find_element(By.TAG_NAME, "body").send_keys("4", "5", Keys.ENTER)
+    wait = page_wait(browser)
+    wait.until(ec.presence_of_element_located((By.ID, "rating-done")))
+    browser.find_element(By.TAG_NAME, "body").send_keys("u")
+    wait.until(ec.presence_of_element_located((By.ID, "correcting")))
+    assert not Rating.objects.filter(rater=rater).exists()
