@@ -23,6 +23,11 @@ def _item_id(driver) -> str:
     return driver.find_element(By.NAME, "assignment_id").get_attribute("value")
 
 
+def _open_as_rater1(browser, live_server, c: Campaign) -> None:
+    browser_login(browser, live_server, "rater1", "pass-rater1")
+    browser.get(live_server.url + f"/rating/campaigns/{c.pk}/rate/")
+
+
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
 def test_a_rater_completes_three_items_with_the_keyboard_and_a_reload_keeps_the_lease(browser, live_server, rater):
@@ -261,8 +266,7 @@ def test_an_answer_sent_while_the_network_is_down_is_stored_once_and_a_refusal_i
     browser, live_server, rater
 ):
     c = campaign(paraphrase_collection(), size=3, n=1)
-    browser_login(browser, live_server, "rater1", "pass-rater1")
-    browser.get(live_server.url + f"/rating/campaigns/{c.pk}/rate/")
+    _open_as_rater1(browser, live_server, c)
     wait = page_wait(browser)
     first = _item_id(browser)
     # The first POST fails as a dropped connection would; the queue tries again with the same idempotency key.
@@ -294,8 +298,7 @@ def test_an_answer_sent_while_the_network_is_down_is_stored_once_and_a_refusal_i
 @pytest.mark.django_db(transaction=True)
 def test_after_the_last_item_u_brings_the_answer_back(browser, live_server, rater):
     c = campaign(paraphrase_collection(), size=1, n=1)
-    browser_login(browser, live_server, "rater1", "pass-rater1")
-    browser.get(live_server.url + f"/rating/campaigns/{c.pk}/rate/")
+    _open_as_rater1(browser, live_server, c)
     browser.find_element(By.TAG_NAME, "body").send_keys("4", "5", Keys.ENTER)
     wait = page_wait(browser)
     wait.until(ec.presence_of_element_located((By.ID, "rating-done")))
