@@ -37,7 +37,10 @@ def test_keys_label_turns_save_them_and_draw_the_forest(browser, live_server, ad
     body.send_keys("k")
     body.send_keys("f")
     WebDriverWait(browser, 10).until(lambda d: d.find_element(By.ID, "order-count").text == "Valid orders: 6")
-    WebDriverWait(browser, 10).until(lambda d: Turn.objects.get(conversation=conv, number=4).utterance_class == "FT")
+    # Read the database once the page says the label is stored: polling it while the live server writes the label
+    # can meet SQLite's table lock.
+    WebDriverWait(browser, 10).until(lambda d: d.find_element(By.ID, "save-summary").text == "All labels saved.")
+    assert Turn.objects.get(conversation=conv, number=4).utterance_class == "FT"
     browser.save_screenshot(str(ARTIFACTS / "permutations-labeling.png"))
 
 
