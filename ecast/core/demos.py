@@ -10,10 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ecast.core.errors import DomainError
+
 # paraphrases: test sets and rating campaigns over the collection's paraphrases; runs: retrieval runs (of the test
 # sets too); judgments: pools of those runs and the qrels versions they derive; scores: every run under every
 # version; analyses: what reads the scores; other collections: demos of collections of their own.
 STAGES = ("paraphrases", "runs", "judgments", "scores", "analyses", "other collections")
+
+
+class DemoPartError(DomainError, ValueError):
+    """A demo part registered under a stage the demo does not have."""
 
 
 @dataclass(frozen=True)
@@ -30,7 +36,7 @@ _PARTS: dict[str, DemoPart] = {}
 def demo_part_register(*, module: str, stage: str) -> None:
     """Add (or replace, by ``module``) a feature's demo part."""
     if stage not in STAGES:
-        raise ValueError(f"stage: must be one of {', '.join(STAGES)}, got {stage!r}")
+        raise DemoPartError(f"stage: must be one of {', '.join(STAGES)}, got {stage!r}")
     _PARTS[module] = DemoPart(module=module, stage=stage)
 
 

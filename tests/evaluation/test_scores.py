@@ -294,7 +294,7 @@ def test_a_drain_and_a_full_recompute_part_of_one_version_never_write_at_once_wh
             services.scores_part_compute(job_id=job.pk, version_id=version.pk, run_ids=[strong])
         assert part_again.call_args.kwargs == {"args": [job.pk, version.pk, [strong]], "countdown": 0.5}
         assert {r.run_id for r in stored(version=version)} == {weak}  # the part wrote nothing ...
-        assert EvaluationJob.objects.get(pk=job.pk).done == 1  # ... and did not count itself done
+        assert EvaluationJob.objects.get(pk=job.pk).progress_done == 1  # ... and did not count itself done
     finally:
         other.close()
     services.scores_part_compute(job_id=job.pk, version_id=version.pk, run_ids=[strong])
@@ -431,7 +431,7 @@ def test_a_run_job_and_a_requeued_turns_job_wait_for_the_version_writer_like_a_d
     run_job = services.evaluation_job_create(collection=coll, kind="run", run=weak, start=False)
     turn = coll.turns.get(turn_id="1_1")
     turns_job = EvaluationJob.objects.create(
-        collection=coll, kind="turns", version=version, turn_ids=[turn.pk], status="running", total=1
+        collection=coll, kind="turns", version=version, turn_ids=[turn.pk], status="running", progress_total=1
     )
     key = [jobs.advisory_key(services.DRAIN_LOCK), version.pk]
     other = connections.create_connection("default")  # a drain of the version in another worker
