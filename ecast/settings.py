@@ -78,6 +78,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "ecast.core.middleware.SessionMiddleware",
+    # Before anything reads a body (CSRF reads request.POST): refuses oversized ones from Content-Length alone.
+    "ecast.core.middleware.RequestBodyLimitMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "ecast.core.middleware.AuthenticationMiddleware",
@@ -178,8 +180,12 @@ if not STATIC_ROOT.exists() and os.access(STATIC_ROOT.parent, os.W_OK):
 MEDIA_ROOT = VAR_DIR / "media"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Uploads larger than this are refused with a clear message before anything is parsed.
+# Uploads larger than this are refused with a clear message before anything is parsed: a request body announcing
+# more (plus room for the form around the file) is refused from its Content-Length before it is read, on every URL.
 ECAST_MAX_UPLOAD_BYTES = _env_int("ECAST_MAX_UPLOAD_BYTES", 512 * 1024 * 1024)
+# Only admins upload: anyone else's request body (raters' and assessors' forms and JSON are a few kB) is refused
+# above this many bytes, before it is read.
+ECAST_MAX_FORM_BYTES = _env_int("ECAST_MAX_FORM_BYTES", 256 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
