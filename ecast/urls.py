@@ -62,3 +62,9 @@ urlpatterns = [
     # Last: any other /api/ path answers a JSON 404 (scripts parse it), not the HTML 404 page.
     re_path(r"^api/", apis.ApiNotFoundApi.as_view(), name="api-not-found"),
 ]
+
+# Errors Django answers itself (an unexpected exception, a SuspiciousOperation) are JSON under /api/ too.
+handler400 = "ecast.core.rest.bad_request"
+handler403 = "ecast.core.rest.permission_denied"
+handler404 = "ecast.core.rest.page_not_found"
+handler500 = "ecast.core.rest.server_error"

@@ -1,7 +1,9 @@
 """What every REST endpoint shares: the admin base view, the one exception handler, and the job health fields.
 
 ``REST_FRAMEWORK["EXCEPTION_HANDLER"]`` points at :func:`exception_handler`, so an ``APIView`` simply calls its
-service and lets Django ``ValidationError`` and :class:`ecast.core.errors.DomainError` propagate.
+service and lets Django ``ValidationError`` and :class:`ecast.core.errors.DomainError` propagate. What that handler
+leaves to Django (an unexpected exception, a ``SuspiciousOperation``) reaches the root URLconf's error handlers,
+which answer in the same JSON shape under ``/api/`` (:func:`server_error` and its siblings).
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from typing import Any
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
 from rest_framework import serializers
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.exceptions import ValidationError
@@ -25,6 +28,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from ecast.core.auth import CachedTokenAuthentication
 from ecast.core.errors import DomainError
 from ecast.core.jobs import job_health, jobs_health
+from ecast.core.middleware import API_PREFIX
 from ecast.core.permissions import IsAdmin
 from ecast.models import JobRecovery
 
@@ -85,6 +89,42 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, ObjectDoesNotExist):
         exc = Http404(str(exc))
     return drf_exception_handler(exc, context)
+
+
+# --- Django's error handlers (ecast.urls): JSON under /api/, Django's pages elsewhere -------------------------------
+
+
+def _is_api(request: HttpRequest) -> bool:
+    return request.path_info.startswith(API_PREFIX)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """500: ``{"detail", "code": "server_error"}`` under ``/api/`` (Django has logged the traceback already)."""
+    if _is_api(request):
+        return JsonResponse({"detail": "Server error: the failure is logged.", "code": "server_error"}, status=500)
+    return defaults.server_error(request)
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """400 for what Django refuses itself (a ``SuspiciousOperation``: a bad Host, too many form fields…)."""
+    if _is_api(request):
+        return JsonResponse({"detail": "Bad request.", "code": "invalid"}, status=400)
+    return defaults.bad_request(request, exception)
+
+
+def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """403 raised outside a DRF view."""
+    if _is_api(request):
+        detail = str(exception) or "You do not have permission to perform this action."
+        return JsonResponse({"detail": detail, "code": "permission_denied"}, status=403)
+    return defaults.permission_denied(request, exception)
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """404 raised outside a DRF view (unknown ``/api/`` paths have their own JSON view)."""
+    if _is_api(request):
+        return JsonResponse({"detail": "Not found.", "code": "not_found"}, status=404)
+    return defaults.page_not_found(request, exception)
 
 
 # --- job health: last heartbeat and retries after worker loss ------------------------------------------------------
