@@ -38,10 +38,13 @@ def _forget_tokens_on_change() -> None:
     user_model = get_user_model()
 
     def token_changed(sender: Any, instance: Any, **kwargs: Any) -> None:
-        token_cache_forget(keys=[instance.key])
+        if not kwargs.get("created"):  # a new key cannot be cached yet
+            token_cache_forget(keys=[instance.key])
 
     def user_saved(sender: Any, instance: Any, **kwargs: Any) -> None:
-        token_cache_forget(user_ids=[instance.pk])
+        # Logging in saves only last_login, which no cached look-up holds (and it must work while Redis is down).
+        if kwargs.get("update_fields") != frozenset({"last_login"}):
+            token_cache_forget(user_ids=[instance.pk])
 
     def groups_changed(sender: Any, instance: Any, action: str, reverse: bool, pk_set: Any, **kwargs: Any) -> None:
         if action not in ("post_add", "post_remove", "post_clear", "pre_clear"):

@@ -332,6 +332,9 @@ if REDIS_URL:
             "BACKEND": "ecast.core.cache.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_FUNCTION": "ecast.core.cache.database_key",
+            # An unreachable Redis fails a call within seconds: the token look-up and log-in counting then go on
+            # without it (ecast.core.cache) instead of holding a web thread.
+            "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 5},
         }
     }
 else:

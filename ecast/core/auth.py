@@ -37,6 +37,8 @@ from django.db import transaction
 from django.http import HttpResponse
 from rest_framework.authentication import TokenAuthentication
 
+from ecast.core.cache import CACHE_DOWN, cache_down, cache_recently_down
+
 # Caches whose add and incr are atomic: Redis and memcached across processes, locmem (one process) under its lock.
 # The file cache (the default without Redis) implements incr as get + set, so there counters are updated under a
 # file lock; the file cache lives on one host, and so does the lock.
@@ -97,45 +99,65 @@ def _counter_lock() -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _count(key: str, window: int) -> tuple[int, int]:
+def _count(key: str, window: int, store: Any = None) -> tuple[int, int]:
     """Add one event to ``key``'s window (``window`` s from its first event); returns (count, seconds left).
 
     The window's start is kept beside the count, so the time left can be told and a window that is over by the clock
-    restarts even where the cache has not evicted it yet.
+    restarts even where the cache has not evicted it yet. ``store`` is the shared cache unless given.
     """
+    store = store or caches[DEFAULT_CACHE_ALIAS]
     now = time.time()
     since_key = f"{key}:since"
-    if not isinstance(caches[DEFAULT_CACHE_ALIAS], ATOMIC_COUNTER_CACHES):
+    if not isinstance(store, ATOMIC_COUNTER_CACHES):
         with _counter_lock():
-            since, count = cache.get(since_key), cache.get(key)
+            since, count = store.get(since_key), store.get(key)
             if since is None or count is None or since + window <= now:
                 since, count = now, 0
             left = max(1, math.ceil(since + window - now))
-            cache.set_many({key: count + 1, since_key: since}, timeout=left)
+            store.set_many({key: count + 1, since_key: since}, timeout=left)
             return count + 1, left
-    since = cache.get(since_key)
+    since = store.get(since_key)
     if since is not None and since + window <= now:
-        cache.delete_many([key, since_key])  # only a request at the very end of a window can race this
+        store.delete_many([key, since_key])  # only a request at the very end of a window can race this
         since = None
     while True:
-        if cache.add(key, 1, timeout=window):
-            cache.set(since_key, now, timeout=window)
+        if store.add(key, 1, timeout=window):
+            store.set(since_key, now, timeout=window)
             return 1, window
         try:
-            count = cache.incr(key)
+            count = store.incr(key)
         except ValueError:  # expired between add and incr: start the new window
             continue
         if count == 1:
             # Redis INCR re-created a key that expired after the existence check, without a timeout: give it one.
-            cache.touch(key, window)
+            store.touch(key, window)
         left = window if since is None else max(1, math.ceil(since + window - now))
         return count, left
 
 
+# While the shared cache (Redis) is down, attempts are counted in this process's memory: the limits still hold per
+# web process, rather than log-in failing altogether or going unlimited.
+_LOCAL_COUNTERS = LocMemCache("ecast-login-counters", {"TIMEOUT": None, "OPTIONS": {"MAX_ENTRIES": 100_000}})
+
+
+def _counted(key: str, window: int) -> tuple[int, int]:
+    """:func:`_count` in the shared cache, or in this process's memory while the shared cache is unreachable."""
+    if not cache_recently_down():
+        try:
+            return _count(key, window)
+        except CACHE_DOWN as exc:
+            cache_down("log-in attempt counting", exc)
+    return _count(key, window, _LOCAL_COUNTERS)
+
+
 def clear_failures(username: str, ip: str) -> None:
     """Forget the attempts of (username, address), after a successful log-in."""
-    key = _pair_key(username, ip)
-    cache.delete_many([key, f"{key}:since"])
+    keys = [_pair_key(username, ip), _pair_key(username, ip) + ":since"]
+    _LOCAL_COUNTERS.delete_many(keys)
+    try:
+        cache.delete_many(keys)
+    except CACHE_DOWN as exc:
+        cache_down("clearing log-in failures", exc)
 
 
 def lockout_message(seconds: int) -> str:
@@ -167,10 +189,10 @@ class Attempt:
 def login_attempt(*, username: str, ip: str) -> Attempt:
     """Count an attempt from ``ip`` (all usernames) and for (``username``, ``ip``), before the password is checked."""
     allowed, period = login_rate()
-    count, left = _count(_address_key(ip), period)
+    count, left = _counted(_address_key(ip), period)
     if count > allowed:
         return Attempt(refused=address_message(left), retry_after=left)
-    count, left = _count(_pair_key(username, ip), _window())
+    count, left = _counted(_pair_key(username, ip), _window())
     if count > _limit():
         return Attempt(refused=lockout_message(left), retry_after=left)
     return Attempt(retry_after=left, last=count >= _limit())
@@ -260,7 +282,13 @@ class CachedTokenAuthentication(TokenAuthentication):
 
         from ecast.core.permissions import user_roles
 
-        hit = cache.get(token_cache_key(key))
+        # While the cache is down the look-up comes from the database, as on a miss; only the speed-up is lost.
+        hit = None
+        if not cache_recently_down():
+            try:
+                hit = cache.get(token_cache_key(key))
+            except CACHE_DOWN as exc:
+                cache_down("API token look-up", exc)
         if hit is not None:
             user = get_user_model()(
                 id=hit["id"],
@@ -281,5 +309,9 @@ class CachedTokenAuthentication(TokenAuthentication):
             "is_superuser": user.is_superuser,
             "roles": sorted(user_roles(user)),
         }
-        cache.set(token_cache_key(key), entry, TOKEN_CACHE_SECONDS)
+        if not cache_recently_down():
+            try:
+                cache.set(token_cache_key(key), entry, TOKEN_CACHE_SECONDS)
+            except CACHE_DOWN as exc:
+                cache_down("API token look-up", exc)
         return user, token

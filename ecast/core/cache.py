@@ -3,17 +3,55 @@
 Django builds a new ``redis.Redis`` object for every cache operation; its constructor (response callbacks, options)
 costs about as much CPU as the round trip itself, and every API call makes one or two cache reads (the token, the
 campaign). A ``redis.Redis`` object is safe to share: it takes a connection from its pool for each command.
+
+While Redis is unreachable, what only reads through the cache (the API-token look-up, the log-in counters) goes on
+without it: :data:`CACHE_DOWN` names the errors, :func:`cache_down` logs them at most once a minute per process and
+:func:`cache_recently_down` lets callers skip Redis for a few seconds instead of trying it on every request.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
+import threading
+import time
 from functools import lru_cache
 from typing import Any
 
 from django.core.cache.backends.redis import RedisCache as DjangoRedisCache
 from django.core.cache.backends.redis import RedisCacheClient
 from django.db import DEFAULT_DB_ALIAS, connections
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+logger = logging.getLogger(__name__)
+
+# What a cache call raises while Redis is down or unreachable (redis-py's own classes, not the built-in ones).
+CACHE_DOWN = (RedisConnectionError, RedisTimeoutError)
+# After a failure, callers that can do without the cache skip it this long rather than pay a failed connect per call.
+RETRY_AFTER_S = 5.0
+WARN_EVERY_S = 60.0
+
+_down = {"since": 0.0, "warned": 0.0}
+_down_lock = threading.Lock()
+
+
+def cache_down(what: str, exc: BaseException) -> None:
+    """Record that the cache failed while doing ``what``; logs a warning at most once a minute per process."""
+    now = time.monotonic()
+    with _down_lock:
+        _down["since"] = now
+        warn = now - _down["warned"] >= WARN_EVERY_S or not _down["warned"]
+        if warn:
+            _down["warned"] = now
+    if warn:
+        logger.warning("cache unavailable (%s): %s; going on without it (warned at most once a minute)", what, exc)
+
+
+def cache_recently_down() -> bool:
+    """Whether the cache failed within the last ``RETRY_AFTER_S`` seconds in this process."""
+    since = _down["since"]
+    return bool(since) and time.monotonic() - since < RETRY_AFTER_S
 
 
 class ReusedClientRedisCacheClient(RedisCacheClient):

@@ -26,6 +26,7 @@ from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from ecast.core.auth import CachedTokenAuthentication
+from ecast.core.cache import CACHE_DOWN, cache_down
 from ecast.core.errors import DomainError
 from ecast.core.jobs import job_health, jobs_health
 from ecast.core.middleware import API_PREFIX
@@ -81,13 +82,19 @@ def validation_payload(exc: DjangoValidationError) -> dict[str, Any]:
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    """DRF's handler, plus Django ``ValidationError`` → 400, domain errors → their status, missing rows → 404."""
+    """DRF's handler, plus Django ``ValidationError`` → 400, domain errors → their status, missing rows → 404, Redis
+    unreachable → 503."""
     if isinstance(exc, DjangoValidationError):
         return Response(validation_payload(exc), status=400)
     if isinstance(exc, DomainError):
         return Response(exc.payload(), status=exc.status_code)
     if isinstance(exc, ObjectDoesNotExist):
         exc = Http404(str(exc))
+    if isinstance(exc, CACHE_DOWN):
+        # What cannot go on without Redis (dropping a revoked token's cached look-up) says so, as a 503.
+        cache_down("an API call that needs it", exc)
+        detail = "The cache (Redis) is unavailable; try again in a minute."
+        return Response({"detail": detail, "code": "unavailable"}, status=503, headers={"Retry-After": "60"})
     return drf_exception_handler(exc, context)
 
 
