@@ -80,6 +80,8 @@ MIDDLEWARE = [
     "ecast.core.middleware.SessionMiddleware",
     # Before anything reads a body (CSRF reads request.POST): refuses oversized ones from Content-Length alone.
     "ecast.core.middleware.RequestBodyLimitMiddleware",
+    # A NUL byte in the path or a query parameter: 400 naming it (PostgreSQL text cannot hold one).
+    "ecast.core.middleware.NulByteMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "ecast.core.middleware.AuthenticationMiddleware",

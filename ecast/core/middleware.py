@@ -7,7 +7,8 @@ CSRF middleware stays in place for everyone: DRF's views are exempt from it (``S
 itself), so it costs an API call next to nothing, and ``check --deploy`` looks for Django's class by name.
 
 :class:`RequestBodyLimitMiddleware` refuses a body too large for its sender from its declared length, before the
-CSRF middleware or a view reads it.
+CSRF middleware or a view reads it; :class:`NulByteMiddleware` refuses a NUL byte in the address or a query parameter
+(PostgreSQL cannot compare text with one) with 400 naming the parameter.
 """
 
 from __future__ import annotations
@@ -66,10 +67,13 @@ class MessageMiddleware(SkippedForTokenApiCalls, DjangoMessageMiddleware):
 UPLOAD_ENVELOPE_BYTES = 64 * 1024
 
 
-def refusal_response(request: HttpRequest, *, status: int, code: str, message: str, **fields: Any) -> HttpResponse:
-    """A refusal answered before any view: the API's JSON error shape under ``/api/``, a short page elsewhere."""
+def refusal_response(
+    request: HttpRequest, *, status: int, code: str, message: str, fields: dict[str, Any] | None = None
+) -> HttpResponse:
+    """A refusal answered outside a view: the API's JSON error shape under ``/api/`` (``fields`` beside ``detail``
+    and ``code``, as a validation error names its fields), a short page elsewhere."""
     if request.path_info.startswith(API_PREFIX):
-        return JsonResponse({"detail": message, "code": code, **fields}, status=status)
+        return JsonResponse({**(fields or {}), "detail": message, "code": code}, status=status)
     title = HTTPStatus(status).phrase
     page = f"<!doctype html>\n<title>{title}</title>\n<h1>{title}</h1>\n<p>{escape(message)}</p>\n"
     return HttpResponse(page, status=status, content_type="text/html; charset=utf-8")
@@ -150,3 +154,30 @@ class RequestBodyLimitMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         return body_refusal(request) or self.get_response(request)
+
+
+# --- NUL bytes in the address: no view can use one ------------------------------------------------------------------
+
+
+def nul_refusal(request: HttpRequest) -> HttpResponse | None:
+    """400 naming the query parameter (or the path) that holds a NUL byte, which PostgreSQL text cannot hold."""
+    if "\x00" in request.path_info:
+        return refusal_response(request, status=400, code="invalid", message="the path contains a NUL byte")
+    if "\x00" not in request.META.get("QUERY_STRING", "") and "%00" not in request.META.get("QUERY_STRING", ""):
+        return None
+    for name, values in request.GET.lists():
+        if "\x00" in name or any("\x00" in value for value in values):
+            shown = name.replace("\x00", "\\x00")
+            message = f"query parameter {shown!r} contains a NUL byte"
+            return refusal_response(request, status=400, code="invalid", message=message, fields={shown: [message]})
+    return None
+
+
+class NulByteMiddleware:
+    """Refuses a NUL byte in the path or a query parameter with 400, before any view passes it to the database."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return nul_refusal(request) or self.get_response(request)

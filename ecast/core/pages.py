@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from django import forms
 from django.contrib import messages
-from django.core.exceptions import ValidationError
+from django.core.exceptions import BadRequest, ValidationError
 from django.http import Http404, HttpRequest
 
 from ecast.core.errors import DomainError
@@ -100,3 +100,15 @@ def refusal_as_404() -> Iterator[None]:
         yield
     except REFUSALS as exc:
         raise Http404("; ".join(refusal_messages(exc))) from exc
+
+
+def query_id(request: HttpRequest, name: str) -> int | None:
+    """The id in query parameter ``name`` (None when absent or empty); anything but a whole number answers 400
+    naming the parameter (``BadRequest``, which the root URLconf's ``handler400`` shows with its message)."""
+    raw = request.GET.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise BadRequest(f"query parameter {name!r} must be a whole number, got {raw[:40]!r}") from None

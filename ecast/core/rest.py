@@ -12,7 +12,7 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from django.core.exceptions import ObjectDoesNotExist
+from django.core.exceptions import BadRequest, ObjectDoesNotExist
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -29,7 +29,7 @@ from ecast.core.auth import CachedTokenAuthentication
 from ecast.core.cache import CACHE_DOWN, cache_down
 from ecast.core.errors import DomainError
 from ecast.core.jobs import job_health, jobs_health
-from ecast.core.middleware import API_PREFIX
+from ecast.core.middleware import API_PREFIX, refusal_response
 from ecast.core.permissions import IsAdmin
 from ecast.models import JobRecovery
 
@@ -113,7 +113,10 @@ def server_error(request: HttpRequest) -> HttpResponse:
 
 
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
-    """400 for what Django refuses itself (a ``SuspiciousOperation``: a bad Host, too many form fields…)."""
+    """400: a ``BadRequest`` a view raised (a bad query parameter, ``ecast.core.pages.query_id``) shows its message;
+    what Django refuses itself (a ``SuspiciousOperation``: a bad Host, too many form fields…) does not."""
+    if isinstance(exception, BadRequest):
+        return refusal_response(request, status=400, code="invalid", message=str(exception))
     if _is_api(request):
         return JsonResponse({"detail": "Bad request.", "code": "invalid"}, status=400)
     return defaults.bad_request(request, exception)

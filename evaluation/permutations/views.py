@@ -19,7 +19,7 @@ from django.views.decorators.http import require_POST
 
 from ecast.core.csvfiles import csv_lines, csv_streaming_response
 from ecast.core.jobs import job_health
-from ecast.core.pages import refusal_shown
+from ecast.core.pages import query_id, refusal_shown
 from ecast.core.permissions import ADMIN, RATER, admin_required, is_admin, role_required
 from ecast.forms import preselect_single_choices
 from ecast.models import Collection, Conversation
@@ -219,8 +219,9 @@ def experiment_import_runs(request: HttpRequest, pk: int) -> HttpResponse:
 def labels_index(request: HttpRequest) -> HttpResponse:
     collections = Collection.objects.all()
     coll = None
-    if request.GET.get("collection"):
-        coll = get_object_or_404(Collection, pk=request.GET["collection"])
+    chosen = query_id(request, "collection")
+    if chosen is not None:
+        coll = get_object_or_404(Collection, pk=chosen)
     else:  # the first collection with conversations to label (a meta-evaluation table has none)
         coll = collections.filter(conversations__isnull=False).first() or collections.first()
     ctx: dict = {"collections": collections, "coll": coll, "admin": is_admin(request.user)}
