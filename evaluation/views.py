@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 
 from ecast.core.csvfiles import csv_response
 from ecast.core.jobs import jobs_health
-from ecast.core.pages import refusal_as_404, refusal_shown
+from ecast.core.pages import query_id, refusal_as_404, refusal_shown
 from ecast.core.permissions import admin_required
 from ecast.models import Collection
 from evaluation import metrics
@@ -134,8 +134,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
         if not refused:
             messages.success(request, f"Run “{run.name}” imported; evaluation job {job.pk} started.")
             return redirect("evaluation-run", pk=run.pk)
-    collection_id = request.GET.get("collection")
-    runs = sel.run_list(collection_id=int(collection_id) if collection_id and collection_id.isdigit() else None)
+    runs = sel.run_list(collection_id=query_id(request.GET, "collection"))
     jobs = sel.job_list(limit=15)
     health = jobs_health(svc.JOB_KIND, [j.pk for j in jobs])
     active = (EvaluationJob.Status.QUEUED, EvaluationJob.Status.RUNNING)

@@ -15,7 +15,7 @@ the rest above the form), as one error message (pass the request), or nowhere (p
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -102,13 +102,20 @@ def refusal_as_404() -> Iterator[None]:
         raise Http404("; ".join(refusal_messages(exc))) from exc
 
 
-def query_id(request: HttpRequest, name: str) -> int | None:
-    """The id in query parameter ``name`` (None when absent or empty); anything but a whole number answers 400
-    naming the parameter (``BadRequest``, which the root URLconf's ``handler400`` shows with its message)."""
-    raw = request.GET.get(name, "").strip()
+MAX_ID = 2**63 - 1
+
+
+def query_id(params: Mapping[str, str], name: str) -> int | None:
+    """The id in query parameter ``name`` of ``params`` (a page's ``request.GET``, an API's ``query_params``; None when
+    absent or empty); anything but a whole number of an id's range answers 400 naming the parameter (``BadRequest``,
+    which the root URLconf's ``handler400`` shows with its message)."""
+    raw = (params.get(name) or "").strip()
     if not raw:
         return None
     try:
-        return int(raw)
+        value = int(raw)
     except ValueError:
         raise BadRequest(f"query parameter {name!r} must be a whole number, got {raw[:40]!r}") from None
+    if not 0 <= value <= MAX_ID:  # ids are 64-bit: a bigger number overflows SQLite's integer before matching nothing
+        raise BadRequest(f"query parameter {name!r} is not an id: {raw[:40]!r} is out of range")
+    return value

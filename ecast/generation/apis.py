@@ -11,6 +11,7 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from ecast.core.pages import query_id
 from ecast.core.rest import JOB_HEALTH_FIELDS, AdminApi, JobHealthFields
 from ecast.generation import reports, selectors, services, testsets
 from ecast.models import Collection, GenerationJob, TestSet
@@ -189,8 +190,9 @@ class TestSetListApi(AdminApi):
     @extend_schema(responses=TestSetOutput(many=True), operation_id="generation_test_sets_list")
     def get(self, request: Request) -> Response:
         qs = TestSet.objects.order_by("collection_id", "kind", "index")
-        if request.query_params.get("collection"):
-            qs = qs.filter(collection_id=request.query_params["collection"])
+        collection_id = query_id(request.query_params, "collection")
+        if collection_id is not None:
+            qs = qs.filter(collection_id=collection_id)
         return Response(TestSetOutput(qs, many=True).data)
 
 

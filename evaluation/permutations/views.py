@@ -219,7 +219,7 @@ def experiment_import_runs(request: HttpRequest, pk: int) -> HttpResponse:
 def labels_index(request: HttpRequest) -> HttpResponse:
     collections = Collection.objects.all()
     coll = None
-    chosen = query_id(request, "collection")
+    chosen = query_id(request.GET, "collection")
     if chosen is not None:
         coll = get_object_or_404(Collection, pk=chosen)
     else:  # the first collection with conversations to label (a meta-evaluation table has none)

@@ -99,16 +99,9 @@ def _targets() -> list[tuple[str, list[str]]]:
 
 TARGETS = _targets()
 
+
 # 500s the fuzz found that are not fixed yet: (path, parameter) -> why. The fuzz leaves these parameters out of its
 # queries to those paths; test_known_500s_still_answer_500 keeps each in sight (it fails once one is fixed).
-KNOWN: dict[tuple[str, str], str] = {
-    ("/api/generation/test-sets/", "collection"): "TestSetListApi filters collection_id by the raw value: "
-    "ValueError for letters, OverflowError on SQLite for huge numbers",
-    ("/evaluation/runs/", "collection"): "filters collection_id=int(value) unchecked: on SQLite a number above "
-    "2**63 raises OverflowError",
-}
-
-
 def _bad(client: APIClient, path: str, query: dict[str, str]) -> str:
     """Why the answer to ``path?query`` is wrong (a 5xx; under /api/ an error that is not JSON), or ""."""
     response = client.get(path, query)
@@ -141,19 +134,7 @@ def test_the_fuzz_reaches_the_list_pages_and_api_lists():
 
 @pytest.mark.parametrize("path,names", TARGETS, ids=[path for path, _ in TARGETS])
 def test_malformed_query_values_never_answer_500(path, names, admin_browser):
-    names = [name for name in names if (path, name) not in KNOWN]
     queries = [{name: value for name in names} for value in BAD_VALUES]  # every parameter bad at once
     queries += [{name: value} for name in names for value in ("abc", "9" * 30)]  # and each one alone
     failures = [failure for query in queries if (failure := _bad(admin_browser, path, query))]
     assert not failures, "\n".join(failures[:20])
-
-
-@pytest.mark.parametrize(
-    "path,name",
-    [pytest.param(path, name, marks=pytest.mark.xfail(reason=why)) for (path, name), why in KNOWN.items()],
-    ids=[f"{path}?{name}" for path, name in KNOWN],
-)
-def test_the_known_500s_are_fixed(path, name, admin_browser):
-    """Fails, as expected, until the 500 is fixed; then its KNOWN entry goes."""
-    failures = [failure for value in BAD_VALUES if (failure := _bad(admin_browser, path, {name: value}))]
-    assert not failures, "\n".join(failures)
