@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 
 from ecast.models import GenerationJob, GenerationTurn
@@ -28,9 +28,13 @@ def generation_job_progress(*, job: GenerationJob) -> dict[str, Any]:
     outputs = sum(job.turns.values_list("outputs", flat=True))
     finished = counts["done"] + counts["failed"]
     eta = None
-    if job.status == GenerationJob.Status.RUNNING and job.started_at and finished and counts["pending"]:
-        elapsed = (timezone.now() - job.started_at).total_seconds()
-        eta = round(elapsed / finished * counts["pending"], 1)
+    last = job.turns.aggregate(last=Max("finished_at"))["last"]
+    if job.status == GenerationJob.Status.RUNNING and job.started_at and last and finished and counts["pending"]:
+        # The pace of the turns finished so far, counted down since the last one finished: the estimate falls while
+        # the next turn computes instead of growing with the time elapsed.
+        per_turn = max(0.0, (last - job.started_at).total_seconds()) / finished
+        since_last = (timezone.now() - last).total_seconds()
+        eta = round(max(0.0, per_turn * counts["pending"] - since_last), 1)
     total = job.progress_total or 1
     return {
         "id": job.pk,

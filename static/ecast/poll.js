@@ -134,6 +134,9 @@
     // The progress the page was rendered at (data-done), so a move before the first answer refreshes too.
     var done = el.dataset.done === undefined ? null : Number(el.dataset.done);
     poll(el.dataset.jobProgress, function (d) {
+      // A job that ended: the page as the server renders it now is the truth (filling in the final numbers first
+      // would show "Succeeded" beside "computing…" until the reload).
+      if (!d.active && el.dataset.reload !== "no") { window.location.reload(); return true; }
       if (done !== null && d.done !== done && d.active) refreshSections();
       done = d.done;
       el.querySelectorAll("[data-job-bar]").forEach(function (bar) { bar.style.width = d.percent + "%"; });
@@ -145,9 +148,7 @@
       el.dataset.status = d.status;
       health(el.querySelector("[data-job-health]"), d);
       el.dispatchEvent(new CustomEvent("ecast:job", {detail: d, bubbles: true}));
-      if (d.active) return false;
-      if (el.dataset.reload !== "no") window.location.reload();
-      return true;
+      return !d.active;
     }, {every: Number(el.dataset.every) || 1000, slowest: 5000, delay: 500});
   }
 

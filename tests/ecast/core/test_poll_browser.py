@@ -18,11 +18,11 @@ def test_an_import_page_follows_its_job_in_place_then_shows_the_finished_import(
     )
     browser_login(browser, live_server, "admin1", "pass-admin1")
     browser.get(f"{live_server.url}/imports/{job.pk}/")
-    assert browser.find_element(By.ID, "job-progress").text == "0 / 5"
+    assert browser.find_element(By.ID, "job-progress").text == "0 %"
     loaded = browser.execute_script("return performance.timeOrigin")
 
     ImportJob.objects.filter(pk=job.pk).update(progress_done=2)
-    page_wait(browser).until(lambda d: d.find_element(By.ID, "job-progress").text == "2 / 5")
+    page_wait(browser).until(lambda d: d.find_element(By.ID, "job-progress").text == "40 %")
     assert browser.execute_script("return performance.timeOrigin") == loaded  # in place, not by a reload
     assert browser.find_element(By.ID, "job-bar").get_attribute("style") == "width: 40%;"
 
