@@ -19,7 +19,7 @@ Order, so that a simulation is reproducible: topics (turns) are taken in natural
 numbers (68_2 before 68_10: ``ecast.trees.natural_key``), and so are runs where a strategy breaks ties between them
 (exp2 before exp10; ``evaluation.adjudication``, "Ties"). Because move-to-front and the bandits depend on that
 tie order, each of them is replayed under ``ORDER_SEEDS`` seeded shuffles of the runs as well, and the report gives
-the lowest and highest cost over those orders beside the cost in name order (``cost_spread``).
+the lowest and highest cost over those orders and the name order beside the cost in name order (``cost_spread``).
 
 Metrics come from ``evaluation.metrics`` (ir_measures / pytrec_eval, trec_eval -c semantics).
 """
@@ -165,8 +165,8 @@ def simulate(
         out["strategies"][name] = {
             "label": adjudication.STRATEGIES[name],
             "curve": curve,
-            "cost": budget_costs(orders, rel_of, targets),
-            "cost_spread": _cost_spread(name, pools, rel_of, targets, seeds, order_seeds),
+            "cost": (cost := budget_costs(orders, rel_of, targets)),
+            "cost_spread": _cost_spread(name, pools, rel_of, targets, seeds, order_seeds, cost),
             "tau": taus,
         }
     return out
@@ -179,9 +179,11 @@ def _cost_spread(
     targets: Mapping[str, int],
     prior: Mapping[str, Any],
     order_seeds: Sequence[int],
+    name_order_cost: Mapping[str, int | None],
 ) -> dict[str, dict[str, Any]]:
-    """Per target: the costs under each seeded shuffle of the runs, with their lowest and highest (None where the
-    strategy does not depend on the run order, or no seed is given)."""
+    """Per target: the costs under each seeded shuffle of the runs, and the lowest and highest over those and the
+    name order, so the cost shown always lies within its own bracket (None where the strategy does not depend on the
+    run order, or no seed is given)."""
     if name == "depth_first" or not order_seeds:
         return {}
     names = sorted({r for lists in pools.values() for r in lists}, key=natural_key)
@@ -199,7 +201,7 @@ def _cost_spread(
     out: dict[str, dict[str, Any]] = {}
     for key in targets:
         values = [c[key] for c in costs]
-        reached = [v for v in values if v is not None]
+        reached = [v for v in [*values, name_order_cost.get(key)] if v is not None]
         out[key] = {"values": values, "min": min(reached, default=None), "max": max(reached, default=None)}
     return out
 
