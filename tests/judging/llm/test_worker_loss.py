@@ -1,6 +1,6 @@
 """An LLM judge job whose worker is killed (SIGKILL, by its pid) mid-job resumes after its last committed batch: the
 sweeper re-queues it, a new worker labels only the pairs left, and the labels equal an uninterrupted run's, each pair
-exactly once. Real workers and beat, on Redis + PostgreSQL (the fleet of tests/ecast/test_worker_loss.py)."""
+exactly once. Real workers and beat, on Redis + PostgreSQL (the fleet of tests/ecast/core/test_worker_loss.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from evaluation.models import Qrel, QrelsVersion
 from judging.llm import services
 from judging.models import LlmJudgeJob, LlmLabel
 from tests import factories
-from tests.ecast.test_worker_loss import fleet, go_live, record, wait_for  # noqa: F401 - fleet is a fixture
+from tests.ecast.core.test_worker_loss import fleet, go_live, record, wait_for  # noqa: F401 - fleet is a fixture
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 

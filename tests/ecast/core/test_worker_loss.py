@@ -31,7 +31,7 @@ from tests.concurrency import require_postgres
 from tests.conftest import ARTIFACTS
 from tests.ecast.pipeline.conftest import t5_config
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 FIGURES = ARTIFACTS / "worker-loss.json"
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]

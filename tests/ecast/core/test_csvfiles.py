@@ -17,7 +17,7 @@ from ecast.core.csvfiles import FORMULA_STARTS, PLAIN_NUMBER, csv_line, csv_resp
 from ecast.imports.services import import_file
 from ecast.models import Paraphrase, Turn
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 CMD = "=cmd|' /C calc'!A0"
 LINK = '=HYPERLINK("http://example.invalid/x","click")'
 
