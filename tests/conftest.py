@@ -229,6 +229,24 @@ def redis_url() -> str:
     return url
 
 
+@pytest.fixture
+def fleet(settings, tmp_path, redis_url):
+    """Real Celery workers and beat in other processes (tests/worker_helpers.py), stopped and cleared after the test."""
+    from ecast.celery import app
+    from tests.concurrency_helpers import require_postgres
+    from tests.worker_helpers import Fleet, clear_broker
+
+    require_postgres("workers in other processes need a shared PostgreSQL database")
+    settings.ECAST_JOB_STALE_SECONDS = 5
+    clear_broker(redis_url)
+    eager = app.conf.task_always_eager
+    fleet = Fleet(tmp_path, redis_url)
+    yield fleet
+    app.conf.task_always_eager = eager
+    settings.CELERY_TASK_ALWAYS_EAGER = eager
+    fleet.stop()
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def scratch_db(request, tmp_path):
     """A scratch database URL for a real ``migrate``: a SQLite file, and a fresh PostgreSQL database (named for the

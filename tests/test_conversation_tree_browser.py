@@ -15,7 +15,7 @@ from ecast.models import Paraphrase, Turn
 from judging.models import AssessorJudgment
 from judging.relevance import pools
 from tests.conftest import ARTIFACTS, browser_login
-from tests.judging.rating.support import campaign
+from tests.judging.rating.helpers import campaign
 from tests.judging.relevance import helpers
 
 # Topic 133 ("a pamper pack for my mom"): after 1-5 the system either answers (1-6, then the user asks 1-7 "How much

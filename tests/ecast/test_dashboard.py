@@ -9,7 +9,7 @@ from ecast.models import GenerationJob, GenerationTurn, ImportJob
 from evaluation.models import EvaluationJob, PermutationExperiment, PivotAnalysis, Run
 from judging.models import Pool
 from tests import factories
-from tests.judging.rating.support import campaign, paraphrase_collection
+from tests.judging.rating.helpers import campaign, paraphrase_collection
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 from evaluation import events, services
 from evaluation.models import Qrel
 from tests.conftest import ARTIFACTS, browser_login, page_wait
-from tests.evaluation.eval_helpers import build, derive
+from tests.evaluation.helpers import build, derive
 
 
 def _cell(browser, run_id: int) -> str:
@@ -87,7 +87,7 @@ def test_a_run_report_refreshes_itself_when_judgments_arrive(browser, live_serve
 def test_one_click_on_the_robustness_report_pools_the_unjudged_passages(browser, live_server, admin_user):
     from ecast.models import TestSet
     from judging.models import Pool, PoolPair
-    from tests.evaluation.eval_helpers import add_run, derive
+    from tests.evaluation.helpers import add_run, derive
 
     coll, version, runs = build()
     ts = TestSet.objects.create(collection=coll, name="R^m_1", kind="manual", index=1, seed=1)

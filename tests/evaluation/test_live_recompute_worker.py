@@ -11,7 +11,7 @@ from django.urls import reverse
 from ecast.core.jobs import debounce_release
 from evaluation import events, services
 from evaluation.models import EvaluationJob, Qrel
-from tests.evaluation.eval_helpers import build
+from tests.evaluation.helpers import build
 
 
 @pytest.mark.worker

@@ -11,7 +11,7 @@ from django.urls import reverse
 from ecast.models import TestSet
 from evaluation import scoring, services
 from evaluation.models import EvaluationJob, Qrel, QrelsVersion, Run
-from tests.evaluation.eval_helpers import add_run, build, derive
+from tests.evaluation.helpers import add_run, build, derive
 
 pytestmark = pytest.mark.django_db
 

@@ -14,7 +14,7 @@ from ecast.models import Paraphrase, Passage, Turn
 from evaluation.models import Run, RunTurn, TurnScores
 from evaluation.models.core import DocIdsField, ScoresField
 from tests import factories
-from tests.concurrency import require_postgres
+from tests.concurrency_helpers import require_postgres
 
 AWKWARD = [
     "tab\there",

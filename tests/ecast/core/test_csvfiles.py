@@ -97,8 +97,8 @@ def hostile(db, tmp_path, admin_user):
     """Formula-like text wherever a CSV download takes text from: paraphrases (imported), names, a file name."""
     from evaluation import services as evaluation_services
     from judging.models import Campaign
-    from tests.evaluation.eval_helpers import build
-    from tests.judging.rating.support import campaign, make_raters, paraphrase_collection, rate_one
+    from tests.evaluation.helpers import build
+    from tests.judging.rating.helpers import campaign, make_raters, paraphrase_collection, rate_one
 
     coll = paraphrase_collection(name="Hostile")
     ecast_csv = tmp_path / "ecast.csv"

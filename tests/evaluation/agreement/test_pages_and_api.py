@@ -14,8 +14,8 @@ from sklearn.metrics import cohen_kappa_score
 from ecast.models import Collection
 from evaluation.agreement import selectors as asel
 from evaluation.models import Qrel, QrelsVersion
-from tests.evaluation.agreement.builders import GRADES_A, GRADES_B, build_pair
-from tests.evaluation.eval_helpers import build
+from tests.evaluation.agreement.helpers import GRADES_A, GRADES_B, build_pair
+from tests.evaluation.helpers import build
 
 pytestmark = pytest.mark.django_db
 

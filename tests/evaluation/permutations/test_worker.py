@@ -12,7 +12,7 @@ from django.db import connection
 from ecast.celery import app
 from evaluation.models import PermutationExperiment, PermutationResult
 from evaluation.permutations import services as svc
-from tests.concurrency import require_postgres
+from tests.concurrency_helpers import require_postgres
 
 from .helpers import labelled_collection
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ecast.models import Collection, Passage
 from evaluation.models import QrelsVersion, Run
-from tests.evaluation.eval_helpers import build
+from tests.evaluation.helpers import build
 
 TEXTS = {
     "d1": "Throat cancer is cancer that develops in the pharynx, larynx or tonsils.",

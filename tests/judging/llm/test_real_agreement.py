@@ -21,7 +21,7 @@ from evaluation.selectors import leaderboard
 from judging.llm import services
 from judging.models import LlmLabel
 from tests.conftest import ARTIFACTS
-from tests.judging.llm.real_data import cast2020_turns, crowd_pairs
+from tests.judging.llm.crowd_helpers import cast2020_turns, crowd_pairs
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 RUNS = "runs/cast2020_decaf"

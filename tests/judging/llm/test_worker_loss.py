@@ -1,6 +1,6 @@
 """An LLM judge job whose worker is killed (SIGKILL, by its pid) mid-job resumes after its last committed batch: the
 sweeper re-queues it, a new worker labels only the pairs left, and the labels equal an uninterrupted run's, each pair
-exactly once. Real workers and beat, on Redis + PostgreSQL (the fleet of tests/ecast/core/test_worker_loss.py)."""
+exactly once. Real workers and beat, on Redis + PostgreSQL (the fleet of tests/worker_helpers.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from evaluation.models import Qrel, QrelsVersion
 from judging.llm import services
 from judging.models import LlmJudgeJob, LlmLabel
 from tests import factories
-from tests.ecast.core.test_worker_loss import fleet, go_live, record, wait_for  # noqa: F401 - fleet is a fixture
+from tests.worker_helpers import go_live, record, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -44,7 +44,7 @@ def labels(job: LlmJudgeJob) -> dict[tuple[str, str], tuple[int, tuple[float, ..
     return {(t, p): (g, tuple(round(x, 5) for x in probs)) for t, p, g, probs in rows}
 
 
-def test_an_llm_judge_job_whose_worker_is_killed_resumes_and_labels_every_pair_once(fleet, settings, tiny_causal):  # noqa: F811
+def test_an_llm_judge_job_whose_worker_is_killed_resumes_and_labels_every_pair_once(fleet, settings, tiny_causal):
     params = {"batch_size": 1}
     ref_coll, ref_version = judged("Uninterrupted", 2020)
     reference = services.llm_judge_job_create(

@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from judging.models import Campaign, Rating, RatingAssignment
 from judging.rating import leasing, services
-from tests.judging.rating.support import answer, campaign, make_raters, paraphrase_collection, rate_one
+from tests.judging.rating.helpers import answer, campaign, make_raters, paraphrase_collection, rate_one
 
 pytestmark = pytest.mark.django_db
 

@@ -16,7 +16,7 @@ from ecast.models import Paraphrase
 from judging.models import Campaign, Rating, RatingAssignment
 from judging.rating import leasing, selectors, services
 from tests.conftest import ARTIFACTS, browser_login, page_wait
-from tests.judging.rating.support import campaign, make_raters, paraphrase_collection
+from tests.judging.rating.helpers import campaign, make_raters, paraphrase_collection
 
 
 def _item_id(driver) -> str:

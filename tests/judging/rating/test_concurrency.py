@@ -10,8 +10,8 @@ from django.db import connections
 
 from judging.models import Rating, RatingAssignment
 from judging.rating import leasing, services
-from tests.concurrency import require_postgres
-from tests.judging.rating.support import answer, campaign, make_raters, paraphrase_collection
+from tests.concurrency_helpers import require_postgres
+from tests.judging.rating.helpers import answer, campaign, make_raters, paraphrase_collection
 
 
 @pytest.mark.django_db(transaction=True)

@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 
 from judging.models import Campaign
 from judging.rating import demo, selectors
-from tests.judging.rating.support import paraphrase_collection
+from tests.judging.rating.helpers import paraphrase_collection
 
 pytestmark = pytest.mark.django_db
 

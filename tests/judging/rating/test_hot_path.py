@@ -23,8 +23,8 @@ from rest_framework.test import APIClient
 from ecast.core.permissions import RATER
 from judging.models import Campaign, RaterStatus, Rating, RatingAssignment, RatingItem
 from judging.rating import leasing, selectors, services
-from tests.concurrency import require_postgres
-from tests.judging.rating.support import answer, campaign, make_raters, paraphrase_collection
+from tests.concurrency_helpers import require_postgres
+from tests.judging.rating.helpers import answer, campaign, make_raters, paraphrase_collection
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from judging.models import Rating, RatingAssignment, RatingItem
 from judging.rating import leasing, services
-from tests.judging.rating.support import answer, campaign, make_raters, paraphrase_collection, rate_one
+from tests.judging.rating.helpers import answer, campaign, make_raters, paraphrase_collection, rate_one
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from ecast import services as services_ecast
 from ecast.imports.services import import_file
 from ecast.models import Paraphrase
 from judging.models import Campaign, Rating, RatingAssignment
-from tests.judging.rating.support import campaign, make_raters, paraphrase_collection, rate_one
+from tests.judging.rating.helpers import campaign, make_raters, paraphrase_collection, rate_one
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,7 @@ from django.urls import reverse
 from ecast.models import Paraphrase
 from judging.models import Campaign
 from judging.rating import sampling, services
-from tests.judging.rating.support import paraphrase_collection
+from tests.judging.rating.helpers import paraphrase_collection
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from ecast.models import Paraphrase, Passage, Turn
 from judging.models import RaterStatus, Rating, RatingAssignment, RatingItem
 from judging.rating import leasing, sampling, services
 from judging.rating import tasks as rating_tasks
-from tests.judging.rating.support import answer, campaign, make_raters, paraphrase_collection, rate_one
+from tests.judging.rating.helpers import answer, campaign, make_raters, paraphrase_collection, rate_one
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,7 @@ from ecast.models import Collection
 from evaluation import services
 from evaluation.models import Qrel, QrelsVersion, Run
 from tests import factories
-from tests.evaluation.eval_helpers import add_run, build, derive
+from tests.evaluation.helpers import add_run, build, derive
 
 # Re-judged in B: d1 2 → 0 and d4 3 → 2; x1 (ranked first by "weak" for 1_1) judged only in B.
 CHANGES = {"1_1": {"d1": 0, "x1": 4}, "1_2": {"d4": 2}}
