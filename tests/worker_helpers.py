@@ -86,10 +86,14 @@ class Fleet:
         wait_for(
             lambda: at_least <= done() <= total - before_end, timeout=120, fleet=self, what="the job to be under way"
         )
+        backends = db_backends_of(worker.pid)
         os.kill(worker.pid, signal.SIGKILL)
         killed_at, done_at_kill = time.monotonic(), done()
         worker.wait(timeout=10)
-        time.sleep(0.5)
+        # A commit the worker sent just before it died still lands; once PostgreSQL has ended the dead worker's
+        # connections nothing more of it can, so the count below is final.
+        gone = lambda: not backends & db_backends()  # noqa: E731
+        wait_for(gone, timeout=30, fleet=self, what="PostgreSQL to end the dead worker's connections")
         assert done() < total, "the job finished before the kill; make it longer"
         self.worker()
         return killed_at, done_at_kill
@@ -126,6 +130,44 @@ def go_live(settings) -> None:
 def wait_for(check, *, timeout: float, poll: float = 0.05, fleet: Fleet, what: str):
     """``wait_until`` that shows the fleet's logs when it times out."""
     return wait_until(check, timeout=timeout, poll=poll, what=what, detail=fleet.output)
+
+
+def db_backends() -> set[int]:
+    """The PostgreSQL client backends of the test database other than this test's own connection."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            " AND backend_type = 'client backend'"
+        )
+        return {pid for (pid,) in cursor.fetchall()}
+
+
+def db_backends_of(pid: int) -> set[int]:
+    """The PostgreSQL backends serving process ``pid``'s TCP connections (its sockets' local ports are the backends'
+    client ports); empty when it reaches the database some other way."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:[") : -1])
+    ports = set()
+    for table in ("tcp", "tcp6"):
+        path = Path(f"/proc/{pid}/net/{table}")
+        for line in path.read_text().splitlines()[1:] if path.exists() else []:
+            fields = line.split()
+            if fields[9] in inodes:
+                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    if not ports:
+        return set()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND client_port = ANY(%s)",
+            [sorted(ports)],
+        )
+        return {backend for (backend,) in cursor.fetchall()}
 
 
 def children(parent: int) -> list[int]:

@@ -24,7 +24,7 @@ from ecast.models import GenerationJob, GenerationTurn, ImportJob, JobRecovery, 
 from evaluation.models import Run, RunTurn
 from tests import factories
 from tests.ecast.pipeline.conftest import t5_config
-from tests.worker_helpers import go_live, pool_child, record, wait_for
+from tests.worker_helpers import db_backends, go_live, pool_child, record, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -193,40 +193,32 @@ def test_a_killed_pool_process_has_its_import_redelivered_at_once_without_waitin
     )
 
 
-def worker_backends() -> set[int]:
-    """PostgreSQL backends of this test database other than this test's own connection."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
-            " AND backend_type = 'client backend'"
-        )
-        return {pid for (pid,) in cursor.fetchall()}
-
-
 def sweep_in_worker() -> None:
     """Run one task that reads the database in the worker, and wait for it (its error, if any, is raised here)."""
     app.send_task("ecast.jobs_sweep").get(timeout=120)
-    time.sleep(0.5)  # the worker closes what it closes after the result is stored
+    # The pool process stores the result, then ends the task (where it would close its connection); it takes the
+    # next task only after that, so once a no-op task has run, the sweep's end is over too.
+    app.send_task("celery.accumulate", args=(0,)).get(timeout=120)
 
 
 def test_a_worker_keeps_its_database_connection_from_task_to_task_and_replaces_one_the_database_dropped(
     fleet, settings
 ):
-    others = worker_backends()
+    others = db_backends()
     go_live(settings)
     fleet.prefork_worker()
     sweep_in_worker()
-    kept = worker_backends() - others
+    kept = db_backends() - others
     assert len(kept) == 1, f"the worker holds {len(kept)} connections between tasks\n{fleet.output()}"
     for _ in range(4):
         sweep_in_worker()
-    assert worker_backends() - others == kept, "each task opened a connection of its own"
+    assert db_backends() - others == kept, "each task opened a connection of its own"
     # The database drops the kept connection (a restart, an administrator): the next task checks it before use
     # and reconnects, instead of failing on it.
     (pid,) = kept
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
-    wait_for(lambda: pid not in worker_backends(), timeout=10, fleet=fleet, what="the backend to end")
+    wait_for(lambda: pid not in db_backends(), timeout=10, fleet=fleet, what="the backend to end")
     sweep_in_worker()
-    replaced = worker_backends() - others
+    replaced = db_backends() - others
     assert len(replaced) == 1 and pid not in replaced, fleet.output()
