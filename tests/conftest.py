@@ -9,7 +9,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.core.cache import cache
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -39,32 +39,24 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
-def _user(username: str, role: str | None, *, staff: bool = False) -> User:
-    user = User.objects.create_user(username=username, password="pass-" + username, is_staff=staff)
-    if role:
-        group, _ = Group.objects.get_or_create(name=role)
-        user.groups.add(group)
-    return user
-
-
 @pytest.fixture
 def admin_user(db) -> User:
-    return _user("admin1", ADMIN, staff=True)
+    return factories.user("admin1", ADMIN, staff=True)
 
 
 @pytest.fixture
 def rater(db) -> User:
-    return _user("rater1", RATER)
+    return factories.user("rater1", RATER)
 
 
 @pytest.fixture
 def other_rater(db) -> User:
-    return _user("rater2", RATER)
+    return factories.user("rater2", RATER)
 
 
 @pytest.fixture
 def assessor(db) -> User:
-    return _user("assessor1", ASSESSOR)
+    return factories.user("assessor1", ASSESSOR)
 
 
 def _api_client(user: User | None) -> APIClient:

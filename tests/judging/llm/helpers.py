@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from ecast.models import Collection, Passage
+from ecast.models import Collection
 from evaluation.models import QrelsVersion, Run
+from tests import factories
 from tests.evaluation.helpers import build
 
 TEXTS = {
@@ -19,6 +20,5 @@ TEXTS = {
 
 def judged_collection() -> tuple[Collection, QrelsVersion, dict[str, Run]]:
     coll, original, runs = build(name="LlmMini")
-    for pid, text in TEXTS.items():
-        Passage.objects.update_or_create(passage_id=pid, defaults={"text": text})
+    factories.passages(TEXTS)
     return coll, original, runs

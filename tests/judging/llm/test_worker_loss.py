@@ -9,8 +9,8 @@ import time
 import pytest
 
 from ecast.core import jobs
-from ecast.models import JobRecovery, Passage
-from evaluation.models import Qrel, QrelsVersion
+from ecast.models import JobRecovery
+from evaluation.models import Qrel
 from judging.llm import services
 from judging.models import LlmJudgeJob, LlmLabel
 from tests import factories
@@ -24,18 +24,15 @@ PER_TURN = 20  # 6 × 4 turns × 20 passages = 480 pairs, one per batch: long en
 
 def judged(name: str, year: int):
     coll = factories.collection_with_turns(name=name, year=year, conversations=TOPICS)
-    version = QrelsVersion.objects.create(collection=coll, name="original")
-    rows = []
-    for turn in coll.turns.all():
-        for k in range(PER_TURN):
-            pid = f"p{turn.number}-{k}"
-            rows.append(Qrel(version=version, turn=turn, passage_id=pid, grade=k % 5))
-    Qrel.objects.bulk_create(rows)
-    for n in range(1, 5):
-        for k in range(PER_TURN):
-            Passage.objects.update_or_create(
-                passage_id=f"p{n}-{k}", defaults={"text": f"Passage {k} about turn {n}: " + "words " * (k + 5)}
-            )
+    judgments = {t.turn_id: {f"p{t.number}-{k}": k % 5 for k in range(PER_TURN)} for t in coll.turns.all()}
+    version = factories.qrels_version(coll, "original", judgments)
+    factories.passages(
+        {
+            f"p{n}-{k}": f"Passage {k} about turn {n}: " + "words " * (k + 5)
+            for n in range(1, 5)
+            for k in range(PER_TURN)
+        }
+    )
     return coll, version
 
 
