@@ -267,7 +267,7 @@ def test_at_1366x768_an_ikat_item_folds_the_users_ptkb_and_submit_stays_in_view(
 def test_an_answer_sent_while_the_network_is_down_is_stored_once_and_a_refusal_is_shown_beside_submit(
     browser, live_server, rater
 ):
-    c = campaign(paraphrase_collection(), size=3, n=1)
+    c = factories.rating_campaign(factories.paraphrase_collection(), size=3, n=1)
     _open_as_rater1(browser, live_server, c)
     wait = page_wait(browser)
     first = _item_id(browser)
@@ -299,7 +299,7 @@ def test_an_answer_sent_while_the_network_is_down_is_stored_once_and_a_refusal_i
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
 def test_after_the_last_item_u_brings_the_answer_back(browser, live_server, rater):
-    c = campaign(paraphrase_collection(), size=1, n=1)
+    c = factories.rating_campaign(factories.paraphrase_collection(), size=1, n=1)
     _open_as_rater1(browser, live_server, c)
     browser.find_element(By.TAG_NAME, "body").send_keys("4", "5", Keys.ENTER)
     wait = page_wait(browser)
