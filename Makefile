@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install run test lint format bench clean-var
+.PHONY: install run test test-quick lint format bench clean-var
 
 $(STAMP): requirements.txt requirements-nodeps.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -22,6 +22,10 @@ run: install
 
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The inner loop: the suite without the browser, real-worker and slow tests. CI (.ci/run) runs `make test`, all of it.
+test-quick: install
+	$(BIN)/python -m pytest -m "not browser and not worker and not slow" $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff check .

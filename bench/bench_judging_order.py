@@ -3,7 +3,7 @@
 Four adjudication orders (depth-first, move-to-front, MM, MM-NS) replayed on CAsT 2019 (16 DECAF runs, 2019 qrels,
 threshold 1) — or CAsT 2020 (8 DECAF runs, 2020 qrels, threshold 2) with ``--year 2020`` — at pool depth 10:
 relevant found per judgment and Kendall τ (AP, nDCG@3, bpref, infAP) at 13 shares of the pool judged. The plain loop
-(tests/evaluation/analyses/budget_reference.py: pytrec_eval and scipy called directly, nothing cached) runs on the
+(tests/evaluation/analyses/budget_helpers.py: pytrec_eval and scipy called directly, nothing cached) runs on the
 same data; both must agree. Prints the closing-note figures (judgments to find 50 % / 80 % of the pooled relevant
 passages; τ at 10 % / 25 % of the pool judged), both timings and their ratio; asserts nothing about time.
 
@@ -33,7 +33,7 @@ from ecast.imports.formats.qrels import read_qrels  # noqa: E402
 from ecast.imports.formats.runs import read_run  # noqa: E402
 from evaluation import adjudication  # noqa: E402
 from evaluation.analyses import budget  # noqa: E402
-from tests.evaluation.analyses.budget_reference import TREC_EVAL, plain_loop  # noqa: E402
+from tests.evaluation.analyses.budget_helpers import TREC_EVAL, plain_loop  # noqa: E402
 
 COLLECTIONS = {
     "2019": ("runs/cast2019_decaf", 16, "cast/2019/2019qrels.txt", 1),

@@ -28,7 +28,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 from ecast.pipeline import hf  # noqa: E402
 from ecast.pipeline.tiny import make_tiny_causal  # noqa: E402
 from judging.llm import judge  # noqa: E402
-from tests.judging.llm.real_data import cast2020_turns, crowd_pairs  # noqa: E402
+from tests.judging.llm.crowd_helpers import cast2020_turns, crowd_pairs  # noqa: E402
 
 
 def pairs(n: int) -> list[judge.Pair]:

@@ -24,7 +24,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ecast.settings")
 SHARED = Path(os.environ.get("ECAST_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 from evaluation.analyses import pivots  # noqa: E402
-from tests.evaluation.analyses.clef_data import clef_matrices  # noqa: E402
+from tests.evaluation.analyses.clef_helpers import clef_matrices  # noqa: E402
 
 
 def nested_loop(scores: np.ndarray, masks: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from ecast.pipeline import preprocess  # noqa: E402
-from tests.ecast.pipeline.preprocess_labels import NAMED, Scores, load, score  # noqa: E402
+from tests.ecast.pipeline.helpers import NAMED, Scores, load, score  # noqa: E402
 
 OLD_COMMIT = "4d4886bacd47a25fc01bd981c46f28d1bcc29db9"  # last version matching cue phrases at sentence starts only
 BLIND_2022 = (

@@ -9,7 +9,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.core.cache import cache
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -39,32 +39,24 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
-def _user(username: str, role: str | None, *, staff: bool = False) -> User:
-    user = User.objects.create_user(username=username, password="pass-" + username, is_staff=staff)
-    if role:
-        group, _ = Group.objects.get_or_create(name=role)
-        user.groups.add(group)
-    return user
-
-
 @pytest.fixture
 def admin_user(db) -> User:
-    return _user("admin1", ADMIN, staff=True)
+    return factories.user("admin1", ADMIN, staff=True)
 
 
 @pytest.fixture
 def rater(db) -> User:
-    return _user("rater1", RATER)
+    return factories.user("rater1", RATER)
 
 
 @pytest.fixture
 def other_rater(db) -> User:
-    return _user("rater2", RATER)
+    return factories.user("rater2", RATER)
 
 
 @pytest.fixture
 def assessor(db) -> User:
-    return _user("assessor1", ASSESSOR)
+    return factories.user("assessor1", ASSESSOR)
 
 
 def _api_client(user: User | None) -> APIClient:
@@ -227,6 +219,24 @@ def redis_url() -> str:
             pytest.fail(problem)
         pytest.skip(problem)
     return url
+
+
+@pytest.fixture
+def fleet(settings, tmp_path, redis_url):
+    """Real Celery workers and beat in other processes (tests/worker_helpers.py), stopped and cleared after the test."""
+    from ecast.celery import app
+    from tests.concurrency_helpers import require_postgres
+    from tests.worker_helpers import Fleet, clear_broker
+
+    require_postgres("workers in other processes need a shared PostgreSQL database")
+    settings.ECAST_JOB_STALE_SECONDS = 5
+    clear_broker(redis_url)
+    eager = app.conf.task_always_eager
+    fleet = Fleet(tmp_path, redis_url)
+    yield fleet
+    app.conf.task_always_eager = eager
+    settings.CELERY_TASK_ALWAYS_EAGER = eager
+    fleet.stop()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -14,8 +14,8 @@ from ecast.imports.services import import_file
 from ecast.models import Paraphrase, Turn
 from judging.models import AssessorJudgment
 from judging.relevance import pools
+from tests import factories
 from tests.conftest import ARTIFACTS, browser_login
-from tests.judging.rating.support import campaign
 from tests.judging.relevance import helpers
 
 # Topic 133 ("a pamper pack for my mom"): after 1-5 the system either answers (1-6, then the user asks 1-7 "How much
@@ -68,7 +68,7 @@ def test_a_tree_turn_shows_its_own_path_on_the_curation_rating_and_judging_pages
         raw_text="My mum loves a good scented lotion. Let's make that.",
     )
     Paraphrase.objects.filter(turn=lotion).update(status="approved")
-    c = campaign(coll, size=1, n=1, measures=("semantic_similarity", "conversational_entailment"))
+    c = factories.rating_campaign(coll, size=1, n=1, measures=("semantic_similarity", "conversational_entailment"))
     _login(browser, live_server, "rater1")
     browser.get(f"{live_server.url}/rating/campaigns/{c.pk}/rate/")
     conversation = browser.find_element(By.CSS_SELECTOR, ".rate-context ol.conversation")

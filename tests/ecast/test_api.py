@@ -4,7 +4,7 @@ import pytest
 
 from ecast import services
 from ecast.core.auth import clear_failures
-from ecast.models import Paraphrase, Passage
+from ecast.models import Paraphrase
 from tests import factories
 
 
@@ -12,7 +12,7 @@ from tests import factories
 def data(small_collection):
     turn = small_collection.turns.get(turn_id="1_2")
     manual, raw = services.paraphrase_add(turn=turn, manual_text="Can throat cancer be treated?", raw_text="Can it?")
-    Passage.objects.create(passage_id="MARCO_1", text="Throat cancer is treatable.", source="test")
+    factories.passage("MARCO_1", "Throat cancer is treatable.", source="test")
     return {"collection": small_collection, "turn": turn, "manual": manual, "raw": raw}
 
 

@@ -6,10 +6,9 @@ import pytest
 from django.urls import reverse
 
 from ecast.models import GenerationJob, GenerationTurn, ImportJob
-from evaluation.models import EvaluationJob, PermutationExperiment, PivotAnalysis, Run
+from evaluation.models import EvaluationJob, PermutationExperiment, PivotAnalysis
 from judging.models import Pool
 from tests import factories
-from tests.judging.rating.support import campaign, paraphrase_collection
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +21,7 @@ def test_the_dashboard_lists_jobs_of_every_kind_open_campaigns_and_pools_with_li
     )
     gen = GenerationJob.objects.create(collection=coll, name="T5 paraphrases", status="running", progress_total=2)
     GenerationTurn.objects.create(job=gen, turn=coll.turns.first(), status="done")
-    run = Run.objects.create(collection=coll, name="bm25")
+    run = factories.run(coll, "bm25", {})
     EvaluationJob.objects.create(
         collection=coll, kind="run", run=run, status="running", progress_done=1, progress_total=2
     )
@@ -36,7 +35,7 @@ def test_the_dashboard_lists_jobs_of_every_kind_open_campaigns_and_pools_with_li
         progress_total=4,
     )
     pivot = PivotAnalysis.objects.create(collection=coll, name="Pivots over splits", progress_total=50)
-    camp = campaign(paraphrase_collection(), size=2, n=3, name="Rate the pairs")
+    camp = factories.rating_campaign(factories.paraphrase_collection(), size=2, n=3, name="Rate the pairs")
     pool = Pool.objects.create(
         collection=coll, name="Depth-3 pool", qrels_version=version, stats={"judgments_needed": 9}
     )

@@ -16,15 +16,9 @@ from ecast.core.csvfiles import csv_lines
 from ecast.imports.services import import_file
 from ecast.models import ImportJob, Paraphrase
 from tests import factories
+from tests.ecast.helpers import ECAST_TOPICS, ecast_topics_import
 
 pytestmark = pytest.mark.django_db
-
-TOPICS = [
-    "2019/train_topics_v1.0.json",
-    "2019/evaluation_topics_v1.0.json",
-    "2020/2020_manual_evaluation_topics_v1.0.json",
-    "2021/2021_manual_evaluation_topics_v1.0.json",
-]
 
 
 def _rows(text: str) -> list[tuple[str, ...]]:
@@ -36,8 +30,7 @@ def _streamed(response) -> str:
 
 
 def test_the_full_ecast_csv_round_trips_as_an_identical_multiset(shared_data, admin_api):
-    for name in TOPICS:
-        assert import_file(kind="cast_topics", path=shared_data / "cast" / name).status == "succeeded"
+    ecast_topics_import(shared_data)
     source = shared_data / "ecast" / "ECAsT.csv"
     job = import_file(kind="ecast_csv", path=source)
     assert job.status == ImportJob.Status.SUCCEEDED, job.errors[:5]
@@ -68,7 +61,7 @@ def test_the_full_ecast_csv_round_trips_as_an_identical_multiset(shared_data, ad
 def test_the_release_order_does_not_depend_on_the_import_order(shared_data):
     # Evaluation topics before training topics, and the later years first: conversations are stored in another
     # order than the published file's, and the release is still that file byte for byte.
-    for name in [TOPICS[3], TOPICS[2], TOPICS[1], TOPICS[0]]:
+    for name in reversed(ECAST_TOPICS):
         assert import_file(kind="cast_topics", path=shared_data / "cast" / name).status == "succeeded"
     source = shared_data / "ecast" / "ECAsT.csv"
     assert import_file(kind="ecast_csv", path=source).status == ImportJob.Status.SUCCEEDED

@@ -12,7 +12,7 @@ import pytest
 from ecast import selectors
 from ecast.generation import services as generation
 from ecast.generation import testsets
-from ecast.models import Collection, Paraphrase, Turn
+from ecast.models import Collection, Turn
 from judging.models import Campaign
 from judging.rating.sampling import item_from_paraphrase
 from tests import factories
@@ -115,7 +115,7 @@ def test_negative_feedback_blames_the_response_on_its_own_path(tree):
 
 def test_a_tree_test_set_exports_in_the_tree_layout_and_imports_back(tree, tmp_path):
     for turn in Turn.objects.filter(collection=tree, participant="User"):
-        Paraphrase.objects.create(turn=turn, kind="manual", text=f"P {turn.turn_id}", status="approved", origin="added")
+        factories.paraphrase(turn, f"P {turn.turn_id}", status="approved", origin="added")
     (test_set,) = testsets.test_sets_create(collection=tree, kind="manual", n_sets=1, seed=3)
     topics = testsets.test_set_export(test_set=test_set)
     first = topics[1]["turn"][:2]
@@ -123,7 +123,7 @@ def test_a_tree_test_set_exports_in_the_tree_layout_and_imports_back(tree, tmp_p
     assert first[1]["participant"] == "System" and first[1]["parent"] == "1-1" and "response" in first[1]
     path = tmp_path / "test_set.json"
     path.write_text(json.dumps(topics))
-    again = ok("cast2022_topics", path, collection=Collection.objects.create(name="back", year=2022))
+    again = ok("cast2022_topics", path, collection=factories.collection("back", 2022))
     assert (again.counts["turns"], again.counts["paths"], again.counts["user_turns"]) == (408, 50, 205)
     assert _turn(again.collection, "133_3-2").manual_rewrite == "P 133_3-2"
     assert _turn(again.collection, "133_3-2").parent.turn_id == "133_3-1"
@@ -144,7 +144,7 @@ def test_a_raw_test_set_run_reformulates_each_turn_given_its_own_path(tree):
 
     users = Turn.objects.filter(collection=tree, participant="User")
     for turn in users:
-        Paraphrase.objects.create(turn=turn, kind="raw", text=turn.raw_utterance, status="approved", origin="added")
+        factories.paraphrase(turn, turn.raw_utterance, kind="raw", status="approved", origin="added")
     (test_set,) = testsets.test_sets_create(collection=tree, kind="raw", n_sets=1, seed=1)
     plan = robustness.test_set_plan(test_set=test_set)
     assert set(plan.queries) == set(users.values_list("turn_id", flat=True))  # 205 queries, none for System turns

@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 
 from evaluation import demo
 from evaluation.models import LeaderboardSnapshot
-from tests.evaluation.eval_helpers import QRELS, build, stored
+from tests.evaluation.helpers import QRELS, build, stored
 
 pytestmark = pytest.mark.django_db
 

@@ -9,8 +9,9 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from evaluation import events, services
 from evaluation.models import Qrel
+from tests import factories
 from tests.conftest import ARTIFACTS, browser_login, page_wait
-from tests.evaluation.eval_helpers import build, derive
+from tests.evaluation.helpers import build, derive
 
 
 def _cell(browser, run_id: int) -> str:
@@ -85,12 +86,11 @@ def test_a_run_report_refreshes_itself_when_judgments_arrive(browser, live_serve
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
 def test_one_click_on_the_robustness_report_pools_the_unjudged_passages(browser, live_server, admin_user):
-    from ecast.models import TestSet
     from judging.models import Pool, PoolPair
-    from tests.evaluation.eval_helpers import add_run, derive
+    from tests.evaluation.helpers import add_run, derive
 
     coll, version, runs = build()
-    ts = TestSet.objects.create(collection=coll, name="R^m_1", kind="manual", index=1, seed=1)
+    ts = factories.testset(coll, "R^m_1", "manual")
     add_run(coll, "paraphrase-m1", {"1_1": ["x1", "z9", "d1"], "2_2": ["x4"]}, test_set=ts)
     child = derive(version, "original + new", {"1_1": {"z9": 4}})
     services.scores_compute_for_version(version=version)

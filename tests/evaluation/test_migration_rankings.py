@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from tests.migrations import manage, scratch_env
+from tests.migration_helpers import manage, scratch_env
 
 SETUP = """
 from django.db import connection

@@ -8,10 +8,10 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
-from ecast.models import TestSet
 from evaluation import scoring, services
-from evaluation.models import EvaluationJob, Qrel, QrelsVersion, Run
-from tests.evaluation.eval_helpers import add_run, build, derive
+from evaluation.models import EvaluationJob, Qrel, Run
+from tests import factories
+from tests.evaluation.helpers import add_run, build, derive
 
 pytestmark = pytest.mark.django_db
 
@@ -69,7 +69,7 @@ def test_leaderboard_downloads_carry_the_exact_numbers(admin_client, scored):
 
 def test_run_detail_shows_per_turn_scores_and_links_a_test_set(admin_client, scored):
     coll, version, runs = scored
-    ts = TestSet.objects.create(collection=coll, name="R^m_1", kind="manual", index=1, seed=1)
+    ts = factories.testset(coll, "R^m_1", "manual")
     url = reverse("evaluation-run", args=[runs["weak"].pk])
     html = admin_client.get(url, {"version": version.pk}).content.decode()
     assert "2_1" in html and "Per topic" in html
@@ -106,7 +106,7 @@ def test_history_shows_kendall_tau_between_versions(admin_client, scored):
 
 def test_the_robustness_report_builds_tables_11_13_14(admin_client, scored):
     coll, version, runs = scored
-    ts = TestSet.objects.create(collection=coll, name="R^m_1", kind="manual", index=1, seed=1)
+    ts = factories.testset(coll, "R^m_1", "manual")
     add_run(coll, "paraphrase-m1", {"1_1": ["x1", "z9", "d1"], "2_2": ["x4"]}, test_set=ts)
     baseline = runs["strong"]
     child = derive(version, "original + new", {"1_1": {"z9": 4, "x1": 0}, "2_2": {"x4": 2}})
@@ -155,7 +155,7 @@ def test_without_a_derived_version_table_14_says_how_to_get_one(admin_client, sc
 
 def test_the_robustness_pool_button_creates_a_pool_of_unjudged_passages(admin_client, scored):
     coll, version, runs = scored
-    ts = TestSet.objects.create(collection=coll, name="R^r_1", kind="raw", index=1, seed=1)
+    ts = factories.testset(coll, "R^r_1", "raw")
     add_run(coll, "paraphrase-r1", {"1_1": ["n1", "d1"], "1_2": ["n2"]}, test_set=ts)
     from judging.models import Pool, PoolPair
 
@@ -244,7 +244,7 @@ def test_a_bad_run_file_is_rejected_with_file_line_and_reason(admin_api, scored,
 def test_run_update_rejects_a_test_set_of_another_collection(scored):
     coll, version, runs = scored
     other, _, _ = build(name="Other")
-    ts = TestSet.objects.create(collection=other, name="R^m_1", kind="manual", index=1, seed=1)
+    ts = factories.testset(other, "R^m_1", "manual")
     with pytest.raises(ValidationError, match="another collection"):
         services.run_update(run=runs["weak"], test_set=ts)
 
@@ -258,10 +258,9 @@ def test_pages_render_an_empty_state_without_any_collection(admin_client, name):
 
 
 def test_a_picked_collection_without_qrels_is_named_and_the_picker_stays_to_switch_back(admin_client, scored):
-    from ecast.models import Collection
 
     coll, _, _ = scored
-    bare = Collection.objects.create(name="Bare", year=2024)
+    bare = factories.collection("Bare", 2024)
     for name in ("evaluation-leaderboard", "evaluation-robustness"):
         html = admin_client.get(reverse(name), {"collection": bare.pk}).content.decode()
         assert "<strong>Bare</strong> has no qrels version yet" in html, name
@@ -270,8 +269,6 @@ def test_a_picked_collection_without_qrels_is_named_and_the_picker_stays_to_swit
 
 
 def test_pages_render_a_version_without_runs_or_scores(admin_client):
-    from tests import factories
-
     coll = factories.collection_with_turns(name="Empty", year=2019, conversations={"1": ["a"]})
     version = factories.qrels_version(coll)
     for name in ("evaluation-leaderboard", "evaluation-compare", "evaluation-history", "evaluation-robustness"):
@@ -289,7 +286,7 @@ def test_uploading_a_real_run_file_through_the_page_uses_the_importer_and_evalua
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     coll, version, runs = scored
-    ts = TestSet.objects.create(collection=coll, name="R^r_1", kind="raw", index=1, seed=1)
+    ts = factories.testset(coll, "R^r_1", "raw")
     body = b"1_1\tQ0\td3\t0\t2.5\tmine\n1_1\tQ0\td1\t1\t2.5\tmine\n2_1\tQ0\td7\t0\t1.0\tmine\n"
     upload = SimpleUploadedFile("mine.run", body)
     with django_capture_on_commit_callbacks(execute=True):
@@ -387,9 +384,10 @@ def cache_stamp(version_id: int) -> str:
 def test_an_llm_pre_judgment_version_is_not_the_default_after_version_of_the_robustness_report(admin_client, scored):
     coll, version, _ = scored
     derive(version, "original + new", {"1_1": {"x1": 4}})
-    llm = QrelsVersion.objects.create(collection=coll, name="llm: tiny", parent=version)
     first = Qrel.objects.filter(version=version).first()
-    Qrel.objects.create(version=llm, turn=first.turn, passage_id=first.passage_id, grade=4, source=Qrel.Source.LLM)
+    llm = factories.qrels_version(
+        coll, "llm: tiny", {first.turn.turn_id: {first.passage_id: 4}}, parent=version, source=Qrel.Source.LLM
+    )
     params = {"collection": coll.pk, "base": version.pk}
     data = admin_client.get(reverse("evaluation-robustness-export", args=["all", "json"]), params).json()
     assert data["extended_version"] == "original + new"  # newer, but it re-labels the base's items

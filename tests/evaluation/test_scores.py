@@ -12,8 +12,8 @@ from evaluation import events, metrics, services
 from evaluation.models import DirtyTurn, EvaluationJob, LeaderboardSnapshot, Qrel, TurnScores
 from evaluation.selectors import leaderboard, per_turn_scores, qrels_dict, run_dict, score_means, score_summary
 from evaluation.services import jobs as job_services
-from tests.concurrency import require_postgres
-from tests.evaluation.eval_helpers import QRELS, RUNS, add_run, build, stored
+from tests.concurrency_helpers import require_postgres
+from tests.evaluation.helpers import QRELS, RUNS, add_run, build, stored
 
 pytestmark = pytest.mark.django_db
 
@@ -143,7 +143,7 @@ def test_a_turn_that_loses_all_judgments_loses_its_scores(django_capture_on_comm
 
 def test_a_created_run_is_evaluated_against_every_version(django_capture_on_commit_callbacks):
     coll, version, runs = build()
-    from tests.evaluation.eval_helpers import derive
+    from tests.evaluation.helpers import derive
 
     derive(version, "original + new", {"1_3": {"x3": 4}})
     with django_capture_on_commit_callbacks(execute=True):
@@ -158,7 +158,7 @@ def test_a_created_run_is_evaluated_against_every_version(django_capture_on_comm
 
 
 def test_a_run_job_counts_versions_made_after_it_was_queued_so_progress_never_exceeds_the_total():
-    from tests.evaluation.eval_helpers import derive
+    from tests.evaluation.helpers import derive
 
     coll, version, runs = build()
     job = services.evaluation_job_create(collection=coll, kind="run", run=runs["weak"], start=False)
@@ -170,7 +170,7 @@ def test_a_run_job_counts_versions_made_after_it_was_queued_so_progress_never_ex
 
 def test_a_derived_version_without_scores_gets_a_full_compute_on_its_first_change(django_capture_on_commit_callbacks):
     coll, version, runs = build()
-    from tests.evaluation.eval_helpers import derive
+    from tests.evaluation.helpers import derive
 
     child = derive(version, "original + new", {"2_3": {"y": 1}})
     turn = coll.turns.get(turn_id="2_3")
@@ -199,7 +199,7 @@ def test_it_refuses_a_run_job_for_a_run_of_another_collection():
 def test_a_new_qrels_version_is_scored_for_every_run_once_committed(django_capture_on_commit_callbacks):
     from django.db import transaction
 
-    from tests.evaluation.eval_helpers import derive
+    from tests.evaluation.helpers import derive
 
     coll, version, runs = build()
     with django_capture_on_commit_callbacks(execute=True):

@@ -7,7 +7,7 @@ import pytest
 from evaluation import services
 from evaluation.models import Run
 from evaluation.selectors import score_means
-from tests.evaluation.eval_helpers import cast2019_decaf
+from tests.evaluation.helpers import cast2019_decaf
 
 pytestmark = pytest.mark.django_db
 

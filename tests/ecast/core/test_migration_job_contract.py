@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from tests.migrations import manage, scratch_env
+from tests.migration_helpers import manage, scratch_env
 
 BEFORE = [
     ("ecast", "0006_bulk_paraphrase_rows_without_fk_checks"),

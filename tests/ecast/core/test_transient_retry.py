@@ -14,7 +14,7 @@ from kombu.exceptions import OperationalError as BrokerError
 from ecast.core import jobs
 from ecast.imports.services import import_file
 from ecast.models import ImportJob, JobRecovery, Passage
-from tests.concurrency import require_postgres
+from tests.concurrency_helpers import require_postgres
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")
 

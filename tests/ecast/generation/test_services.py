@@ -8,7 +8,6 @@ from django.core.exceptions import ValidationError
 from ecast.generation import services
 from ecast.generation.tasks import generation_job_dispatch_task
 from ecast.models import GenerationJob, GenerationTurn, Paraphrase
-from evaluation.models import Qrel
 from tests import factories
 from tests.ecast.pipeline.conftest import t5_config
 
@@ -131,9 +130,9 @@ def test_negative_feedback_marks_the_previous_response_unreliable_and_picks_a_qr
     t1, t2 = small_collection.turns.get(turn_id="1_1"), small_collection.turns.get(turn_id="1_2")
     t2.raw_utterance = "No, that's not what I meant. I live in Seattle. Is it treatable?"
     t2.save()
-    version = factories.qrels_version(small_collection)
-    for pid, grade in (("MARCO_3", 3), ("MARCO_9", 4), ("MARCO_1", 4), ("MARCO_0", 2)):
-        Qrel.objects.create(version=version, turn=t1, passage_id=pid, grade=grade)
+    factories.qrels_version(
+        small_collection, judgments={t1.turn_id: {"MARCO_3": 3, "MARCO_9": 4, "MARCO_1": 4, "MARCO_0": 2}}
+    )
     services.turn_preprocess_conversation(conversation=t1.conversation)
     t1.refresh_from_db()
     t2.refresh_from_db()

@@ -9,13 +9,12 @@ import pytest
 from ecast.generation.testsets import test_sets_create as create_test_sets
 from ecast.imports.services import import_file
 from ecast.models import Collection, Paraphrase, TestSetItem
-from tests.ecast.test_releases import TOPICS
+from tests.ecast.helpers import ecast_topics_import
 
 
 @pytest.mark.django_db
 def test_no_turn_asks_the_same_text_in_two_sets_although_ecast_repeats_some_rows(shared_data):
-    for name in TOPICS:  # ECAsT.csv covers CAsT 2019-2021
-        assert import_file(kind="cast_topics", path=shared_data / "cast" / name).status == "succeeded"
+    ecast_topics_import(shared_data)
     assert import_file(kind="ecast_csv", path=shared_data / "ecast/ECAsT.csv").status == "succeeded"
     coll = Collection.objects.get(year=2021)
     Paraphrase.objects.filter(turn__collection=coll).update(status=Paraphrase.Status.APPROVED)

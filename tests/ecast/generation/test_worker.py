@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from celery.contrib.testing.worker import start_worker
 
@@ -12,16 +10,18 @@ from ecast.generation import services
 from ecast.generation.tasks import generation_chunk_task, generation_job_dispatch_task
 from ecast.models import GenerationJob, Paraphrase
 from tests.ecast.pipeline.conftest import t5_config
+from tests.worker_helpers import wait_until
 
 
 def _wait(job, until, timeout=120):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def reached():
         job.refresh_from_db()
-        if until(job):
-            return job
-        time.sleep(0.3)
-    raise AssertionError(f"job {job.pk} still {job.status}: {list(job.turns.values_list('status', flat=True))}")
+        return job if until(job) else None
+
+    return wait_until(
+        reached, timeout=timeout, poll=0.3, what=f"job {job.pk}",
+        detail=lambda: f"still {job.status}: {list(job.turns.values_list('status', flat=True))}",
+    )  # fmt: skip
 
 
 @pytest.mark.worker

@@ -1,4 +1,4 @@
-"""Preprocessing against hand-labelled CAsT turns (data/cast_preprocess_labels.json; see preprocess_labels.py).
+"""Preprocessing against hand-labelled CAsT turns (data/cast_preprocess_labels.json; see helpers.py).
 
 The turns named in the issue must come out exactly as labelled; over the whole CAsT 2020 + 2021 set, precision and
 recall per category must reach 0.9. bench/bench_preprocess.py prints the same scores.
@@ -11,7 +11,7 @@ import json
 import pytest
 
 from ecast.pipeline.preprocess import preprocess
-from tests.ecast.pipeline.preprocess_labels import LABELS, NAMED, load, score
+from tests.ecast.pipeline.helpers import LABELS, NAMED, load, score
 
 DEV = load(heldout=False)
 HELDOUT = load(heldout=True)

@@ -7,7 +7,7 @@ from selenium.webdriver.common.by import By
 from sklearn.metrics import cohen_kappa_score
 
 from tests.conftest import ARTIFACTS, browser_login
-from tests.evaluation.agreement.builders import GRADES_A, GRADES_B, build_pair
+from tests.evaluation.agreement.helpers import GRADES_A, GRADES_B, build_pair
 
 
 @pytest.mark.browser

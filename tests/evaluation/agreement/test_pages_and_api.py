@@ -14,8 +14,9 @@ from sklearn.metrics import cohen_kappa_score
 from ecast.models import Collection
 from evaluation.agreement import selectors as asel
 from evaluation.models import Qrel, QrelsVersion
-from tests.evaluation.agreement.builders import GRADES_A, GRADES_B, build_pair
-from tests.evaluation.eval_helpers import build
+from tests import factories
+from tests.evaluation.agreement.helpers import GRADES_A, GRADES_B, build_pair
+from tests.evaluation.helpers import build
 
 pytestmark = pytest.mark.django_db
 
@@ -36,7 +37,7 @@ def _csv(resp) -> list[dict[str, str]]:
 
 def test_it_defaults_to_the_original_against_its_newest_derived_version(admin_client, pair):
     coll, original, derived, _ = pair
-    QrelsVersion.objects.create(collection=coll, name="imported second", parent=None)
+    factories.qrels_version(coll, "imported second")
     resp = admin_client.get(PAGE, {"collection": coll.pk})
     assert resp.status_code == 200
     assert resp.context["a"] == original and resp.context["b"] == derived
@@ -88,7 +89,7 @@ def test_item_csv_cells_are_spreadsheet_safe(admin_client, pair):
     coll, original, derived, _ = pair
     turn = coll.turns.get(turn_id="2_2")
     for v in (original, derived):
-        Qrel.objects.create(version=v, turn=turn, passage_id="=HYPERLINK(1)", grade=1)
+        factories.qrels(v, {turn.turn_id: {"=HYPERLINK(1)": 1}})
     text = admin_client.get(ITEMS, {"a": original.pk, "b": derived.pk, "topic": "2"}).content.decode()
     assert ",'=HYPERLINK(1)," in text
 
@@ -183,8 +184,8 @@ def test_the_item_report_is_cached_until_either_version_changes(pair):
     changed = asel.item_agreement(a=original, b=derived)
     assert not changed["cached"] and changed["kappa"]["value"] < first["kappa"]["value"]
     # A new row counts even when nothing touched the version.
-    Qrel.objects.create(version=derived, turn=coll.turns.get(turn_id="2_2"), passage_id="d8b", grade=1)
-    Qrel.objects.create(version=original, turn=coll.turns.get(turn_id="2_2"), passage_id="d8b", grade=1)
+    for v in (derived, original):
+        factories.qrels(v, {"2_2": {"d8b": 1}})
     assert asel.item_agreement(a=original, b=derived)["items"] == 10
 
 
@@ -224,19 +225,19 @@ def test_a_derived_version_is_said_to_keep_its_parents_judgments(admin_client, p
     page = admin_client.get(PAGE, {"a": original.pk, "b": derived.pk}).content.decode()
     assert "was derived from original and keeps its judgments" in page
     assert "1 judgment(s) only in original + new" in page  # x1, judged only in B
-    other = QrelsVersion.objects.create(collection=coll, name="second assessor", parent=None)
     turn = Qrel.objects.filter(version=original).first().turn
-    Qrel.objects.create(version=other, turn=turn, passage_id="d1", grade=1)
+    other = factories.qrels_version(coll, "second assessor", {turn.turn_id: {"d1": 1}})
     page = admin_client.get(PAGE, {"a": original.pk, "b": other.pk}).content.decode()
     assert "was derived from" not in page
 
 
 def test_a_binary_assessment_against_graded_grades_is_compared_on_relevance(admin_client, admin_api, pair):
     coll, original, _, _ = pair
-    crowd = QrelsVersion.objects.create(collection=coll, name="crowd", parent=None)
     graded = list(Qrel.objects.filter(version=original).select_related("turn").order_by("turn__turn_id", "passage_id"))
+    crowd_says: dict[str, dict[str, int]] = {}
     for q in graded:  # the crowd says "relevant" exactly where the grade is 1 or more
-        Qrel.objects.create(version=crowd, turn=q.turn, passage_id=q.passage_id, grade=int(q.grade >= 1))
+        crowd_says.setdefault(q.turn.turn_id, {})[q.passage_id] = int(q.grade >= 1)
+    crowd = factories.qrels_version(coll, "crowd", crowd_says)
 
     page = admin_client.get(PAGE, {"a": original.pk, "b": crowd.pk}).content.decode()
     data = admin_api.get(API, {"a": original.pk, "b": crowd.pk}).json()
@@ -255,9 +256,10 @@ def test_each_binarised_cell_links_to_exactly_the_items_it_counts_when_the_share
     # and the CSV behind each cell must cut A the same way (not at the collection's threshold 2).
     coll, original, _, _ = pair
     Collection.objects.filter(pk=coll.pk).update(relevance_threshold=2)
-    second = QrelsVersion.objects.create(collection=coll, name="second assessor", parent=None)
-    for q in Qrel.objects.filter(version=original, grade__lte=1):
-        Qrel.objects.create(version=second, turn=q.turn, passage_id=q.passage_id, grade=1 - q.grade)
+    flipped: dict[str, dict[str, int]] = {}
+    for q in Qrel.objects.filter(version=original, grade__lte=1).select_related("turn"):
+        flipped.setdefault(q.turn.turn_id, {})[q.passage_id] = 1 - q.grade
+    second = factories.qrels_version(coll, "second assessor", flipped)
     original.refresh_from_db()
 
     report = asel.agreement_report(a=original, b=second)

@@ -22,7 +22,7 @@ from evaluation.agreement import algorithms as al
 from evaluation.agreement import selectors as asel
 from evaluation.models import QrelsVersion
 from evaluation.selectors import leaderboard
-from tests.evaluation.eval_helpers import cast2019_decaf, derive
+from tests.evaluation.helpers import cast2019_decaf, derive
 
 RUNS = tuple(range(1, 17))  # all sixteen DECAF configurations
 CROWD = "crowd/cast2020_snippets_lajewska2023"

@@ -11,7 +11,8 @@ from django.urls import reverse
 
 from evaluation.analyses.services import calibration as calibration_services
 from evaluation.analyses.services import pivots as pivot_services
-from evaluation.models import MetaEvaluation, PivotAnalysis, Qrel, QrelsVersion, StochasticSystem
+from evaluation.models import MetaEvaluation, PivotAnalysis, StochasticSystem
+from tests import factories
 from tests.evaluation.analyses.helpers import collection_with_qrels, make_run
 
 pytestmark = pytest.mark.django_db
@@ -281,13 +282,7 @@ def test_pivot_report_across_qrels_versions_offers_them_as_environments(
     admin_client, django_capture_on_commit_callbacks
 ):
     coll, version = collection_with_qrels(n_topics=2)
-    v2 = QrelsVersion.objects.create(collection=coll, name="with-new", parent=version)
-    Qrel.objects.bulk_create(
-        [
-            Qrel(version=v2, turn=q.turn, passage_id=q.passage_id, grade=q.grade)
-            for q in Qrel.objects.filter(version=version)
-        ]
-    )
+    v2 = factories.qrels_derived(version, "with-new")
     runs = [make_run(coll, f"sys{i}", q) for i, q in enumerate([1.5, 1.0, 0.5, 0.2])]
     with django_capture_on_commit_callbacks(execute=True):
         obj = pivot_services.pivot_analysis_create(

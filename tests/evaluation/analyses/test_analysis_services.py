@@ -22,9 +22,9 @@ from evaluation.models import (
     MetaEvaluation,
     PivotAnalysis,
     Qrel,
-    QrelsVersion,
     StochasticSystem,
 )
+from tests import factories
 from tests.evaluation.analyses.helpers import collection_with_qrels, make_run, make_test_set
 
 pytestmark = pytest.mark.django_db
@@ -72,13 +72,7 @@ def test_it_rejects_bad_pivot_parameters_and_writes_nothing(setup):
 
 def test_pivots_across_qrels_versions_and_the_cross_ee_tool(setup, django_capture_on_commit_callbacks):
     coll, version, runs = setup
-    v2 = QrelsVersion.objects.create(collection=coll, name="original+new", parent=version)
-    Qrel.objects.bulk_create(
-        [
-            Qrel(version=v2, turn=q.turn, passage_id=q.passage_id, grade=q.grade)
-            for q in Qrel.objects.filter(version=version)
-        ]
-    )
+    v2 = factories.qrels_derived(version, "original+new")
     Qrel.objects.filter(version=v2, passage_id="n0").update(grade=2)
     with django_capture_on_commit_callbacks(execute=True):
         obj = pivot_services.pivot_analysis_create(
@@ -168,7 +162,7 @@ def test_a_burst_of_judgments_recomputes_once_and_a_later_change_again(
 
 def test_other_versions_changes_leave_the_analysis_alone(setup):
     coll, version, runs = setup
-    other = QrelsVersion.objects.create(collection=coll, name="other")
+    other = factories.qrels_version(coll, "other")
     PivotAnalysis.objects.create(collection=coll, name="x", qrels_version=version, parameters={"metrics": ["AP"]})
     assert services.analyses_schedule_for_version(version_id=other.id) == []
 
@@ -283,10 +277,7 @@ def _demo_collection_with_pool():
     coll, version = collection_with_qrels(n_topics=2, name=analyses_demo.DEMO_COLLECTION)
     for i, q in enumerate([1.2, 0.8, 0.3, 0.1]):
         make_run(coll, f"decaf-exp{i + 1}", q, probs=False)
-    fed = QrelsVersion.objects.create(collection=coll, name="original + new", parent=version)
-    Qrel.objects.bulk_create(
-        [Qrel(version=fed, turn=q.turn, passage_id=q.passage_id, grade=q.grade) for q in version.qrels.all()]
-    )
+    fed = factories.qrels_derived(version, "original + new")
     Pool.objects.create(collection=coll, name="Demo pool", qrels_version=version, target_version=fed)
     return coll, version, fed
 

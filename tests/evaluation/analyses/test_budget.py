@@ -17,7 +17,7 @@ from ecast.imports.formats.runs import read_run
 from evaluation.analyses import budget
 from evaluation.analyses.services import budget as budget_services
 from evaluation.models import BudgetSimulation
-from tests.evaluation.analyses.budget_reference import TREC_EVAL, plain_loop
+from tests.evaluation.analyses.budget_helpers import TREC_EVAL, plain_loop
 from tests.evaluation.analyses.helpers import collection_with_qrels, make_run
 
 

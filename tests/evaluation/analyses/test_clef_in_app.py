@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from ecast.imports.services import qrels_import, run_import
-from ecast.models import Collection
 from evaluation.analyses.services import pivots as pivot_services
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
@@ -21,7 +21,7 @@ RUNS = {
 
 def test_pivots_on_imported_clef_ehealth_2018_match_trec_eval(shared_data, django_capture_on_commit_callbacks):
     base = shared_data / "clef_ehealth_2018"
-    coll = Collection.objects.create(name="CLEF eHealth 2018", year=2018, relevance_threshold=1)
+    coll = factories.collection("CLEF eHealth 2018", 2018, threshold=1)
     version = qrels_import(
         collection=coll, path=base / "qrels" / "CLEF2018_qrel_20180914.txt", options={"create_turns": True}
     )

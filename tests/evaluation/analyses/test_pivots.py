@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from evaluation.analyses import pivots
-from tests.evaluation.analyses.clef_data import clef_matrices
+from tests.evaluation.analyses.clef_helpers import clef_matrices
 
 # 4 systems × 4 topics; EE1 = topics {0, 1}, EE2 = topics {2, 3}.
 SCORES = np.array(

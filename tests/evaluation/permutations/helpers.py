@@ -1,7 +1,5 @@
 """A tiny labelled collection with passage texts and qrels, for permutation experiment tests."""
 
-from ecast.models import Passage
-from evaluation.models import Qrel
 from tests import factories
 
 CONVERSATIONS = {
@@ -55,15 +53,6 @@ def labelled_collection(name="Perm mini", classes=True):
             for turn, (_, cls) in zip(conv.turns.order_by("number"), CONVERSATIONS[conv.topic_id], strict=True):
                 turn.utterance_class = cls
                 turn.save()
-    for pid, text in PASSAGES.items():
-        Passage.objects.get_or_create(passage_id=pid, defaults={"text": text, "source": "test"})
-    version = factories.qrels_version(coll)
-    turns = {t.turn_id: t for t in coll.turns.all()}
-    Qrel.objects.bulk_create(
-        [
-            Qrel(version=version, turn=turns[tid], passage_id=p, grade=g)
-            for tid, d in QRELS.items()
-            for p, g in d.items()
-        ]
-    )
+    factories.passages(PASSAGES, source="test")
+    version = factories.qrels_version(coll, "original", QRELS)
     return coll, version

@@ -14,7 +14,7 @@ from evaluation.permutations import services as svc
 from evaluation.permutations.runs import permutation_run_import
 from evaluation.permutations.services import chunks, experiments, recovery
 from evaluation.permutations.tasks import permutation_experiment_score_task
-from tests.concurrency import require_postgres
+from tests.concurrency_helpers import require_postgres
 
 from .helpers import labelled_collection
 

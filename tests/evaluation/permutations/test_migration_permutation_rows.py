@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import json
 
-from tests.migrations import column_attributes, manage, scratch_env
+from tests.migration_helpers import column_attributes, manage, scratch_env
 
 # Today's models for the tables of the app the migration leaves alone, the evaluation app's as they were at 0009
 # (today's have columns added since); raw SQL for the rankings it converts.

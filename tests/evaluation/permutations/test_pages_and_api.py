@@ -179,22 +179,10 @@ def test_assessors_cannot_label(assessor_api, assessor_client):
     assert assessor_client.get(reverse("utterance-labels")).status_code == 403
 
 
-def make_labelers(n):
-    from django.contrib.auth.models import Group, User
-
-    group, _ = Group.objects.get_or_create(name="rater")
-    users = []
-    for i in range(n):
-        u = User.objects.create_user(f"lab{i}", password="x")
-        u.groups.add(group)
-        users.append(u)
-    return users
-
-
 def test_fleiss_kappa_of_labelers_is_hand_worked(admin_api):
     coll = factories.collection_with_turns(name="K", year=2019, conversations={"9": ["a", "b", "c", "d", "e"]})
     turns = list(coll.turns.order_by("number"))[1:]
-    labelers = make_labelers(3)
+    labelers = factories.users(3, prefix="lab")
     # items: [SE,SE,SE] [FT,FT,FT] [PT,PT,FT] [SE,FT,PT] → P̄ = 7/12, P_e = 50/144 → κ = 34/94
     table = [["SE", "SE", "SE"], ["FT", "FT", "FT"], ["PT", "PT", "FT"], ["SE", "FT", "PT"]]
     for turn, labels in zip(turns, table, strict=True):
@@ -220,9 +208,7 @@ def test_classes_are_derived_from_dependency_annotations():
 
 
 def test_the_labels_page_opens_on_a_collection_with_conversations_to_label(admin_client):
-    from ecast.models import Collection
-
-    Collection.objects.create(name="A table without conversations", year=2016)  # first in the default order
+    factories.collection("A table without conversations", 2016)  # first in the default order
     coll, _ = labelled_collection()
     html = admin_client.get(reverse("utterance-labels")).content.decode()
     assert f'<option value="{coll.pk}" selected>{coll.name}</option>' in html

@@ -3,7 +3,6 @@
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,8 @@ from django.db import connection
 from ecast.celery import app
 from evaluation.models import PermutationExperiment, PermutationResult
 from evaluation.permutations import services as svc
-from tests.concurrency import require_postgres
+from tests.concurrency_helpers import require_postgres
+from tests.worker_helpers import wait_until
 
 from .helpers import labelled_collection
 
@@ -44,12 +44,12 @@ def test_a_real_worker_runs_the_chunks_and_scores_the_experiment(settings, tmp_p
         exp = svc.permutation_experiment_create(
             collection=coll, name="worker", qrels_version=version, systems=["current", "cu"], k=5, seed=3
         )
-        deadline = time.time() + 90
-        while time.time() < deadline:
+
+        def finished():
             exp.refresh_from_db()
-            if exp.status in ("succeeded", "failed"):
-                break
-            time.sleep(0.3)
+            return exp.status in ("succeeded", "failed")
+
+        wait_until(finished, timeout=90, poll=0.3, what="the experiment to finish")
         assert exp.status == PermutationExperiment.Status.SUCCEEDED, exp.error or exp.status
         assert exp.progress_done == exp.progress_total == 2
         assert PermutationResult.objects.filter(permutation__experiment=exp, mean__isnull=False).count() == 6 * 2

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from ecast.models import Collection, Passage
+from ecast.models import Collection
 from evaluation.models import QrelsVersion, Run
-from tests.evaluation.eval_helpers import build
+from tests import factories
+from tests.evaluation.helpers import build
 
 TEXTS = {
     "d1": "Throat cancer is cancer that develops in the pharynx, larynx or tonsils.",
@@ -19,6 +20,5 @@ TEXTS = {
 
 def judged_collection() -> tuple[Collection, QrelsVersion, dict[str, Run]]:
     coll, original, runs = build(name="LlmMini")
-    for pid, text in TEXTS.items():
-        Passage.objects.update_or_create(passage_id=pid, defaults={"text": text})
+    factories.passages(TEXTS)
     return coll, original, runs

@@ -13,7 +13,7 @@ from evaluation.models import Qrel, Run
 from evaluation.selectors import score_rows
 from judging.llm import services
 from judging.models import LlmLabel
-from tests.evaluation.eval_helpers import add_run
+from tests.evaluation.helpers import add_run
 from tests.judging.llm.helpers import judged_collection
 
 pytestmark = pytest.mark.django_db

@@ -11,6 +11,7 @@ from ecast.models import JobRecovery
 from evaluation.models import Qrel, QrelsVersion
 from judging.llm import judge, services
 from judging.models import LlmJudgeJob, LlmLabel
+from tests import factories
 from tests.judging.llm.helpers import TEXTS, judged_collection
 
 pytestmark = pytest.mark.django_db
@@ -106,8 +107,7 @@ def test_an_llm_version_cannot_be_the_human_side_of_another_job(setup, start, ti
 
 def test_a_version_without_passage_texts_is_refused_with_what_to_do(setup, start, tiny_causal):
     coll, _, _ = setup
-    empty = QrelsVersion.objects.create(collection=coll, name="no texts")
-    Qrel.objects.create(version=empty, turn=coll.turns.first(), passage_id="unknown", grade=1)
+    empty = factories.qrels_version(coll, "no texts", {coll.turns.first().turn_id: {"unknown": 1}})
     with pytest.raises(ValidationError, match="import the passage texts"):
         start(coll, empty, tiny_causal)
 

@@ -13,15 +13,16 @@ from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score
 
 from ecast.imports.formats.runs import read_run
-from ecast.models import Collection, Conversation, Passage, Turn
+from ecast.models import Collection
 from evaluation import services as eval_services
 from evaluation.agreement import selectors as asel
-from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
+from evaluation.models import Qrel, QrelsVersion
 from evaluation.selectors import leaderboard
 from judging.llm import services
 from judging.models import LlmLabel
+from tests import factories
 from tests.conftest import ARTIFACTS
-from tests.judging.llm.real_data import cast2020_turns, crowd_pairs
+from tests.judging.llm.crowd_helpers import cast2020_turns, crowd_pairs
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 RUNS = "runs/cast2020_decaf"
@@ -40,42 +41,20 @@ def crowd_collection(shared, limit: int | None = None) -> tuple[Collection, Qrel
         pairs = sorted(pairs, key=lambda p: (p.turn_id.split("_")[0], int(p.turn_id.split("_")[1]), p.passage_id))
         pairs = pairs[:limit]
     turns = cast2020_turns(shared)
-    coll = Collection.objects.create(name="CAsT 2020 crowd", year=2020, relevance_threshold=2)
     ids = sorted({p.turn_id for p in pairs})
-    convs = {
-        t: Conversation.objects.create(collection=coll, topic_id=t) for t in sorted({i.split("_")[0] for i in ids})
-    }
-    Turn.objects.bulk_create(
-        [
-            Turn(
-                conversation=convs[t.split("_")[0]],
-                collection=coll,
-                number=int(t.split("_")[1]),
-                turn_id=t,
-                raw_utterance=turns[t][0],
-                manual_rewrite=turns[t][1],
-            )
-            for t in turns
-            if t.split("_")[0] in convs  # every turn of these topics, so each prompt shows its real history
-        ]
+    topics = {i.split("_")[0] for i in ids}
+    # every turn of these topics, so each prompt shows its real history
+    coll = factories.collection_of_turn_ids(
+        "CAsT 2020 crowd", 2020, [t for t in turns if t.split("_")[0] in topics], threshold=2, utterances=turns
     )
-    pk = dict(Turn.objects.filter(collection=coll).values_list("turn_id", "pk"))
-    nist = QrelsVersion.objects.create(collection=coll, name="NIST (crowd-annotated passages)")
-    Qrel.objects.bulk_create(
-        [Qrel(version=nist, turn_id=pk[p.turn_id], passage_id=p.passage_id, grade=p.nist_grade) for p in pairs]
-    )
+    judgments: dict[str, dict[str, int]] = {}
     for p in pairs:
-        Passage.objects.update_or_create(passage_id=p.passage_id, defaults={"text": p.text})
+        judgments.setdefault(p.turn_id, {})[p.passage_id] = p.nist_grade
+    nist = factories.qrels_version(coll, "NIST (crowd-annotated passages)", judgments)
+    factories.passages({p.passage_id: p.text for p in pairs})
     for n in range(1, 9):
-        run = Run.objects.create(collection=coll, name=f"decaf-exp{n}")
-        rows = []
-        for q, docs in read_run(shared / RUNS / f"exp{n}.run.gz").items():
-            if q in ids:
-                ranked = sorted(docs.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)[:DEPTH]
-                rows.append(
-                    RunTurn(run=run, turn_id=pk[q], doc_ids=[d for d, _ in ranked], scores=[s for _, s in ranked])
-                )
-        RunTurn.objects.bulk_create(rows)
+        run = read_run(shared / RUNS / f"exp{n}.run.gz")
+        factories.run_scored(coll, f"decaf-exp{n}", {q: docs for q, docs in run.items() if q in ids}, depth=DEPTH)
     return coll, nist
 
 

@@ -1,6 +1,6 @@
 """An LLM judge job whose worker is killed (SIGKILL, by its pid) mid-job resumes after its last committed batch: the
 sweeper re-queues it, a new worker labels only the pairs left, and the labels equal an uninterrupted run's, each pair
-exactly once. Real workers and beat, on Redis + PostgreSQL (the fleet of tests/ecast/test_worker_loss.py)."""
+exactly once. Real workers and beat, on Redis + PostgreSQL (the fleet of tests/worker_helpers.py)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import time
 import pytest
 
 from ecast.core import jobs
-from ecast.models import JobRecovery, Passage
-from evaluation.models import Qrel, QrelsVersion
+from ecast.models import JobRecovery
+from evaluation.models import Qrel
 from judging.llm import services
 from judging.models import LlmJudgeJob, LlmLabel
 from tests import factories
-from tests.ecast.test_worker_loss import fleet, go_live, record, wait_for  # noqa: F401 - fleet is a fixture
+from tests.worker_helpers import go_live, record, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -24,18 +24,15 @@ PER_TURN = 20  # 6 × 4 turns × 20 passages = 480 pairs, one per batch: long en
 
 def judged(name: str, year: int):
     coll = factories.collection_with_turns(name=name, year=year, conversations=TOPICS)
-    version = QrelsVersion.objects.create(collection=coll, name="original")
-    rows = []
-    for turn in coll.turns.all():
-        for k in range(PER_TURN):
-            pid = f"p{turn.number}-{k}"
-            rows.append(Qrel(version=version, turn=turn, passage_id=pid, grade=k % 5))
-    Qrel.objects.bulk_create(rows)
-    for n in range(1, 5):
-        for k in range(PER_TURN):
-            Passage.objects.update_or_create(
-                passage_id=f"p{n}-{k}", defaults={"text": f"Passage {k} about turn {n}: " + "words " * (k + 5)}
-            )
+    judgments = {t.turn_id: {f"p{t.number}-{k}": k % 5 for k in range(PER_TURN)} for t in coll.turns.all()}
+    version = factories.qrels_version(coll, "original", judgments)
+    factories.passages(
+        {
+            f"p{n}-{k}": f"Passage {k} about turn {n}: " + "words " * (k + 5)
+            for n in range(1, 5)
+            for k in range(PER_TURN)
+        }
+    )
     return coll, version
 
 
@@ -44,7 +41,7 @@ def labels(job: LlmJudgeJob) -> dict[tuple[str, str], tuple[int, tuple[float, ..
     return {(t, p): (g, tuple(round(x, 5) for x in probs)) for t, p, g, probs in rows}
 
 
-def test_an_llm_judge_job_whose_worker_is_killed_resumes_and_labels_every_pair_once(fleet, settings, tiny_causal):  # noqa: F811
+def test_an_llm_judge_job_whose_worker_is_killed_resumes_and_labels_every_pair_once(fleet, settings, tiny_causal):
     params = {"batch_size": 1}
     ref_coll, ref_version = judged("Uninterrupted", 2020)
     reference = services.llm_judge_job_create(

@@ -10,15 +10,16 @@ from django.urls import reverse
 
 from judging.models import Campaign, Rating, RatingAssignment
 from judging.rating import leasing, services
-from tests.judging.rating.support import answer, campaign, make_raters, paraphrase_collection, rate_one
+from tests import factories
+from tests.judging.rating.helpers import answer, rate_one
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def camp(db):
-    coll = paraphrase_collection()
-    return campaign(coll, size=4, n=2)
+    coll = factories.paraphrase_collection()
+    return factories.rating_campaign(coll, size=4, n=2)
 
 
 def _next(api, c):
@@ -71,7 +72,7 @@ def test_the_queue_shows_own_progress(rater_api, rater, camp):
 
 
 def test_admin_creates_a_campaign_through_the_api(admin_api, db):
-    coll = paraphrase_collection()
+    coll = factories.paraphrase_collection()
     r = admin_api.post(
         reverse("api-rating-campaign-create"),
         {"name": "api", "collection_ids": [coll.pk], "sample_size": 4, "seed": 1, "gold": ""},
@@ -89,7 +90,7 @@ def test_admin_creates_a_campaign_through_the_api(admin_api, db):
 
 
 def test_agreement_and_csv_exports_reflect_the_ratings(admin_api, camp):
-    raters = make_raters(2)
+    raters = factories.users(2)
     for score, u in zip((4, 4), raters, strict=True):
         for _ in range(4):
             rate_one(camp, u, score)
@@ -107,7 +108,7 @@ def test_agreement_and_csv_exports_reflect_the_ratings(admin_api, camp):
 
 
 def test_pause_through_the_api_excludes_the_raters_ratings(admin_api, camp):
-    (u,) = make_raters(1)
+    (u,) = factories.users(1)
     rating = rate_one(camp, u)
     url = reverse("api-rating-rater-pause", args=[camp.pk, u.pk])
     assert admin_api.post(url, {"paused": True}, format="json").json()["paused"] is True
@@ -171,10 +172,10 @@ def test_me_is_the_cheap_authenticated_baseline(rater_api, anon_api):
 
 
 def test_the_release_exports_only_paraphrases_passing_the_thresholds(admin_api, db):
-    coll = paraphrase_collection()
-    c = campaign(coll, size=2, n=3)
+    coll = factories.paraphrase_collection()
+    c = factories.rating_campaign(coll, size=2, n=3)
     good_text = None
-    for u in make_raters(3):
+    for u in factories.users(3):
         for _ in range(2):
             a = leasing.assignment_next(campaign=c, rater=u)
             s = 5 if a.item.position == 0 else 2

@@ -15,8 +15,8 @@ from ecast.imports.services import import_file
 from ecast.models import Paraphrase
 from judging.models import Campaign, Rating, RatingAssignment
 from judging.rating import leasing, selectors, services
+from tests import factories
 from tests.conftest import ARTIFACTS, browser_login, page_wait
-from tests.judging.rating.support import campaign, make_raters, paraphrase_collection
 
 
 def _item_id(driver) -> str:
@@ -31,7 +31,7 @@ def _open_as_rater1(browser, live_server, c: Campaign) -> None:
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
 def test_a_rater_completes_three_items_with_the_keyboard_and_a_reload_keeps_the_lease(browser, live_server, rater):
-    c = campaign(paraphrase_collection(), size=4, n=2)
+    c = factories.rating_campaign(factories.paraphrase_collection(), size=4, n=2)
     browser_login(browser, live_server, "rater1", "pass-rater1")
     browser.get(live_server.url + f"/rating/campaigns/{c.pk}/rate/")
     # The page swaps the item in place; a lookup may hit the old node mid-swap, so such errors mean 'not yet'.
@@ -86,7 +86,7 @@ def test_a_rater_completes_three_items_with_the_keyboard_and_a_reload_keeps_the_
 def test_on_a_laptop_screen_the_question_in_focus_stays_clear_of_the_submit_bar(browser, live_server, rater):
     from judging.models import DEFAULT_MEASURES
 
-    c = campaign(paraphrase_collection(), size=2, n=1, measures=DEFAULT_MEASURES)
+    c = factories.rating_campaign(factories.paraphrase_collection(), size=2, n=1, measures=DEFAULT_MEASURES)
     browser.set_window_size(1280, 760)
     browser_login(browser, live_server, "rater1", "pass-rater1")
     browser.get(live_server.url + f"/rating/campaigns/{c.pk}/rate/")
@@ -105,7 +105,7 @@ def test_on_a_laptop_screen_the_question_in_focus_stays_clear_of_the_submit_bar(
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
 def test_an_admin_creates_a_campaign_and_sees_kappa_update(browser, live_server, admin_user):
-    coll = paraphrase_collection()
+    coll = factories.paraphrase_collection()
     browser_login(browser, live_server, "admin1", "pass-admin1")
     browser.get(live_server.url + "/rating/campaigns/")
     browser.find_element(By.ID, "id_name").send_keys("Browser campaign")
@@ -123,7 +123,7 @@ def test_an_admin_creates_a_campaign_and_sees_kappa_update(browser, live_server,
     c = Campaign.objects.get(name="Browser campaign")
     cell = '#kappa-table tr[data-measure="semantic_similarity"] [data-f="kappa_raw"]'
     assert browser.find_element(By.CSS_SELECTOR, cell).text == "—"
-    raters = make_raters(3)
+    raters = factories.users(3)
     scores = {0: [5, 5, 4], 1: [1, 1, 2], 2: [3, 3, 3], 3: [5, 4, 5]}
     for j, u in enumerate(raters):
         for _ in range(4):
@@ -144,7 +144,7 @@ def test_an_admin_creates_a_campaign_and_sees_kappa_update(browser, live_server,
 def test_a_tiny_negative_kappa_refreshed_by_the_report_reads_0_000_not_minus_0_000(
     browser, live_server, admin_user, monkeypatch
 ):
-    c = campaign(paraphrase_collection(), size=2, n=2)
+    c = factories.rating_campaign(factories.paraphrase_collection(), size=2, n=2)
     real = selectors.campaign_agreement
 
     def nearly_zero(*, campaign, **kw):
@@ -176,8 +176,8 @@ def test_at_1366x768_the_whole_form_works_without_scrolling_and_undo_brings_the_
     browser, live_server, rater
 ):
     # Eight turns of history, five measures and long guidelines: the worst case a rater meets in the demo.
-    c = campaign(
-        paraphrase_collection(topics=1, turns=8),
+    c = factories.rating_campaign(
+        factories.paraphrase_collection(topics=1, turns=8),
         size=8,
         n=2,
         measures=(
@@ -243,7 +243,9 @@ def test_at_1366x768_an_ikat_item_folds_the_users_ptkb_and_submit_stays_in_view(
         turn=turn, manual_text=turn.manual_rewrite + " Please explain.", raw_text=turn.raw_utterance + " Please."
     )
     Paraphrase.objects.filter(turn=turn).update(status="approved")
-    c = campaign(coll, size=1, n=1, measures=("semantic_similarity", "conversational_entailment", "passage_relevance"))
+    c = factories.rating_campaign(
+        coll, size=1, n=1, measures=("semantic_similarity", "conversational_entailment", "passage_relevance")
+    )
     browser.set_window_size(1366, 768)
     browser_login(browser, live_server, "rater1", "pass-rater1")
     browser.get(live_server.url + f"/rating/campaigns/{c.pk}/rate/")
@@ -265,7 +267,7 @@ def test_at_1366x768_an_ikat_item_folds_the_users_ptkb_and_submit_stays_in_view(
 def test_an_answer_sent_while_the_network_is_down_is_stored_once_and_a_refusal_is_shown_beside_submit(
     browser, live_server, rater
 ):
-    c = campaign(paraphrase_collection(), size=3, n=1)
+    c = factories.rating_campaign(factories.paraphrase_collection(), size=3, n=1)
     _open_as_rater1(browser, live_server, c)
     wait = page_wait(browser)
     first = _item_id(browser)
@@ -297,7 +299,7 @@ def test_an_answer_sent_while_the_network_is_down_is_stored_once_and_a_refusal_i
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
 def test_after_the_last_item_u_brings_the_answer_back(browser, live_server, rater):
-    c = campaign(paraphrase_collection(), size=1, n=1)
+    c = factories.rating_campaign(factories.paraphrase_collection(), size=1, n=1)
     _open_as_rater1(browser, live_server, c)
     browser.find_element(By.TAG_NAME, "body").send_keys("4", "5", Keys.ENTER)
     wait = page_wait(browser)

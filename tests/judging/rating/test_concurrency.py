@@ -10,16 +10,17 @@ from django.db import connections
 
 from judging.models import Rating, RatingAssignment
 from judging.rating import leasing, services
-from tests.concurrency import require_postgres
-from tests.judging.rating.support import answer, campaign, make_raters, paraphrase_collection
+from tests import factories
+from tests.concurrency_helpers import require_postgres
+from tests.judging.rating.helpers import answer
 
 
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_raters_never_overfill_items_or_duplicate_ratings():
     require_postgres("row-lock concurrency is exercised on PostgreSQL (SQLite serialises every writer)")
-    coll = paraphrase_collection(topics=3, turns=4)
-    c = campaign(coll, size=12, n=3)
-    raters = make_raters(16)
+    coll = factories.paraphrase_collection(topics=3, turns=4)
+    c = factories.rating_campaign(coll, size=12, n=3)
+    raters = factories.users(16)
     errors: list[BaseException] = []
     submitted: list[int] = []
     lock = threading.Lock()
@@ -62,8 +63,8 @@ def test_concurrent_raters_never_overfill_items_or_duplicate_ratings():
 @pytest.mark.django_db(transaction=True)
 def test_simultaneous_retries_of_one_submission_store_one_rating():
     require_postgres("row-lock concurrency is exercised on PostgreSQL (SQLite serialises every writer)")
-    c = campaign(paraphrase_collection(), size=2, n=2)
-    (user,) = make_raters(1)
+    c = factories.rating_campaign(factories.paraphrase_collection(), size=2, n=2)
+    (user,) = factories.users(1)
     a = leasing.assignment_next(campaign=c, rater=user)
     barrier = threading.Barrier(8)
     results: list = []

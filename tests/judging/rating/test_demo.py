@@ -9,13 +9,13 @@ from django.contrib.auth.models import User
 
 from judging.models import Campaign
 from judging.rating import demo, selectors
-from tests.judging.rating.support import paraphrase_collection
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
 
 def test_the_demo_campaign_is_created_once_and_leaves_work_for_the_demo_raters():
-    paraphrase_collection(name=demo.COLLECTION, topics=2, turns=4)
+    factories.paraphrase_collection(name=demo.COLLECTION, topics=2, turns=4)
     out = io.StringIO()
     c = demo.load(stdout=out)
     assert c.raters_per_item == 5 and c.items.count() == 8

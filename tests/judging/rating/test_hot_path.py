@@ -23,8 +23,9 @@ from rest_framework.test import APIClient
 from ecast.core.permissions import RATER
 from judging.models import Campaign, RaterStatus, Rating, RatingAssignment, RatingItem
 from judging.rating import leasing, selectors, services
-from tests.concurrency import require_postgres
-from tests.judging.rating.support import answer, campaign, make_raters, paraphrase_collection
+from tests import factories
+from tests.concurrency_helpers import require_postgres
+from tests.judging.rating.helpers import answer
 
 pytestmark = pytest.mark.django_db
 
@@ -56,12 +57,12 @@ def _submit(api: APIClient, assignment_id: int, c: Campaign, key: str):
 
 @pytest.fixture
 def camp(db) -> Campaign:
-    return campaign(paraphrase_collection(topics=2, turns=4), size=8, n=2, gold_every=1000)
+    return factories.rating_campaign(factories.paraphrase_collection(topics=2, turns=4), size=8, n=2, gold_every=1000)
 
 
 def test_next_leases_a_new_item_in_one_statement_and_submit_stores_it_in_two(camp):
     _needs_postgresql()
-    (user,) = make_raters(1)
+    (user,) = factories.users(1)
     api = _client(user)
     selectors.campaign_cached(campaign_id=camp.pk)  # as after any other rater's request
     with CaptureQueriesContext(connection) as queries:
@@ -121,8 +122,8 @@ def test_the_one_statement_lease_picks_the_item_brute_force_picks_at_every_level
 
     rng = random.Random(seed)
     n = 4
-    c = campaign(paraphrase_collection(topics=5, turns=6), size=30, n=n, gold_every=1000)
-    raters = make_raters(3, prefix=f"lvl{seed}-")
+    c = factories.rating_campaign(factories.paraphrase_collection(topics=5, turns=6), size=30, n=n, gold_every=1000)
+    raters = factories.users(3, prefix=f"lvl{seed}-")
     user, others = raters[0], raters[1:]
     now = timezone.now()
     live, expired = (now + timedelta(minutes=5)).timestamp(), (now - timedelta(minutes=5)).timestamp()
@@ -160,7 +161,7 @@ def test_the_one_statement_lease_picks_the_item_brute_force_picks_at_every_level
 
 def test_a_late_submit_checks_the_room_in_a_third_statement(camp):
     _needs_postgresql()
-    (user,) = make_raters(1)
+    (user,) = factories.users(1)
     a = leasing.assignment_next(campaign=camp, rater=user)
     RatingAssignment.objects.filter(pk=a.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     with CaptureQueriesContext(connection) as queries:
@@ -170,7 +171,7 @@ def test_a_late_submit_checks_the_room_in_a_third_statement(camp):
 
 def test_a_reload_with_an_open_lease_renews_it_on_the_general_path(camp):
     _needs_postgresql()
-    (user,) = make_raters(1)
+    (user,) = factories.users(1)
     first = leasing.assignment_next(campaign=camp, rater=user)
     status = RaterStatus.objects.get(campaign=camp, rater=user)
     assert status.open_leases == 1
@@ -183,8 +184,8 @@ def test_a_reload_with_an_open_lease_renews_it_on_the_general_path(camp):
 @pytest.mark.django_db(transaction=True)
 def test_simultaneous_next_calls_of_one_rater_lease_one_item():
     _needs_postgresql()
-    c = campaign(paraphrase_collection(topics=2, turns=4), size=8, n=2, gold_every=1000)
-    (user,) = make_raters(1)
+    c = factories.rating_campaign(factories.paraphrase_collection(topics=2, turns=4), size=8, n=2, gold_every=1000)
+    (user,) = factories.users(1)
     first = leasing.assignment_next(campaign=c, rater=user)
     services.rating_submit(assignment_id=first.pk, rater=user, values=answer(c), idempotency_key="warm")
     barrier = threading.Barrier(8)
@@ -269,7 +270,7 @@ def test_an_unknown_campaign_is_not_found(rater_api):
 
 
 def test_the_migration_copies_open_leases_onto_items_and_rater_counts(camp):
-    raters = make_raters(2)
+    raters = factories.users(2)
     leases = [leasing.assignment_next(campaign=camp, rater=u) for u in raters]
     RatingItem.objects.update(leases={})
     RaterStatus.objects.update(open_leases=0)
@@ -285,7 +286,7 @@ def test_the_migration_copies_open_leases_onto_items_and_rater_counts(camp):
 
 
 def test_an_assignment_whose_rater_has_no_status_row_can_still_be_submitted(camp):
-    (user,) = make_raters(1)
+    (user,) = factories.users(1)
     a = leasing.assignment_next(campaign=camp, rater=user)
     RaterStatus.objects.filter(rater=user).delete()  # as for assignments written by an import or by hand
     rating, created = services.rating_submit(assignment_id=a.pk, rater=user, values=answer(camp), idempotency_key="k")

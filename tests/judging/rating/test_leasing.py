@@ -11,15 +11,16 @@ from django.utils import timezone
 
 from judging.models import Rating, RatingAssignment, RatingItem
 from judging.rating import leasing, services
-from tests.judging.rating.support import answer, campaign, make_raters, paraphrase_collection, rate_one
+from tests import factories
+from tests.judging.rating.helpers import answer, rate_one
 
 pytestmark = pytest.mark.django_db
 
 
 def test_no_item_collects_more_than_n_ratings_and_no_rater_gets_an_item_twice():
-    coll = paraphrase_collection()
-    c = campaign(coll, size=4, n=2)
-    raters = make_raters(5)
+    coll = factories.paraphrase_collection()
+    c = factories.rating_campaign(coll, size=4, n=2)
+    raters = factories.users(5)
     for _ in range(6):
         for u in raters:
             rate_one(c, u)
@@ -32,27 +33,27 @@ def test_no_item_collects_more_than_n_ratings_and_no_rater_gets_an_item_twice():
 
 
 def test_items_near_completion_are_served_first():
-    coll = paraphrase_collection()
-    c = campaign(coll, size=4, n=3)
-    a, b = make_raters(2)
+    coll = factories.paraphrase_collection()
+    c = factories.rating_campaign(coll, size=4, n=3)
+    a, b = factories.users(2)
     first = rate_one(c, a)
     nxt = leasing.assignment_next(campaign=c, rater=b)
     assert nxt.item_id == first.item_id
 
 
 def test_a_reload_returns_the_same_lease_and_extends_it():
-    coll = paraphrase_collection()
-    c = campaign(coll, size=4, n=1)
-    (u,) = make_raters(1)
+    coll = factories.paraphrase_collection()
+    c = factories.rating_campaign(coll, size=4, n=1)
+    (u,) = factories.users(1)
     a1 = leasing.assignment_next(campaign=c, rater=u)
     a2 = leasing.assignment_next(campaign=c, rater=u)
     assert a1.pk == a2.pk and a2.expires_at >= a1.expires_at
 
 
 def test_an_abandoned_lease_returns_the_item_to_the_queue():
-    coll = paraphrase_collection()
-    c = campaign(coll, size=1, n=1, lease_seconds=60)
-    a, b = make_raters(2)
+    coll = factories.paraphrase_collection()
+    c = factories.rating_campaign(coll, size=1, n=1, lease_seconds=60)
+    a, b = factories.users(2)
     lease = leasing.assignment_next(campaign=c, rater=a)
     assert leasing.assignment_next(campaign=c, rater=b) is None  # the only slot is leased
     later = timezone.now() + timedelta(seconds=61)
@@ -67,9 +68,9 @@ def test_an_abandoned_lease_returns_the_item_to_the_queue():
 
 
 def test_a_closed_campaign_hands_out_nothing_new():
-    coll = paraphrase_collection()
-    c = campaign(coll, size=2, n=1)
-    (u,) = make_raters(1)
+    coll = factories.paraphrase_collection()
+    c = factories.rating_campaign(coll, size=2, n=1)
+    (u,) = factories.users(1)
     services.campaign_set_status(campaign=c, status="closed")
     assert leasing.assignment_next(campaign=c, rater=u) is None
 
@@ -83,9 +84,9 @@ def _sequence(c, user) -> list[int]:
 
 
 def test_each_rater_gets_the_items_in_their_own_seeded_order():
-    coll = paraphrase_collection(topics=4, turns=4)
-    c = campaign(coll, size=12, n=5, gold_every=1000)
-    first, second = make_raters(2)
+    coll = factories.paraphrase_collection(topics=4, turns=4)
+    c = factories.rating_campaign(coll, size=12, n=5, gold_every=1000)
+    first, second = factories.users(2)
     # Items with more ratings come first, so each rater here sees a whole level in their own order.
     seq_first, seq_second = _sequence(c, first), _sequence(c, second)
     positions = sorted(c.items.filter(is_gold=False).values_list("position", flat=True))
@@ -97,7 +98,7 @@ def test_each_rater_gets_the_items_in_their_own_seeded_order():
         return sorted(positions, key=lambda p: (leasing.rater_order_value(p, key), p))
 
     assert seq_first == expected(first) and seq_second == expected(second)
-    again = campaign(coll, size=12, n=5, gold_every=1000, seed=c.seed)
+    again = factories.rating_campaign(coll, size=12, n=5, gold_every=1000, seed=c.seed)
     assert _sequence(again, first) == seq_first  # same seed, same rater: same order
 
 

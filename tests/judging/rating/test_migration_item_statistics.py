@@ -3,7 +3,7 @@ per-level index reads survive an ANALYZE taken before any rating (a real ``migra
 
 from __future__ import annotations
 
-from tests.migrations import column_attributes, manage, scratch_env
+from tests.migration_helpers import column_attributes, manage, scratch_env
 
 
 def _n_distinct(env: dict[str, str]) -> list[str] | None:

@@ -11,14 +11,15 @@ from ecast import services as services_ecast
 from ecast.imports.services import import_file
 from ecast.models import Paraphrase
 from judging.models import Campaign, Rating, RatingAssignment
-from tests.judging.rating.support import campaign, make_raters, paraphrase_collection, rate_one
+from tests import factories
+from tests.judging.rating.helpers import rate_one
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def camp(db):
-    return campaign(paraphrase_collection(), size=4, n=2)
+    return factories.rating_campaign(factories.paraphrase_collection(), size=4, n=2)
 
 
 def _form(c, a_id, key, score=4):
@@ -89,8 +90,8 @@ def test_after_undo_the_withdrawn_answer_is_filled_in_for_correction(rater_clien
 
 
 def test_raters_read_plain_questions_and_their_own_position_not_symbols_or_ids(rater_client, db):
-    c = campaign(
-        paraphrase_collection(),
+    c = factories.rating_campaign(
+        factories.paraphrase_collection(),
         size=6,
         n=2,
         measures=("semantic_similarity", "language_diversity", "raw_semantic_similarity", "conversational_entailment"),
@@ -127,7 +128,7 @@ def test_a_rater_who_leaves_the_last_item_half_done_can_go_back_to_it_from_the_q
 
 
 def test_admin_creates_a_campaign_from_the_form_and_sees_the_report(admin_client, db):
-    coll = paraphrase_collection()
+    coll = factories.paraphrase_collection()
     page = admin_client.get(reverse("rating-campaigns"))
     assert "Conversational entailment" in page.content.decode()
     r = admin_client.post(
@@ -142,7 +143,7 @@ def test_admin_creates_a_campaign_from_the_form_and_sees_the_report(admin_client
         and c.items.count() == 4
         and c.measure_keys == ["semantic_similarity", "language_diversity"]
     )
-    for u in make_raters(3):
+    for u in factories.users(3):
         for _ in range(4):
             rate_one(c, u, 5)
     report = admin_client.get(reverse("rating-campaign", args=[c.pk])).content.decode()
@@ -150,7 +151,7 @@ def test_admin_creates_a_campaign_from_the_form_and_sees_the_report(admin_client
 
 
 def test_the_create_form_reports_errors_and_writes_nothing(admin_client, db):
-    coll = paraphrase_collection()
+    coll = factories.paraphrase_collection()
     page = admin_client.post(
         reverse("rating-campaigns"),
         {"name": "bad", "collections": [coll.pk], "sample_size": "4", "measures": ["semantic_similarity"],
@@ -180,7 +181,7 @@ def test_assessors_cannot_open_rater_pages(assessor_client, camp, name):
 
 
 def test_admin_pauses_and_reinstates_from_the_report(admin_client, camp):
-    (u,) = make_raters(1)
+    (u,) = factories.users(1)
     rate_one(camp, u)
     admin_client.post(reverse("rating-rater-pause", args=[camp.pk, u.pk]), {"paused": "1"})
     assert "paused" in admin_client.get(reverse("rating-campaign", args=[camp.pk])).content.decode()
@@ -194,8 +195,8 @@ def test_the_report_says_what_agreement_with_the_majority_is_computed_over(admin
 
     from judging.rating import leasing, services
 
-    c = campaign(paraphrase_collection(), size=2, n=3)
-    a, b, odd = make_raters(3)
+    c = factories.rating_campaign(factories.paraphrase_collection(), size=2, n=3)
+    a, b, odd = factories.users(3)
     # a and b give 4, the odd one out 2: the odd rater's others agree (4–4), a's and b's split (4–2).
     for user, score in ((a, 4), (b, 4), (odd, 2)):
         while (asg := leasing.assignment_next(campaign=c, rater=user)) is not None:
@@ -220,7 +221,7 @@ def test_an_ikat_item_keeps_the_users_ptkb_in_its_context_and_the_rate_page_fold
         raw_text="Which of them teach computer science?",
     )
     Paraphrase.objects.filter(turn=turn).update(status="approved")
-    c = campaign(job.collection, size=1, n=1)
+    c = factories.rating_campaign(job.collection, size=1, n=1)
     item = c.items.get()
     assert item.paraphrase_id == manual.pk
     ptkb = item.context["ptkb"]

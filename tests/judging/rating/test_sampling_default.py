@@ -9,7 +9,7 @@ from django.urls import reverse
 from ecast.models import Paraphrase
 from judging.models import Campaign
 from judging.rating import sampling, services
-from tests.judging.rating.support import paraphrase_collection
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def mixed():
     """One collection: 6 approved pairs (topics 1–2), 5 candidate pairs and 1 rejected pair (topics 3–4)."""
-    coll = paraphrase_collection("Mixed", 2020, topics=4, turns=3)
+    coll = factories.paraphrase_collection("Mixed", 2020, topics=4, turns=3)
     Paraphrase.objects.filter(turn__conversation__topic_id__in=["3", "4"]).update(status="candidate")
     Paraphrase.objects.filter(turn__turn_id="4_3", kind="manual").update(status="rejected")
     return coll
@@ -44,7 +44,7 @@ def test_candidates_are_sampled_only_when_the_admin_says_so_and_rejected_never(m
 
 
 def test_a_collection_with_only_candidates_is_refused_with_what_to_do():
-    coll = paraphrase_collection("Unchecked", 2020, topics=1, turns=3, status="candidate")
+    coll = factories.paraphrase_collection("Unchecked", 2020, topics=1, turns=3, status="candidate")
     with pytest.raises(ValidationError, match="no approved manual paraphrases"):
         services.campaign_create(name="none", collections=[coll], sample_size=3, seed=1)
     assert not Campaign.objects.filter(name="none").exists()

@@ -9,11 +9,12 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from ecast.models import Paraphrase, Passage, Turn
+from ecast.models import Paraphrase, Turn
 from judging.models import RaterStatus, Rating, RatingAssignment, RatingItem
 from judging.rating import leasing, sampling, services
 from judging.rating import tasks as rating_tasks
-from tests.judging.rating.support import answer, campaign, make_raters, paraphrase_collection, rate_one
+from tests import factories
+from tests.judging.rating.helpers import answer, rate_one
 
 pytestmark = pytest.mark.django_db
 
@@ -28,8 +29,8 @@ def test_paraphrase_source_reads_provenance_and_defaults_to_unknown():
 
 
 def test_it_samples_equally_from_each_year_and_source_stratum_reproducibly():
-    a = paraphrase_collection("A", 2019, topics=2, turns=4)
-    b = paraphrase_collection("B", 2020, topics=2, turns=4)
+    a = factories.paraphrase_collection("A", 2019, topics=2, turns=4)
+    b = factories.paraphrase_collection("B", 2020, topics=2, turns=4)
     c1 = services.campaign_create(name="s1", collections=[a, b], sample_size=8, seed=3)
     c2 = services.campaign_create(name="s2", collections=[a, b], sample_size=8, seed=3)
     assert c1.strata == {"2019/m": 2, "2019/r": 2, "2020/m": 2, "2020/r": 2}
@@ -46,19 +47,19 @@ def test_it_samples_equally_from_each_year_and_source_stratum_reproducibly():
 
 
 def test_a_short_stratum_gives_its_share_to_the_others():
-    coll = paraphrase_collection(topics=1, turns=3)  # 2 "r", 1 "m"
-    c = campaign(coll, size=3)
+    coll = factories.paraphrase_collection(topics=1, turns=3)  # 2 "r", 1 "m"
+    c = factories.rating_campaign(coll, size=3)
     assert c.strata == {"2020/m": 1, "2020/r": 2}
 
 
 def test_the_item_snapshot_has_history_pair_and_replacement_passage_when_unreliable():
-    coll = paraphrase_collection(topics=1, turns=3)
+    coll = factories.paraphrase_collection(topics=1, turns=3)
     t2 = Turn.objects.get(turn_id="1_2")
     t2.canonical_response_unreliable = True
     t2.replacement_response_id = "MARCO_9"
     t2.save()
-    Passage.objects.create(passage_id="MARCO_9", text="Replacement passage.")
-    c = campaign(coll, size=3)
+    factories.passage("MARCO_9", "Replacement passage.")
+    c = factories.rating_campaign(coll, size=3)
     item = c.items.get(turn=t2)
     assert item.passage_id == "MARCO_9" and item.passage_text == "Replacement passage."
     assert item.context["history"] == [{"number": 1, "text": "raw 1.1?"}]
@@ -67,9 +68,9 @@ def test_the_item_snapshot_has_history_pair_and_replacement_passage_when_unrelia
 
 
 def test_it_rejects_unknown_measures_and_bad_gold_lines():
-    coll = paraphrase_collection(topics=1, turns=2)
+    coll = factories.paraphrase_collection(topics=1, turns=2)
     with pytest.raises(ValidationError, match="unknown measure"):
-        campaign(coll, measures=("nope",))
+        factories.rating_campaign(coll, measures=("nope",))
     with pytest.raises(ValidationError, match="gold line 2"):
         sampling.parse_gold_spec("1: semantic_similarity=5\nbad", measure_keys=["semantic_similarity"])
     with pytest.raises(ValidationError, match="not asked"):
@@ -77,9 +78,9 @@ def test_it_rejects_unknown_measures_and_bad_gold_lines():
 
 
 def test_a_late_submit_is_accepted_while_the_item_still_has_room():
-    coll = paraphrase_collection()
-    c = campaign(coll, size=1, n=2, lease_seconds=60)
-    (a,) = make_raters(1)
+    coll = factories.paraphrase_collection()
+    c = factories.rating_campaign(coll, size=1, n=2, lease_seconds=60)
+    (a,) = factories.users(1)
     lease = leasing.assignment_next(campaign=c, rater=a)
     later = timezone.now() + timedelta(seconds=120)
     rating, created = services.rating_submit(
@@ -89,9 +90,9 @@ def test_a_late_submit_is_accepted_while_the_item_still_has_room():
 
 
 def test_a_repeated_submit_is_stored_once():
-    coll = paraphrase_collection()
-    c = campaign(coll, size=2, n=2)
-    (u,) = make_raters(1)
+    coll = factories.paraphrase_collection()
+    c = factories.rating_campaign(coll, size=2, n=2)
+    (u,) = factories.users(1)
     a = leasing.assignment_next(campaign=c, rater=u)
     r1, created1 = services.rating_submit(assignment_id=a.pk, rater=u, values=answer(c), idempotency_key="k1")
     r2, created2 = services.rating_submit(assignment_id=a.pk, rater=u, values=answer(c, 1), idempotency_key="k1")
@@ -103,9 +104,9 @@ def test_a_repeated_submit_is_stored_once():
 
 
 def test_it_rejects_incomplete_or_out_of_scale_answers_and_other_raters_assignments():
-    coll = paraphrase_collection()
-    c = campaign(coll, size=2, n=2)
-    u, v = make_raters(2)
+    coll = factories.paraphrase_collection()
+    c = factories.rating_campaign(coll, size=2, n=2)
+    u, v = factories.users(2)
     a = leasing.assignment_next(campaign=c, rater=u)
     with pytest.raises(services.RatingError, match="missing"):
         services.rating_submit(assignment_id=a.pk, rater=u, values={"semantic_similarity": 3}, idempotency_key="a")
@@ -118,9 +119,9 @@ def test_it_rejects_incomplete_or_out_of_scale_answers_and_other_raters_assignme
 
 
 def test_undo_within_the_window_reopens_the_item_for_the_same_rater():
-    coll = paraphrase_collection()
-    c = campaign(coll, size=2, n=2, undo_seconds=30)
-    (u,) = make_raters(1)
+    coll = factories.paraphrase_collection()
+    c = factories.rating_campaign(coll, size=2, n=2, undo_seconds=30)
+    (u,) = factories.users(1)
     rating = rate_one(c, u, 2)
     nxt = leasing.assignment_next(campaign=c, rater=u)
     services.rating_undo(assignment_id=rating.assignment_id, rater=u)
@@ -132,18 +133,18 @@ def test_undo_within_the_window_reopens_the_item_for_the_same_rater():
 
 
 def test_undo_after_the_window_is_refused():
-    coll = paraphrase_collection()
-    c = campaign(coll, size=2, n=2, undo_seconds=5)
-    (u,) = make_raters(1)
+    coll = factories.paraphrase_collection()
+    c = factories.rating_campaign(coll, size=2, n=2, undo_seconds=5)
+    (u,) = factories.users(1)
     rating = rate_one(c, u)
     with pytest.raises(services.RatingError, match="undo is possible"):
         services.rating_undo(assignment_id=rating.assignment_id, rater=u, now=timezone.now() + timedelta(seconds=6))
 
 
 def test_a_rater_failing_gold_items_is_paused_and_excluded_until_reinstated():
-    coll = paraphrase_collection(topics=2, turns=4)
+    coll = factories.paraphrase_collection(topics=2, turns=4)
     gold_ids = list(Paraphrase.objects.filter(kind="manual").values_list("pk", flat=True)[:2])
-    c = campaign(
+    c = factories.rating_campaign(
         coll,
         size=4,
         n=2,
@@ -153,7 +154,7 @@ def test_a_rater_failing_gold_items_is_paused_and_excluded_until_reinstated():
         gold_threshold=0.5,
         gold_tolerance=0,
     )
-    (u,) = make_raters(1)
+    (u,) = factories.users(1)
     first = rate_one(c, u, 1)  # regular item
     assert not first.item.is_gold
     gold = rate_one(c, u, 1)  # 2nd item is gold; 1 is wrong → accuracy 0 → paused
@@ -170,9 +171,9 @@ def test_a_rater_failing_gold_items_is_paused_and_excluded_until_reinstated():
 
 
 def test_idempotency_keys_are_per_rater():
-    coll = paraphrase_collection()
-    c = campaign(coll, size=2, n=2)
-    u, v = make_raters(2)
+    coll = factories.paraphrase_collection()
+    c = factories.rating_campaign(coll, size=2, n=2)
+    u, v = factories.users(2)
     key = uuid.uuid4().hex
     for user in (u, v):
         a = leasing.assignment_next(campaign=c, rater=user)
@@ -181,9 +182,9 @@ def test_idempotency_keys_are_per_rater():
 
 
 def test_housekeeping_marks_long_dead_leases_expired_and_the_rater_does_not_get_them_back():
-    coll = paraphrase_collection()
-    c = campaign(coll, size=2, n=1, lease_seconds=60)
-    (u,) = make_raters(1)
+    coll = factories.paraphrase_collection()
+    c = factories.rating_campaign(coll, size=2, n=1, lease_seconds=60)
+    (u,) = factories.users(1)
     a = leasing.assignment_next(campaign=c, rater=u)
     RatingAssignment.objects.filter(pk=a.pk).update(expires_at=timezone.now() - timedelta(minutes=10))
     assert rating_tasks.leases_expire_task.delay().get() == 1

@@ -1,13 +1,16 @@
-"""Small factories for relevance-judging tests: runs, qrels and passages created directly as rows."""
+"""Pools for relevance-judging tests and judging them as an assessor does; the rows under them (runs, qrels,
+passages, assessors) come from tests/factories.py, by the short names these tests use."""
 
 from __future__ import annotations
 
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 
-from ecast.models import Collection, Passage, Turn
-from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
+from ecast.core.permissions import ASSESSOR
+from ecast.models import Collection, Turn
+from evaluation.models import QrelsVersion, Run
 from judging.models import Pool, PoolPair
 from judging.relevance import ordering, pools, services
+from tests import factories
 
 
 def turn(coll: Collection, turn_id: str) -> Turn:
@@ -15,31 +18,19 @@ def turn(coll: Collection, turn_id: str) -> Turn:
 
 
 def run(coll: Collection, name: str, rankings: dict[str, list[str]]) -> Run:
-    r = Run.objects.create(collection=coll, name=name)
-    for turn_id, docs in rankings.items():
-        RunTurn.objects.create(
-            run=r, turn=turn(coll, turn_id), doc_ids=list(docs), scores=[float(len(docs) - i) for i in range(len(docs))]
-        )
-    return r
+    return factories.run(coll, name, rankings)
 
 
 def qrels(coll: Collection, judgments: dict[str, dict[str, int]], name: str = "original") -> QrelsVersion:
-    version = QrelsVersion.objects.create(collection=coll, name=name)
-    for turn_id, docs in judgments.items():
-        for doc, grade in docs.items():
-            Qrel.objects.create(version=version, turn=turn(coll, turn_id), passage_id=doc, grade=grade)
-    return version
+    return factories.qrels_version(coll, name, judgments)
 
 
 def passages(texts: dict[str, str]) -> None:
-    for pid, text in texts.items():
-        Passage.objects.create(passage_id=pid, text=text)
+    factories.passages(texts)
 
 
 def assessor_user(username: str) -> User:
-    user = User.objects.create_user(username=username, password="pass-" + username)
-    user.groups.add(Group.objects.get_or_create(name="assessor")[0])
-    return user
+    return factories.user(username, ASSESSOR)
 
 
 def standard_pool(coll: Collection, **kwargs) -> tuple[Pool, QrelsVersion]:

@@ -7,7 +7,7 @@ import pytest
 from evaluation import adjudication as strategies
 from judging.models import AssessorAssignment, AssessorJudgment, PoolPair
 from judging.relevance import services, versions
-from tests.concurrency import in_threads, require_postgres
+from tests.concurrency_helpers import in_threads, require_postgres
 from tests.judging.relevance import helpers
 
 

@@ -15,6 +15,7 @@ from ecast.models import ImportJob, Passage
 from evaluation.models import QrelsVersion
 from judging.models import Pool, PoolPair
 from judging.relevance import pools, texts
+from tests import factories
 from tests.judging.relevance import helpers
 
 pytestmark = pytest.mark.django_db
@@ -130,7 +131,7 @@ def test_a_new_pool_feeds_original_plus_its_name_created_if_missing(small_collec
 
 def test_a_pool_cannot_feed_an_imported_version_of_its_default_name_and_then_nothing_is_stored(small_collection):
     original, runs = _inputs(small_collection)
-    QrelsVersion.objects.create(collection=small_collection, name="original + R")
+    factories.qrels_version(small_collection, "original + R")
     with pytest.raises(ValidationError, match="imported qrels version"):
         pools.pool_create_start(
             collection=small_collection, qrels_version=original, runs=runs, name="R", feed_version=True
@@ -238,8 +239,7 @@ def test_refreshing_texts_touches_only_pairs_whose_passage_has_text(small_collec
     original, runs = _inputs(small_collection)
     pool = pools.pool_create(collection=small_collection, qrels_version=original, runs=runs, depth=3)
     assert texts.pool_texts_refresh() == 0
-    Passage.objects.create(passage_id="f1", text="x")
-    Passage.objects.create(passage_id="f2", text="")  # a row without text is no text
+    factories.passages({"f1": "x", "f2": ""})  # a row without text is no text
     assert texts.pool_texts_refresh(pool_ids=[pool.pk]) == 1
     pool.refresh_from_db()
     assert pool.stats["with_text"] == 1 and pool.stats["pairs"] == 11

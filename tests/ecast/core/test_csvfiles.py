@@ -17,7 +17,7 @@ from ecast.core.csvfiles import FORMULA_STARTS, PLAIN_NUMBER, csv_line, csv_resp
 from ecast.imports.services import import_file
 from ecast.models import Paraphrase, Turn
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 CMD = "=cmd|' /C calc'!A0"
 LINK = '=HYPERLINK("http://example.invalid/x","click")'
 
@@ -97,10 +97,11 @@ def hostile(db, tmp_path, admin_user):
     """Formula-like text wherever a CSV download takes text from: paraphrases (imported), names, a file name."""
     from evaluation import services as evaluation_services
     from judging.models import Campaign
-    from tests.evaluation.eval_helpers import build
-    from tests.judging.rating.support import campaign, make_raters, paraphrase_collection, rate_one
+    from tests import factories
+    from tests.evaluation.helpers import build
+    from tests.judging.rating.helpers import rate_one
 
-    coll = paraphrase_collection(name="Hostile")
+    coll = factories.paraphrase_collection(name="Hostile")
     ecast_csv = tmp_path / "ecast.csv"
     with open(ecast_csv, "w", newline="", encoding="utf-8") as handle:  # a hostile file, as uploaded
         csv.writer(handle).writerows([["TURN_ID", "MANUAL PARAPHRASE", "RAW PARAPHRASE"], ["1_2", CMD, LINK]])
@@ -114,8 +115,8 @@ def hostile(db, tmp_path, admin_user):
     # A campaign whose items all carry labels, rated by a rater with a formula-like username.
     Paraphrase.objects.filter(turn__collection=coll, kind="manual", origin="generated").update(text=CMD)
     Turn.objects.filter(collection=coll).update(canonical_response_id="@SUM(A1)")  # the items' passage ids
-    camp: Campaign = campaign(coll, size=6, n=3)
-    raters = make_raters(3, prefix="-2+")
+    camp: Campaign = factories.rating_campaign(coll, size=6, n=3)
+    raters = factories.users(3, prefix="-2+")
     for user in raters:
         while rate_one(camp, user, score=5):
             pass

@@ -6,17 +6,13 @@ Figures (jobs, units, duplicates, seconds from the kill to the finished job) go 
 
 from __future__ import annotations
 
-import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
-import redis
 from django.core.files import File
 from django.db import connection
 
@@ -27,145 +23,10 @@ from ecast.imports import services as imports
 from ecast.models import GenerationJob, GenerationTurn, ImportJob, JobRecovery, Paraphrase
 from evaluation.models import Run, RunTurn
 from tests import factories
-from tests.concurrency import require_postgres
-from tests.conftest import ARTIFACTS
 from tests.ecast.pipeline.conftest import t5_config
-
-REPO = Path(__file__).resolve().parents[2]
-FIGURES = ARTIFACTS / "worker-loss.json"
+from tests.worker_helpers import db_backends, go_live, pool_child, record, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
-
-
-class Fleet:
-    """Workers and one beat as separate processes, sharing this test's PostgreSQL database and Redis."""
-
-    def __init__(self, tmp_path: Path, redis_url: str):
-        db = connection.settings_dict
-        database = f"postgres://{db['USER']}:{db['PASSWORD'] or ''}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
-        self.redis_url = redis_url
-        self.tmp_path = tmp_path
-        self.env = dict(
-            os.environ,
-            DJANGO_SETTINGS_MODULE="ecast.settings",
-            DATABASE_URL=database,
-            ECAST_CACHE_DIR=str(tmp_path / "cache"),
-            ECAST_VAR_DIR=str(tmp_path / "var"),
-            ECAST_TASKS_EAGER="0",
-            ECAST_TORCH_THREADS="1",
-            ECAST_JOB_HEARTBEAT_SECONDS="1",
-            ECAST_JOB_STALE_SECONDS="5",
-            ECAST_SWEEP_SECONDS="2",
-        )
-        self.procs: list[subprocess.Popen] = []
-        self.logs: list[Path] = []
-
-    def _start(self, args: list[str], name: str) -> subprocess.Popen:
-        log = self.tmp_path / f"{name}-{len(self.procs)}.log"
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "ecast.celery", *args],
-            cwd=REPO, env=self.env, stdout=log.open("w"), stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        self.procs.append(proc)
-        self.logs.append(log)
-        return proc
-
-    def worker(self) -> subprocess.Popen:
-        # solo: the process that runs the task is the one killed, so the kill lands mid-unit
-        name = f"loss-{os.getpid()}-{len(self.procs)}@%h"
-        return self._start(["worker", "--pool=solo", "-n", name, "--without-gossip", "--without-mingle"], "worker")
-
-    def prefork_worker(self) -> subprocess.Popen:
-        name = f"loss-{os.getpid()}-{len(self.procs)}@%h"
-        return self._start(["worker", "--concurrency=1", "-n", name, "--without-gossip", "--without-mingle"], "worker")
-
-    def kill_mid_job(
-        self, worker: subprocess.Popen, done, total: int, *, at_least: int, before_end: int
-    ) -> tuple[float, int]:
-        """Wait until ``done()`` is under way, SIGKILL ``worker`` there, check the job is not finished and start a
-        fresh worker; returns the moment of the kill and ``done()`` at it."""
-        wait_for(
-            lambda: at_least <= done() <= total - before_end, timeout=120, fleet=self, what="the job to be under way"
-        )
-        os.kill(worker.pid, signal.SIGKILL)
-        killed_at, done_at_kill = time.monotonic(), done()
-        worker.wait(timeout=10)
-        time.sleep(0.5)
-        assert done() < total, "the job finished before the kill; make it longer"
-        self.worker()
-        return killed_at, done_at_kill
-
-    def beat(self) -> subprocess.Popen:
-        return self._start(["beat", f"--schedule={self.tmp_path / 'beat-schedule'}"], "beat")
-
-    def output(self) -> str:
-        return "\n".join(f"--- {p.name}\n{p.read_text()[-3000:]}" for p in self.logs if p.exists())
-
-    def stop(self) -> None:
-        for proc in self.procs:
-            if proc.poll() is None:
-                # Pool processes first: orphaned, they would keep their database connection past the test.
-                for child in children(proc.pid):
-                    os.kill(child, signal.SIGKILL)
-                proc.kill()
-                proc.wait(timeout=20)
-        clear_broker(self.redis_url)
-
-
-def clear_broker(url: str) -> None:
-    """Empty the queue and the unacknowledged messages a killed worker left in Redis (they belong to this test)."""
-    app.control.purge()
-    redis.Redis.from_url(url).delete("unacked", "unacked_index", "unacked_mutex")
-
-
-@pytest.fixture
-def fleet(settings, tmp_path, redis_url):
-    require_postgres("workers in other processes need a shared PostgreSQL database")
-    settings.ECAST_JOB_STALE_SECONDS = 5
-    clear_broker(redis_url)
-    eager = app.conf.task_always_eager
-    fleet = Fleet(tmp_path, redis_url)
-    yield fleet
-    app.conf.task_always_eager = eager
-    settings.CELERY_TASK_ALWAYS_EAGER = eager
-    fleet.stop()
-
-
-def go_live(settings) -> None:
-    """From here on this process queues tasks to Redis instead of running them inline."""
-    settings.CELERY_TASK_ALWAYS_EAGER = False
-    app.conf.task_always_eager = False
-
-
-def wait_for(check, *, timeout: float, poll: float = 0.05, fleet: Fleet, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(poll)
-    raise AssertionError(f"timed out waiting for {what}\n{fleet.output()}")
-
-
-def children(parent: int) -> list[int]:
-    """The pids of a process's children (a prefork worker's pool processes)."""
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == parent:
-                    out.append(int(entry.name))
-            except (OSError, IndexError, ValueError):
-                continue
-    return out
-
-
-def pool_child(master: int) -> int:
-    """The pid of a prefork worker's pool process (the one running tasks)."""
-    pids = children(master)
-    if not pids:
-        raise AssertionError(f"worker {master} has no pool process")
-    return pids[0]
 
 
 def big_run_file(path: Path, turns: int, depth: int) -> Path:
@@ -176,13 +37,6 @@ def big_run_file(path: Path, turns: int, depth: int) -> Path:
                 f"{qid} Q0 doc{(t * 7919 + r) % 50000} {r + 1} {1000 - r * 0.5:.2f} big\n" for r in range(depth)
             )
     return path
-
-
-def record(name: str, figures: dict) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    data = json.loads(FIGURES.read_text()) if FIGURES.exists() else {}
-    data[name] = figures
-    FIGURES.write_text(json.dumps(data, indent=2, default=str))
 
 
 def test_a_generation_job_whose_worker_is_killed_mid_job_ends_with_the_outputs_of_an_uninterrupted_run(
@@ -339,40 +193,32 @@ def test_a_killed_pool_process_has_its_import_redelivered_at_once_without_waitin
     )
 
 
-def worker_backends() -> set[int]:
-    """PostgreSQL backends of this test database other than this test's own connection."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
-            " AND backend_type = 'client backend'"
-        )
-        return {pid for (pid,) in cursor.fetchall()}
-
-
 def sweep_in_worker() -> None:
     """Run one task that reads the database in the worker, and wait for it (its error, if any, is raised here)."""
     app.send_task("ecast.jobs_sweep").get(timeout=120)
-    time.sleep(0.5)  # the worker closes what it closes after the result is stored
+    # The pool process stores the result, then ends the task (where it would close its connection); it takes the
+    # next task only after that, so once a no-op task has run, the sweep's end is over too.
+    app.send_task("celery.accumulate", args=(0,)).get(timeout=120)
 
 
 def test_a_worker_keeps_its_database_connection_from_task_to_task_and_replaces_one_the_database_dropped(
     fleet, settings
 ):
-    others = worker_backends()
+    others = db_backends()
     go_live(settings)
     fleet.prefork_worker()
     sweep_in_worker()
-    kept = worker_backends() - others
+    kept = db_backends() - others
     assert len(kept) == 1, f"the worker holds {len(kept)} connections between tasks\n{fleet.output()}"
     for _ in range(4):
         sweep_in_worker()
-    assert worker_backends() - others == kept, "each task opened a connection of its own"
+    assert db_backends() - others == kept, "each task opened a connection of its own"
     # The database drops the kept connection (a restart, an administrator): the next task checks it before use
     # and reconnects, instead of failing on it.
     (pid,) = kept
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
-    wait_for(lambda: pid not in worker_backends(), timeout=10, fleet=fleet, what="the backend to end")
+    wait_for(lambda: pid not in db_backends(), timeout=10, fleet=fleet, what="the backend to end")
     sweep_in_worker()
-    replaced = worker_backends() - others
+    replaced = db_backends() - others
     assert len(replaced) == 1 and pid not in replaced, fleet.output()

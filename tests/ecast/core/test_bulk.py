@@ -11,10 +11,10 @@ from django.db import IntegrityError, connection, transaction
 from ecast.core import bulk
 from ecast.core.bulk import ANALYZE_AT, ids_reserve, objects_insert, objects_update, rows_insert, rows_update
 from ecast.models import Paraphrase, Passage, Turn
-from evaluation.models import Run, RunTurn, TurnScores
+from evaluation.models import RunTurn, TurnScores
 from evaluation.models.core import DocIdsField, ScoresField
 from tests import factories
-from tests.concurrency import require_postgres
+from tests.concurrency_helpers import require_postgres
 
 AWKWARD = [
     "tab\there",
@@ -76,7 +76,7 @@ def test_nulls_json_booleans_and_timestamps_round_trip(turn, copy_format):
 
 
 def test_float_arrays_and_packed_blobs_round_trip_exactly(turn, copy_format):
-    run = Run.objects.create(collection=turn.collection, name="r")
+    run = factories.run(turn.collection, "r", {})
     version = factories.qrels_version(turn.collection)
     values = [0.1, 1 / 3, -0.0, 5e-324, 1.7976931348623157e308, math.pi, 0.0, 1.0]
     docs = ["d\\1", "d\u00e92", "d3"]
@@ -101,7 +101,7 @@ def test_float_arrays_and_packed_blobs_round_trip_exactly(turn, copy_format):
 def test_float_arrays_of_any_length_with_nan_and_integers_round_trip(turn, copy_format):
     import numpy as np
 
-    run = Run.objects.create(collection=turn.collection, name="r")
+    run = factories.run(turn.collection, "r", {})
     version = factories.qrels_version(turn.collection)
     arrays = [[], [math.nan], [1, 2.5, np.float64(1 / 7)], [float(i) / 3 for i in range(40)]]
     others = Turn.objects.filter(collection=turn.collection).order_by("pk")[: len(arrays)]
@@ -178,19 +178,15 @@ def test_objects_insert_fills_defaults_and_objects_update_writes_foreign_keys_by
     assert added.participant == Turn._meta.get_field("participant").default
 
 
-def _paraphrase(turn: Turn, text: str) -> Paraphrase:
-    return Paraphrase.objects.create(turn=turn, kind="manual", text=text, origin="added")
-
-
 def test_ids_reserve_gives_a_consecutive_block_that_no_later_insert_reuses(turn):
     assert ids_reserve(Paraphrase, 0) == []
     first = ids_reserve(Paraphrase, 3)  # a table never written to (SQLite has no counter row for it yet)
-    earlier = _paraphrase(turn, "before")
+    earlier = factories.paraphrase(turn, "before", origin="added")
     ids = ids_reserve(Paraphrase, 5)
 
     assert first == list(range(first[0], first[0] + 3)) and earlier.pk > first[-1]
     assert ids == list(range(ids[0], ids[0] + 5)) and ids[0] > earlier.pk
-    assert _paraphrase(turn, "after").pk > ids[-1]
+    assert factories.paraphrase(turn, "after", origin="added").pk > ids[-1]
     cols = ["id", "turn_id", "kind", "text", "status", "origin", "provenance", "is_current", "created_at", "updated_at"]
     rows_insert(Paraphrase, cols, [(i, turn.pk, "raw", "r", "candidate", "added", {}, True, STAMP, STAMP) for i in ids])
     assert sorted(Paraphrase.objects.filter(kind="raw").values_list("pk", flat=True)) == ids

@@ -24,9 +24,9 @@ from evaluation import services as evaluation
 from evaluation.models import DirtyTurn, EvaluationJob
 from judging.models import Pool
 from judging.relevance import pools
-from tests.concurrency import require_postgres
+from tests.concurrency_helpers import require_postgres
 from tests.ecast.pipeline.conftest import t5_config
-from tests.evaluation import eval_helpers
+from tests.evaluation import helpers as eval_helpers
 from tests.judging.relevance import helpers
 
 LATER = timedelta(hours=1)  # sweep as if an hour had passed: every heartbeat so far is stale
