@@ -13,8 +13,6 @@ TESTS = Path(__file__).resolve().parent
 NOT_HELPERS = {
     "settings.py": "the Django settings of the test run",
     "factories.py": "the rows of the main models, used by every test package",
-    # The old name of concurrency_helpers.py: tests/ecast/imports/test_concurrency.py still imports it.
-    "concurrency.py": "kept until tests/ecast/imports/ imports tests.concurrency_helpers",
 }
 HELPER_NAME = re.compile(r"^(?:[a-z0-9]+_)*helpers\.py$")
 # (module, literal seconds) pairs allowed to sleep a second or more, each with the reason it is part of the test.

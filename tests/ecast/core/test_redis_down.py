@@ -15,8 +15,8 @@ from django.urls import reverse
 
 from ecast.core import cache as cache_module
 from ecast.core.auth import token_cache_key
-from tests.ecast.core.servers import free_port, wait_for_port
-from tests.judging.rating.support import campaign, paraphrase_collection
+from tests import factories
+from tests.ecast.core.server_helpers import free_port, wait_for_port
 
 pytestmark = [
     pytest.mark.django_db,
@@ -96,7 +96,7 @@ def test_what_cannot_be_done_without_redis_is_a_json_503_not_a_500(redis_cache, 
 
 
 def test_a_raters_next_item_without_redis_is_a_json_503_not_a_500(redis_cache, rater_api):
-    camp = campaign(paraphrase_collection(), size=4, n=2)
+    camp = factories.rating_campaign(factories.paraphrase_collection(), size=4, n=2)
     redis_cache()
     r = rater_api.post(f"/api/rating/campaigns/{camp.pk}/next/")
     assert r.status_code == 503 and r.json()["code"] == "unavailable"  # the campaign is read from Redis

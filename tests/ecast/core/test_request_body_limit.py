@@ -25,7 +25,7 @@ from rest_framework.authtoken.models import Token
 
 from ecast.core.permissions import ADMIN, RATER
 from tests.conftest import REPO
-from tests.ecast.core.servers import free_port, wait_for_port
+from tests.ecast.core.server_helpers import free_port, wait_for_port
 
 UPLOAD = 60_000_000  # under the upload limit, far over what a rater may post
 HUGE = 600_000_000  # over the upload limit (512 MiB)

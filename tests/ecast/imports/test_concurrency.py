@@ -8,7 +8,7 @@ from django.db import transaction
 from ecast.core.bulk import ids_reserve
 from ecast.imports.services import import_file
 from ecast.models import ImportJob, Paraphrase
-from tests.concurrency import in_threads, require_postgres
+from tests.concurrency_helpers import in_threads, require_postgres
 
 ROWS = 400  # per file: enough that the reservations of the imports overlap in time
 
