@@ -16,10 +16,7 @@ NOT_HELPERS = {
 }
 HELPER_NAME = re.compile(r"^(?:[a-z0-9]+_)*helpers\.py$")
 # (module, literal seconds) pairs allowed to sleep a second or more, each with the reason it is part of the test.
-LONG_SLEEPS_ALLOWED: dict[tuple[str, float], str] = {
-    # A refused send must not be retried: the page is watched for longer than the first retry's back-off.
-    ("ecast/test_send_queue_browser.py", 3.0): "an absence over the send queue's retry back-off",
-}
+LONG_SLEEPS_ALLOWED: dict[tuple[str, float], str] = {}
 
 
 def _modules() -> list[Path]:

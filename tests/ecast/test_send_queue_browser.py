@@ -135,7 +135,8 @@ def test_a_4xx_is_not_retried_and_the_servers_reason_is_shown(queue_page):
     assert _text(queue_page, "state") == "not saved"  # the refused item stays marked
     assert queue_page.execute_script("return q.refusedReason('c');") == "a grade is a whole number from 0 to 4"
     assert not _unload_is_held(queue_page)
-    time.sleep(3)  # longer than the first retry's back-off
+    # Nothing can send c again: the queue holds nothing and no back-off timer is set (a retry waits on one).
+    assert queue_page.execute_script("const s = q.state(); return [s.pending, s.retrying];") == [0, False]
     assert [r for r in SERVER.received if r[0] == "c"] == [("c", 9, 400)]
     queue_page.execute_script("q.send('c', 4);")  # a corrected value is sent and clears the mark
     page_wait(queue_page, 20).until(lambda d: _text(d, "state") == "all saved")
