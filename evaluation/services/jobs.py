@@ -45,12 +45,13 @@ DRAIN_RETRY_S = 0.5
 
 @contextmanager
 def version_writer(
-    version_id: int, task: str, *args: Any, wait: float = PART_WAIT_S, shared: bool = False
+    version_id: int, task: str, *args: Any, wait: float | None = None, shared: bool = False
 ) -> Iterator[bool]:
     """The version's writer lock, which every writer of its scores takes (drains and run or turns jobs alone, the
     parts of a full recompute together, ``shared``): yields False when another writer still holds it after ``wait``
     seconds, having queued ``task(*args)`` again in ``DRAIN_RETRY_S`` so the work is not lost."""
-    with exclusive(DRAIN_LOCK, version_id, wait=wait, shared=shared) as free:
+    # PART_WAIT_S is read at each call, not bound as a default, so a setting or a test can change it.
+    with exclusive(DRAIN_LOCK, version_id, wait=PART_WAIT_S if wait is None else wait, shared=shared) as free:
         if not free:
             enqueue(task, *args, countdown=DRAIN_RETRY_S)
         yield free

@@ -288,7 +288,7 @@ def test_a_drain_and_a_full_recompute_part_of_one_version_never_write_at_once_wh
             cursor.execute("SELECT pg_advisory_unlock_shared(%s, %s)", key)
             cursor.execute("SELECT pg_advisory_lock(%s, %s)", key)  # now a drain of the version is writing
         with (
-            mock.patch.object(services, "PART_WAIT_S", 0.3),
+            mock.patch("evaluation.services.jobs.PART_WAIT_S", 0.3),
             mock.patch("evaluation.tasks.scores_part_compute_task.apply_async") as part_again,
         ):
             services.scores_part_compute(job_id=job.pk, version_id=version.pk, run_ids=[strong])
@@ -440,7 +440,7 @@ def test_a_run_job_and_a_requeued_turns_job_wait_for_the_version_writer_like_a_d
             cursor.execute("SELECT pg_advisory_lock(%s, %s)", key)
         for job in (run_job, turns_job):
             with (
-                mock.patch.object(services, "PART_WAIT_S", 0.3),
+                mock.patch("evaluation.services.jobs.PART_WAIT_S", 0.3),
                 mock.patch("evaluation.tasks.evaluation_job_run_task.apply_async") as again,
             ):
                 services.evaluation_job_execute(job_id=job.pk)
