@@ -22,7 +22,7 @@ from evaluation.models import (
 )
 
 
-def _binary_rows(sql: str, params: Sequence[Any]) -> list[tuple]:
+def binary_rows(sql: str, params: Sequence[Any]) -> list[tuple]:
     """The rows of one query on this thread's PostgreSQL connection, read in binary: arrays and blobs arrive as
     psycopg's C loaders build them, not as text for this process to parse."""
     connection.ensure_connection()
@@ -52,7 +52,7 @@ def qrels_dict(*, version: QrelsVersion, turn_ids: Iterable[int] | None = None) 
             params.append(pks)
         return {
             turn_of[tpk]: dict(zip(pids, grades, strict=True))
-            for tpk, pids, grades in _binary_rows(sql + " GROUP BY turn_id", params)
+            for tpk, pids, grades in binary_rows(sql + " GROUP BY turn_id", params)
         }
     rows = Qrel.objects.filter(version=version)
     if pks is not None:
@@ -113,8 +113,8 @@ def rankings_fetch(*, run_ids: Sequence[int], turn_pks: Iterable[int] | None) ->
         # (encoding) and this process (decoding, holding the GIL the evaluating thread needs) paid for per byte.
         sql = f"SELECT {RANKINGS_COLUMNS} FROM {table} WHERE run_id = ANY(%s)"
         if pks is None:
-            return _binary_rows(sql + RANKINGS_ORDER, [runs])
-        return _binary_rows(sql + " AND turn_id = ANY(%s)" + RANKINGS_ORDER, [runs, pks])
+            return binary_rows(sql + RANKINGS_ORDER, [runs])
+        return binary_rows(sql + " AND turn_id = ANY(%s)" + RANKINGS_ORDER, [runs, pks])
     where = f"run_id IN ({', '.join(['%s'] * len(runs))})"
     params: list[Any] = list(runs)
     if pks is not None:

@@ -23,7 +23,7 @@ from evaluation.models import (
     Run,
     TurnScores,
 )
-from evaluation.selectors.rankings import _binary_rows
+from evaluation.selectors.rankings import binary_rows
 
 
 def run_list_for_collection(*, collection_id: int) -> QuerySet[Run]:
@@ -121,7 +121,7 @@ def score_summary(
             f"SELECT run_id, measures, array_agg(values) FROM {connection.ops.quote_name(TurnScores._meta.db_table)}"
             " WHERE version_id = %s" + (" AND run_id = ANY(%s)" if ids is not None else "") + " GROUP BY 1, 2"
         )
-        blocks = _binary_rows(sql, [version.pk] + ([ids] if ids is not None else []))
+        blocks = binary_rows(sql, [version.pk] + ([ids] if ids is not None else []))
     else:
         rows = TurnScores.objects.filter(version=version)
         if ids is not None:

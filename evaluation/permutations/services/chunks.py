@@ -23,7 +23,7 @@ from evaluation.models import (
 from evaluation.permutations import retrieval
 from evaluation.permutations import selectors as sel
 from evaluation.permutations.services.experiments import PERMUTATION_COLUMNS, RESCORE_PENDING, SCORE_TASK, plan_orders
-from evaluation.permutations.services.rescoring import _per_turn_and_mean, _query_values
+from evaluation.permutations.services.rescoring import per_turn_and_mean, query_values
 from evaluation.selectors import qrels_dict
 
 
@@ -80,7 +80,7 @@ def permutation_chunk_run(*, experiment_id: int, conversation_id: int, queue_sco
             # results. Only then: the savepoints that make a conflict recoverable cost four round trips, paid by
             # every chunk.
             _chunk_store(exp, conversation_id, sampled, new, stored, mapping, scored, replace=True)
-        _chunk_finished(exp, queue_scoring=queue_scoring)
+        chunk_finished(exp, queue_scoring=queue_scoring)
     except Exception as exc:
         reraise_transient(exc)  # a lost connection or a deadlock: job_unit runs the chunk again
         PermutationExperiment.objects.filter(pk=exp.pk).update(
@@ -157,14 +157,14 @@ def _chunk_scores(
 ) -> dict[tuple[int, str], tuple[dict, float | None]]:
     """Per-turn scores and mean of every (order's index, system), against the experiment's qrels version."""
     qrels = qrels_dict(version=exp.qrels_version, turn_ids=[t.pk for t in turns])
-    values = _query_values(
+    values = query_values(
         {(t, k) for m in mapping.values() for t, k in m.items()},
         rankings,
         qrels,
         measure=exp.measure,
         threshold=exp.collection.relevance_threshold,
     )
-    return {pair: _per_turn_and_mean(m, values) for pair, m in mapping.items()}
+    return {pair: per_turn_and_mean(m, values) for pair, m in mapping.items()}
 
 
 @transaction.atomic
@@ -214,7 +214,7 @@ def _chunks_done(exp: PermutationExperiment) -> int:
     return Permutation.objects.filter(experiment=exp, index=0).filter(Exists(ranked)).count()
 
 
-def _chunk_finished(exp: PermutationExperiment, *, queue_scoring: bool = True) -> None:
+def chunk_finished(exp: PermutationExperiment, *, queue_scoring: bool = True) -> None:
     """Count the conversations done; the chunk that finds them all done finishes the experiment. ``exp`` as the
     chunk read it: its systems and chunk total do not change while it runs."""
     if not exp.systems:

@@ -143,7 +143,7 @@ def permutation_experiment_create(
         # The chunks are queued as the experiment commits, with no start task between: that hop (a worker picking
         # it up, reading the corpus, queueing) was a twentieth of a two-worker experiment, with the workers idle.
         conversation_ids = [entry["conversation"] for entry in exp.plan]
-        transaction.on_commit(lambda: _chunks_queue(exp.pk, conversation_ids))
+        transaction.on_commit(lambda: chunks_queue(exp.pk, conversation_ids))
     return exp
 
 
@@ -164,7 +164,7 @@ def plan_orders(exp: PermutationExperiment, entry: dict[str, Any]) -> list[tuple
     return rows
 
 
-def _chunks_queue(experiment_id: int, conversation_ids: list[int]) -> None:
+def chunks_queue(experiment_id: int, conversation_ids: list[int]) -> None:
     """Queue one retrieval chunk per conversation, in the order given (the plan's: largest first)."""
     for conv_id in conversation_ids:
         enqueue(CHUNK_TASK, experiment_id, conv_id)

@@ -9,8 +9,8 @@ from evaluation.models import (
     PermutationExperiment,
     PermutationResult,
 )
-from evaluation.permutations.services.chunks import _chunk_finished
-from evaluation.permutations.services.experiments import SCORE_TASK, _chunks_queue
+from evaluation.permutations.services.chunks import chunk_finished
+from evaluation.permutations.services.experiments import SCORE_TASK, chunks_queue
 
 
 def permutation_experiments_active() -> list[tuple[int, Any]]:
@@ -31,9 +31,9 @@ def permutation_experiment_requeue(*, experiment_id: int) -> str:
         )
     )
     missing = [entry["conversation"] for entry in exp.plan if entry["conversation"] not in done]
-    _chunks_queue(experiment_id, missing)
+    chunks_queue(experiment_id, missing)
     if not missing:
-        _chunk_finished(exp)
+        chunk_finished(exp)
     return f"queued {len(missing)} conversation chunk(s) without rankings"
 
 

@@ -28,7 +28,7 @@ from evaluation.permutations.services.experiments import RESCORE_PENDING, SCORE_
 from evaluation.selectors import qrels_dict, run_dict
 
 
-def _query_values(
+def query_values(
     pairs: set[tuple[str, Any]],
     rankings: dict[Any, dict[str, float]],
     qrels: dict[str, dict[str, int]],
@@ -47,7 +47,7 @@ def _query_values(
     return {(t, k): float(values[f"{t}@@{k}"]) for t, k in judged if f"{t}@@{k}" in values}
 
 
-def _per_turn_and_mean(queries: dict[str, Any], values: dict[tuple[str, Any], float]) -> tuple[dict, float | None]:
+def per_turn_and_mean(queries: dict[str, Any], values: dict[tuple[str, Any], float]) -> tuple[dict, float | None]:
     """A result's per-turn scores (turn id → ranking key in ``queries``) and their mean."""
     per_turn = {t: values[(t, k)] for t, k in queries.items() if (t, k) in values}
     return per_turn, _mean(per_turn)
@@ -74,7 +74,7 @@ def permutation_experiment_score(*, experiment: PermutationExperiment) -> int:
             "pk", "doc_ids", "scores"
         )
     }
-    values = _query_values(pairs, qdocs, qrels, measure=measure, threshold=threshold)
+    values = query_values(pairs, qdocs, qrels, measure=measure, threshold=threshold)
     # Turn ids of every conversation with imported runs, in one query (not one per conversation).
     conv_turns: dict[int, dict[int, str]] = defaultdict(dict)
     with_runs = {r.permutation.conversation_id for r in results if r.run is not None}
@@ -95,7 +95,7 @@ def permutation_experiment_score(*, experiment: PermutationExperiment) -> int:
             r.per_turn = {t: float(v) for t, v in per.items()}
             r.mean = _mean(r.per_turn)
         else:
-            r.per_turn, r.mean = _per_turn_and_mean(r.queries, values)
+            r.per_turn, r.mean = per_turn_and_mean(r.queries, values)
     with transaction.atomic():
         # bulk_update builds a CASE expression per column and batch, which made it most of a scoring run.
         rows_update(PermutationResult, ["per_turn", "mean"], [(r.pk, r.per_turn, r.mean) for r in results])
