@@ -14,6 +14,7 @@ from datetime import datetime
 from django.db.models import Count, Q
 from django.urls import reverse
 
+from ecast.core.models import ACTIVE_STATUSES
 from ecast.models import GenerationJob, GenerationTurn, ImportJob
 
 SECTIONS = ("jobs", "campaigns", "pools")
@@ -60,7 +61,7 @@ def progress_text(done: int | None, total: int | None) -> str:
 
 def import_jobs_in_progress() -> list[ActivityRow]:
     """Imports queued or running."""
-    jobs = ImportJob.objects.filter(status__in=[ImportJob.Status.QUEUED, ImportJob.Status.RUNNING])
+    jobs = ImportJob.objects.filter(status__in=ACTIVE_STATUSES)
     return [
         ActivityRow(
             kind=f"Import ({job.kind})",
@@ -78,7 +79,7 @@ def import_jobs_in_progress() -> list[ActivityRow]:
 def generation_jobs_in_progress() -> list[ActivityRow]:
     """Paraphrase-generation jobs queued or running, with turns finished of the total."""
     jobs = (
-        GenerationJob.objects.filter(status__in=[GenerationJob.Status.QUEUED, GenerationJob.Status.RUNNING])
+        GenerationJob.objects.filter(status__in=ACTIVE_STATUSES)
         .select_related("collection")
         .annotate(
             n_finished=Count(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import reverse
 
-from ecast.core.models import JobStatus
+from ecast.core.models import ACTIVE_STATUSES
 from ecast.dashboard import SOURCE_LIMIT, ActivityRow, activity_source_register, progress_text
 from evaluation.analyses.selectors import ANALYSIS_MODELS
 from evaluation.models import EvaluationJob, PermutationExperiment
@@ -28,7 +28,7 @@ def _job_name(job: EvaluationJob) -> str:
 def evaluation_jobs_in_progress() -> list[ActivityRow]:
     """Evaluation jobs queued or running; the leaderboard of their collection lists them with progress."""
     jobs = (
-        EvaluationJob.objects.filter(status__in=[EvaluationJob.Status.QUEUED, EvaluationJob.Status.RUNNING])
+        EvaluationJob.objects.filter(status__in=ACTIVE_STATUSES)
         .select_related("collection", "run", "version")
         .order_by("-created_at")[:SOURCE_LIMIT]
     )
@@ -48,8 +48,7 @@ def evaluation_jobs_in_progress() -> list[ActivityRow]:
 
 def permutation_experiments_in_progress() -> list[ActivityRow]:
     """Permutation experiments retrieving or scoring."""
-    Status = PermutationExperiment.Status
-    active = [Status.QUEUED, Status.RUNNING]
+    active = ACTIVE_STATUSES
     experiments = (
         PermutationExperiment.objects.filter(status__in=active)
         .select_related("collection")
@@ -74,7 +73,7 @@ def analyses_in_progress() -> list[ActivityRow]:
     rows = []
     for kind, model in ANALYSIS_MODELS.items():
         analyses = (
-            model.objects.filter(status__in=[JobStatus.QUEUED, JobStatus.RUNNING])
+            model.objects.filter(status__in=ACTIVE_STATUSES)
             .select_related("collection")
             .order_by("-created_at")[:SOURCE_LIMIT]
         )

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_POST
 
 from ecast.core.csvfiles import csv_response
 from ecast.core.jobs import jobs_health
+from ecast.core.models import ACTIVE_STATUSES
 from ecast.core.pages import query_id, refusal_as_404, refusal_shown
 from ecast.core.permissions import admin_required
 from ecast.models import Collection
@@ -137,7 +138,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
     runs = sel.run_list(collection_id=query_id(request.GET, "collection"))
     jobs = sel.job_list(limit=15)
     health = jobs_health(svc.JOB_KIND, [j.pk for j in jobs])
-    active = (EvaluationJob.Status.QUEUED, EvaluationJob.Status.RUNNING)
+    active = ACTIVE_STATUSES
     return render(
         request,
         "evaluation/runs.html",

@@ -24,10 +24,6 @@ class JobStatus(models.TextChoices):
 
 ACTIVE_STATUSES = (JobStatus.QUEUED, JobStatus.RUNNING)
 
-# What each job kind stored before the one vocabulary, read as the new words (data migrations, and clients that
-# still send an old word as a filter).
-LEGACY_STATUS = {"pending": "queued", "done": "succeeded", "completed": "succeeded", "scoring": "running"}
-
 
 class Job(models.Model):
     """Bookkeeping shared by every background job: status, progress, message, error, who and when."""

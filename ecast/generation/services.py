@@ -16,6 +16,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ecast.core import jobs, providers
+from ecast.core.models import ACTIVE_STATUSES
 from ecast.models import (
     Collection,
     Conversation,
@@ -429,7 +430,7 @@ KIND = "generation"
 
 def generation_jobs_active() -> list[tuple[int, Any]]:
     """Jobs the sweeper watches: queued or running."""
-    active = GenerationJob.objects.filter(status__in=[GenerationJob.Status.QUEUED, GenerationJob.Status.RUNNING])
+    active = GenerationJob.objects.filter(status__in=ACTIVE_STATUSES)
     return list(active.values_list("pk", "created_at"))
 
 
@@ -444,7 +445,7 @@ def generation_job_requeue(*, job_id: int) -> str:
 def generation_job_fail(*, job_id: int, reason: str) -> None:
     """End a job whose worker keeps dying: its pending turns fail with the reason; finished turns stay."""
     job = GenerationJob.objects.select_for_update().get(pk=job_id)
-    if job.status not in (GenerationJob.Status.QUEUED, GenerationJob.Status.RUNNING):
+    if not job.is_active:
         return
     job.turns.filter(status=GenerationTurn.Status.PENDING).update(status=GenerationTurn.Status.FAILED, error=reason)
     job.status, job.error, job.finished_at = GenerationJob.Status.FAILED, reason, timezone.now()

@@ -66,7 +66,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         {
             "job": job,
             "progress": selectors.generation_job_progress(job=job),
-            "active": job.status in (GenerationJob.Status.QUEUED, GenerationJob.Status.RUNNING),
+            "active": job.is_active,
             "health": job_health(services.KIND, job.pk),
             "drops": selectors.generation_job_drops(job=job),
             "page": page,

@@ -23,6 +23,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from ecast.core import jobs
+from ecast.core.models import ACTIVE_STATUSES
 from ecast.imports import registry, sniff
 from ecast.imports.errors import ImportFailed, row_error
 from ecast.imports.writing import Context
@@ -302,14 +303,14 @@ def import_job_run_by_id(*, job_id: int) -> ImportJob | None:
 
 def import_jobs_active() -> list[tuple[int, Any]]:
     """Jobs the sweeper watches: queued or running, with a stored upload to restart from."""
-    active = ImportJob.objects.filter(status__in=[ImportJob.Status.QUEUED, ImportJob.Status.RUNNING])
+    active = ImportJob.objects.filter(status__in=ACTIVE_STATUSES)
     return list(active.exclude(stored_path="").values_list("pk", "created_at"))
 
 
 def import_job_fail(*, job_id: int, reason: str) -> None:
     """End a job the worker cannot finish; nothing was written (imports are atomic)."""
     job = ImportJob.objects.get(pk=job_id)
-    ImportJob.objects.filter(pk=job_id, status__in=[ImportJob.Status.QUEUED, ImportJob.Status.RUNNING]).update(
+    ImportJob.objects.filter(pk=job_id, status__in=ACTIVE_STATUSES).update(
         status=ImportJob.Status.FAILED,
         errors=[row_error(job.file_name, None, reason)],
         counts={"errors": 1},

@@ -14,7 +14,6 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from ecast.core.jobs import job_health
-from ecast.core.models import JobStatus
 from ecast.core.pages import refusal_shown
 from ecast.core.permissions import admin_required
 from ecast.models import Collection
@@ -243,7 +242,7 @@ def analysis_detail(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
         "res": res,
         "list_url": LIST_URL[kind],
         "stale": obj.computed_at is not None and qrels_count(version=obj.qrels_version) != obj.qrels_count,
-        "running": obj.status in (JobStatus.QUEUED, JobStatus.RUNNING),
+        "running": obj.is_active,
         "health": job_health(services.analysis_job_kind(kind), obj.pk),
     }
     if res:

@@ -14,6 +14,7 @@ from django.db import connection
 from django.db.models import Count, Max, QuerySet
 from django.utils import timezone
 
+from ecast.core.models import ACTIVE_STATUSES
 from evaluation import metrics, stats
 from evaluation.models import (
     DirtyTurn,
@@ -234,9 +235,7 @@ def status_for_version(*, version: QrelsVersion) -> dict[str, Any]:
         "last": TurnScores.objects.filter(version=version).aggregate(last=Max("computed_at"))["last"],
     }
     snap = LeaderboardSnapshot.objects.filter(version=version).order_by("-created_at", "-id").first()
-    running = EvaluationJob.objects.filter(
-        collection_id=version.collection_id, status__in=[EvaluationJob.Status.QUEUED, EvaluationJob.Status.RUNNING]
-    )
+    running = EvaluationJob.objects.filter(collection_id=version.collection_id, status__in=ACTIVE_STATUSES)
     return {
         "version": version.pk,
         "scores": latest["n"],

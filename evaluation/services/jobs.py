@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ecast.core.jobs import enqueue, exclusive, reraise_transient
+from ecast.core.models import ACTIVE_STATUSES
 from ecast.models import Collection
 from evaluation.models import (
     EvaluationJob,
@@ -241,6 +242,6 @@ def _turns_recompute(*, job: EvaluationJob) -> None:
 
 
 def evaluation_job_fail(*, job_id: int, reason: str) -> None:
-    EvaluationJob.objects.filter(
-        pk=job_id, status__in=[EvaluationJob.Status.QUEUED, EvaluationJob.Status.RUNNING]
-    ).update(status=EvaluationJob.Status.FAILED, error=reason, finished_at=timezone.now())
+    EvaluationJob.objects.filter(pk=job_id, status__in=ACTIVE_STATUSES).update(
+        status=EvaluationJob.Status.FAILED, error=reason, finished_at=timezone.now()
+    )

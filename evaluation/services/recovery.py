@@ -10,6 +10,7 @@ from django.db.models import Min
 from django.utils import timezone
 
 from ecast.core.jobs import enqueue
+from ecast.core.models import ACTIVE_STATUSES
 from evaluation.models import (
     DirtyTurn,
     EvaluationJob,
@@ -19,7 +20,7 @@ from evaluation.services.jobs import DRAIN_TASK, JOB_TASK
 
 
 def evaluation_jobs_active() -> list[tuple[int, Any]]:
-    active = EvaluationJob.objects.filter(status__in=[EvaluationJob.Status.QUEUED, EvaluationJob.Status.RUNNING])
+    active = EvaluationJob.objects.filter(status__in=ACTIVE_STATUSES)
     return list(active.values_list("pk", "created_at"))
 
 

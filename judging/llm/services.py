@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ecast.core.jobs import enqueue
+from ecast.core.models import ACTIVE_STATUSES
 from ecast.models import Collection, Passage, Turn
 from evaluation import events
 from evaluation.models import Qrel, QrelsVersion
@@ -279,11 +280,7 @@ def llm_judge_fail(*, job_id: int, reason: str) -> None:
 
 def llm_jobs_active() -> list[tuple[int, datetime]]:
     """Jobs the sweeper watches: queued or running."""
-    return list(
-        LlmJudgeJob.objects.filter(status__in=[LlmJudgeJob.Status.QUEUED, LlmJudgeJob.Status.RUNNING]).values_list(
-            "pk", "created_at"
-        )
-    )
+    return list(LlmJudgeJob.objects.filter(status__in=ACTIVE_STATUSES).values_list("pk", "created_at"))
 
 
 def llm_judge_requeue(*, job_id: int) -> str:

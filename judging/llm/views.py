@@ -16,7 +16,6 @@ from ecast.core.permissions import admin_required
 from judging.llm import judge, services
 from judging.llm import selectors as sel
 from judging.llm.forms import LlmJudgeJobForm
-from judging.models import LlmJudgeJob
 
 LABELS_SHOWN = 50
 
@@ -47,7 +46,7 @@ def llm_job(request: HttpRequest, pk: int) -> HttpResponse:
         {
             "job": job,
             "progress": sel.llm_job_progress(job=job),
-            "active": job.status in (LlmJudgeJob.Status.QUEUED, LlmJudgeJob.Status.RUNNING),
+            "active": job.is_active,
             "health": job_health(services.KIND, job.pk),
             "grades": sel.llm_job_grade_counts(job=job),
             "labels": sel.llm_job_labels(job=job, limit=LABELS_SHOWN),

@@ -21,7 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ecast.core.jobs import debounce, debounce_release, enqueue, reraise_transient
-from ecast.core.models import JobStatus
+from ecast.core.models import ACTIVE_STATUSES, JobStatus
 from evaluation.analyses import metaeval, pivots
 from evaluation.analyses.selectors import (
     ANALYSIS_MODELS,
@@ -119,7 +119,7 @@ def analysis_job_kind(kind: str) -> str:
 
 def analyses_active(*, kind: str) -> list[tuple[int, Any]]:
     """Analyses of ``kind`` the sweeper watches: queued or computing."""
-    active = ANALYSIS_MODELS[kind].objects.filter(status__in=[JobStatus.QUEUED, JobStatus.RUNNING])
+    active = ANALYSIS_MODELS[kind].objects.filter(status__in=ACTIVE_STATUSES)
     return list(active.values_list("pk", "created_at"))
 
 
@@ -129,6 +129,6 @@ def analysis_requeue(*, kind: str, analysis_id: int) -> str:
 
 
 def analysis_fail(*, kind: str, analysis_id: int, reason: str) -> None:
-    ANALYSIS_MODELS[kind].objects.filter(pk=analysis_id, status__in=[JobStatus.QUEUED, JobStatus.RUNNING]).update(
+    ANALYSIS_MODELS[kind].objects.filter(pk=analysis_id, status__in=ACTIVE_STATUSES).update(
         status=JobStatus.FAILED, error=reason
     )
