@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import task_postrun, task_prerun
+from celery.signals import task_postrun, task_prerun, worker_ready, worker_shutdown
 from django.db import close_old_connections
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ecast.settings")
@@ -40,3 +40,23 @@ def connections_tidy(task: Any = None, **_: Any) -> None:
     if task is not None and getattr(task.request, "is_eager", False):
         return
     close_old_connections()
+
+
+LIVENESS: list[Any] = []
+
+
+@worker_ready.connect
+def liveness_start(sender: Any = None, **_: Any) -> None:
+    """The worker master beats its liveness key from now on (ecast.core.jobs.WorkerLiveness): the sweeper re-queues
+    the jobs of a master that goes silent without waiting out a long job's quiet spell."""
+    from ecast.core.jobs import WorkerLiveness
+
+    beat = WorkerLiveness(str(getattr(sender, "hostname", "") or "celery"))
+    beat.start()
+    LIVENESS.append(beat)
+
+
+@worker_shutdown.connect
+def liveness_stop(**_: Any) -> None:
+    while LIVENESS:
+        LIVENESS.pop().close()

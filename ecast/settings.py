@@ -283,22 +283,28 @@ CELERY_TASK_SERIALIZER = "json"
 # its connection as a web thread does: ecast.celery closes it between tasks once it is older than
 # ECAST_DB_CONN_MAX_AGE or broken; this only makes Celery's own closing rare.
 CELERY_DB_REUSE_MAX = 1_000_000
-# Jobs beat every ECAST_JOB_HEARTBEAT_SECONDS while a worker runs them; celery beat runs the sweeper every
-# ECAST_SWEEP_SECONDS, which re-queues jobs silent for ECAST_JOB_STALE_SECONDS and fails a job whose worker died
+# Jobs beat every ECAST_JOB_HEARTBEAT_SECONDS while a worker runs them, and every worker master beats as often;
+# celery beat runs the sweeper every ECAST_SWEEP_SECONDS. It re-queues a job whose worker master has been silent for
+# ECAST_WORKER_LOST_SECONDS (a killed worker, a lost machine: back within half a minute), a job silent for
+# ECAST_JOB_STALE_SECONDS whatever its master says (a wedged pool process), and fails a job whose worker died
 # ECAST_JOB_MAX_RETRIES times (a file that kills the worker every time must not loop forever).
-ECAST_JOB_HEARTBEAT_SECONDS = _env_int("ECAST_JOB_HEARTBEAT_SECONDS", 10)
+ECAST_JOB_HEARTBEAT_SECONDS = _env_int("ECAST_JOB_HEARTBEAT_SECONDS", 5)
+ECAST_WORKER_LOST_SECONDS = _env_int("ECAST_WORKER_LOST_SECONDS", 15)
 ECAST_JOB_STALE_SECONDS = _env_int("ECAST_JOB_STALE_SECONDS", 120)
 ECAST_JOB_MAX_RETRIES = _env_int("ECAST_JOB_MAX_RETRIES", 3)
 # A unit that meets a lost database or broker connection, a serialization failure or a deadlock is run again in the
 # same worker this many times, after 0.5, 1, 2, 4 … s (capped at 8 s), before the error ends the job.
 ECAST_JOB_TRANSIENT_RETRIES = _env_int("ECAST_JOB_TRANSIENT_RETRIES", 4)
-ECAST_SWEEP_SECONDS = _env_int("ECAST_SWEEP_SECONDS", 30)
-if ECAST_JOB_STALE_SECONDS < 3 * ECAST_JOB_HEARTBEAT_SECONDS:
-    # A live job misses a beat now and then (a busy machine); the sweeper must not take that for a dead worker.
-    raise ImproperlyConfigured(
-        f"ECAST_JOB_STALE_SECONDS ({ECAST_JOB_STALE_SECONDS}) must be at least 3 × ECAST_JOB_HEARTBEAT_SECONDS "
-        f"({ECAST_JOB_HEARTBEAT_SECONDS})"
-    )
+ECAST_SWEEP_SECONDS = _env_int("ECAST_SWEEP_SECONDS", 5)
+for _name, _value in (
+    ("ECAST_JOB_STALE_SECONDS", ECAST_JOB_STALE_SECONDS),
+    ("ECAST_WORKER_LOST_SECONDS", ECAST_WORKER_LOST_SECONDS),
+):
+    if _value < 3 * ECAST_JOB_HEARTBEAT_SECONDS:
+        # A live job or master misses a beat now and then (a busy machine); the sweeper must not take that for death.
+        raise ImproperlyConfigured(
+            f"{_name} ({_value}) must be at least 3 × ECAST_JOB_HEARTBEAT_SECONDS ({ECAST_JOB_HEARTBEAT_SECONDS})"
+        )
 CELERY_BEAT_SCHEDULE = {
     "sweep-stale-jobs": {"task": "ecast.jobs_sweep", "schedule": float(ECAST_SWEEP_SECONDS)},
     "expire-rating-leases": {"task": "judging.rating.leases_expire", "schedule": 600.0},

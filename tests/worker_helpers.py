@@ -55,6 +55,7 @@ class Fleet:
             ECAST_JOB_HEARTBEAT_SECONDS="1",
             ECAST_JOB_STALE_SECONDS="5",
             ECAST_SWEEP_SECONDS="2",
+            ECAST_WORKER_LOST_SECONDS="3",
         )
         self.procs: list[subprocess.Popen] = []
         self.logs: list[Path] = []

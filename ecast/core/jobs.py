@@ -12,6 +12,7 @@ run twice at once), and :func:`jobs_sweep` re-queues what went silent (see the s
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 import zlib
@@ -104,15 +105,25 @@ def heartbeat_key(kind: str, job_id: int) -> str:
     return f"ecast:job:{kind}:{job_id}:heartbeat"
 
 
-def heartbeat_beat(kind: str, job_id: int) -> None:
-    """Record that a live worker is on the job now."""
+def heartbeat_beat(kind: str, job_id: int, worker: str = "") -> None:
+    """Record that a live worker (``worker``: its :func:`worker_identity`, "" when unknown) is on the job now."""
     # Kept a week so a page can say when a dead job last beat; the sweeper only compares its age.
-    cache.set(heartbeat_key(kind, job_id), time.time(), timeout=7 * 24 * 3600)
+    cache.set(heartbeat_key(kind, job_id), (time.time(), worker), timeout=7 * 24 * 3600)
+
+
+def beat_read(value: Any) -> tuple[datetime | None, str]:
+    """A stored heartbeat as (when, which worker); a bare timestamp has no worker."""
+    if isinstance(value, list | tuple) and value:
+        when, worker = value[0], str(value[1] if len(value) > 1 else "")
+    else:
+        when, worker = value, ""
+    if not isinstance(when, int | float) or not when:
+        return None, ""
+    return datetime.fromtimestamp(when, tz=UTC), worker
 
 
 def last_heartbeat(kind: str, job_id: int) -> datetime | None:
-    value = cache.get(heartbeat_key(kind, job_id))
-    return datetime.fromtimestamp(value, tz=UTC) if value else None
+    return beat_read(cache.get(heartbeat_key(kind, job_id)))[0]
 
 
 @contextmanager
@@ -120,13 +131,14 @@ def heartbeat(kind: str, job_id: int) -> Iterator[None]:
     """Beat now and every ECAST_JOB_HEARTBEAT_SECONDS until the body ends, from a thread (a long C call or a
     long database statement in the body does not stop it)."""
     interval = max(0.2, float(settings.ECAST_JOB_HEARTBEAT_SECONDS))
-    heartbeat_beat(kind, job_id)
+    worker = worker_identity()
+    heartbeat_beat(kind, job_id, worker)
     stop = threading.Event()
 
     def loop() -> None:
         while not stop.wait(interval):
             try:
-                heartbeat_beat(kind, job_id)
+                heartbeat_beat(kind, job_id, worker)
             except Exception:  # noqa: BLE001 - a cache hiccup must not kill the work; the next beat retries
                 log.warning("heartbeat of %s %s failed", kind, job_id, exc_info=True)
 
@@ -137,7 +149,71 @@ def heartbeat(kind: str, job_id: int) -> Iterator[None]:
     finally:
         stop.set()
         thread.join(timeout=interval + 5)
-        heartbeat_beat(kind, job_id)
+        heartbeat_beat(kind, job_id, worker)
+
+
+# --- which worker runs a job, and is it alive ---------------------------------------------------------------------
+#
+# A job's heartbeat comes from a thread of the process that runs it, and a long job can keep that process busy; the
+# sweeper therefore waits ECAST_JOB_STALE_SECONDS before it calls a silent job lost. A dead worker *master* is
+# known sooner: every master beats its own liveness key (from a thread of the master, which runs no task in a
+# prefork pool), and a job whose last heartbeat names a master silent for ECAST_WORKER_LOST_SECONDS is re-queued
+# then. Identities carry the master's pid, because a restarted worker keeps its node name.
+
+
+def worker_identity() -> str:
+    """``node#pid`` of the worker master running the current task, or "" outside a worker (eager runs, the web)."""
+    request = getattr(current_task, "request", None)
+    hostname = getattr(request, "hostname", None)
+    if not hostname or getattr(request, "is_eager", False):
+        return ""
+    from billiard.process import current_process
+
+    master = os.getpid() if current_process().name == "MainProcess" else os.getppid()
+    return f"{hostname}#{master}"
+
+
+def worker_key(worker: str) -> str:
+    return f"ecast:worker:{worker}:alive"
+
+
+def worker_beat(worker: str) -> None:
+    cache.set(worker_key(worker), time.time(), timeout=24 * 3600)
+
+
+def worker_seen(worker: str) -> datetime | None:
+    """When the master ``worker`` last said it was alive (None: never, or it stopped cleanly)."""
+    return beat_read(cache.get(worker_key(worker)))[0]
+
+
+class WorkerLiveness:
+    """The master's liveness beat: started when a worker is ready, stopped (and its key removed) at shutdown."""
+
+    def __init__(self, hostname: str) -> None:
+        self.worker = f"{hostname}#{os.getpid()}"
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.loop, name="worker-liveness", daemon=True)
+
+    def loop(self) -> None:
+        interval = max(0.2, float(settings.ECAST_JOB_HEARTBEAT_SECONDS))
+        while True:
+            try:
+                worker_beat(self.worker)
+            except Exception:  # noqa: BLE001 - a cache hiccup must not stop the beat; the next one retries
+                log.warning("the liveness beat of worker %s failed", self.worker, exc_info=True)
+            if self.stop.wait(interval):
+                return
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=5)
+        try:
+            cache.delete(worker_key(self.worker))
+        except Exception:  # noqa: BLE001 - shutting down: the key then ages out, which reads the same
+            log.warning("could not remove the liveness key of worker %s", self.worker, exc_info=True)
 
 
 CLAIM_WAIT_S = 3.0
@@ -224,15 +300,44 @@ def job_unit(kind: str, job_id: int, work: Callable[[], T], *, claim: bool = Fal
     raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
 
+def running_task_id() -> str:
+    """The id of the task message this worker runs now ("" outside a task); a redelivered message keeps its id."""
+    return str(getattr(getattr(current_task, "request", None), "id", None) or "")
+
+
+def unit_started_key(task_id: str) -> str:
+    return f"ecast:unit:{task_id}:started"
+
+
 def unit_once(kind: str, job_id: int, work: Callable[[], T], *, claim: bool, first: bool) -> T | None:
     with exclusive(kind, job_id) if claim else nullcontext(True) as mine:
         if not mine:
             log.info("%s %s is running in another worker; this copy does nothing", kind, job_id)
             return None
+        task_id = running_task_id()
         if first and redelivered():
-            recovery_record(kind, job_id, JobRecovery.Reason.WORKER_LOST, "the broker redelivered a unit of work")
-        with heartbeat(kind, job_id):
-            return work()
+            redelivery_record(kind, job_id, task_id)
+        if task_id:
+            # Marks that this message was started: if it comes back, its worker died under it (a message a worker
+            # returned unstarted at a clean shutdown comes back without the mark).
+            cache.set(unit_started_key(task_id), "1", timeout=int(settings.VISIBILITY_TIMEOUT_S) + 24 * 3600)
+        try:
+            with heartbeat(kind, job_id):
+                return work()
+        finally:
+            if task_id:
+                cache.delete(unit_started_key(task_id))
+
+
+def redelivery_record(kind: str, job_id: int, task_id: str) -> None:
+    """Say why the broker delivered a unit again: its worker died running it, or a worker that stopped (a clean
+    shutdown, a restart) handed it back before starting it."""
+    if task_id and cache.get(unit_started_key(task_id)):
+        detail = "its worker died while running this unit; the broker delivered it again"
+        recovery_record(kind, job_id, JobRecovery.Reason.WORKER_LOST, detail)
+    else:
+        detail = "a worker that stopped handed this unit back before starting it; the broker delivered it again"
+        recovery_record(kind, job_id, JobRecovery.Reason.REQUEUED, detail)
 
 
 # SQLSTATEs a retry may cure: serialization failure, deadlock, the server shutting the session down, lost
@@ -333,6 +438,7 @@ def since_epoch(epoch: datetime | None) -> dict[str, datetime]:
 
 def sweep_once(*, now: datetime) -> list[dict[str, Any]]:
     stale = timedelta(seconds=settings.ECAST_JOB_STALE_SECONDS)
+    lost = timedelta(seconds=settings.ECAST_WORKER_LOST_SECONDS)
     backlog: int | None = None
     actions: list[dict[str, Any]] = []
     for kind in list(KINDS.values()):
@@ -340,12 +446,21 @@ def sweep_once(*, now: datetime) -> list[dict[str, Any]]:
         queued = queued_times(kind, [job_id for job_id, _ in active])
         for job_id, since in active:
             epoch = queued.get(job_id)
-            beat = last_heartbeat(kind.name, job_id)
+            beat, worker = beat_read(cache.get(heartbeat_key(kind.name, job_id)))
             if beat is not None and epoch is not None and beat < epoch:
-                beat = None  # a beat of an earlier run: this run has not started yet, it waits in the queue
+                beat, worker = None, ""  # a beat of an earlier run: this run has not started, it waits in the queue
             latest = JobRecovery.objects.filter(kind=kind.name, job_id=job_id).order_by("-created_at").first()
             reference = max(t for t in (since, epoch, beat, latest.created_at if latest else None) if t is not None)
-            if now - reference < stale:
+            silent = f"no heartbeat for {int((now - reference).total_seconds())} s"
+            limit = stale
+            if worker and now - reference >= lost:
+                seen = worker_seen(worker)
+                if seen is None or now - seen >= lost:
+                    # Its master is gone (killed, or its machine): no need to wait out a long job's quiet spell.
+                    limit = lost
+                    gone = f"since {seen:%H:%M:%S} UTC" if seen else "and it stopped"
+                    silent = f"its worker {worker} has not answered {gone}; {silent}"
+            if now - reference < limit:
                 continue
             if beat is None:
                 backlog = broker_backlog() if backlog is None else backlog
@@ -354,7 +469,6 @@ def sweep_once(*, now: datetime) -> list[dict[str, Any]]:
             losses = JobRecovery.objects.filter(
                 kind=kind.name, job_id=job_id, reason=JobRecovery.Reason.WORKER_LOST, **since_epoch(epoch)
             ).count()
-            silent = f"no heartbeat for {int((now - reference).total_seconds())} s"
             if beat is not None and losses >= settings.ECAST_JOB_MAX_RETRIES:
                 reason = (
                     f"its worker died {losses + 1} times (last heartbeat {beat:%Y-%m-%d %H:%M:%S} UTC); "
@@ -367,6 +481,12 @@ def sweep_once(*, now: datetime) -> list[dict[str, Any]]:
             detail = f"{silent}; {kind.resume(job_id)}"
             reason = JobRecovery.Reason.WORKER_LOST if beat is not None else JobRecovery.Reason.REQUEUED
             recovery_record(kind.name, job_id, reason, detail)
+            if worker:
+                # The dead master is dealt with: until a new worker beats, the job waits out the usual stale time
+                # (a re-queued unit may wait behind others) instead of being taken for lost again every few seconds.
+                cache.set(
+                    heartbeat_key(kind.name, job_id), (beat.timestamp() if beat else 0, ""), timeout=7 * 24 * 3600
+                )
             log.warning("job %s %s: %s", kind.name, job_id, detail)
             actions.append({"kind": kind.name, "job": job_id, "action": str(reason), "detail": detail})
     return actions
@@ -377,24 +497,31 @@ def sweep_once(*, now: datetime) -> list[dict[str, Any]]:
 
 def jobs_health(kind: str, ids: Iterable[int]) -> dict[int, dict[str, Any]]:
     """What job pages and APIs show about worker loss, for many jobs of one kind at once (one cache read, one
-    query), by job id.
+    query per table), by job id.
 
-    Each value: ``last_heartbeat`` (datetime or None), ``worker_loss_retries`` and ``recoveries`` (``at``,
-    ``reason``, ``label``, ``detail``, ``last_heartbeat``), oldest first.
+    Each value: ``last_heartbeat`` of the job's current run (None while a job queued again waits for a worker, even
+    if an earlier run beat), ``worker_loss_retries`` of the current run and ``recoveries`` (``at``, ``reason``,
+    ``label``, ``detail``, ``last_heartbeat``) of every run, oldest first.
     """
     wanted = list(dict.fromkeys(int(i) for i in ids))
     if not wanted:
         return {}
+    registered = KINDS.get(kind)
+    epochs = queued_times(registered, wanted) if registered is not None else {}
     keys = {heartbeat_key(kind, job_id): job_id for job_id in wanted}
     beats = cache.get_many(list(keys))
     out: dict[int, dict[str, Any]] = {}
     for key, job_id in keys.items():
-        value = beats.get(key)
-        beat = datetime.fromtimestamp(value, tz=UTC) if value else None
+        beat = beat_read(beats.get(key))[0]
+        epoch = epochs.get(job_id)
+        if beat is not None and epoch is not None and beat < epoch:
+            beat = None  # the previous run's: this one has not started
         out[job_id] = {"last_heartbeat": beat, "worker_loss_retries": 0, "recoveries": []}
     for r in JobRecovery.objects.filter(kind=kind, job_id__in=wanted).order_by("created_at", "id"):
         health = out[r.job_id]
-        health["worker_loss_retries"] += r.reason == JobRecovery.Reason.WORKER_LOST
+        epoch = epochs.get(r.job_id)
+        current = epoch is None or r.created_at >= epoch
+        health["worker_loss_retries"] += r.reason == JobRecovery.Reason.WORKER_LOST and current
         health["recoveries"].append(
             {
                 "at": r.created_at,

@@ -198,14 +198,45 @@ def test_a_drain_that_died_after_taking_the_dirty_turns_is_finished_from_its_job
     assert eval_helpers.stored(version=version, turn=turn, run=runs["strong"])
 
 
-@pytest.mark.django_db
-def test_a_unit_redelivered_by_the_broker_is_recorded_as_retried_after_worker_loss(tmp_path, small_collection):
-    job = stored_import(tmp_path, small_collection)
-    with mock.patch.object(jobs, "redelivered", return_value=True):
+def redelivered_run(job: ImportJob, task_id: str) -> None:
+    with (
+        mock.patch.object(jobs, "redelivered", return_value=True),
+        mock.patch.object(jobs, "running_task_id", return_value=task_id),
+    ):
         jobs.job_unit(imports.KIND, job.pk, lambda: imports.import_job_run_by_id(job_id=job.pk), claim=True)
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("fresh_cache")
+def test_a_unit_redelivered_after_its_worker_died_running_it_is_recorded_as_retried_after_worker_loss(
+    tmp_path, small_collection
+):
+    job = stored_import(tmp_path, small_collection)
+    cache.set(jobs.unit_started_key("task-1"), "1")  # the first delivery started, then its worker died
+    redelivered_run(job, "task-1")
     job.refresh_from_db()
     assert job.status == ImportJob.Status.SUCCEEDED
-    assert jobs.job_health(imports.KIND, job.pk)["worker_loss_retries"] == 1
+    health = jobs.job_health(imports.KIND, job.pk)
+    assert health["worker_loss_retries"] == 1
+    assert [r["detail"] for r in health["recoveries"]] == [
+        "its worker died while running this unit; the broker delivered it again"
+    ]
+    assert cache.get(jobs.unit_started_key("task-1")) is None  # finished: a later redelivery would be a new story
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("fresh_cache")
+def test_a_unit_a_stopping_worker_handed_back_unstarted_is_not_called_a_worker_loss(tmp_path, small_collection):
+    job = stored_import(tmp_path, small_collection)
+    redelivered_run(job, "task-2")  # a clean shutdown returned it before it began (e.g. a countdown task it held)
+    job.refresh_from_db()
+    assert job.status == ImportJob.Status.SUCCEEDED
+    health = jobs.job_health(imports.KIND, job.pk)
+    assert health["worker_loss_retries"] == 0
+    assert [(r["reason"], r["label"]) for r in health["recoveries"]] == [
+        (JobRecovery.Reason.REQUEUED, "Re-queued (no worker had started it)")
+    ]
+    assert "handed this unit back before starting it" in health["recoveries"][0]["detail"]
 
 
 @pytest.mark.django_db

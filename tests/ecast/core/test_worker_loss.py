@@ -10,6 +10,7 @@ import os
 import signal
 import time
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from ecast.celery import app
 from ecast.core import jobs
 from ecast.generation import services as generation
 from ecast.imports import services as imports
+from ecast.imports import tasks as import_tasks
 from ecast.models import GenerationJob, GenerationTurn, ImportJob, JobRecovery, Paraphrase
 from evaluation.models import Run, RunTurn
 from tests import factories
@@ -186,11 +188,87 @@ def test_a_killed_pool_process_has_its_import_redelivered_at_once_without_waitin
     assert job.status == ImportJob.Status.SUCCEEDED, job.errors
     assert RunTurn.objects.filter(run__collection=coll).count() == 400
     health = jobs.job_health(imports.KIND, job.pk)
-    assert [r["detail"] for r in health["recoveries"]] == ["the broker redelivered a unit of work"]
+    assert [r["detail"] for r in health["recoveries"]] == [
+        "its worker died while running this unit; the broker delivered it again"
+    ]
     record(
         "import, pool process killed",
         {"lines": 400_000, "seconds_from_kill_to_done": round(time.monotonic() - killed_at, 1)},
     )
+
+
+def test_a_killed_worker_master_is_found_dead_from_its_silence_not_after_the_stale_time(fleet, settings, tmp_path):
+    # A stale time no test waits out: only the master's silent liveness beat can bring the job back in time.
+    fleet.env["ECAST_JOB_STALE_SECONDS"] = "600"
+    path = big_run_file(tmp_path / "big.run", 600, 1000)
+    coll = factories.collection(name="Killed master", year=2021)
+    go_live(settings)
+    fleet.beat()
+    master = fleet.prefork_worker()
+    with path.open("rb") as fh:
+        job = imports.import_job_start(
+            kind="run", uploaded=File(fh, name="big.run"), collection=coll, options={"create_turns": "true"}
+        )
+    wait_for(
+        lambda: ImportJob.objects.filter(pk=job.pk, status=ImportJob.Status.RUNNING, progress_done__gt=0).exists(),
+        timeout=120, fleet=fleet, what="the import to be under way",
+    )  # fmt: skip
+    os.kill(master.pid, signal.SIGKILL)  # the master only; its pool process dies with it (pdeathsig)
+    killed_at, killed_wall = time.monotonic(), datetime.now(tz=UTC)
+    master.wait(timeout=10)
+    fleet.prefork_worker()
+    job = wait_for(
+        lambda: ImportJob.objects.filter(pk=job.pk).exclude(status=ImportJob.Status.RUNNING).first(),
+        timeout=240, poll=0.2, fleet=fleet, what="the import of the killed master to finish",
+    )  # fmt: skip
+    assert job.status == ImportJob.Status.SUCCEEDED, job.errors
+    assert RunTurn.objects.filter(run__collection=coll).count() == 600
+    health = jobs.job_health(imports.KIND, job.pk)
+    (lost,) = [r for r in health["recoveries"] if r["reason"] == JobRecovery.Reason.WORKER_LOST]
+    assert f"#{master.pid} has not answered" in lost["detail"], health["recoveries"]
+    record(
+        "import, worker master killed",
+        {
+            "lines": 600_000,
+            "stale_seconds": 600,
+            "worker_lost_seconds": int(fleet.env["ECAST_WORKER_LOST_SECONDS"]),
+            "seconds_from_kill_to_requeue": round((lost["at"] - killed_wall).total_seconds(), 1),
+            "seconds_from_kill_to_done": round(time.monotonic() - killed_at, 1),
+            "recoveries": [r["detail"] for r in health["recoveries"]],
+        },
+    )
+
+
+def test_a_unit_a_worker_hands_back_at_a_clean_shutdown_is_not_reported_as_a_worker_loss(fleet, settings, tmp_path):
+    upload = tmp_path / "q.txt"
+    upload.write_text("1_1 0 d1 2\n1_2 0 d4 1\n")
+    coll = factories.collection_with_turns(name="Clean stop", year=2021, conversations={"1": ["a?", "b?"]})
+    job = ImportJob.objects.create(
+        kind="qrels", collection=coll, file_name="q.txt", stored_path=str(upload), status=ImportJob.Status.QUEUED
+    )
+    go_live(settings)
+    first = fleet.prefork_worker()
+    # A worker holds a countdown message until it is due, as it does a debounced analysis.
+    jobs.enqueue(import_tasks.RUN_TASK, job.pk, countdown=20)
+    wait_for(
+        lambda: any((app.control.inspect(timeout=1).scheduled() or {}).values()),
+        timeout=60, fleet=fleet, what="the worker to hold the countdown message",
+    )  # fmt: skip
+    first.send_signal(signal.SIGTERM)  # a warm shutdown: it hands back the message it held, unstarted
+    first.wait(timeout=60)
+    held = ImportJob.objects.get(pk=job.pk)
+    assert held.status == ImportJob.Status.QUEUED, (held.error, fleet.output())
+    fleet.prefork_worker()
+    job = wait_for(
+        lambda: ImportJob.objects.filter(pk=job.pk).exclude(status=ImportJob.Status.QUEUED).exclude(
+            status=ImportJob.Status.RUNNING).first(),
+        timeout=120, poll=0.2, fleet=fleet, what="the handed-back import to run",
+    )  # fmt: skip
+    assert job.status == ImportJob.Status.SUCCEEDED, job.errors
+    health = jobs.job_health(imports.KIND, job.pk)
+    assert health["worker_loss_retries"] == 0
+    assert [r["label"] for r in health["recoveries"]] == ["Re-queued (no worker had started it)"]
+    assert "handed this unit back before starting it" in health["recoveries"][0]["detail"]
 
 
 def sweep_in_worker() -> None:
