@@ -30,8 +30,12 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
+
+from ecast.core.errors import DomainError
+from evaluation import metrics
 
 TESTS: dict[str, str] = {
     "t": "paired t-test (scipy ttest_rel)",
@@ -53,13 +57,17 @@ RESAMPLES = 10_000
 SEED = 42
 
 
-class SignificanceError(ValueError):
-    """A parameter outside what the comparison accepts; ``field`` names it."""
+class SignificanceError(DomainError, ValueError):
+    """A parameter outside what the comparison accepts; ``field`` names it (a 400 that names the parameter)."""
 
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+
+    def payload(self) -> dict[str, Any]:
+        """The API body: the one error shape, with the parameter's own list of messages."""
+        return {**super().payload(), self.field: [self.message]}
 
 
 @dataclass(frozen=True)
@@ -92,11 +100,29 @@ def check(*, test: str, correction: str, alpha: float) -> None:
         raise SignificanceError("alpha", f"must lie strictly between 0 and 1, not {alpha!r}")
 
 
+def measures_parse(raw: str | Sequence[str]) -> list[str]:
+    """Measures as typed (comma-separated, or a list) → their ir_measures names, once each, in order given."""
+    items = raw.split(",") if isinstance(raw, str) else [m for part in raw for m in part.split(",")]
+    out: list[str] = []
+    for item in (m.strip() for m in items):
+        if not item:
+            continue
+        try:
+            name = metrics.canonical_name(item)
+        except metrics.MeasureError as exc:
+            raise SignificanceError("measures", str(exc)) from exc
+        if name not in out:
+            out.append(name)
+    if not out:
+        raise SignificanceError("measures", "name at least one measure, e.g. nDCG@3")
+    return out
+
+
 def _mean_difference(x: np.ndarray, y: np.ndarray, axis: int) -> Any:
     return np.mean(x - y, axis=axis)
 
 
-def paired_pvalue(x: Sequence[float], y: Sequence[float], *, test: str) -> float:
+def paired_pvalue(x: ArrayLike, y: ArrayLike, *, test: str) -> float:
     """Two-sided p-value of ``test`` on paired scores ``x`` (run) and ``y`` (baseline)."""
     a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if len(a) and np.array_equal(a, b):

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import json
 import math
+import subprocess
+import sys
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +17,7 @@ from statsmodels.stats.multitest import multipletests
 
 from evaluation import significance as sig
 
+REPO = Path(__file__).resolve().parents[2]
 TURNS = [f"t{i}" for i in range(8)]
 BASE = dict(zip(TURNS, [0.50, 0.40, 0.60, 0.50, 0.55, 0.30, 0.20, 0.45], strict=True))
 RUNS = {
@@ -136,3 +141,23 @@ def test_bad_parameters_are_refused_naming_the_parameter(kwargs, field):
 def test_a_baseline_without_scores_is_refused():
     with pytest.raises(sig.SignificanceError, match="^baseline: "):
         sig.against_baseline(RUNS, "nobody", measures=["nDCG@3"])
+
+
+def test_bad_parameters_reach_the_api_as_a_400_body_naming_the_parameter():
+    err = sig.SignificanceError("alpha", "must lie strictly between 0 and 1, not 2")
+    assert err.status_code == 400
+    assert err.payload() == {
+        "detail": "alpha: must lie strictly between 0 and 1, not 2",
+        "code": "invalid",
+        "alpha": ["must lie strictly between 0 and 1, not 2"],
+    }
+
+
+def test_importing_the_module_loads_neither_django_nor_celery():
+    probe = (
+        "import json, sys; import evaluation.significance; "
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('django', 'celery'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
