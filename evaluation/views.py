@@ -254,7 +254,7 @@ def compare(request: HttpRequest) -> HttpResponse:
             "baseline": baseline,
             "test_label": significance.TESTS.get(baseline["test"], "") if baseline else "",
             "correction_label": significance.CORRECTIONS.get(baseline["correction"], "") if baseline else "",
-            "resamples": significance.RESAMPLES,
+            "resamples": f"{significance.RESAMPLES:,}",
             "seed": significance.SEED,
         },
         status=status,

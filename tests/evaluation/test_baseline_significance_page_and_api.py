@@ -78,7 +78,12 @@ def test_the_compare_page_names_a_bad_parameter_and_answers_400(admin_client, sc
     assert resp.status_code == 400
     html = resp.content.decode()
     assert "baseline-result" not in html
-    assert "Ensure this value is less than or equal to 1.0" in html
+    assert '<p class="error">Alpha: Ensure this value is less than or equal to 1.0.</p>' in html
+    resp = admin_client.get(reverse("evaluation-compare"), {**q, "alpha": "1", "test": "sign"})
+    html = resp.content.decode()
+    assert resp.status_code == 400
+    assert '<p class="error">Alpha: must lie strictly between 0 and 1</p>' in html
+    assert '<p class="error">Test: Select a valid choice. sign is not one of the available choices.</p>' in html
 
 
 @pytest.mark.parametrize("method", ["bonferroni", "holm", "holm-sidak", "fdr_bh"])
