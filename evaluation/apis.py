@@ -14,7 +14,7 @@ from rest_framework.response import Response
 
 from ecast.core.rest import AdminApi, JobHealthFields
 from ecast.models import Collection, TestSet
-from evaluation import metrics, stats
+from evaluation import metrics, significance, stats
 from evaluation import selectors as sel
 from evaluation import services as svc
 from evaluation.models import EvaluationJob, QrelsVersion, Run
@@ -244,6 +244,66 @@ class SignificanceApi(AdminApi):
             seed=d["seed"],
         )
         return Response(self.OutputSerializer(res.as_dict()).data)
+
+
+class BaselineSignificanceApi(AdminApi):
+    """Every run of the version's collection against a baseline run on chosen measures: mean, baseline mean, turns
+    better and worse, p of a paired test, p corrected over the runs of each measure, and whether it rejects."""
+
+    class InputSerializer(serializers.Serializer):
+        version = serializers.IntegerField()
+        baseline = serializers.IntegerField()
+        measures = serializers.CharField(required=False, default=metrics.HEADLINE, help_text="comma-separated")
+        test = serializers.ChoiceField(choices=list(significance.TESTS), default=significance.DEFAULT_TEST)
+        correction = serializers.ChoiceField(
+            choices=list(significance.CORRECTIONS), default=significance.DEFAULT_CORRECTION
+        )
+        alpha = serializers.FloatField(required=False, default=significance.DEFAULT_ALPHA, min_value=0.0, max_value=1.0)
+
+    class RowSerializer(serializers.Serializer):
+        run = serializers.CharField()
+        measure = serializers.CharField()
+        n = serializers.IntegerField()
+        mean = serializers.FloatField(allow_null=True)
+        baseline_mean = serializers.FloatField(allow_null=True)
+        better = serializers.IntegerField()
+        worse = serializers.IntegerField()
+        pvalue = serializers.FloatField(allow_null=True)
+        corrected = serializers.FloatField(allow_null=True)
+        reject = serializers.BooleanField()
+
+    class OutputSerializer(serializers.Serializer):
+        version = serializers.CharField()
+        baseline = serializers.CharField()
+        measures = serializers.ListField(child=serializers.CharField())
+        test = serializers.CharField()
+        correction = serializers.CharField()
+        alpha = serializers.FloatField()
+        resamples = serializers.IntegerField()
+        seed = serializers.IntegerField()
+        threshold = serializers.IntegerField()
+        rows = serializers.ListField(child=serializers.DictField())
+
+    @extend_schema(parameters=[InputSerializer], responses={200: OutputSerializer})
+    def get(self, request):
+        data = self.InputSerializer(data=request.query_params)
+        data.is_valid(raise_exception=True)
+        d = data.validated_data
+        significance.check(test=d["test"], correction=d["correction"], alpha=d["alpha"])
+        version = get_object_or_404(QrelsVersion.objects.select_related("collection"), pk=d["version"])
+        baseline = Run.objects.filter(pk=d["baseline"], collection_id=version.collection_id).first()
+        if baseline is None:
+            raise significance.SignificanceError("baseline", f"no run {d['baseline']} in {version.collection}")
+        out = sel.baseline_comparison(
+            version=version,
+            baseline=baseline,
+            measures=significance.measures_parse(d["measures"]),
+            test=d["test"],
+            correction=d["correction"],
+            alpha=d["alpha"],
+        )
+        out["rows"] = [self.RowSerializer(r).data for r in out["rows"]]
+        return Response(self.OutputSerializer(out).data)
 
 
 class StabilityApi(AdminApi):

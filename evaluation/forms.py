@@ -1,4 +1,4 @@
-"""Forms of the evaluation pages: a run upload, a run's test set and description."""
+"""Forms of the evaluation pages: a run upload, a run's test set and description, a comparison against a baseline."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from django import forms
 
 from ecast.forms import preselect_single_choices
 from ecast.models import TestSet
+from evaluation import metrics, significance
 from evaluation import selectors as sel
+from evaluation.models import Run
 
 
 class RunUploadForm(forms.Form):
@@ -28,3 +30,31 @@ class RunUploadForm(forms.Form):
 class RunLinkForm(forms.Form):
     test_set = forms.ModelChoiceField(queryset=TestSet.objects.none(), required=False)
     description = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
+
+
+class BaselineForm(forms.Form):
+    """Every run against one baseline (GET): which run, which stored measures, which test and correction, alpha."""
+
+    baseline = forms.ModelChoiceField(queryset=Run.objects.none(), label="Baseline run")
+    measures = forms.MultipleChoiceField(
+        choices=[(m, m) for m in metrics.DEFAULT_MEASURES],
+        initial=[metrics.HEADLINE],
+        widget=forms.CheckboxSelectMultiple,
+    )
+    test = forms.ChoiceField(choices=list(significance.TESTS.items()), initial=significance.DEFAULT_TEST)
+    correction = forms.ChoiceField(
+        choices=list(significance.CORRECTIONS.items()),
+        initial=significance.DEFAULT_CORRECTION,
+        help_text="over the runs compared on each measure (statsmodels multipletests)",
+    )
+    alpha = forms.FloatField(initial=significance.DEFAULT_ALPHA, min_value=0.0, max_value=1.0)
+
+    def __init__(self, *args: Any, runs: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["baseline"].queryset = runs  # type: ignore[attr-defined]
+
+    def clean_alpha(self) -> float:
+        alpha = self.cleaned_data["alpha"]
+        if not 0 < alpha < 1:
+            raise forms.ValidationError("must lie strictly between 0 and 1")
+        return alpha

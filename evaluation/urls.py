@@ -31,5 +31,10 @@ urlpatterns: list = [
     path("api/evaluation/jobs/<int:pk>/", apis.JobStatusApi.as_view(), name="api-eval-job"),
     path("api/evaluation/collections/<int:pk>/recompute/", apis.RecomputeApi.as_view(), name="api-eval-recompute"),
     path("api/evaluation/significance/", apis.SignificanceApi.as_view(), name="api-eval-significance"),
+    path(
+        "api/evaluation/significance/baseline/",
+        apis.BaselineSignificanceApi.as_view(),
+        name="api-eval-significance-baseline",
+    ),
     path("api/evaluation/stability/", apis.StabilityApi.as_view(), name="api-eval-stability"),
 ]

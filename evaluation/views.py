@@ -20,10 +20,10 @@ from ecast.core.models import ACTIVE_STATUSES
 from ecast.core.pages import query_id, refusal_as_404, refusal_shown
 from ecast.core.permissions import admin_required
 from ecast.models import Collection
-from evaluation import metrics
+from evaluation import metrics, significance
 from evaluation import selectors as sel
 from evaluation import services as svc
-from evaluation.forms import RunLinkForm, RunUploadForm
+from evaluation.forms import BaselineForm, RunLinkForm, RunUploadForm
 from evaluation.models import EvaluationJob, QrelsVersion
 from evaluation.plots import history_figures, leaderboard_svg, turn_deltas_svg
 
@@ -218,6 +218,7 @@ def compare(request: HttpRequest) -> HttpResponse:
     runs = list(sel.run_list_for_collection(collection_id=collection.pk)) if collection else []
     a = next((r for r in runs if str(r.pk) == request.GET.get("a")), None)
     b = next((r for r in runs if str(r.pk) == request.GET.get("b")), None)
+    baseline_form, baseline, status = _baseline_form(request, collection, version)
     result = plot = None
     if a and b and version:
         pair = sel.run_pair_compare(a=a, b=b, version=version, measure=measure)
@@ -249,8 +250,41 @@ def compare(request: HttpRequest) -> HttpResponse:
             "measure_choices": metrics.DEFAULT_MEASURES,
             "result": result,
             "plot": plot,
+            "baseline_form": baseline_form,
+            "baseline": baseline,
+            "test_label": significance.TESTS.get(baseline["test"], "") if baseline else "",
+            "correction_label": significance.CORRECTIONS.get(baseline["correction"], "") if baseline else "",
+            "resamples": f"{significance.RESAMPLES:,}",
+            "seed": significance.SEED,
         },
+        status=status,
     )
+
+
+def _baseline_form(
+    request: HttpRequest, collection: Collection | None, version: QrelsVersion | None
+) -> tuple[BaselineForm, dict[str, Any] | None, int]:
+    """The "every run against a baseline" form of the compare page, its table once submitted, and the page status
+    (400 when a parameter is refused, the form naming it)."""
+    runs = sel.run_list_for_collection(collection_id=collection.pk) if collection else sel.run_list().none()
+    if "baseline" not in request.GET:
+        return BaselineForm(runs=runs), None, 200
+    form = BaselineForm(request.GET, runs=runs)
+    if not form.is_valid() or version is None:
+        return form, None, 400
+    d = form.cleaned_data
+    with refusal_shown(form, field="measures") as refused:
+        table = sel.baseline_comparison(
+            version=version,
+            baseline=d["baseline"],
+            measures=list(d["measures"]),
+            test=d["test"],
+            correction=d["correction"],
+            alpha=d["alpha"],
+        )
+    if refused:
+        return form, None, 400
+    return form, table, 200
 
 
 @admin_required

@@ -5,6 +5,7 @@ show (pages)."""
 from __future__ import annotations
 
 from evaluation.selectors.pages import (
+    baseline_comparison,
     collection_default,
     collection_list,
     collection_list_with_turns,
@@ -107,5 +108,6 @@ __all__ = [
     "turn_sort_key",
     "run_turn_table",
     "run_pair_compare",
+    "baseline_comparison",
     "history_data",
 ]

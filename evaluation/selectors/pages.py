@@ -8,9 +8,16 @@ from typing import Any
 from django.db.models import QuerySet
 
 from ecast.models import Collection, TestSet
-from evaluation import metrics, stats
+from evaluation import metrics, significance, stats
 from evaluation.models import EvaluationJob, Qrel, QrelsVersion, Run
-from evaluation.selectors.scores import per_turn_scores, score_means, score_rows, snapshot_history
+from evaluation.selectors.scores import (
+    per_turn_matrix,
+    per_turn_scores,
+    run_list_for_collection,
+    score_means,
+    score_rows,
+    snapshot_history,
+)
 
 
 def collection_list(*, by_name: bool = True) -> QuerySet[Collection]:
@@ -126,6 +133,45 @@ def run_pair_compare(*, a: Run, b: Run, version: QrelsVersion, measure: str) -> 
     sa = per_turn_scores(run=a, version=version, measure=measure)
     sb = per_turn_scores(run=b, version=version, measure=measure)
     return {"a": sa, "b": sb, "common": sorted(set(sa) & set(sb)), "result": stats.paired_compare(sa, sb).as_dict()}
+
+
+def baseline_comparison(
+    *,
+    version: QrelsVersion,
+    baseline: Run,
+    measures: list[str],
+    test: str = significance.DEFAULT_TEST,
+    correction: str = significance.DEFAULT_CORRECTION,
+    alpha: float = significance.DEFAULT_ALPHA,
+) -> dict[str, Any]:
+    """Every other run of the version's collection against ``baseline`` on ``measures``, from the stored per-turn
+    scores the leaderboard reads; a measure the baseline has no stored score for is refused (``measures``)."""
+    if baseline.collection_id != version.collection_id:
+        raise significance.SignificanceError("baseline", f"run {baseline.pk} is not a run of {version.collection}")
+    names = {r.pk: r.name for r in run_list_for_collection(collection_id=version.collection_id)}
+    runs: dict[str, dict[str, dict[str, float]]] = {name: {} for name in names.values()}
+    for measure in measures:
+        for run_id, turns in per_turn_matrix(version=version, measure=measure).items():
+            runs[names[run_id]][measure] = turns
+        if not runs[baseline.name].get(measure):
+            raise significance.SignificanceError(
+                "measures", f"no stored {measure} scores for {baseline.name} under {version.name}"
+            )
+    rows = significance.against_baseline(
+        runs, baseline.name, measures=measures, test=test, correction=correction, alpha=alpha
+    )
+    return {
+        "version": version.name,
+        "baseline": baseline.name,
+        "measures": measures,
+        "test": test,
+        "correction": correction,
+        "alpha": alpha,
+        "resamples": significance.RESAMPLES,
+        "seed": significance.SEED,
+        "threshold": int(version.collection.relevance_threshold),
+        "rows": [r.as_dict() for r in rows],
+    }
 
 
 def history_data(version: QrelsVersion, against: QrelsVersion | None, measure: str) -> dict[str, Any]:

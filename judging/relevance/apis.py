@@ -64,15 +64,20 @@ class PoolSourceSerializer(serializers.Serializer):
     """What a pool is made from: runs, the qrels version that decides "judged", depth and turns."""
 
     collection = serializers.IntegerField()
-    qrels_version = serializers.IntegerField()
+    qrels_version = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text='Required when the collection has qrels; without, the pool starts an empty "judged here" version',
+    )
     runs = serializers.ListField(child=serializers.IntegerField(), allow_empty=False)
     depth = serializers.IntegerField(default=3, min_value=1, max_value=pools.MAX_DEPTH)
     turn_ids = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True, default=None)
 
 
-def _pool_sources(v: dict[str, Any]) -> tuple[Collection, QrelsVersion, list[Run]]:
+def _pool_sources(v: dict[str, Any]) -> tuple[Collection, QrelsVersion | None, list[Run]]:
     collection = get_object_or_404(Collection, pk=v["collection"])
-    version = get_object_or_404(QrelsVersion, pk=v["qrels_version"])
+    version = None if v["qrels_version"] is None else get_object_or_404(QrelsVersion, pk=v["qrels_version"])
     runs = list(Run.objects.filter(pk__in=v["runs"]))
     if len(runs) != len(set(v["runs"])):
         raise ValidationError("runs: unknown run id")
@@ -114,7 +119,9 @@ class PoolPreviewApi(AdminApi):
     @extend_schema(
         parameters=[
             OpenApiParameter("collection", int, required=True),
-            OpenApiParameter("qrels_version", int, required=True, description="The version that decides 'judged'"),
+            OpenApiParameter(
+                "qrels_version", int, description="The version that decides 'judged'; required when there is one"
+            ),
             OpenApiParameter("runs", int, many=True, required=True, description="Repeat: runs=1&runs=2"),
             OpenApiParameter("depth", int),
             OpenApiParameter("turn_ids", str, many=True, description="Repeat, or one value separated by , or spaces"),

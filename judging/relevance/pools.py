@@ -121,7 +121,9 @@ def _rankings(runs: Sequence[Run], turns: list[Turn] | None) -> list[Ranking]:
     return list(qs.values_list("run_id", "turn_id", "doc_ids").iterator(chunk_size=500))
 
 
-def _judged(qrels_version: QrelsVersion, turns: list[Turn] | None) -> set[tuple[int, str]]:
+def _judged(qrels_version: QrelsVersion | None, turns: list[Turn] | None) -> set[tuple[int, str]]:
+    if qrels_version is None:  # a collection without qrels: nothing is judged yet
+        return set()
     qs = Qrel.objects.filter(version=qrels_version)
     if turns is not None:
         qs = qs.filter(turn__in=turns)
@@ -171,16 +173,19 @@ def _walk(
 def _pool_check(
     *,
     collection: Collection,
-    qrels_version: QrelsVersion,
+    qrels_version: QrelsVersion | None,
     runs: Sequence[Run],
     depth: int = 3,
     turn_ids: Iterable[Any] | None = None,
 ) -> tuple[list[Run], list[Turn] | None, int]:
-    """Validate what a pool is made from: its runs, the version that decides "judged", depth and turns."""
+    """Validate what a pool is made from: its runs, the version that decides "judged", depth and turns. No version
+    is allowed only while the collection has none (the pool then starts an empty one, ``versions.judging_base``)."""
     run_list = list(runs)
     if not run_list:
         raise ValidationError("runs: select at least one run")
-    if qrels_version.collection_id != collection.pk:
+    if qrels_version is None:
+        versions.judging_base_check(collection=collection)
+    elif qrels_version.collection_id != collection.pk:
         raise ValidationError(f"qrels_version: {qrels_version.name!r} belongs to another collection")
     foreign = [r.name for r in run_list if r.collection_id != collection.pk]
     if foreign:
@@ -196,7 +201,7 @@ def _pool_check(
 def pool_preview(
     *,
     collection: Collection,
-    qrels_version: QrelsVersion,
+    qrels_version: QrelsVersion | None,
     runs: Sequence[Run],
     depth: int = 3,
     turn_ids: Iterable[Any] | None = None,
@@ -234,7 +239,7 @@ def pool_preview(
     }
 
 
-def _any_text(qrels_version: QrelsVersion, runs: list[Run], turns: list[Turn] | None, *, depth: int) -> bool:
+def _any_text(qrels_version: QrelsVersion | None, runs: list[Run], turns: list[Turn] | None, *, depth: int) -> bool:
     """Whether any passage of the plain pool has text: the default of ``text_only``, as the preview shows it."""
     index = _TextIndex()
     walk = _walk(
@@ -247,7 +252,7 @@ def _pool_prepare(
     *,
     status: str,
     collection: Collection,
-    qrels_version: QrelsVersion,
+    qrels_version: QrelsVersion | None,
     runs: Sequence[Run],
     depth: int = 3,
     turn_ids: Iterable[Any] | None = None,
@@ -266,7 +271,8 @@ def _pool_prepare(
     return the pool, its runs and the turns it is restricted to (None = all).
 
     ``text_only`` None: on when any top-``depth`` passage has text. ``feed_version``: the pool's judgments go into
-    the derived version "<qrels_version> + <pool name>", created if missing.
+    the derived version "<qrels_version> + <pool name>", created if missing. ``qrels_version`` None (a collection
+    without qrels): the pool checks, and its judgments derive from, a new empty "judged here" version.
     """
     run_list, turns, depth = _pool_check(
         collection=collection, qrels_version=qrels_version, runs=runs, depth=depth, turn_ids=turn_ids
@@ -283,6 +289,8 @@ def _pool_prepare(
         raise ValidationError("prior_version: only the bandit orders (MM, MM-NS) take a prior")
     if cluster_near_duplicates and not 0.0 < float(cluster_threshold) <= 1.0:
         raise ValidationError("cluster_threshold: must be in (0, 1]")
+    if qrels_version is None:
+        qrels_version = versions.judging_base(collection=collection, created_by=created_by)
     if text_only is None:
         text_only = _any_text(qrels_version, run_list, turns, depth=depth)
     pool = Pool(

@@ -6,12 +6,12 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
 from ecast import selectors as ecast_selectors
-from ecast.models import Passage, Turn
+from ecast.models import Collection, Passage, Turn
 from evaluation.models import Qrel, QrelsVersion
 from judging.models import GRADE_LABELS, AssessorAssignment, AssessorJudgment, Pool, PoolPair
 from judging.relevance import ordering
@@ -21,6 +21,14 @@ from judging.relevance.qrels_export import AGGREGATIONS, aggregate
 def pool_list() -> QuerySet[Pool]:
     """Every pool with its collection and versions, newest first (admins only)."""
     return Pool.objects.select_related("collection", "qrels_version", "target_version").prefetch_related("runs")
+
+
+def collections_for_pooling() -> list[Collection]:
+    """Collections with turns (the TREC DD demo table has none), each with ``n_runs`` and ``n_versions``: a pool
+    needs runs; without a qrels version it starts an empty one."""
+    qs = Collection.objects.filter(Exists(Turn.objects.filter(collection=OuterRef("pk"))))
+    qs = qs.annotate(n_runs=Count("runs", distinct=True), n_versions=Count("qrels_versions", distinct=True))
+    return list(qs)
 
 
 def pool_get(*, pk: int) -> Pool:

@@ -1,4 +1,5 @@
-"""Writes for derived qrels versions: "<parent> + new" copies, and assessor judgments aggregated into them."""
+"""Writes for qrels versions pools feed: the empty base of a collection without qrels, "<parent> + new" copies, and
+assessor judgments aggregated into them."""
 
 from __future__ import annotations
 
@@ -16,6 +17,32 @@ from evaluation import events
 from evaluation.models import Qrel, QrelsVersion
 from judging.models import AssessorJudgment, Pool, PoolPair
 from judging.relevance.qrels_export import AGGREGATIONS, aggregate
+
+# The empty base version a collection without qrels gets with its first pool: what "judged" means there (nothing).
+JUDGING_BASE_NAME = "judged here"
+
+
+def judging_base_check(*, collection: Any) -> None:
+    """Refuse a pool without a qrels version when the collection has one (the pool must say which decides)."""
+    if QrelsVersion.objects.filter(collection=collection).exists():
+        raise ValidationError("qrels_version: choose the qrels version that decides what is already judged")
+
+
+@transaction.atomic
+def judging_base(*, collection: Any, created_by: Any = None) -> QrelsVersion:
+    """Create the empty "judged here" version of a collection that has no qrels, for its first pool to check and
+    to derive the version its judgments go into from (CAsT 2022 and iKAT topics and runs come without qrels)."""
+    judging_base_check(collection=collection)
+    version = QrelsVersion(
+        collection=collection,
+        name=JUDGING_BASE_NAME,
+        description="Empty when created: the collection had no qrels; judgments made in ecast go into versions "
+        "derived from it.",
+        created_by=created_by,
+    )
+    version.full_clean()
+    version.save()
+    return version
 
 
 def write_cluster_qrels(*, pool: Pool, heads: Iterable[PoolPair] | None = None) -> int:

@@ -139,6 +139,16 @@ class PoolCreateForm(forms.Form):
         self.fields["prior_version"].label_from_instance = lambda v: v.name  # type: ignore[attr-defined]
         self.fields["qrels_version"].queryset = QrelsVersion.objects.filter(collection=collection)  # type: ignore[attr-defined]
         self.fields["qrels_version"].label_from_instance = lambda v: v.name  # type: ignore[attr-defined]
+        # Without qrels (CAsT 2022, iKAT straight after import) the pool starts an empty "judged here" version.
+        self.empty_base = not QrelsVersion.objects.filter(collection=collection).exists()
+        if self.empty_base:
+            field = self.fields["qrels_version"]
+            field.required = False
+            field.empty_label = f"{versions.JUDGING_BASE_NAME} (new, empty)"  # type: ignore[attr-defined]
+            field.help_text = (
+                f"This collection has no qrels yet: the pool creates an empty “{versions.JUDGING_BASE_NAME}” "
+                "version, so every pooled passage is unjudged, and its judgments go into the version derived from it."
+            )
         # Pools usually complete the imported judgments: start on the first imported version ("original").
         imported = QrelsVersion.objects.filter(collection=collection, parent__isnull=True).order_by("created_at")
         if imported.exists():
@@ -168,10 +178,11 @@ def _pool_created_message(pool: Pool) -> str:
 @admin_required
 def admin_index(request: HttpRequest) -> HttpResponse:
     """Pools & qrels: every pool, every qrels version with exports, and the pool-creation form."""
-    # Pools need qrels and runs: only collections with a qrels version are offered (not the TREC DD demo table's).
-    collections = list(Collection.objects.filter(qrels_versions__isnull=False).distinct())
+    # Pools are made from runs: every collection with turns is listed, those without runs marked and not offered.
+    collections = sel.collections_for_pooling()
+    poolable = [c for c in collections if c.n_runs]  # type: ignore[attr-defined]
     coll_id = request.POST.get("collection") or request.GET.get("collection")
-    collection = next((c for c in collections if str(c.pk) == str(coll_id)), collections[0] if collections else None)
+    collection = next((c for c in poolable if str(c.pk) == str(coll_id)), poolable[0] if poolable else None)
     form = None
     if collection is not None:
         form = PoolCreateForm(request.POST or None, collection=collection)
@@ -210,6 +221,7 @@ def admin_index(request: HttpRequest) -> HttpResponse:
             "form": form,
             "aggregations": AGGREGATIONS,
             "preview_url": reverse("api-relevance-pool-preview"),
+            "base_name": versions.JUDGING_BASE_NAME,
         },
     )
 

@@ -19,7 +19,9 @@
 
   function showFeedName() {
     const version = form.elements["qrels_version"];
-    const parent = version.selectedIndex >= 0 && version.value ? version.options[version.selectedIndex].text : "<qrels version>";
+    // Without qrels the pool starts an empty base version (data-base-name) and derives the fed one from it.
+    const parent = version.selectedIndex >= 0 && version.value ? version.options[version.selectedIndex].text
+      : form.dataset.baseName || "<qrels version>";
     const name = form.elements["name"].value.trim() ||
       (form.dataset.collectionName + " depth-" + form.elements["depth"].value + " pool of " + runs().length + " run(s)");
     feedName.textContent = "Judgments go into “" + parent + " + " + name + "”, created if missing.";
@@ -45,15 +47,15 @@
   function ask() {
     const chosen = runs();
     const version = form.elements["qrels_version"].value;
-    if (!chosen.length || !version) {
+    if (!chosen.length || !(version || form.dataset.baseName)) {
       summary.className = "muted";
       summary.textContent = version ? "Choose runs to see how many of the pool's passages have text."
         : "Choose the qrels version that decides what is judged, and runs, to see how many passages have text.";
       textOnlyLine.textContent = "";
       return;
     }
-    const q = new URLSearchParams({collection: form.dataset.collection, qrels_version: version,
-      depth: form.elements["depth"].value});
+    const q = new URLSearchParams({collection: form.dataset.collection, depth: form.elements["depth"].value});
+    if (version) q.append("qrels_version", version);
     chosen.forEach(function (r) { q.append("runs", r); });
     const turns = form.elements["turn_ids"].value.trim();
     if (turns) q.append("turn_ids", turns);

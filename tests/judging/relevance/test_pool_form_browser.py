@@ -70,3 +70,30 @@ def test_the_pool_form_shows_text_coverage_as_runs_and_depth_change(browser, liv
     assert pool.text_only and pool.target_version.name == "original + Readable pool"
     assert "1 of 1" in browser.find_element(By.ID, "texts").text
     _shot(browser, "pool-page-texts.png")
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_a_collection_without_qrels_is_pooled_from_the_form_into_a_judged_here_version(
+    browser, live_server, admin_user
+):
+    coll = factories.collection_with_turns(name="Fresh 2022", year=2022, conversations={"1": ["Bees?", "Wasps?"]})
+    run = helpers.run(coll, "A", {"1_1": ["d1", "d2", "d3", "d4"], "1_2": ["f1", "f2"]})
+
+    browser_login(browser, live_server, "admin1", "pass-admin1")
+    browser.get(f"{live_server.url}/judging/relevance/admin/?collection={coll.pk}")
+    wait = WebDriverWait(browser, 10)
+    assert "Fresh 2022 has no qrels version yet" in browser.find_element(By.ID, "empty-base").text
+    summary = (By.ID, "coverage-summary")
+    browser.find_element(By.CSS_SELECTOR, f"input[name=runs][value='{run.pk}']").click()
+    wait.until(ec.text_to_be_present_in_element(summary, "5 unjudged (turn, passage) pairs in 2 turns"))
+    assert "0 top-3 pairs already judged" in browser.find_element(*summary).text
+    browser.find_element(By.ID, "id_name").send_keys("First look")
+    assert "judged here + First look" in browser.find_element(By.ID, "id_feed_version_helptext").text
+    _shot(browser, "pool-form-without-qrels.png")
+
+    browser.find_element(By.XPATH, "//button[normalize-space()='Create pool']").click()
+    wait.until(ec.text_to_be_present_in_element((By.TAG_NAME, "h1"), "First look"))
+    pool = Pool.objects.get(name="First look")
+    assert pool.qrels_version.name == "judged here" and pool.target_version.name == "judged here + First look"
+    _shot(browser, "pool-page-without-qrels.png")
