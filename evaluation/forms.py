@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 
+from ecast.core.fields import IdChoiceField
 from ecast.forms import preselect_single_choices
 from ecast.models import TestSet
 from evaluation import metrics, significance
@@ -15,10 +16,10 @@ from evaluation.models import Run
 
 class RunUploadForm(forms.Form):
     # A run ranks turns: only collections with turns can take one (the TREC DD demo table has none).
-    collection = forms.ModelChoiceField(queryset=sel.collection_list_with_turns())
+    collection = IdChoiceField(queryset=sel.collection_list_with_turns())
     file = forms.FileField(help_text="TREC run: qid Q0 docid rank score tag (gzip accepted if the importer does)")
     name = forms.CharField(max_length=200, required=False, help_text="Run name; defaults to the run tag")
-    test_set = forms.ModelChoiceField(queryset=sel.test_set_list(), required=False, empty_label="(none)")
+    test_set = IdChoiceField(queryset=sel.test_set_list(), required=False, empty_label="(none)")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -28,14 +29,14 @@ class RunUploadForm(forms.Form):
 
 
 class RunLinkForm(forms.Form):
-    test_set = forms.ModelChoiceField(queryset=TestSet.objects.none(), required=False)
+    test_set = IdChoiceField(queryset=TestSet.objects.none(), required=False)
     description = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
 
 
 class BaselineForm(forms.Form):
     """Every run against one baseline (GET): which run, which stored measures, which test and correction, alpha."""
 
-    baseline = forms.ModelChoiceField(queryset=Run.objects.none(), label="Baseline run")
+    baseline = IdChoiceField(queryset=Run.objects.none(), label="Baseline run")
     measures = forms.MultipleChoiceField(
         choices=[(m, m) for m in metrics.DEFAULT_MEASURES],
         initial=[metrics.HEADLINE],

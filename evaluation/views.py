@@ -110,7 +110,7 @@ def leaderboard_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
 @admin_required
 @require_POST
 def recompute(request: HttpRequest) -> HttpResponse:
-    collection = get_object_or_404(Collection, pk=request.POST.get("collection") or 0)
+    collection = get_object_or_404(Collection, pk=query_id(request.POST, "collection", what="field") or 0)
     job = svc.evaluation_job_create(collection=collection, kind=EvaluationJob.Kind.FULL, user=request.user)
     messages.success(request, f"Full recompute queued (job {job.pk}); the leaderboard updates when it finishes.")
     return redirect(f"{reverse('evaluation-leaderboard')}?collection={collection.pk}")

@@ -105,17 +105,18 @@ def refusal_as_404() -> Iterator[None]:
 MAX_ID = 2**63 - 1
 
 
-def query_id(params: Mapping[str, str], name: str) -> int | None:
-    """The id in query parameter ``name`` of ``params`` (a page's ``request.GET``, an API's ``query_params``; None when
-    absent or empty); anything but a whole number of an id's range answers 400 naming the parameter (``BadRequest``,
-    which the root URLconf's ``handler400`` shows with its message)."""
+def query_id(params: Mapping[str, str], name: str, *, what: str = "query parameter") -> int | None:
+    """The id in parameter ``name`` of ``params`` (a page's ``request.GET`` or ``request.POST``, an API's
+    ``query_params``; None when absent or empty); anything but a whole number of an id's range answers 400 naming
+    the parameter (``BadRequest``, which the root URLconf's ``handler400`` shows with its message). ``what`` names
+    the kind of parameter in the message ("field" for a posted form)."""
     raw = (params.get(name) or "").strip()
     if not raw:
         return None
     try:
         value = int(raw)
     except ValueError:
-        raise BadRequest(f"query parameter {name!r} must be a whole number, got {raw[:40]!r}") from None
+        raise BadRequest(f"{what} {name!r} must be a whole number, got {raw[:40]!r}") from None
     if not 0 <= value <= MAX_ID:  # ids are 64-bit: a bigger number overflows SQLite's integer before matching nothing
-        raise BadRequest(f"query parameter {name!r} is not an id: {raw[:40]!r} is out of range")
+        raise BadRequest(f"{what} {name!r} is not an id: {raw[:40]!r} is out of range")
     return value

@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 
+from ecast.core.fields import IdChoiceField
 from ecast.models import Collection, TestSet
 from ecast.pipeline.backends import REGISTRY
 
@@ -19,7 +20,7 @@ def _ids(text: str) -> list[str]:
 
 
 class GenerationJobForm(forms.Form):
-    collection = forms.ModelChoiceField(queryset=Collection.objects.all())
+    collection = IdChoiceField(queryset=Collection.objects.all())
     name = forms.CharField(required=False, max_length=200)
     conversations = forms.CharField(required=False, help_text="Topic ids, comma or space separated; empty = all.")
     turns = forms.CharField(required=False, help_text="Turn ids like 81_2; added to the conversations above.")
@@ -94,7 +95,7 @@ class GenerationJobForm(forms.Form):
 
 class TestSetForm(forms.Form):
     __test__ = False
-    collection = forms.ModelChoiceField(queryset=Collection.objects.all())
+    collection = IdChoiceField(queryset=Collection.objects.all())
     kind = forms.ChoiceField(choices=TestSet.Kind.choices)
     n_sets = forms.IntegerField(min_value=1, max_value=20, initial=3)
     seed = forms.IntegerField(initial=0)

@@ -13,6 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
 from ecast.core.csvfiles import csv_response
+from ecast.core.fields import IdChoiceField
 from ecast.core.jobs import job_health
 from ecast.core.permissions import admin_required
 from ecast.imports import registry, services
@@ -37,7 +38,7 @@ def parse_options(text: str) -> dict[str, str]:
 class ImportForm(forms.Form):
     kind = forms.ChoiceField(choices=registry.choices)
     file = forms.FileField(help_text="Plain or .gz; UTF-8.")
-    collection = forms.ModelChoiceField(
+    collection = IdChoiceField(
         queryset=Collection.objects.all(),
         required=False,
         empty_label="(automatic: CAsT/iKAT year / collection of the turn ids)",

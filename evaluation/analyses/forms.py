@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
+from ecast.core.fields import IdChoiceField, IdMultipleChoiceField
 from ecast.forms import preselect_single_choices
 from ecast.models import Collection
 from evaluation import adjudication
@@ -49,12 +50,12 @@ class _RunsMixin(forms.Form):
 
 class PivotForm(_RunsMixin):
     name = forms.CharField(required=False)
-    runs: Any = forms.ModelMultipleChoiceField(
+    runs: Any = IdMultipleChoiceField(
         queryset=None,
         widget=forms.SelectMultiple(attrs={"size": 10}),
         help_text=f"At least {pivots.MIN_RUNS}: {pivots.MIN_RUNS_REASON}.",
     )
-    qrels_version: Any = forms.ModelChoiceField(
+    qrels_version: Any = IdChoiceField(
         queryset=None, required=False, empty_label="(with qrels versions as EEs: the first one chosen)"
     )
     ee_kind = forms.ChoiceField(
@@ -65,7 +66,7 @@ class PivotForm(_RunsMixin):
             ("test_sets", "Paraphrase test sets (Run.test_set)"),
         ],
     )
-    qrels_versions: Any = forms.ModelMultipleChoiceField(
+    qrels_versions: Any = IdMultipleChoiceField(
         queryset=None, required=False, label="Qrels versions as EEs", help_text="With qrels versions as EEs: 2 or more"
     )
     metrics = forms.CharField(initial=", ".join(pivots.DEFAULT_METRICS))
@@ -85,10 +86,8 @@ class MetaEvalForm(_RunsMixin):
     name = forms.CharField(required=False)
     source = forms.ChoiceField(choices=MetaEvaluation.Source.choices)
     upload = forms.FileField(required=False, help_text="CSV (optionally .gz): run, [iteration,] topic, metrics…")
-    runs: Any = forms.ModelMultipleChoiceField(
-        queryset=None, required=False, widget=forms.SelectMultiple(attrs={"size": 8})
-    )
-    qrels_version: Any = forms.ModelChoiceField(queryset=None, required=False)
+    runs: Any = IdMultipleChoiceField(queryset=None, required=False, widget=forms.SelectMultiple(attrs={"size": 8}))
+    qrels_version: Any = IdChoiceField(queryset=None, required=False)
     complex_metrics = forms.CharField(initial=", ".join(metaeval.DD_COMPLEX))
     dimensions = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 5}),
@@ -110,8 +109,8 @@ class MetaEvalForm(_RunsMixin):
 
 
 class CalibrationForm(_RunsMixin):
-    run: Any = forms.ModelChoiceField(queryset=None)
-    qrels_version: Any = forms.ModelChoiceField(queryset=None)
+    run: Any = IdChoiceField(queryset=None)
+    qrels_version: Any = IdChoiceField(queryset=None)
     normalisation = forms.ChoiceField(
         choices=[
             ("none", "none (scores are probabilities)"),
@@ -129,10 +128,10 @@ class CalibrationForm(_RunsMixin):
 
 class StochasticForm(_RunsMixin):
     name = forms.CharField(required=False)
-    runs: Any = forms.ModelMultipleChoiceField(
+    runs: Any = IdMultipleChoiceField(
         queryset=None, widget=forms.SelectMultiple(attrs={"size": 8}), help_text="Sample runs of one system"
     )
-    qrels_version: Any = forms.ModelChoiceField(queryset=None)
+    qrels_version: Any = IdChoiceField(queryset=None)
     measure = forms.CharField(initial="nDCG@3")
     b_values = forms.CharField(
         label="Risk aversion b values", initial=", ".join(str(b) for b in calibration_services.DEFAULT_B_VALUES)
@@ -163,19 +162,17 @@ class StochasticForm(_RunsMixin):
 
 class BudgetForm(_RunsMixin):
     name = forms.CharField(required=False)
-    runs: Any = forms.ModelMultipleChoiceField(
+    runs: Any = IdMultipleChoiceField(
         queryset=None, widget=forms.SelectMultiple(attrs={"size": 8}), help_text="The systems to rank (two or more)"
     )
-    qrels_version: Any = forms.ModelChoiceField(
-        queryset=None, help_text="Complete judgments the orders are replayed on"
-    )
+    qrels_version: Any = IdChoiceField(queryset=None, help_text="Complete judgments the orders are replayed on")
     depth = forms.IntegerField(initial=10, min_value=1, max_value=100, help_text="Pool depth per run and turn")
     strategies = forms.MultipleChoiceField(
         choices=list(adjudication.STRATEGIES.items()),
         initial=list(budget.DEFAULT_STRATEGIES),
         widget=forms.CheckboxSelectMultiple,
     )
-    prior_version: Any = forms.ModelChoiceField(
+    prior_version: Any = IdChoiceField(
         queryset=None, required=False, help_text="Optional: grades that seed the bandit orders (MM, MM-NS)"
     )
     measures = forms.CharField(initial=", ".join(budget.DEFAULT_MEASURES), help_text="ir_measures names")

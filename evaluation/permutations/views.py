@@ -18,6 +18,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from ecast.core.csvfiles import csv_lines, csv_streaming_response
+from ecast.core.fields import IdChoiceField
 from ecast.core.jobs import job_health
 from ecast.core.pages import query_id, refusal_shown
 from ecast.core.permissions import ADMIN, RATER, admin_required, is_admin, role_required
@@ -35,9 +36,9 @@ labeler_required = role_required(ADMIN, RATER)
 
 
 class ExperimentForm(forms.Form):
-    collection = forms.ModelChoiceField(queryset=Collection.objects.filter(turns__isnull=False).distinct())
+    collection = IdChoiceField(queryset=Collection.objects.filter(turns__isnull=False).distinct())
     name = forms.CharField(max_length=200)
-    qrels_version = forms.ModelChoiceField(queryset=QrelsVersion.objects.select_related("collection"))
+    qrels_version = IdChoiceField(queryset=QrelsVersion.objects.select_related("collection"))
     systems = forms.MultipleChoiceField(
         choices=[(s.id, f"{s.label} — {s.description}") for s in SYSTEMS.values()],
         widget=forms.CheckboxSelectMultiple,

@@ -6,11 +6,12 @@ from typing import Any
 
 from django import forms
 
+from ecast.core.fields import IdChoiceField
 from judging.llm import judge
 from judging.llm import selectors as sel
 
 
-class VersionChoiceField(forms.ModelChoiceField):
+class VersionChoiceField(IdChoiceField):
     def label_from_instance(self, obj: Any) -> str:
         return f"{obj.collection.name} / {obj.name}"
 

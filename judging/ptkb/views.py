@@ -9,6 +9,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from ecast.core.fields import IdChoiceField
 from ecast.core.pages import refusal_shown
 from ecast.core.permissions import ASSESSOR, admin_required, role_required
 from ecast.models import Collection
@@ -35,7 +36,7 @@ def judge(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 class TaskForm(forms.Form):
-    collection = forms.ModelChoiceField(queryset=Collection.objects.none(), label="iKAT collection")
+    collection = IdChoiceField(queryset=Collection.objects.none(), label="iKAT collection")
     name = forms.CharField(required=False, max_length=180)
     turn_ids = forms.CharField(
         required=False,

@@ -15,8 +15,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from ecast.core.fields import IdChoiceField, IdMultipleChoiceField, out_of_range
 from ecast.core.jobs import job_health
-from ecast.core.pages import refusal_shown
+from ecast.core.pages import query_id, refusal_shown
 from ecast.core.permissions import ASSESSOR, admin_required, role_required
 from ecast.forms import preselect_single_choices
 from ecast.imports.services import import_job_start
@@ -97,8 +98,8 @@ def judge(request: HttpRequest, pk: int) -> HttpResponse:
 
 class PoolCreateForm(forms.Form):
     name = forms.CharField(required=False, max_length=200)
-    qrels_version = forms.ModelChoiceField(queryset=QrelsVersion.objects.none(), label="Unjudged in qrels version")
-    runs = forms.ModelMultipleChoiceField(queryset=Run.objects.none(), widget=forms.CheckboxSelectMultiple)
+    qrels_version = IdChoiceField(queryset=QrelsVersion.objects.none(), label="Unjudged in qrels version")
+    runs = IdMultipleChoiceField(queryset=Run.objects.none(), widget=forms.CheckboxSelectMultiple)
     depth = forms.IntegerField(min_value=1, max_value=pools.MAX_DEPTH, initial=3)
     turn_ids = forms.CharField(
         required=False, help_text="Optional: restrict to these turn ids (space or comma separated, e.g. 81_1 81_2)."
@@ -126,7 +127,7 @@ class PoolCreateForm(forms.Form):
         help_text="Move-to-front and MM-NS hand out next the pair most likely relevant, learning from each judgment.",
     )
 
-    prior_version = forms.ModelChoiceField(
+    prior_version = IdChoiceField(
         queryset=QrelsVersion.objects.none(),
         required=False,
         label="Prior for the bandit",
@@ -334,8 +335,8 @@ def _back(request: HttpRequest, pool: Pool, ok: str = "") -> HttpResponse:
 def pool_assign(request: HttpRequest, pk: int) -> HttpResponse:
     """Lease a topic of the pool to a named assessor."""
     pool = get_object_or_404(Pool, pk=pk)
-    user = get_object_or_404(get_user_model(), pk=request.POST.get("assessor") or 0)
-    conversation = get_object_or_404(Conversation, pk=request.POST.get("conversation") or 0)
+    user = get_object_or_404(get_user_model(), pk=query_id(request.POST, "assessor", what="field") or 0)
+    conversation = get_object_or_404(Conversation, pk=query_id(request.POST, "conversation", what="field") or 0)
     with refusal_shown(request) as refused:
         a = svc.assignment_create(pool=pool, conversation=conversation, assessor=user, assigned_by=request.user)
     if refused:
@@ -348,7 +349,7 @@ def pool_assign(request: HttpRequest, pk: int) -> HttpResponse:
 def pool_assessors(request: HttpRequest, pk: int) -> HttpResponse:
     """Restrict which assessors may take topics (none ticked = every assessor)."""
     pool = get_object_or_404(Pool, pk=pk)
-    ids = [int(x) for x in request.POST.getlist("assessors") if x.isdigit()]
+    ids = [int(x) for x in request.POST.getlist("assessors") if x.isdigit() and not out_of_range(x)]
     pool.assessors.set(get_user_model().objects.filter(pk__in=ids, groups__name=ASSESSOR))
     return _back(request, pool, ok="Assessors updated.")
 
@@ -360,10 +361,10 @@ def pool_derive(request: HttpRequest, pk: int) -> HttpResponse:
     pool = get_object_or_404(Pool, pk=pk)
     with refusal_shown(request) as refused:
         if request.POST.get("existing"):
-            version = get_object_or_404(QrelsVersion, pk=request.POST["existing"])
+            version = get_object_or_404(QrelsVersion, pk=query_id(request.POST, "existing", what="field"))
             versions.pool_attach_version(pool=pool, version=version)
         else:
-            parent = get_object_or_404(QrelsVersion, pk=request.POST.get("parent") or 0)
+            parent = get_object_or_404(QrelsVersion, pk=query_id(request.POST, "parent", what="field") or 0)
             version = versions.qrels_version_derive(
                 parent=parent, pool=pool, name=request.POST.get("name", ""), created_by=request.user
             )
