@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db.models import Count, F, OuterRef, Prefetch, Q, QuerySet, Subquery
 
@@ -159,13 +159,25 @@ class ParaphraseRow:
     history: list[Paraphrase] = field(default_factory=list)
 
 
+class PairRow(NamedTuple):
+    """One row of the turn page: a manual/raw pair (a lone member fills one side)."""
+
+    manual: ParaphraseRow | None
+    raw: ParaphraseRow | None
+
+    @property
+    def undecided(self) -> bool:
+        """Whether a member is still a candidate: the rows a curator still has to decide."""
+        return pair_undecided(tuple(row.paraphrase if row else None for row in self))
+
+
 @dataclass
 class TurnPage:
     """Everything the per-turn curation page shows."""
 
     turn: Turn
     history: list[Turn]
-    pairs: list[tuple[ParaphraseRow | None, ParaphraseRow | None]]
+    pairs: list[PairRow]
     retired: list[Paraphrase]
     repeated: dict[tuple[str, ...], int]
     previous_turn: Turn | None
@@ -177,8 +189,33 @@ class TurnPage:
     ptkb: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _pair_up(current: list[Paraphrase]) -> list[tuple[Paraphrase | None, Paraphrase | None]]:
-    """Current paraphrases (in id order) as (manual, raw) pairs in page order; a lone member fills one side."""
+def pair_undecided(pair: Sequence[Paraphrase | None]) -> bool:
+    """Whether a manual/raw pair still has a member that is a candidate (neither approved nor rejected)."""
+    return any(p is not None and p.status == Paraphrase.Status.CANDIDATE for p in pair)
+
+
+def _edit_roots(rows: Iterable[Paraphrase]) -> dict[int, int]:
+    """pk → pk of the first version of its edit chain (the row imported, generated or added), for one turn's rows.
+
+    An edit is a new row with a later id; the first version's id keeps a pair where it was on the page."""
+    parent = {p.pk: p.edited_from_id for p in rows}
+    roots: dict[int, int] = {}
+    for pk in parent:
+        root, seen = pk, {pk}
+        while (up := parent.get(root)) is not None and up in parent and up not in seen:
+            root = up
+            seen.add(up)
+        roots[pk] = root
+    return roots
+
+
+def _pair_up(rows: list[Paraphrase]) -> list[tuple[Paraphrase | None, Paraphrase | None]]:
+    """A turn's current paraphrases as (manual, raw) pairs in page order; a lone member fills one side.
+
+    ``rows`` are all the turn's rows, edited-away versions included: a pair keeps the place of its members' first
+    versions, so editing a paraphrase never moves its pair."""
+    roots = _edit_roots(rows)
+    current = sorted((p for p in rows if p.is_current), key=lambda p: (roots[p.pk], p.pk))
     by_id = {p.pk: p for p in current}
     pairs: list[tuple[Paraphrase | None, Paraphrase | None]] = []
     placed: set[int] = set()
@@ -269,13 +306,12 @@ def curation_next(*, paraphrase: Paraphrase) -> tuple[Turn | None, Paraphrase | 
     candidate (wrapping to the top), as (its turn, its first member); else (the next turn, None); (None, None) at the
     end of the collection."""
     turn = paraphrase.turn
-    pairs = _pair_up(list(Paraphrase.objects.filter(turn=turn, is_current=True).order_by("id")))
+    pairs = _pair_up(list(Paraphrase.objects.filter(turn=turn).order_by("id")))
     here = next((i for i, pair in enumerate(pairs) if any(p is not None and p.pk == paraphrase.pk for p in pair)), -1)
     order = pairs[here + 1 :] + pairs[: here + 1]
     for pair in order:
-        members = [p for p in pair if p is not None]
-        if any(p.status == Paraphrase.Status.CANDIDATE for p in members):
-            return turn, members[0]
+        if pair_undecided(pair):
+            return turn, next(p for p in pair if p is not None)
     return turn_after(turn=turn), None
 
 
@@ -298,7 +334,7 @@ def turn_page(*, turn: Turn) -> TurnPage:
             return None
         return ParaphraseRow(p, curation.highlight(p.text, repeated), provenance_summary(p.provenance), history_of(p))
 
-    pairs = [(row(manual), row(raw)) for manual, raw in _pair_up(current)]
+    pairs = [PairRow(row(manual), row(raw)) for manual, raw in _pair_up(all_rows)]
     history = turn_history(turn=turn)
     siblings = Turn.objects.filter(collection_id=turn.collection_id)
     previous_turn = (
