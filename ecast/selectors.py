@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 from django.db.models import Count, F, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from ecast import curation, trees
-from ecast.models import Collection, Conversation, ImportJob, Paraphrase, PtkbStatement, Turn
+from ecast.models import Collection, Conversation, ImportJob, Paraphrase, Participant, PtkbStatement, Turn
 
 
 def collection_list() -> QuerySet[Collection]:
@@ -292,13 +292,24 @@ def path_entry(turn: Turn) -> dict[str, Any]:
     return entry
 
 
+def _curated_turns(turn: Turn) -> QuerySet[Turn]:
+    # A System turn of a conversation tree is the system's side, with nothing to paraphrase: curators pass it by.
+    return Turn.objects.filter(collection_id=turn.collection_id).exclude(participant=Participant.SYSTEM)
+
+
 def turn_after(*, turn: Turn) -> Turn | None:
-    """The next turn of the collection: later in the conversation, else the first turn of the next conversation."""
-    siblings = Turn.objects.filter(collection_id=turn.collection_id)
+    """The next User turn of the collection: later in the conversation, else the first of the next conversation."""
+    siblings = _curated_turns(turn)
     nxt = siblings.filter(conversation_id=turn.conversation_id, number__gt=turn.number).order_by("number").first()
     if nxt is None:
         nxt = siblings.filter(conversation_id__gt=turn.conversation_id).order_by("conversation_id", "number").first()
     return nxt
+
+
+def turn_before(*, turn: Turn) -> Turn | None:
+    """The User turn before ``turn`` in its conversation (None on the first)."""
+    siblings = _curated_turns(turn).filter(conversation_id=turn.conversation_id, number__lt=turn.number)
+    return siblings.order_by("-number").first()
 
 
 def curation_next(*, paraphrase: Paraphrase) -> tuple[Turn | None, Paraphrase | None]:
@@ -336,10 +347,7 @@ def turn_page(*, turn: Turn) -> TurnPage:
 
     pairs = [PairRow(row(manual), row(raw)) for manual, raw in _pair_up(all_rows)]
     history = turn_history(turn=turn)
-    siblings = Turn.objects.filter(collection_id=turn.collection_id)
-    previous_turn = (
-        siblings.filter(conversation_id=turn.conversation_id, number__lt=turn.number).order_by("-number").first()
-    )
+    previous_turn = turn_before(turn=turn)
     next_turn = turn_after(turn=turn)
     kind_m = Paraphrase.Kind.MANUAL
     original = [p.text for p in all_rows if p.kind == kind_m and p.origin in ("imported", "generated")]

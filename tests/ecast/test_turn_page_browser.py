@@ -7,7 +7,8 @@ from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
 from ecast import services
-from ecast.models import Paraphrase
+from ecast.imports.services import import_file
+from ecast.models import Paraphrase, Turn
 from tests.conftest import ARTIFACTS, browser_login
 
 
@@ -147,3 +148,34 @@ def test_a_turn_opens_on_its_first_undecided_pair_and_an_edited_pair_keeps_its_r
     assert _row_ids(browser) == [f"p{decided[0].pk}", f"p{open_[0].pk}"]
     assert _selected_row(browser) == 1
     browser.save_screenshot(str(ARTIFACTS / "turn_page_opens_on_first_undecided_pair.png"))
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_a_curator_moves_on_past_a_system_turn_whose_page_offers_no_pairs(
+    browser, live_server, admin_user, shared_data
+):
+    job = import_file(kind="cast2022_topics", path=shared_data / "cast/2022/2022_evaluation_topics_tree_v1.0.json")
+    turn = Turn.objects.get(collection=job.collection, turn_id="136_2-3")
+    services.paraphrase_add(
+        turn=turn, manual_text="Did the public ever find out who Deep Throat was?", raw_text="Did we?"
+    )
+    browser_login(browser, live_server, "admin1", "pass-admin1")
+    browser.get(f"{live_server.url}/turns/{turn.pk}/")
+    assert browser.find_element(By.ID, "next-turn").text.startswith("136_2-5")
+
+    _press(browser, "a")  # the turn's only pair: on to the next User turn, not the System turn 136_2-4 between
+    WebDriverWait(browser, 10).until(lambda d: "Turn 136_2-5" in d.find_element(By.TAG_NAME, "h1").text)
+    body = browser.find_element(By.TAG_NAME, "body").text
+    assert "Every pair of turn 136_2-3 is decided: on to turn 136_2-5." in body
+    assert "Add a paraphrase pair" in body
+
+    # The System turn, reached from the history, says why it has no pairs and offers none.
+    browser.find_element(By.CSS_SELECTOR, "#history li[data-turn-id='136_2-4'] a").click()
+    WebDriverWait(browser, 10).until(lambda d: "Turn 136_2-4" in d.find_element(By.TAG_NAME, "h1").text)
+    body = browser.find_element(By.TAG_NAME, "body").text
+    assert "Add a paraphrase pair" not in body and not browser.find_elements(By.ID, "paraphrases")
+    assert "it has no utterance to paraphrase" in browser.find_element(By.ID, "system-turn-note").text
+    browser.save_screenshot(str(ARTIFACTS / "turn_page_system_turn.png"))
+    _press(browser, "n")
+    WebDriverWait(browser, 10).until(lambda d: "Turn 136_2-5" in d.find_element(By.TAG_NAME, "h1").text)
