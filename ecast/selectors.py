@@ -263,6 +263,19 @@ def leaf_paths(turns: Sequence[Turn]) -> list[list[Turn]]:
     return [[by_pk[p] for p in path] for path in trees.root_to_leaf_paths(parents)]
 
 
+def conversation_tree(*, turns: Sequence[Turn]) -> list[trees.Stretch[Turn]]:
+    """A conversation tree's turns (CAsT 2022) as nested stretches (``trees.stretches``), the way its page draws
+    them; empty for a linear conversation, which a page lists as it always has."""
+    if not any(t.tree_number for t in turns):
+        return []
+    by_pk, parents = _turn_parents(turns)
+
+    def with_turns(stretch: trees.Stretch[int]) -> trees.Stretch[Turn]:
+        return trees.Stretch([by_pk[pk] for pk in stretch.nodes], [with_turns(b) for b in stretch.branches])
+
+    return [with_turns(stretch) for stretch in trees.stretches(parents)]
+
+
 def _turn_parents(turns: Sequence[Turn]) -> tuple[dict[int, Turn], dict[int, int | None]]:
     """({pk: turn}, {pk: parent pk}) in turn-number order: a tree's ``parent`` links, else the linear chain."""
     ordered = sorted(turns, key=lambda t: t.number)
