@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db.models import Count, F, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from ecast import curation, trees
-from ecast.models import Collection, Conversation, ImportJob, Paraphrase, PtkbStatement, Turn
+from ecast.models import Collection, Conversation, ImportJob, Paraphrase, Participant, PtkbStatement, Turn
 
 
 def collection_list() -> QuerySet[Collection]:
@@ -159,13 +159,25 @@ class ParaphraseRow:
     history: list[Paraphrase] = field(default_factory=list)
 
 
+class PairRow(NamedTuple):
+    """One row of the turn page: a manual/raw pair (a lone member fills one side)."""
+
+    manual: ParaphraseRow | None
+    raw: ParaphraseRow | None
+
+    @property
+    def undecided(self) -> bool:
+        """Whether a member is still a candidate: the rows a curator still has to decide."""
+        return pair_undecided(tuple(row.paraphrase if row else None for row in self))
+
+
 @dataclass
 class TurnPage:
     """Everything the per-turn curation page shows."""
 
     turn: Turn
     history: list[Turn]
-    pairs: list[tuple[ParaphraseRow | None, ParaphraseRow | None]]
+    pairs: list[PairRow]
     retired: list[Paraphrase]
     repeated: dict[tuple[str, ...], int]
     previous_turn: Turn | None
@@ -177,8 +189,33 @@ class TurnPage:
     ptkb: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _pair_up(current: list[Paraphrase]) -> list[tuple[Paraphrase | None, Paraphrase | None]]:
-    """Current paraphrases (in id order) as (manual, raw) pairs in page order; a lone member fills one side."""
+def pair_undecided(pair: Sequence[Paraphrase | None]) -> bool:
+    """Whether a manual/raw pair still has a member that is a candidate (neither approved nor rejected)."""
+    return any(p is not None and p.status == Paraphrase.Status.CANDIDATE for p in pair)
+
+
+def _edit_roots(rows: Iterable[Paraphrase]) -> dict[int, int]:
+    """pk → pk of the first version of its edit chain (the row imported, generated or added), for one turn's rows.
+
+    An edit is a new row with a later id; the first version's id keeps a pair where it was on the page."""
+    parent = {p.pk: p.edited_from_id for p in rows}
+    roots: dict[int, int] = {}
+    for pk in parent:
+        root, seen = pk, {pk}
+        while (up := parent.get(root)) is not None and up in parent and up not in seen:
+            root = up
+            seen.add(up)
+        roots[pk] = root
+    return roots
+
+
+def _pair_up(rows: list[Paraphrase]) -> list[tuple[Paraphrase | None, Paraphrase | None]]:
+    """A turn's current paraphrases as (manual, raw) pairs in page order; a lone member fills one side.
+
+    ``rows`` are all the turn's rows, edited-away versions included: a pair keeps the place of its members' first
+    versions, so editing a paraphrase never moves its pair."""
+    roots = _edit_roots(rows)
+    current = sorted((p for p in rows if p.is_current), key=lambda p: (roots[p.pk], p.pk))
     by_id = {p.pk: p for p in current}
     pairs: list[tuple[Paraphrase | None, Paraphrase | None]] = []
     placed: set[int] = set()
@@ -226,6 +263,19 @@ def leaf_paths(turns: Sequence[Turn]) -> list[list[Turn]]:
     return [[by_pk[p] for p in path] for path in trees.root_to_leaf_paths(parents)]
 
 
+def conversation_tree(*, turns: Sequence[Turn]) -> list[trees.Stretch[Turn]]:
+    """A conversation tree's turns (CAsT 2022) as nested stretches (``trees.stretches``), the way its page draws
+    them; empty for a linear conversation, which a page lists as it always has."""
+    if not any(t.tree_number for t in turns):
+        return []
+    by_pk, parents = _turn_parents(turns)
+
+    def with_turns(stretch: trees.Stretch[int]) -> trees.Stretch[Turn]:
+        return trees.Stretch([by_pk[pk] for pk in stretch.nodes], [with_turns(b) for b in stretch.branches])
+
+    return [with_turns(stretch) for stretch in trees.stretches(parents)]
+
+
 def _turn_parents(turns: Sequence[Turn]) -> tuple[dict[int, Turn], dict[int, int | None]]:
     """({pk: turn}, {pk: parent pk}) in turn-number order: a tree's ``parent`` links, else the linear chain."""
     ordered = sorted(turns, key=lambda t: t.number)
@@ -255,13 +305,24 @@ def path_entry(turn: Turn) -> dict[str, Any]:
     return entry
 
 
+def _curated_turns(turn: Turn) -> QuerySet[Turn]:
+    # A System turn of a conversation tree is the system's side, with nothing to paraphrase: curators pass it by.
+    return Turn.objects.filter(collection_id=turn.collection_id).exclude(participant=Participant.SYSTEM)
+
+
 def turn_after(*, turn: Turn) -> Turn | None:
-    """The next turn of the collection: later in the conversation, else the first turn of the next conversation."""
-    siblings = Turn.objects.filter(collection_id=turn.collection_id)
+    """The next User turn of the collection: later in the conversation, else the first of the next conversation."""
+    siblings = _curated_turns(turn)
     nxt = siblings.filter(conversation_id=turn.conversation_id, number__gt=turn.number).order_by("number").first()
     if nxt is None:
         nxt = siblings.filter(conversation_id__gt=turn.conversation_id).order_by("conversation_id", "number").first()
     return nxt
+
+
+def turn_before(*, turn: Turn) -> Turn | None:
+    """The User turn before ``turn`` in its conversation (None on the first)."""
+    siblings = _curated_turns(turn).filter(conversation_id=turn.conversation_id, number__lt=turn.number)
+    return siblings.order_by("-number").first()
 
 
 def curation_next(*, paraphrase: Paraphrase) -> tuple[Turn | None, Paraphrase | None]:
@@ -269,13 +330,12 @@ def curation_next(*, paraphrase: Paraphrase) -> tuple[Turn | None, Paraphrase | 
     candidate (wrapping to the top), as (its turn, its first member); else (the next turn, None); (None, None) at the
     end of the collection."""
     turn = paraphrase.turn
-    pairs = _pair_up(list(Paraphrase.objects.filter(turn=turn, is_current=True).order_by("id")))
+    pairs = _pair_up(list(Paraphrase.objects.filter(turn=turn).order_by("id")))
     here = next((i for i, pair in enumerate(pairs) if any(p is not None and p.pk == paraphrase.pk for p in pair)), -1)
     order = pairs[here + 1 :] + pairs[: here + 1]
     for pair in order:
-        members = [p for p in pair if p is not None]
-        if any(p.status == Paraphrase.Status.CANDIDATE for p in members):
-            return turn, members[0]
+        if pair_undecided(pair):
+            return turn, next(p for p in pair if p is not None)
     return turn_after(turn=turn), None
 
 
@@ -298,12 +358,9 @@ def turn_page(*, turn: Turn) -> TurnPage:
             return None
         return ParaphraseRow(p, curation.highlight(p.text, repeated), provenance_summary(p.provenance), history_of(p))
 
-    pairs = [(row(manual), row(raw)) for manual, raw in _pair_up(current)]
+    pairs = [PairRow(row(manual), row(raw)) for manual, raw in _pair_up(all_rows)]
     history = turn_history(turn=turn)
-    siblings = Turn.objects.filter(collection_id=turn.collection_id)
-    previous_turn = (
-        siblings.filter(conversation_id=turn.conversation_id, number__lt=turn.number).order_by("-number").first()
-    )
+    previous_turn = turn_before(turn=turn)
     next_turn = turn_after(turn=turn)
     kind_m = Paraphrase.Kind.MANUAL
     original = [p.text for p in all_rows if p.kind == kind_m and p.origin in ("imported", "generated")]

@@ -187,8 +187,15 @@ def paraphrase_add(
     """Add a manual + raw paraphrase pair to a turn and return (manual, raw).
 
     First turns carry full context, so their raw paraphrase defaults to the manual one (ECAsT); later turns need
-    an explicit raw (context-dependent) paraphrase.
+    an explicit raw (context-dependent) paraphrase. System turns of a conversation tree take none.
     """
+    if turn.is_system:
+        raise ValidationError(
+            {
+                "turn": f"Turn {turn.turn_id} is a System turn, the system's side of the conversation: it has no "
+                "utterance to paraphrase, so it takes no paraphrase pairs."
+            }
+        )
     manual = _clean_text(manual_text, "manual_text")
     if raw_text is None or not raw_text.strip():
         if turn.number != 1:

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from typing import TypeVar
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from ecast.core.errors import DomainError
 
@@ -62,6 +63,34 @@ def leaves(parents: Mapping[K, K | None]) -> list[K]:
 def root_to_leaf_paths(parents: Mapping[K, K | None]) -> list[list[K]]:
     """Every root-to-leaf path, in the order of their leaves: the conversations a tree holds."""
     return [path_to(parents, leaf) for leaf in leaves(parents)]
+
+
+@dataclass
+class Stretch(Generic[K]):
+    """A run of turns each followed by exactly one turn, then the branches that start after its last turn (none
+    where the conversation ends there): how a tree is drawn, the branches nested under the turn they part at."""
+
+    nodes: list[K]
+    branches: list[Stretch[K]] = field(default_factory=list)
+
+
+def stretches(parents: Mapping[K, K | None]) -> list[Stretch[K]]:
+    """The tree as nested stretches, one per root; children in the mapping's order (a topics file's order).
+
+    A linear conversation is one stretch without branches; CAsT 2022 topic 133 is 1-1 … 1-4, then two branches:
+    1-5, which parts again after it into 1-6 … 1-8 and 3-1 … 3-9, and 2-1 … 2-4."""
+    children: dict[K, list[K]] = {node: [] for node in parents}
+    roots: list[K] = []
+    for node, parent in parents.items():
+        (children[parent] if parent is not None and parent in children else roots).append(node)
+
+    def stretch(start: K) -> Stretch[K]:
+        nodes = [start]
+        while len(children[nodes[-1]]) == 1:
+            nodes.append(children[nodes[-1]][0])
+        return Stretch(nodes, [stretch(child) for child in children[nodes[-1]]])
+
+    return [stretch(root) for root in roots]
 
 
 def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:

@@ -112,14 +112,16 @@ def collection_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @admin_required
 def conversation_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    """A conversation's turns with their rewrites and paraphrase counts."""
+    """A conversation's turns with their rewrites and paraphrase counts; a conversation tree drawn as one."""
     conversation = get_object_or_404(Conversation.objects.select_related("collection"), pk=pk)
+    turns = list(selectors.turn_list(conversation=conversation))
     return render(
         request,
         "ecast/conversation_detail.html",
         {
             "conversation": conversation,
-            "turns": selectors.turn_list(conversation=conversation),
+            "turns": turns,
+            "tree": selectors.conversation_tree(turns=turns),
             "ptkb": selectors.ptkb_for_conversation(conversation_id=conversation.pk),
         },
     )

@@ -146,3 +146,56 @@ def test_an_admin_labels_a_tree_path_by_path_and_sees_each_path_s_exact_count(
         "PT",
     )
     assert classes["1-5"] == classes["1-7"] == ""  # the path to 1-8 is not labelled yet
+
+
+def _node_line(node) -> str:
+    return node.find_element(By.CSS_SELECTOR, ":scope > .tree-turn-line").text
+
+
+def _stretch_labels(stretch) -> list[str]:
+    nodes = stretch.find_elements(By.CSS_SELECTOR, ":scope > li.tree-node")
+    return [n.find_element(By.CSS_SELECTOR, ":scope > .tree-turn-line .turn-label").text for n in nodes]
+
+
+def _branches(node) -> list:
+    """The stretches of the branches that part after ``node``."""
+    return node.find_elements(By.CSS_SELECTOR, ":scope > ul.tree-branches > li.tree-branch > ol.tree-stretch")
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_the_conversation_page_draws_the_tree_with_its_branches_and_marked_system_initiatives(
+    browser, live_server, admin_user, shared_data
+):
+    coll = import_file(kind="cast2022_topics", path=shared_data / "cast/2022/2022_evaluation_topics_tree_v1.0.json")
+    conv = coll.collection.conversations.get(topic_id="149")  # "Are search engines biased?"
+    _login(browser, live_server, "admin1")
+    browser.get(f"{live_server.url}/conversations/{conv.pk}/")
+    tree = browser.find_element(By.ID, "conversation-tree")
+    (root,) = tree.find_elements(By.CSS_SELECTOR, ":scope > ol.tree-stretch")
+    assert _stretch_labels(root) == ["1-1 · User", "1-2 · System"]
+    parting = root.find_elements(By.CSS_SELECTOR, ":scope > li.tree-node")[-1]
+    assert "branch-point" in parting.get_attribute("class") and "2 branches" in _node_line(parting)
+
+    ways, impartial = _branches(parting)
+    assert _stretch_labels(ways) == ["1-3 · User", "1-4 · System"]
+    assert _stretch_labels(impartial) == [f"3-{n} · {'User' if n % 2 else 'System'}" for n in range(1, 7)]
+    # The system asks back (3-2) and makes suggestions (1-4, 3-6, 3-8); two of the suggestions part the tree.
+    offer = ways.find_elements(By.CSS_SELECTOR, ":scope > li.tree-node")[-1]
+    assert "Suggestion" in _node_line(offer) and "2 branches" in _node_line(offer)
+    assert [_stretch_labels(b) for b in _branches(offer)] == [
+        ["1-5 · User", "1-6 · System"],
+        [f"2-{n} · {'User' if n % 2 else 'System'}" for n in range(1, 9)],
+    ]
+    asks = impartial.find_elements(By.CSS_SELECTOR, ":scope > li.tree-node")
+    assert "Clarifying question" in _node_line(asks[1]) and "Do you mean, search neutrality?" in _node_line(asks[1])
+    assert "Suggestion" in _node_line(asks[-1]) and "2 branches" in _node_line(asks[-1])
+    alternatives, less_biased = _branches(asks[-1])
+    assert _stretch_labels(alternatives) == ["3-7 · User", "3-8 · System", "3-9 · User", "3-10 · System"]
+    assert "Suggestion" in alternatives.text and _stretch_labels(less_biased) == ["4-1 · User", "4-2 · System"]
+    assert len(tree.find_elements(By.CSS_SELECTOR, "li.tree-node")) == conv.turns.count() == 26
+    browser.save_screenshot(str(ARTIFACTS / "tree-conversation-149.png"))
+
+    # Every node links to its turn.
+    less_biased.find_element(By.LINK_TEXT, "4-1 · User").click()
+    WebDriverWait(browser, 10).until(lambda d: "Turn 149_4-1" in d.find_element(By.TAG_NAME, "h1").text)

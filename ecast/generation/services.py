@@ -93,7 +93,16 @@ def _selected_turns(collection: Collection, selection: dict[str, Any]) -> list[T
         if unknown:
             raise ValidationError({"selection": f"unknown conversations in {collection.name}: {', '.join(unknown)}"})
     if turn_ids:
-        known = set(qs.filter(turn_id__in=turn_ids).values_list("turn_id", flat=True))
+        named = Turn.objects.filter(collection=collection, turn_id__in=turn_ids)
+        system = sorted(named.filter(participant=Participant.SYSTEM).values_list("turn_id", flat=True))
+        if system:
+            raise ValidationError(
+                {
+                    "selection": f"System turns have no utterance to paraphrase, so they are never generated for: "
+                    f"{', '.join(system)}; name the User turns around them instead"
+                }
+            )
+        known = set(named.values_list("turn_id", flat=True))
         unknown = sorted(set(turn_ids) - known)
         if unknown:
             raise ValidationError({"selection": f"unknown turns in {collection.name}: {', '.join(unknown)}"})

@@ -3,7 +3,8 @@
   "use strict";
   // The unit of curation is the manual/raw pair (one table row); a cell anchor (#p<id>) selects its row.
   const items = Array.from(document.querySelectorAll("tr.pair-row"));
-  let index = 0;
+  // Without an anchor the selection starts on the first pair still to decide (the first pair when all are decided).
+  let index = Math.max(0, items.findIndex((row) => row.hasAttribute("data-undecided")));
   const anchored = location.hash.startsWith("#p") ? document.getElementById(location.hash.slice(1)) : null;
   const fromHash = anchored ? items.findIndex((row) => row.contains(anchored)) : -1;
   if (fromHash >= 0) index = fromHash;

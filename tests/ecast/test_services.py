@@ -151,6 +151,29 @@ def test_turn_page_groups_pairs_and_marks_repeats(turn2, pair):
     assert page.previous_turn.turn_id == "1_1" and page.next_turn.turn_id == "1_3"
 
 
+def test_an_edited_pair_keeps_its_place_on_the_turn_page(turn2, pair):
+    second = services.paraphrase_add(turn=turn2, manual_text="Is throat cancer curable?", raw_text="Is it curable?")
+    manual = services.paraphrase_edit(paraphrase=pair[0], text="Is there a treatment for throat cancer?")
+    raw = services.paraphrase_edit(paraphrase=pair[1], text="Is there a treatment for it?")
+    page = selectors.turn_page(turn=turn2)
+    rows = [(m.paraphrase.pk, r.paraphrase.pk) for m, r in page.pairs]
+    assert rows == [(manual.pk, raw.pk), (second[0].pk, second[1].pk)]
+    assert [p.undecided for p in page.pairs] == [True, True]
+
+
+def test_after_a_decision_the_next_undecided_pair_follows_in_page_order_after_edits(turn2, pair):
+    second = services.paraphrase_add(turn=turn2, manual_text="Is throat cancer curable?", raw_text="Is it curable?")
+    third = services.paraphrase_add(turn=turn2, manual_text="How is throat cancer treated?", raw_text="How then?")
+    # Both members of the first and second pairs edited: every current row of theirs is newer than the third's.
+    services.paraphrase_edit(paraphrase=second[0], text="Can throat cancer be cured?")
+    second_edited = services.paraphrase_edit(paraphrase=second[1], text="Can it be cured?")
+    services.paraphrase_edit(paraphrase=pair[0], text="Is there a treatment for throat cancer?")
+    services.paraphrase_edit(paraphrase=pair[1], text="Is there a treatment for it?")
+    decided = services.paraphrase_approve(paraphrase=second_edited)
+    # The page reads first, second, third: after the second pair comes the third, not the first.
+    assert selectors.curation_next(paraphrase=decided) == (turn2, third[0])
+
+
 def test_the_next_turn_after_a_conversation_is_the_first_turn_of_the_next_one(small_collection):
     last = small_collection.turns.get(turn_id="1_3")
     assert selectors.turn_page(turn=last).next_turn.turn_id == "2_1"

@@ -52,6 +52,22 @@ def test_a_linear_conversation_is_the_tree_where_each_turn_follows_the_one_befor
     assert trees.path_to(parents, 13) == [11, 12, 13] and trees.root_to_leaf_paths(parents) == [[11, 12, 13]]
 
 
+def _drawn(stretch: trees.Stretch[str]) -> tuple:
+    return (stretch.nodes, [_drawn(b) for b in stretch.branches])
+
+
+def test_a_tree_is_drawn_as_stretches_with_the_branches_nested_under_the_turn_they_part_at():
+    (root,) = trees.stretches(TOPIC_133)
+    assert _drawn(root) == (
+        ["1-1", "1-2", "1-3", "1-4"],
+        [
+            (["1-5"], [(["1-6", "1-7", "1-8"], []), (["3-1", "3-2"], [])]),
+            (["2-1", "2-2", "2-3", "2-4"], []),
+        ],
+    )
+    assert [_drawn(s) for s in trees.stretches(trees.linear_parents([11, 12, 13]))] == [([11, 12, 13], [])]
+
+
 def test_a_cycle_is_an_error_not_an_endless_loop():
     with pytest.raises(ValueError, match="cycle"):
         trees.path_to({"a": "b", "b": "a"}, "a")

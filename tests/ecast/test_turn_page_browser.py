@@ -7,7 +7,8 @@ from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
 from ecast import services
-from ecast.models import Paraphrase
+from ecast.imports.services import import_file
+from ecast.models import Paraphrase, Turn
 from tests.conftest import ARTIFACTS, browser_login
 
 
@@ -87,3 +88,94 @@ def test_the_search_page_ticks_a_whole_page_and_asks_before_deciding_every_match
     asked = browser.execute_script("return window.asked;")
     assert asked == "Reject every pair matching these filters (2 paraphrases and their partners)?"
     assert not Paraphrase.objects.filter(turn=turn, status="rejected").exists()  # declined: nothing sent
+
+
+def _selected_row(browser) -> int:
+    rows = browser.find_elements(By.CSS_SELECTOR, "tr.pair-row")
+    return [n for n, row in enumerate(rows) if "selected" in row.get_attribute("class").split()][0]
+
+
+def _row_ids(browser) -> list[str]:
+    rows = browser.find_elements(By.CSS_SELECTOR, "tr.pair-row")
+    return [row.find_element(By.CSS_SELECTOR, ".para").get_attribute("id") for row in rows]
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_a_turn_opens_on_its_first_undecided_pair_and_an_edited_pair_keeps_its_row(
+    browser, live_server, admin_user, small_collection
+):
+    turn, following = small_collection.turns.get(turn_id="1_2"), small_collection.turns.get(turn_id="1_3")
+    first, second, third = (
+        services.paraphrase_add(turn=turn, manual_text=f"Can throat cancer be treated ({n})?", raw_text=f"It {n}?")
+        for n in ("a", "b", "c")
+    )
+    services.paraphrase_approve(paraphrase=first[0])
+    services.paraphrase_reject(paraphrase=second[0])
+    decided, open_ = (
+        services.paraphrase_add(turn=following, manual_text=text, raw_text=text)
+        for text in ("What causes throat cancer?", "Why do people get throat cancer?")
+    )
+    services.paraphrase_approve(paraphrase=decided[0])
+    browser_login(browser, live_server, "admin1", "pass-admin1")
+
+    # Opening the turn: the two decided pairs are passed over.
+    browser.get(f"{live_server.url}/turns/{turn.pk}/")
+    assert _row_ids(browser) == [f"p{first[0].pk}", f"p{second[0].pk}", f"p{third[0].pk}"]
+    assert _selected_row(browser) == 2
+
+    # Editing both paraphrases of the first pair leaves the pair in the first row, selected.
+    _press(browser, "k")
+    _press(browser, "k")
+    for key, text in (("e", "Is there a treatment for throat cancer?"), ("E", "Is there a treatment for it?")):
+        _press(browser, key)
+        textarea = browser.switch_to.active_element
+        textarea.send_keys(Keys.CONTROL, "a")
+        textarea.send_keys(text)
+        textarea.send_keys(Keys.CONTROL, Keys.ENTER)
+        WebDriverWait(browser, 10).until(lambda d, text=text: text in d.find_element(By.ID, "paraphrases").text)
+    edited = Paraphrase.objects.get(text="Is there a treatment for throat cancer?")
+    assert _row_ids(browser) == [f"p{edited.pk}", f"p{second[0].pk}", f"p{third[0].pk}"]
+    assert "Is there a treatment for it?" in browser.find_elements(By.CSS_SELECTOR, "tr.pair-row")[0].text
+    assert _selected_row(browser) == 0
+    browser.save_screenshot(str(ARTIFACTS / "turn_page_edited_pair_keeps_its_row.png"))
+
+    # Deciding the last open pair moves on to the next turn, on its first pair still to decide.
+    _press(browser, "j")
+    _press(browser, "j")
+    _press(browser, "a")
+    WebDriverWait(browser, 10).until(lambda d: "Turn 1_3" in d.page_source)
+    assert _row_ids(browser) == [f"p{decided[0].pk}", f"p{open_[0].pk}"]
+    assert _selected_row(browser) == 1
+    browser.save_screenshot(str(ARTIFACTS / "turn_page_opens_on_first_undecided_pair.png"))
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_a_curator_moves_on_past_a_system_turn_whose_page_offers_no_pairs(
+    browser, live_server, admin_user, shared_data
+):
+    job = import_file(kind="cast2022_topics", path=shared_data / "cast/2022/2022_evaluation_topics_tree_v1.0.json")
+    turn = Turn.objects.get(collection=job.collection, turn_id="136_2-3")
+    services.paraphrase_add(
+        turn=turn, manual_text="Did the public ever find out who Deep Throat was?", raw_text="Did we?"
+    )
+    browser_login(browser, live_server, "admin1", "pass-admin1")
+    browser.get(f"{live_server.url}/turns/{turn.pk}/")
+    assert browser.find_element(By.ID, "next-turn").text.startswith("136_2-5")
+
+    _press(browser, "a")  # the turn's only pair: on to the next User turn, not the System turn 136_2-4 between
+    WebDriverWait(browser, 10).until(lambda d: "Turn 136_2-5" in d.find_element(By.TAG_NAME, "h1").text)
+    body = browser.find_element(By.TAG_NAME, "body").text
+    assert "Every pair of turn 136_2-3 is decided: on to turn 136_2-5." in body
+    assert "Add a paraphrase pair" in body
+
+    # The System turn, reached from the history, says why it has no pairs and offers none.
+    browser.find_element(By.CSS_SELECTOR, "#history li[data-turn-id='136_2-4'] a").click()
+    WebDriverWait(browser, 10).until(lambda d: "Turn 136_2-4" in d.find_element(By.TAG_NAME, "h1").text)
+    body = browser.find_element(By.TAG_NAME, "body").text
+    assert "Add a paraphrase pair" not in body and not browser.find_elements(By.ID, "paraphrases")
+    assert "it has no utterance to paraphrase" in browser.find_element(By.ID, "system-turn-note").text
+    browser.save_screenshot(str(ARTIFACTS / "turn_page_system_turn.png"))
+    _press(browser, "n")
+    WebDriverWait(browser, 10).until(lambda d: "Turn 136_2-5" in d.find_element(By.TAG_NAME, "h1").text)
