@@ -320,8 +320,10 @@ class _FieldBlocks(HTMLParser):
 def test_each_generation_field_has_its_help_under_it_and_named_by_its_input(admin_client, small_collection):
     from ecast.generation.forms import GenerationJobForm
 
+    html = admin_client.get(reverse("generation-jobs")).content.decode()
+    assert "{#" not in html and "#}" not in html  # no template comment leaks onto the page
     parser = _FieldBlocks()
-    parser.feed(admin_client.get(reverse("generation-jobs")).content.decode())
+    parser.feed(html)
     form = GenerationJobForm()
     with_help = [name for name, field in form.fields.items() if field.help_text]
     assert {"conversations", "turns", "min_similarity", "cr_backend"} <= set(with_help)
