@@ -19,7 +19,7 @@ def pivot_heatmap_svg(res: dict, which: str) -> str:
     order = res.get("pivot_order") or list(range(len(systems)))
     mean = np.array([[_num(res[f"{which}_mean"][m][i]) for i in order] for m in metrics])
     std = np.array([[_num(res[f"{which}_std"][m][i]) for i in order] for m in metrics])
-    fig, ax = subplots(figsize=(max(5, 1.1 * len(order) + 2.2), 0.7 * len(metrics) + 1.8))
+    fig, ax = subplots(figsize=(max(5, 0.7 * len(order) + 2.4), 0.7 * len(metrics) + 1.8))
     # cividis: readable to every kind of colour vision, and light to dark in one hue run (unlike red–yellow–green)
     image = ax.imshow(np.ma.masked_invalid(mean), vmin=-1, vmax=1, cmap=heatmap_cmap("cividis"), aspect="auto")
     labels = [
@@ -102,7 +102,7 @@ def rank_table_svg(settings: list[dict], key: str, metrics: list[str]) -> str:
         return ""
     cols = [f"{s['dimension']}\nit {s['iterations']}" for s in settings]
     mat = np.array([[s[key].get(m, np.nan) for s in settings] for m in metrics], dtype=float)
-    fig, ax = subplots(figsize=(max(6, 0.75 * len(cols) + 2.4), 0.5 * len(metrics) + 1.6))
+    fig, ax = subplots(figsize=(max(6, 0.6 * len(cols) + 2.4), 0.5 * len(metrics) + 1.6))
     image = ax.imshow(mat, cmap=heatmap_cmap("viridis_r"), aspect="auto", vmin=1, vmax=max(2, np.nanmax(mat)))
     annotate_cells(ax, image, [[None if np.isnan(v) else f"{int(v)}" for v in row] for row in mat])
     ax.set_xticks(range(len(cols)), cols, fontsize=HEATMAP_FONT_PT, rotation=60, ha="right")
