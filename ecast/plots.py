@@ -7,9 +7,21 @@ threaded server could mix figures; a ``Figure`` is private to its caller and fre
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 from typing import Any, Literal
 
+import numpy as np
+from matplotlib import colormaps
+from matplotlib.colors import Colormap, to_rgb
 from matplotlib.figure import Figure
+
+# Heatmap text in points: an inline SVG from matplotlib measures in pt (1 pt = 4/3 CSS px), so 9.5 pt is 12.7 px at
+# 100 % zoom as long as the page does not shrink the figure (heatmaps sit in ``.plot.heatmap``, which scrolls).
+HEATMAP_FONT_PT = 9.5
+# WCAG 2 AA contrast for normal text.
+MIN_CONTRAST = 4.5
+# Cells without a value: a light grey outside every colour scale used here.
+MISSING_CELL = "#e0e0e0"
 
 
 def subplots(
@@ -33,3 +45,45 @@ def figure_svg(fig: Figure) -> str:
     fig.savefig(buf, format="svg", bbox_inches="tight")
     text = buf.getvalue()
     return text[text.index("<svg") :]
+
+
+def heatmap_cmap(name: str) -> Colormap:
+    """A colour-blind-safe scale (viridis, cividis and their reverses) whose missing cells are light grey."""
+    return colormaps[name].with_extremes(bad=MISSING_CELL)
+
+
+def relative_luminance(colour: Any) -> float:
+    """WCAG 2 relative luminance of a matplotlib colour (name, hex or RGB(A) tuple), 0 for black to 1 for white."""
+
+    def linear(c: float) -> float:
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (linear(c) for c in to_rgb(colour))
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast_ratio(a: Any, b: Any) -> float:
+    """WCAG 2 contrast ratio of two colours, from 1 (same) to 21 (black on white)."""
+    la, lb = sorted((relative_luminance(a), relative_luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def text_colour_on(background: Any) -> str:
+    """Black or white, whichever contrasts more with ``background``: at least 4.58:1 on any colour."""
+    return "black" if contrast_ratio(background, "black") >= contrast_ratio(background, "white") else "white"
+
+
+def annotate_cells(
+    ax: Any, image: Any, labels: Sequence[Sequence[str | None]], *, fontsize: float = HEATMAP_FONT_PT
+) -> None:
+    """Write ``labels[row][col]`` on each cell of an ``imshow`` heatmap in black or white by the luminance of the
+    cell's own colour (so light cells never carry white digits, nor dark ones black); None leaves a cell blank."""
+    values = image.get_array()
+    for r, row in enumerate(labels):
+        for c, label in enumerate(row):
+            if label is None:
+                continue
+            value = values[r, c]
+            missing = value is np.ma.masked or not np.isfinite(value)
+            background = image.cmap.get_bad() if missing else image.cmap(image.norm(value))
+            ax.text(c, r, label, ha="center", va="center", fontsize=fontsize, color=text_colour_on(background))

@@ -22,18 +22,27 @@ def _ids(text: str) -> list[str]:
 class GenerationJobForm(forms.Form):
     collection = IdChoiceField(queryset=Collection.objects.all())
     name = forms.CharField(required=False, max_length=200)
-    conversations = forms.CharField(required=False, help_text="Topic ids, comma or space separated; empty = all.")
-    turns = forms.CharField(required=False, help_text="Turn ids like 81_2; added to the conversations above.")
-    cqr_backend = forms.ChoiceField(choices=_choices("cqr"), initial="rule")
+    conversations = forms.CharField(
+        required=False, help_text="Topic ids such as 81 82, comma or space separated; every turn of each is generated."
+    )
+    turns = forms.CharField(
+        required=False,
+        help_text=(
+            "Single turns as <topic>_<turn>, e.g. 81_2 83_5, comma or space separated; added to the conversations. "
+            "Both empty = every turn of the collection."
+        ),
+    )
+    cqr_backend = forms.ChoiceField(choices=_choices("cqr"), initial="rule", label="Backend")
     cqr_model = forms.CharField(required=False, help_text="t5 only: local folder or hub id")
     cqr_revision = forms.CharField(required=False)
-    paraphrase_backend = forms.ChoiceField(choices=_choices("paraphrase"), initial="smollm")
+    paraphrase_backend = forms.ChoiceField(choices=_choices("paraphrase"), initial="smollm", label="Backend")
     paraphrase_model = forms.CharField(required=False)
     paraphrase_revision = forms.CharField(required=False)
     paraphrase_prefix = forms.CharField(required=False, help_text='t5 task prefix, e.g. "paraphrase: "', strip=False)
     cr_backend = forms.ChoiceField(
         choices=_choices("cr"),
         initial="anaphora",
+        label="Backend",
         help_text="anaphora: the entity → it / they / its / there (default); entity_removal: ECAsT's baseline",
     )
     cr_model = forms.CharField(required=False)

@@ -42,6 +42,10 @@ Grades = Mapping[Item, int]
 # The relevance scale of the product (CAsT, ECAsT Table 6): a graded assessment's table always shows all of it.
 RELEVANCE_SCALE = (0, 1, 2, 3, 4)
 LEVEL = 0.95
+# κ of fewer items is not reported: one item either agrees or not, which exact agreement already says.
+MIN_KAPPA_ITEMS = 2
+# A ranking of runs is their means over turns; from fewer shared turns than this, τ is not reported.
+MIN_SHARED_TURNS = 2
 CI_METHOD = (
     "asymptotic 95% interval κ ± 1.96·SE, SE of Fleiss, Cohen & Everitt (1969) from statsmodels cohens_kappa "
     "on the confusion table (items taken as independent)"
@@ -169,14 +173,25 @@ class Kappa:
 def why_kappa_undefined(a: Sequence[int], b: Sequence[int]) -> str:
     """The reason κ = (p_o − p_e) / (1 − p_e) has no value for these labels, or "" when it has one.
 
-    κ is 0/0 exactly when chance agreement is certain: both assessments put every item in one and the same
-    category (for linear weights too: the expected weighted disagreement is 0 only then).
+    κ is 0/0 when chance agreement is certain: both assessments put every item in one and the same category (for
+    linear weights too: the expected weighted disagreement is 0 only then). When only one side puts every item in
+    one category, observed and chance agreement are equal whatever the other side says, so κ is 0 by construction
+    with a zero standard error: a number that measures nothing, reported as undefined rather than as "0.000 (95% CI
+    0.000 to 0.000)".
     """
     if not a:
         return "no item was judged in both assessments"
     values = set(a) | set(b)
     if len(values) == 1:
         return f"both gave all {len(a)} item(s) grade {next(iter(values))}: chance agreement is 100%, so κ is 0/0"
+    if len(a) < MIN_KAPPA_ITEMS:
+        return f"only {len(a)} item was judged in both assessments; κ needs at least {MIN_KAPPA_ITEMS}"
+    for side, labels in (("A", a), ("B", b)):
+        if len(set(labels)) == 1:
+            return (
+                f"{side} gave all {len(labels)} item(s) grade {labels[0]}: with a single grade on one side, "
+                "agreement equals chance agreement whatever the other side says, so κ would be 0 by construction"
+            )
     return ""
 
 
@@ -319,4 +334,51 @@ def ranking_agreement(a: Mapping[str, float], b: Mapping[str, float]) -> dict[st
         "systems": systems,
         "swapped": swapped,
         "tied": res["tied"],
+        "why_undefined": "" if res["tau"] is not None else "τ needs at least two runs scored under both versions",
     }
+
+
+def means_over_turns(per_turn: Mapping[str, Mapping[str, float]], turns: Iterable[str]) -> dict[str, float]:
+    """{system: mean of its per-turn values over ``turns``} (a system with no value on any of them is left out);
+    ``math.fsum`` as the leaderboard sums, so over the same turns the two means are the same number."""
+    wanted = set(turns)
+    out = {}
+    for system, values in per_turn.items():
+        xs = [v for t, v in values.items() if t in wanted]
+        if xs:
+            out[system] = math.fsum(xs) / len(xs)
+    return out
+
+
+def shared_turn_ranking(
+    per_turn_a: Mapping[str, Mapping[str, float]],
+    per_turn_b: Mapping[str, Mapping[str, float]],
+    *,
+    turns_a: Iterable[str],
+    turns_b: Iterable[str],
+    min_turns: int = MIN_SHARED_TURNS,
+) -> dict[str, Any]:
+    """Kendall's τ between the run rankings of A and B over the turns both judged.
+
+    A version that judged a single turn ranks the runs by that turn alone; set against the means over every turn
+    of a full version, τ would mix what the judgments change with what the choice of turns changes. So each run's
+    score under either version is its mean over the shared turns only, and with fewer than ``min_turns`` of them τ
+    is not reported. ``per_turn_*``: {system: {turn: value}}; ``turns_*``: the turns each version judged.
+    """
+    set_a, set_b = set(turns_a), set(turns_b)
+    shared = set_a & set_b
+    res = ranking_agreement(means_over_turns(per_turn_a, shared), means_over_turns(per_turn_b, shared))
+    res.update(shared_turns=len(shared), turns_a=len(set_a), turns_b=len(set_b), restricted=set_a != set_b)
+    if len(shared) < min_turns:
+        said = "no turn was" if not shared else f"only {len(shared)} turn was"
+        res.update(
+            tau=None,
+            pvalue=None,
+            swapped=[],
+            tied=[],
+            why_undefined=(
+                f"{said} judged in both versions; a ranking of runs needs their means over at least {min_turns} "
+                "shared turns"
+            ),
+        )
+    return res

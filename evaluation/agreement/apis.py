@@ -75,7 +75,14 @@ class AgreementRankingSerializer(serializers.Serializer):
     measure = serializers.CharField()
     tau = serializers.FloatField(allow_null=True, help_text="Kendall's τ-b (scipy) of the two run rankings")
     pvalue = serializers.FloatField(allow_null=True)
-    n = serializers.IntegerField(help_text="runs scored under both versions")
+    n = serializers.IntegerField(help_text="runs scored under both versions on the shared turns")
+    why_undefined = serializers.CharField(help_text="why tau is null, or empty")
+    shared_turns = serializers.IntegerField(help_text="turns both versions judged: the run means tau compares")
+    turns_a = serializers.IntegerField(help_text="turns A judged")
+    turns_b = serializers.IntegerField(help_text="turns B judged")
+    restricted = serializers.BooleanField(
+        help_text="the versions judge different turns, so the run means differ from the leaderboards'"
+    )
     runs = serializers.IntegerField()
     systems = AgreementSystemSerializer(many=True)
     swapped = AgreementSwapSerializer(many=True)
@@ -113,7 +120,11 @@ class AgreementApi(AdminApi):
         scale = serializers.ListField(child=serializers.IntegerField(), help_text="the labels κ is computed over")
         scale_a = serializers.ListField(child=serializers.IntegerField(), help_text="rows of the confusion matrix")
         scale_b = serializers.ListField(child=serializers.IntegerField(), help_text="columns of the confusion matrix")
-        derived = serializers.BooleanField(help_text="B was derived from A, so it keeps A's judgments unchanged")
+        derived = serializers.BooleanField(
+            help_text="B was derived from A and holds every judgment of A, so the items both judged agree unless "
+            "B replaced a grade"
+        )
+        made_from_a = serializers.BooleanField(help_text="B names A as its parent (derived copy or LLM labels of A)")
         weights = serializers.CharField(allow_null=True)
         ci_method = serializers.CharField()
         exact = serializers.FloatField(allow_null=True)

@@ -98,21 +98,34 @@ def item_agreement(*, a: QrelsVersion, b: QrelsVersion) -> dict[str, Any]:
     return {**data, "cached": False}
 
 
+def judged_turns(*, version: QrelsVersion) -> set[str]:
+    """The turn ids a version holds at least one judgment for."""
+    return set(Qrel.objects.filter(version=version).values_list("turn__turn_id", flat=True).distinct())
+
+
 def ranking_agreement(*, a: QrelsVersion, b: QrelsVersion, measure: str) -> dict[str, Any]:
-    """Kendall τ between the run rankings of the two versions by ``measure``: the means the leaderboard shows."""
-    rows_a = sel.leaderboard(version=a, measures=[measure], sort_by=measure)
-    rows_b = sel.leaderboard(version=b, measures=[measure], sort_by=measure)
-    scores_a = {r["run"]: r["headline"] for r in rows_a if r["headline"] is not None}
-    scores_b = {r["run"]: r["headline"] for r in rows_b if r["headline"] is not None}
-    res = algorithms.ranking_agreement(scores_a, scores_b)
-    names = [r["run"] for r in rows_a]
+    """Kendall τ between the run rankings of the two versions by ``measure``, each run scored by its mean stored
+    per-turn value over the turns both versions judged (the leaderboard's means when both judged the same turns)."""
+    runs = list(sel.run_list_for_collection(collection_id=a.collection_id))
+    names = {r.pk: r.name for r in runs}
+
+    def by_name(matrix: dict[int, dict[str, float]]) -> dict[str, dict[str, float]]:
+        return {names[run_id]: values for run_id, values in matrix.items() if run_id in names}
+
+    res = algorithms.shared_turn_ranking(
+        by_name(sel.per_turn_matrix(version=a, measure=measure)),
+        by_name(sel.per_turn_matrix(version=b, measure=measure)),
+        turns_a=judged_turns(version=a),
+        turns_b=judged_turns(version=b),
+    )
+    scored = {s["system"] for s in res["systems"]}
     status_a, status_b = sel.status_for_version(version=a), sel.status_for_version(version=b)
     return {
         **res,
         "measure": measure,
-        "runs": len(names),
-        "run_ids": {r["run"]: r["run_id"] for r in rows_a},
-        "unscored": sorted(n for n in names if n not in scores_a or n not in scores_b),
+        "runs": len(runs),
+        "run_ids": {r.name: r.pk for r in runs},
+        "unscored": sorted(r.name for r in runs if r.name not in scored),
         "stored": sel.scores_exist(version_ids=[a.pk, b.pk], measure=measure),
         "pending": status_a["pending_turns"] + status_b["pending_turns"] + len(status_a["jobs"]),
     }
@@ -127,8 +140,11 @@ def agreement_report(*, a: QrelsVersion, b: QrelsVersion, measure: str = metrics
         "a": {"id": a.pk, "name": a.name},
         "b": {"id": b.pk, "name": b.name},
         "threshold": int(collection.relevance_threshold),
-        # A derived version starts as a copy of its parent, so the items both judged agree by construction.
-        "derived": b.parent_id == a.pk,
+        # A version derived from A by copying (the judging services' "<parent> + new") keeps every judgment of A,
+        # so the items both judged agree by construction. A version only made from A (LLM pre-judgments name the
+        # human version they labelled as parent) holds its own grades: its agreement with A is measured, not built.
+        "derived": b.parent_id == a.pk and items["only_a"] == 0,
+        "made_from_a": b.parent_id == a.pk,
         **items,
         "ranking": ranking_agreement(a=a, b=b, measure=measure),
     }

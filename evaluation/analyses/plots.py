@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ecast.plots import figure_svg, number, subplots
+from ecast.plots import HEATMAP_FONT_PT, annotate_cells, figure_svg, heatmap_cmap, number, subplots
 from evaluation.analyses import budget
 
 
@@ -19,18 +19,24 @@ def pivot_heatmap_svg(res: dict, which: str) -> str:
     order = res.get("pivot_order") or list(range(len(systems)))
     mean = np.array([[_num(res[f"{which}_mean"][m][i]) for i in order] for m in metrics])
     std = np.array([[_num(res[f"{which}_std"][m][i]) for i in order] for m in metrics])
-    fig, ax = subplots(figsize=(max(5, 1.05 * len(order) + 2), 0.62 * len(metrics) + 1.6))
-    vmin = -1 if which == "consistency" else -1
-    image = ax.imshow(np.nan_to_num(mean, nan=vmin), vmin=vmin, vmax=1, cmap="RdYlGn", aspect="auto")
-    for r in range(len(metrics)):
-        for c in range(len(order)):
-            label = "n/a" if np.isnan(mean[r, c]) else f"{number(mean[r, c], 2)}\n±{number(std[r, c], 2)}"
-            ax.text(c, r, label, ha="center", va="center", fontsize=7)
-    ax.set_xticks(range(len(order)), [systems[i] for i in order], rotation=45, ha="right", fontsize=8)
-    ax.set_yticks(range(len(metrics)), metrics, fontsize=8)
-    ax.set_xlabel("pivot system (decreasing full-set score on " + metrics[0] + ")")
+    fig, ax = subplots(figsize=(max(5, 0.7 * len(order) + 2.4), 0.7 * len(metrics) + 1.8))
+    # cividis: readable to every kind of colour vision, and light to dark in one hue run (unlike red–yellow–green)
+    image = ax.imshow(np.ma.masked_invalid(mean), vmin=-1, vmax=1, cmap=heatmap_cmap("cividis"), aspect="auto")
+    labels = [
+        [
+            "n/a" if np.isnan(mean[r, c]) else f"{number(mean[r, c], 2)}\n±{number(std[r, c], 2)}"
+            for c in range(len(order))
+        ]
+        for r in range(len(metrics))
+    ]
+    annotate_cells(ax, image, labels)
+    ax.set_xticks(range(len(order)), [systems[i] for i in order], rotation=45, ha="right", fontsize=HEATMAP_FONT_PT)
+    ax.set_yticks(range(len(metrics)), metrics, fontsize=HEATMAP_FONT_PT)
+    ax.set_xlabel("pivot system (decreasing full-set score on " + metrics[0] + ")", fontsize=HEATMAP_FONT_PT)
     label = "Pearson r of result deltas (EE1 vs EE2)" if which == "consistency" else "Kendall τ vs full-set ranking"
-    fig.colorbar(image, ax=ax, label=label, fraction=0.03)
+    bar = fig.colorbar(image, ax=ax, fraction=0.03)
+    bar.set_label(label, fontsize=HEATMAP_FONT_PT)
+    bar.ax.tick_params(labelsize=HEATMAP_FONT_PT)
     return figure_svg(fig)
 
 
@@ -96,14 +102,11 @@ def rank_table_svg(settings: list[dict], key: str, metrics: list[str]) -> str:
         return ""
     cols = [f"{s['dimension']}\nit {s['iterations']}" for s in settings]
     mat = np.array([[s[key].get(m, np.nan) for s in settings] for m in metrics], dtype=float)
-    fig, ax = subplots(figsize=(max(6, 0.62 * len(cols) + 2.2), 0.42 * len(metrics) + 1.4))
-    ax.imshow(mat, cmap="viridis_r", aspect="auto", vmin=1, vmax=max(2, np.nanmax(mat)))
-    for r in range(len(metrics)):
-        for c in range(len(cols)):
-            if not np.isnan(mat[r, c]):
-                ax.text(c, r, f"{int(mat[r, c])}", ha="center", va="center", fontsize=8, color="white")
-    ax.set_xticks(range(len(cols)), cols, fontsize=7, rotation=60, ha="right")
-    ax.set_yticks(range(len(metrics)), metrics, fontsize=8)
+    fig, ax = subplots(figsize=(max(6, 0.6 * len(cols) + 2.4), 0.5 * len(metrics) + 1.6))
+    image = ax.imshow(mat, cmap=heatmap_cmap("viridis_r"), aspect="auto", vmin=1, vmax=max(2, np.nanmax(mat)))
+    annotate_cells(ax, image, [[None if np.isnan(v) else f"{int(v)}" for v in row] for row in mat])
+    ax.set_xticks(range(len(cols)), cols, fontsize=HEATMAP_FONT_PT, rotation=60, ha="right")
+    ax.set_yticks(range(len(metrics)), metrics, fontsize=HEATMAP_FONT_PT)
     return figure_svg(fig)
 
 

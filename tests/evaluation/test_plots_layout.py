@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
@@ -90,3 +91,71 @@ def test_pivot_heatmap_cells_never_read_minus_zero():
     }
     svg = pivot_heatmap_svg(res, "consistency")
     assert "-0.00" not in svg and "0.00" in svg
+
+
+PX_PER_PT = 96 / 72  # matplotlib's SVG measures in pt; CSS draws 1 pt as 4/3 px at 100 % zoom
+
+
+def _luminance(rgb) -> float:
+    """WCAG 2 relative luminance of an (r, g, b) in 0..1."""
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb[:3]]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def _contrast(a, b) -> float:
+    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_the_wcag_contrast_used_here_matches_its_known_values():
+    assert _contrast((0, 0, 0), (1, 1, 1)) == pytest.approx(21.0)
+    assert _contrast((1, 1, 1), (0x76 / 255,) * 3) == pytest.approx(4.54, abs=0.01)  # #767676, the AA grey
+
+
+def _pivot_figure():
+    from evaluation.analyses.plots import pivot_heatmap_svg
+
+    systems = [f"system-{i}" for i in range(8)]
+    means = [-1.0, -0.7, -0.3, 0.0, 0.2, 0.5, 0.8, 1.0]
+    res = {
+        "metrics": ["AP", "nDCG@3", "P@10"],
+        "systems": systems,
+        "consistency_mean": {"AP": means, "nDCG@3": means[::-1], "P@10": [None, *means[1:]]},
+        "consistency_std": {m: [0.1] * 8 for m in ("AP", "nDCG@3", "P@10")},
+    }
+    return pivot_heatmap_svg(res, "consistency")
+
+
+def _rank_figure():
+    from evaluation.analyses.plots import rank_table_svg
+
+    metrics = ["ERR", "RBP", "nDCG", "AP", "Q"]
+    settings = [
+        {"dimension": d, "iterations": it, "rank": {m: (i + it) % len(metrics) + 1 for i, m in enumerate(metrics)}}
+        for d in ("relevance", "diversity")
+        for it in (1, 2, 3)
+    ]
+    return rank_table_svg(settings, "rank", metrics)
+
+
+@pytest.mark.parametrize("draw", [_pivot_figure, _rank_figure], ids=["pivot", "metaeval-ranks"])
+def test_heatmap_digits_contrast_with_their_own_cell_and_every_label_is_at_least_11_px(drawn, draw):
+    from matplotlib.colors import to_rgb
+
+    assert draw().startswith("<svg")
+    fig, _ = drawn()
+    ax = fig.axes[0]
+    (image,) = ax.get_images()
+    values = image.get_array()
+    assert ax.texts, "the cells carry their numbers"
+    for text in ax.texts:
+        x, y = text.get_position()
+        value = values[round(y), round(x)]
+        missing = value is np.ma.masked or not np.isfinite(value)
+        cell = image.cmap.get_bad() if missing else image.cmap(image.norm(value))
+        assert _contrast(to_rgb(text.get_color()), cell) >= 4.5, (text.get_text(), cell, text.get_color())
+        assert text.get_fontsize() * PX_PER_PT >= 11, text.get_text()
+    labels = [t for t in ax.get_xticklabels() + ax.get_yticklabels() if t.get_text()]
+    assert labels
+    for label in labels:
+        assert label.get_fontsize() * PX_PER_PT >= 11, label.get_text()

@@ -70,9 +70,12 @@ class Command(BaseCommand):
         k = r["kappa"]
         w = self.stdout.write
         w(f"A = {r['a']['name']}, B = {r['b']['name']}: {r['items']} pairs judged by both")
-        why = f"  ({k['why_undefined']})" if k["why_undefined"] else ""
-        w(f"Cohen's κ ({k['weights'] or 'unweighted'}) = {fmt(k['value'])}  95% CI [{fmt(k['low'])}, "
-          f"{fmt(k['high'])}]{why}; exact agreement {fmt(r['exact'])}")  # fmt: skip
+        if k["value"] is None:
+            w(f"Cohen's κ ({k['weights'] or 'unweighted'}) undefined: {k['why_undefined']}; "
+              f"exact agreement {fmt(r['exact'])}")  # fmt: skip
+        else:
+            w(f"Cohen's κ ({k['weights'] or 'unweighted'}) = {fmt(k['value'])}  95% CI [{fmt(k['low'])}, "
+              f"{fmt(k['high'])}]; exact agreement {fmt(r['exact'])}")  # fmt: skip
         b = r["binary"]
         w(f"binarised at ≥ {b['threshold']}: κ = {fmt(b['kappa']['value'])}, relevant A {b['relevant_a']}, "
           f"B {b['relevant_b']}, both {b['relevant_both']}")  # fmt: skip
@@ -81,8 +84,12 @@ class Command(BaseCommand):
             w(f"  grade {g['grade']}: precision {fmt(g['precision'])} recall {fmt(g['recall'])} "
               f"(A {g['in_a']}, B {g['in_b']})")  # fmt: skip
         rk = r["ranking"]
-        w(f"Kendall τ-b of the {rk['n']} runs by {rk['measure']}: {fmt(rk['tau'])} (p = {fmt(rk['pvalue'])}); "
-          f"{len(rk['swapped'])} swapped pairs")  # fmt: skip
+        shared = f"over the {rk['shared_turns']} turn(s) both judged (A {rk['turns_a']}, B {rk['turns_b']})"
+        if rk["tau"] is None:
+            w(f"Kendall τ-b of the runs by {rk['measure']} {shared}: undefined: {rk['why_undefined']}")
+        else:
+            w(f"Kendall τ-b of the {rk['n']} runs by {rk['measure']} {shared}: {fmt(rk['tau'])} "
+              f"(p = {fmt(rk['pvalue'])}); {len(rk['swapped'])} swapped pairs")  # fmt: skip
         for s in rk["swapped"]:
             w(f"  {s['x']} > {s['y']} under A ({s['a_x']:.4f} vs {s['a_y']:.4f}), "
               f"< under B ({s['b_x']:.4f} vs {s['b_y']:.4f})")  # fmt: skip

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from html.parser import HTMLParser
 
 import pytest
 from django.test import Client
@@ -275,3 +276,64 @@ def test_every_write_and_export_endpoint_is_admin_only(
             == 403
         )
     assert not GenerationJob.objects.exists() and TestSet.objects.count() == 1
+
+
+class _FieldBlocks(HTMLParser):
+    """The job form's field blocks: for each ``div.field``, the ids and aria-describedby of its inputs and the text
+    of each element inside it that has an id."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks: list[dict] = []
+        self.depth: list[bool] = []  # for each open div: does it open a field block
+        self.texts: list[tuple[str, dict]] = []  # (id, block) of the element whose text is being read
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "div":
+            is_field = "field" in (a.get("class") or "").split()
+            self.depth.append(is_field)
+            if is_field:
+                self.blocks.append({"inputs": {}, "texts": {}})
+        inside = any(self.depth)
+        if not inside:
+            return
+        block = self.blocks[-1]
+        if tag in ("input", "select", "textarea") and a.get("id"):
+            block["inputs"][a["id"]] = a.get("aria-describedby") or ""
+        elif tag in ("span", "small") and a.get("id"):
+            block["texts"][a["id"]] = ""
+            self.texts.append((a["id"], block))
+
+    def handle_endtag(self, tag):
+        if tag == "div" and self.depth:
+            self.depth.pop()
+        elif tag in ("span", "small") and self.texts:
+            self.texts.pop()
+
+    def handle_data(self, data):
+        if self.texts:
+            ident, block = self.texts[-1]
+            block["texts"][ident] += data
+
+
+def test_each_generation_field_has_its_help_under_it_and_named_by_its_input(admin_client, small_collection):
+    from ecast.generation.forms import GenerationJobForm
+
+    html = admin_client.get(reverse("generation-jobs")).content.decode()
+    assert "{#" not in html and "#}" not in html  # no template comment leaks onto the page
+    parser = _FieldBlocks()
+    parser.feed(html)
+    form = GenerationJobForm()
+    with_help = [name for name, field in form.fields.items() if field.help_text]
+    assert {"conversations", "turns", "min_similarity", "cr_backend"} <= set(with_help)
+    for name in with_help:
+        (block,) = [b for b in parser.blocks if f"id_{name}" in b["inputs"]]
+        described = block["inputs"][f"id_{name}"].split()
+        assert f"id_{name}_helptext" in described, name
+        # the help the input points to sits in the input's own block and says that field's help, no other's
+        assert " ".join(block["texts"][f"id_{name}_helptext"].split()) == " ".join(
+            str(form.fields[name].help_text).split()
+        )
+    turns = next(b for b in parser.blocks if "id_turns" in b["inputs"])["texts"]["id_turns_helptext"]
+    assert "81_2" in turns and "every turn" in turns

@@ -73,10 +73,11 @@ def test_the_report_holds_kappa_confusion_binary_view_and_topics():
     assert binary["overlap"] == pytest.approx(1 / 3)
     assert (binary["relevant_a"], binary["relevant_b"], binary["relevant_both"]) == (2, 2, 1)
     # Topic 1: A = 0, 1 / B = 0, 2: disagreement 0.5 observed, 1.0 expected → κ = 0.5.
-    # Topic 2: A = 2, 2 / B = 2, 1: observed 0.5 = expected 0.5 → κ = 0.
+    # Topic 2: A = 2, 2 / B = 2, 1: A has a single grade, so observed = expected whatever B says: undefined.
     t1, t2 = r["topics"]
     assert (t1["topic"], t1["items"], t1["exact"], t1["kappa"]) == ("1", 2, 0.5, pytest.approx(0.5))
-    assert (t2["topic"], t2["items"], t2["exact"], t2["kappa"]) == ("2", 2, 0.5, pytest.approx(0.0))
+    assert (t2["topic"], t2["items"], t2["exact"], t2["kappa"]) == ("2", 2, 0.5, None)
+    assert t2["why_undefined"].startswith("A gave all 2 item(s) grade 2")
     assert t1["overlap"] == 0.0 and t2["overlap"] == 0.5
 
 
@@ -203,3 +204,61 @@ def test_two_graded_assessments_share_one_square_confusion_table():
     report = al.agreement(A, B, threshold=2)
     assert not report["mixed"] and report["scale_a"] == report["scale_b"] == report["scale"] == [0, 1, 2, 3, 4]
     assert len(report["confusion"]) == 5 and all(len(row) == 5 for row in report["confusion"])
+
+
+def test_kappa_is_undefined_not_zero_when_one_side_gives_every_item_one_grade():
+    # B (a judge that grades everything 0) against A = 0, 1, 2, 3: p_o = 1/4 = p_e, so scikit-learn says κ = 0 with
+    # a zero standard error, i.e. "0.000 (95% CI 0.000 to 0.000)" whatever A says: no value, and why.
+    a, b = [0, 1, 2, 3], [0, 0, 0, 0]
+    assert cohen_kappa_score(a, b, weights="linear") == 0.0
+    k = al.kappa(a, b, scale=[0, 1, 2, 3, 4], weighted=True)
+    assert (k.value, k.se, k.low, k.high) == (None, None, None, None)
+    assert k.why_undefined.startswith("B gave all 4 item(s) grade 0") and "by construction" in k.why_undefined
+    items_a = {("1_1", f"d{i}"): g for i, g in enumerate(a)}
+    items_b = {("1_1", f"d{i}"): g for i, g in enumerate(b)}
+    r = al.agreement(items_a, items_b, threshold=2)
+    # B's 0s read as binary, so the headline κ is on relevance (A cut at 2: 0, 0, 1, 1; B: 0, 0, 0, 0)
+    assert r["mixed"] and r["exact"] == 0.5
+    assert r["kappa"]["value"] is None and r["kappa"]["low"] is None
+    # binarised at 2 B is still all 0: undefined there too
+    assert r["binary"]["kappa"]["value"] is None and r["binary"]["kappa"]["why_undefined"].startswith("B gave all")
+
+
+def test_kappa_of_a_single_item_is_undefined_and_says_it_needs_two():
+    k = al.kappa([1], [2], scale=[0, 1, 2, 3, 4], weighted=True)
+    assert k.value is None and k.why_undefined == "only 1 item was judged in both assessments; κ needs at least 2"
+
+
+# Three runs under A (turns t1, t2, t3) and B (t1, t2 only).
+PER_TURN_A = {
+    "s1": {"t1": 0.8, "t2": 0.6, "t3": 0.0},
+    "s2": {"t1": 0.5, "t2": 0.5, "t3": 1.0},
+    "s3": {"t1": 0.2, "t2": 0.4, "t3": 0.9},
+}
+PER_TURN_B = {"s1": {"t1": 0.7, "t2": 0.7}, "s2": {"t1": 0.6, "t2": 0.2}, "s3": {"t1": 0.3, "t2": 0.1}}
+
+
+def test_kendall_tau_between_versions_compares_the_runs_on_the_turns_both_judged_only():
+    # Over every turn A orders s2 (0.667) > s3 (0.5) > s1 (0.467) and B s1 (0.7) > s2 (0.4) > s3 (0.2): τ = −1/3.
+    # On the shared turns t1, t2 A orders s1 (0.7) > s2 (0.5) > s3 (0.3), as B does: τ = 1.
+    full = al.ranking_agreement(
+        {s: sum(v.values()) / len(v) for s, v in PER_TURN_A.items()},
+        {s: sum(v.values()) / len(v) for s, v in PER_TURN_B.items()},
+    )
+    assert full["tau"] == pytest.approx(-1 / 3)
+    r = al.shared_turn_ranking(PER_TURN_A, PER_TURN_B, turns_a=["t1", "t2", "t3"], turns_b=["t1", "t2"])
+    assert r["tau"] == pytest.approx(1.0) and r["swapped"] == [] and r["why_undefined"] == ""
+    assert (r["shared_turns"], r["turns_a"], r["turns_b"], r["restricted"]) == (2, 3, 2, True)
+    assert {s["system"]: s["a"] for s in r["systems"]} == {
+        "s1": pytest.approx(0.7),
+        "s2": pytest.approx(0.5),
+        "s3": pytest.approx(0.3),
+    }
+
+
+def test_kendall_tau_over_fewer_than_two_shared_turns_is_undefined_and_says_why():
+    r = al.shared_turn_ranking(PER_TURN_A, PER_TURN_B, turns_a=["t1", "t2", "t3"], turns_b=["t1"])
+    assert r["tau"] is None and r["pvalue"] is None and r["swapped"] == [] and r["shared_turns"] == 1
+    assert r["why_undefined"].startswith("only 1 turn was judged in both versions")
+    none = al.shared_turn_ranking(PER_TURN_A, {}, turns_a=["t1"], turns_b=["t9"])
+    assert none["tau"] is None and none["why_undefined"].startswith("no turn was judged in both versions")

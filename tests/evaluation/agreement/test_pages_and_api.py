@@ -270,3 +270,51 @@ def test_each_binarised_cell_links_to_exactly_the_items_it_counts_when_the_share
             items = asel.agreement_items(a=original, b=second, grade_a=ga, grade_b=gb, binary=True)
             assert len(items) == count
     assert sum(map(sum, report["binary"]["confusion"])) == report["items"] > 0
+
+
+def _llm_like(original):
+    """A version made from ``original`` that holds only its own labels: grade 0 for 1_1's three passages."""
+    v = factories.qrels_version(
+        original.collection, "llm: judge", {"1_1": {"d1": 0, "d2": 0, "d3": 0}}, parent=original
+    )
+    from evaluation import services
+
+    services.scores_compute_for_version(version=v, measures=["nDCG@3"])
+    return v
+
+
+def test_a_version_made_from_a_but_not_a_copy_is_not_said_to_keep_its_judgments(admin_client, admin_api, pair):
+    coll, original, derived, _ = pair
+    llm = _llm_like(original)
+    html = admin_client.get(PAGE, {"a": original.pk, "b": llm.pk}).content.decode()
+    assert "keeps its judgments" not in html and "agree by construction" not in html
+    assert "llm: judge was made from original but does not hold all of its judgments" in html
+    data = admin_api.get(API, {"a": original.pk, "b": llm.pk}).json()
+    assert data["derived"] is False and data["made_from_a"] is True and data["only_a"] == 6
+    # the copy still says it: it holds every judgment of original
+    copy = admin_client.get(PAGE, {"a": original.pk, "b": derived.pk}).content.decode()
+    assert "was derived from original and keeps its judgments" in copy
+
+
+def test_an_undefined_kappa_shows_undefined_and_why_not_zero_with_an_interval(admin_client, pair):
+    coll, original, derived, _ = pair
+    llm = _llm_like(original)
+    html = admin_client.get(PAGE, {"a": original.pk, "b": llm.pk}).content.decode()
+    assert 'id="kappa-value">undefined<' in html and 'id="kappa-ci"' not in html
+    assert "κ undefined: B gave all 3 item(s) grade 0" in html
+    assert "0.000 (95% CI 0.000 to 0.000)" not in html.replace("</span>", "").replace('<span id="kappa-ci">', "")
+
+
+def test_kendall_tau_uses_the_turns_both_versions_judged_and_says_how_many(admin_client, pair):
+    coll, original, derived, _ = pair
+    llm = _llm_like(original)  # judges one turn (1_1) of original's five
+    report = asel.agreement_report(a=original, b=llm, measure="nDCG@3")["ranking"]
+    assert (report["shared_turns"], report["turns_a"], report["turns_b"]) == (1, 5, 1)
+    assert report["tau"] is None
+    html = admin_client.get(PAGE, {"a": original.pk, "b": llm.pk, "measure": "nDCG@3"}).content.decode()
+    assert 'id="tau-value">undefined<' in html
+    assert "τ undefined: only 1 turn was judged in both versions" in html
+    assert "original judges 5 turn(s) and llm: judge 1: the runs are compared on the 1 turn(s) both judged" in html
+    # a copy judges the same turns: all five are shared and the means are the leaderboard's
+    full = asel.agreement_report(a=original, b=derived, measure="nDCG@3")["ranking"]
+    assert (full["shared_turns"], full["restricted"]) == (5, False)
