@@ -2,14 +2,66 @@
 
 matplotlib's object API (``Figure``), not pyplot: pyplot keeps global state, so two requests drawing at once in a
 threaded server could mix figures; a ``Figure`` is private to its caller and freed with it.
+
+Drawing a figure costs a tenth of a second to a second of CPU, and importing matplotlib half a second: every
+function that draws one is wrapped in :func:`stored_figure`, which keeps the SVG in the shared cache under a digest
+of the data drawn. A page asked again for the same data gets the stored SVG; a changed datum gives a new digest and
+a new drawing. matplotlib is imported only when something is drawn.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import io
-from typing import Any, Literal
+import pickle
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec
 
-from matplotlib.figure import Figure
+from django.core.cache import cache
+
+from ecast.core.cache import CACHE_DOWN, cache_down
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+P = ParamSpec("P")
+# Part of every stored figure's key: raise it when the drawing code changes, so figures drawn before are redrawn.
+FIGURE_VERSION = 1
+# Stored figures of data that no longer exists are never asked for again; the cache drops them after this long.
+STORE_SECONDS = 30 * 24 * 3600
+
+
+def figure_key(render: Callable[..., Any], args: tuple, kwargs: dict[str, Any]) -> str:
+    """The cache key of one drawing: the function and a digest of everything it was given (plain data)."""
+    data = pickle.dumps((FIGURE_VERSION, args, sorted(kwargs.items())), protocol=4)
+    return f"figure:{render.__module__}.{render.__qualname__}:{hashlib.sha256(data).hexdigest()}"
+
+
+def stored_figure(render: Callable[P, str]) -> Callable[P, str]:
+    """``render`` (data → SVG text) drawn once per distinct data and kept in the shared cache, so every web worker
+    and every later request for the same data reuses it. Without a reachable cache it draws each time."""
+
+    @functools.wraps(render)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> str:
+        try:
+            key = figure_key(render, args, kwargs)
+        except (pickle.PicklingError, TypeError, AttributeError):  # data that is not plain: nothing to key it by
+            return render(*args, **kwargs)
+        try:
+            svg = cache.get(key)
+        except CACHE_DOWN as exc:
+            cache_down("reading a stored figure", exc)
+            return render(*args, **kwargs)
+        if svg is None:
+            svg = render(*args, **kwargs)
+            try:
+                cache.set(key, svg, STORE_SECONDS)
+            except CACHE_DOWN as exc:
+                cache_down("storing a figure", exc)
+        return svg
+
+    return wrapper
 
 
 def subplots(
@@ -17,6 +69,8 @@ def subplots(
 ) -> tuple[Figure, Any]:
     """Like ``plt.subplots`` (same positional/keyword arguments) on a private Figure; ``layout="constrained"`` makes
     room for tick labels, titles, a suptitle and colorbars between panels so none overlaps another."""
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=figsize, layout=layout)
     return fig, fig.subplots(*args, **kwargs)
 

@@ -6,10 +6,11 @@ from typing import Any
 
 import numpy as np
 
-from ecast.plots import figure_svg, number, subplots
+from ecast.plots import figure_svg, number, stored_figure, subplots
 from evaluation.analyses import budget
 
 
+@stored_figure
 def pivot_heatmap_svg(res: dict, which: str) -> str:
     """Metric × pivot heatmap of mean ± std (the paper's Fig. 5 for consistency, Fig. 8 for correctness)."""
     metrics = res.get("metrics") or []
@@ -34,6 +35,7 @@ def pivot_heatmap_svg(res: dict, which: str) -> str:
     return figure_svg(fig)
 
 
+@stored_figure
 def split_distribution_svg(consistency: list, correctness: list, title: str) -> str:
     """Histograms of one pivot × metric's per-split values (the paper's Fig. 4b and 7b)."""
     # Constrained layout puts the figure title above the panel titles instead of on top of them.
@@ -50,6 +52,7 @@ def split_distribution_svg(consistency: list, correctness: list, title: str) -> 
     return figure_svg(fig)
 
 
+@stored_figure
 def reliability_svg(conditions: list[dict]) -> str:
     """Reliability diagram, one curve per candidate-set condition (the paper's Fig. 2)."""
     fig, ax = subplots(figsize=(5.2, 4.4))
@@ -77,6 +80,7 @@ def reliability_svg(conditions: list[dict]) -> str:
     return figure_svg(fig)
 
 
+@stored_figure
 def gain_curve_svg(curve: list[dict], measure: str) -> str:
     """Gain of the headline measure of the risk-aware ranking vs risk aversion b (the paper's Fig. 3)."""
     if not curve:
@@ -90,6 +94,7 @@ def gain_curve_svg(curve: list[dict], measure: str) -> str:
     return figure_svg(fig)
 
 
+@stored_figure
 def rank_table_svg(settings: list[dict], key: str, metrics: list[str]) -> str:
     """Complex metric × (dimension, iteration) heatmap of ranks (1 = best), like the paper's Tables 2–3."""
     if not settings:
@@ -107,6 +112,7 @@ def rank_table_svg(settings: list[dict], key: str, metrics: list[str]) -> str:
     return figure_svg(fig)
 
 
+@stored_figure
 def stability_svg(rows: list[dict]) -> str:
     """Mean Kendall τ (± std) between system rankings on different paraphrase test sets, per measure."""
     rows = [r for r in rows if r.get("mean_tau") is not None]
@@ -127,6 +133,7 @@ def _num(v: Any) -> float:
     return float("nan") if v is None else float(v)
 
 
+@stored_figure
 def found_curve_svg(res: dict) -> str:
     """Relevant documents found against judgments made, one line per strategy (Losada et al. 2017, Fig. 3)."""
     fig, ax = subplots(figsize=(5.8, 3.8))
@@ -140,6 +147,7 @@ def found_curve_svg(res: dict) -> str:
     return figure_svg(fig)
 
 
+@stored_figure
 def tau_curve_svg(res: dict, measure: str) -> str:
     """Kendall τ between the rankings under partial and full judgments, against the share of the pool judged."""
     fig, ax = subplots(figsize=(4.6, 3.2))

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from ecast.plots import figure_svg, number, subplots
+from ecast.plots import figure_svg, number, stored_figure, subplots
 
 
+@stored_figure
 def distribution_svg(records: list[dict], measure: str) -> str:
     """Fig. 1: per conversation, box plot of per-permutation mean scores; the original order is a yellow diamond."""
     topics = sorted({r["topic"] for r in records}, key=lambda t: (len(str(t)), str(t)))
@@ -23,6 +24,7 @@ def distribution_svg(records: list[dict], measure: str) -> str:
     return figure_svg(fig)
 
 
+@stored_figure
 def win_fractions_svg(wins: dict[str, dict[str, dict[str, float]]], topics: list[str]) -> str:
     """Fig. 2: per conversation, heatmap of how often the row system beats the column system."""
     topics = [t for t in topics if t in wins]

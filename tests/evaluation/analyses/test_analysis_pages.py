@@ -83,6 +83,30 @@ def test_pivot_report_shows_qrels_version_computed_time_and_heatmaps(done_pivot,
     assert 'id="distribution-plot"' in dist and "pivot sys1, P@3" in dist
 
 
+def test_the_report_figures_are_drawn_once_and_again_only_when_the_results_change(
+    done_pivot, admin_client, monkeypatch, fresh_cache
+):
+    from matplotlib.figure import Figure
+
+    drawn = []
+    real = Figure.savefig
+    monkeypatch.setattr(Figure, "savefig", lambda fig, *a, **kw: drawn.append(fig) or real(fig, *a, **kw))
+    url = reverse("analyses-detail", kwargs={"kind": "pivots", "pk": done_pivot.pk})
+    first = admin_client.get(url).content.decode()
+    n_first = len(drawn)
+    assert n_first >= 2  # the two heatmaps at least
+    second = admin_client.get(url).content.decode()
+    assert second.count("<svg") == first.count("<svg") and len(drawn) == n_first
+    results = done_pivot.results
+    results["consistency_mean"]["AP"][0] = 0.123  # a recompute that changed one figure's data
+    PivotAnalysis.objects.filter(pk=done_pivot.pk).update(results=results)
+    assert "0.12" in admin_client.get(url).content.decode()
+    n_changed = len(drawn)
+    assert n_changed > n_first
+    admin_client.get(url)
+    assert len(drawn) == n_changed
+
+
 def test_cross_ee_tool_on_the_report_page(done_pivot, admin_client):
     url = reverse("analyses-detail", kwargs={"kind": "pivots", "pk": done_pivot.pk})
     resp = admin_client.get(url, {"metric": "AP", "pivot": "sys2", "ee_sys0": "EE1", "ee_sys1": "EE2"})
