@@ -164,6 +164,73 @@ def tau_curve_svg(res: dict, measure: str) -> str:
     return figure_svg(fig)
 
 
+def pivot_figures(res: dict, *, dist_metric: str | None = None, dist_pivot: str | None = None) -> dict[str, Any]:
+    """The pivot report's figures: both heatmaps, and the per-split histograms of one metric × pivot (by default the
+    first metric and the best pivot, as the page first shows them)."""
+    if not res.get("metrics"):
+        return {}
+    systems = res["systems"]
+    order = res.get("pivot_order") or list(range(len(systems)))
+    dist: dict[str, Any] = {}
+    if res.get("kind") == "splits" and res.get("consistency_splits"):
+        d_metric = dist_metric or res["metrics"][0]
+        d_pivot = dist_pivot or systems[order[0]]
+        if d_metric in res["metrics"] and d_pivot in systems:
+            i = systems.index(d_pivot)
+            cons = [row[i] for row in res["consistency_splits"][d_metric]]
+            corr = [row[i] for row in res["correctness_splits"][d_metric]]
+            dist = {
+                "metric": d_metric,
+                "pivot": d_pivot,
+                "svg": split_distribution_svg(cons, corr, f"pivot {d_pivot}, {d_metric}"),
+            }
+    return {
+        "dist": dist,
+        "consistency_svg": pivot_heatmap_svg(res, "consistency"),
+        "correctness_svg": pivot_heatmap_svg(res, "correctness"),
+    }
+
+
+def metaeval_figures(res: dict) -> dict[str, Any]:
+    """The meta-evaluation report's figures: the two rank tables and the stability bars."""
+    if not res.get("settings"):
+        return {}
+    metrics = res["complex_metrics"]
+    return {
+        "it_svg": rank_table_svg(res["settings"], "intuitiveness_rank", metrics),
+        "mu_svg": rank_table_svg(res["settings"], "unanimity_rank", metrics),
+        "stability_svg": stability_svg(res.get("stability") or []),
+    }
+
+
+def calibration_figures(res: dict) -> dict[str, Any]:
+    """The calibration report's reliability diagram."""
+    return {"reliability_svg": reliability_svg(res["conditions"])} if res.get("conditions") else {}
+
+
+def stochastic_figures(res: dict) -> dict[str, Any]:
+    """The stochastic system's gain curve."""
+    return {"gain_svg": gain_curve_svg(res["curve"], res.get("measure", ""))} if res.get("curve") else {}
+
+
+def budget_figures(res: dict) -> dict[str, Any]:
+    """The budget simulation's found-relevant curve and one τ curve per measure."""
+    if not res.get("strategies"):
+        return {}
+    return {"found_svg": found_curve_svg(res), "tau_svgs": [(m, tau_curve_svg(res, m)) for m in res["measures"]]}
+
+
+# The figures each kind's report page shows first: what its computation draws ahead (stored_figure keeps them), so
+# the first visit after a computation finds them drawn.
+REPORT_FIGURES = {
+    "pivots": pivot_figures,
+    "metaeval": metaeval_figures,
+    "calibration": calibration_figures,
+    "stochastic": stochastic_figures,
+    "budget": budget_figures,
+}
+
+
 def budget_summary(res: dict, fractions: tuple[float, ...] = (0.1, 0.25)) -> list[dict]:
     """Per strategy: judgments to find 50 % / 80 % of the pool's relevant documents (with, in ``cells``, their
     lowest and highest over the seeded run orders), τ at 10 % / 25 % judged."""

@@ -2,7 +2,25 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ecast.plots import figure_svg, number, stored_figure, subplots
+
+# Conversations the win-fraction figure shows until the page asks for others.
+DEFAULT_TOPICS = 12
+
+
+def experiment_figures(analysis: dict[str, Any], measure: str, topics: list[str] | None = None) -> dict[str, Any]:
+    """The experiment page's two figures (Fig. 1, and Fig. 2 for ``topics``, by default the first conversations) and
+    the conversations Fig. 2 shows."""
+    wins = analysis.get("win_fractions", {})
+    chosen = topics or list(wins)[:DEFAULT_TOPICS]
+    means = analysis.get("permutation_means")
+    return {
+        "fig1": distribution_svg(means, measure) if means else "",
+        "fig2": win_fractions_svg(wins, chosen) if wins else "",
+        "topic_choice": chosen,
+    }
 
 
 @stored_figure
