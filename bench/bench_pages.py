@@ -148,7 +148,9 @@ def timed(client, path: str, profile: cProfile.Profile | None = None) -> tuple[i
     return response.status_code, response.get("Content-Type", "").split(";")[0], wall, cpu
 
 
-def crawl(client, seeds: list[str], who: str, results: list[dict], seen_routes: set[tuple[str, str]], args, prof) -> None:
+def crawl(
+    client, seeds: list[str], who: str, results: list[dict], seen_routes: set[tuple[str, str]], args, prof
+) -> None:
     """Breadth-first over the links of the pages, one measured URL per route pattern not measured before."""
     queue = deque(seeds)
     queued = set(seeds)
@@ -185,12 +187,11 @@ def crawl(client, seeds: list[str], who: str, results: list[dict], seen_routes: 
 
 def add_budget_simulation() -> None:
     """A budget simulation of the demo's runs (the demo has every other kind of analysis), computed at once."""
+    from ecast.models import Collection
     from evaluation.analyses.demo import demo_version
     from evaluation.analyses.services import budget as budget_services
     from evaluation.models import Run
     from evaluation.permutations.demo import DEMO_COLLECTION
-
-    from ecast.models import Collection
 
     collection = Collection.objects.get(name=DEMO_COLLECTION)
     runs = list(Run.objects.filter(collection=collection, test_set__isnull=True).order_by("name"))
@@ -246,8 +247,10 @@ def run(args) -> None:
     # A web process loads the URL configuration (and so imports every view module) on its first request.
     t0, c0 = time.perf_counter(), time.process_time()
     all_routes = patterns()
-    print(f"URL configuration (every view module imported): {time.perf_counter() - t0:.2f} s "
-          f"(CPU {time.process_time() - c0:.2f} s), paid by a web process's first request")
+    print(
+        f"URL configuration (every view module imported): {time.perf_counter() - t0:.2f} s "
+        f"(CPU {time.process_time() - c0:.2f} s), paid by a web process's first request"
+    )
     seeds = ["/" + p for p in all_routes if "<" not in p]
     results: list[dict] = []
     seen: set[tuple[str, str]] = set()

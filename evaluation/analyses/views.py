@@ -280,7 +280,9 @@ def _pivot_context(request: HttpRequest, obj, res: dict) -> dict:
             tool["result"] = pivot_services.pivot_cross_ee(analysis=obj, metric=metric, pivot=pivot, choices=choices)
         if refused:
             tool["errors"] = refused.messages
-    figures = plots.pivot_figures(res, dist_metric=request.GET.get("dist_metric"), dist_pivot=request.GET.get("dist_pivot"))
+    figures = plots.pivot_figures(
+        res, dist_metric=request.GET.get("dist_metric"), dist_pivot=request.GET.get("dist_pivot")
+    )
     return {"rows": rows, "tool": tool, **figures}
 
 

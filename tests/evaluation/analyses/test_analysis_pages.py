@@ -124,9 +124,7 @@ def test_the_computation_draws_the_report_figures_so_the_first_visit_draws_none(
     assert 'id="consistency-plot"' in page and 'id="distribution-plot"' in page and page.count("<svg") >= 3
     assert drawn == []
     # Another metric's histograms were not drawn ahead: asking for them draws them.
-    admin_client.get(
-        reverse("analyses-detail", kwargs={"kind": "pivots", "pk": pivot.pk}), {"dist_metric": "P@3"}
-    )
+    admin_client.get(reverse("analyses-detail", kwargs={"kind": "pivots", "pk": pivot.pk}), {"dist_metric": "P@3"})
     assert len(drawn) == 1
 
 
