@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from matplotlib.ticker import MaxNLocator
-
-from ecast.plots import figure_svg, subplots
+from ecast.plots import figure_svg, stored_figure, subplots
 
 
+@stored_figure
 def bars_svg(labels: Sequence[str], values: Sequence[float], errors: Sequence[float], *, ylabel: str) -> str:
     """Per-run bars with ±1 standard-error whiskers, best first as given."""
     if not labels:
@@ -24,6 +23,7 @@ def bars_svg(labels: Sequence[str], values: Sequence[float], errors: Sequence[fl
     return figure_svg(fig)
 
 
+@stored_figure
 def deltas_svg(turn_ids: Sequence[str], deltas: Sequence[float], *, ylabel: str) -> str:
     """Per-turn differences sorted by size (a run pair, or a run under two qrels versions)."""
     if not turn_ids:
@@ -43,10 +43,13 @@ def deltas_svg(turn_ids: Sequence[str], deltas: Sequence[float], *, ylabel: str)
     return figure_svg(fig)
 
 
+@stored_figure
 def history_svg(series: Mapping[str, Sequence[tuple[int, float]]], *, ylabel: str, invert: bool = False) -> str:
     """Lines over snapshots (x = snapshot index): nDCG@3 or rank of each run as judgments grew."""
     if not series:
         return ""
+    from matplotlib.ticker import MaxNLocator
+
     fig, ax = subplots(figsize=(7.5, 3.6))
     for name, points in series.items():
         if points:

@@ -133,7 +133,7 @@ class T5Backend:
         return True, (
             "usable with a model folder or hub id per stage"
             + (" (offline: hub ids must already be in the HF cache)" if hf.offline() else "")
-            + f"; device {hf.device()}"
+            + f"; device {hf.expected_device()}"
         )
 
     @staticmethod
@@ -203,7 +203,7 @@ class SmolLMBackend:
         for module in ("transformers", "gguf", "accelerate"):
             if importlib.util.find_spec(module) is None:
                 return False, f"python package {module!r} is not installed"
-        return True, f"{Path(folder) / hf.SMOLLM_GGUF}; device {hf.device()}"
+        return True, f"{Path(folder) / hf.SMOLLM_GGUF}; device {hf.expected_device()}"
 
     def paraphrase(self, sources: list[str], params: dict[str, Any]) -> list[list[str]]:
         system = (
@@ -267,7 +267,8 @@ def get(stage: str, name: str) -> Any:
 
 
 def status_table() -> list[dict[str, Any]]:
-    """One row per backend: stages, usable here, and why (not)."""
+    """One row per backend: stages, usable here, and why (not). Told from installed packages and model files alone:
+    nothing is imported or loaded, so the page answers at once."""
     rows = []
     for backend in BACKENDS.values():
         usable, reason = backend.status()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 _CACHE: dict[tuple[str, str, str, str], tuple[Any, Any]] = {}
 _LOCK = threading.Lock()
 SMOLLM_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+NVIDIA_DRIVER = "/proc/driver/nvidia/version"  # present while the NVIDIA kernel driver is loaded
 
 
 class ModelUnavailable(RuntimeError):
@@ -59,6 +61,18 @@ def torch_module() -> Any:
 def device() -> str:
     """The device generation and fine-tuning use: CUDA when torch sees one, else CPU."""
     return "cuda" if _torch().cuda.is_available() else "cpu"
+
+
+def expected_device() -> str:
+    """The device generation will use, told without importing torch (seconds of CPU, too slow for a status page):
+    what torch sees when this process has already imported it, else CUDA when torch is installed, an NVIDIA driver
+    is loaded and CUDA_VISIBLE_DEVICES does not hide every GPU, else CPU."""
+    if "torch" in sys.modules:
+        return device()
+    if importlib.util.find_spec("torch") is None:
+        return "cpu"
+    hidden = os.environ.get("CUDA_VISIBLE_DEVICES", "unset").strip() in ("", "-1")
+    return "cuda" if not hidden and Path(NVIDIA_DRIVER).exists() else "cpu"
 
 
 def load_seq2seq(model: str, revision: str | None = None) -> tuple[Any, Any]:

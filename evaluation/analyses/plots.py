@@ -6,10 +6,11 @@ from typing import Any
 
 import numpy as np
 
-from ecast.plots import HEATMAP_FONT_PT, annotate_cells, figure_svg, heatmap_cmap, number, subplots
+from ecast.plots import HEATMAP_FONT_PT, annotate_cells, figure_svg, heatmap_cmap, number, stored_figure, subplots
 from evaluation.analyses import budget
 
 
+@stored_figure
 def pivot_heatmap_svg(res: dict, which: str) -> str:
     """Metric × pivot heatmap of mean ± std (the paper's Fig. 5 for consistency, Fig. 8 for correctness)."""
     metrics = res.get("metrics") or []
@@ -40,6 +41,7 @@ def pivot_heatmap_svg(res: dict, which: str) -> str:
     return figure_svg(fig)
 
 
+@stored_figure
 def split_distribution_svg(consistency: list, correctness: list, title: str) -> str:
     """Histograms of one pivot × metric's per-split values (the paper's Fig. 4b and 7b)."""
     # Constrained layout puts the figure title above the panel titles instead of on top of them.
@@ -56,6 +58,7 @@ def split_distribution_svg(consistency: list, correctness: list, title: str) -> 
     return figure_svg(fig)
 
 
+@stored_figure
 def reliability_svg(conditions: list[dict]) -> str:
     """Reliability diagram, one curve per candidate-set condition (the paper's Fig. 2)."""
     fig, ax = subplots(figsize=(5.2, 4.4))
@@ -83,6 +86,7 @@ def reliability_svg(conditions: list[dict]) -> str:
     return figure_svg(fig)
 
 
+@stored_figure
 def gain_curve_svg(curve: list[dict], measure: str) -> str:
     """Gain of the headline measure of the risk-aware ranking vs risk aversion b (the paper's Fig. 3)."""
     if not curve:
@@ -96,6 +100,7 @@ def gain_curve_svg(curve: list[dict], measure: str) -> str:
     return figure_svg(fig)
 
 
+@stored_figure
 def rank_table_svg(settings: list[dict], key: str, metrics: list[str]) -> str:
     """Complex metric × (dimension, iteration) heatmap of ranks (1 = best), like the paper's Tables 2–3."""
     if not settings:
@@ -110,6 +115,7 @@ def rank_table_svg(settings: list[dict], key: str, metrics: list[str]) -> str:
     return figure_svg(fig)
 
 
+@stored_figure
 def stability_svg(rows: list[dict]) -> str:
     """Mean Kendall τ (± std) between system rankings on different paraphrase test sets, per measure."""
     rows = [r for r in rows if r.get("mean_tau") is not None]
@@ -130,6 +136,7 @@ def _num(v: Any) -> float:
     return float("nan") if v is None else float(v)
 
 
+@stored_figure
 def found_curve_svg(res: dict) -> str:
     """Relevant documents found against judgments made, one line per strategy (Losada et al. 2017, Fig. 3)."""
     fig, ax = subplots(figsize=(5.8, 3.8))
@@ -143,6 +150,7 @@ def found_curve_svg(res: dict) -> str:
     return figure_svg(fig)
 
 
+@stored_figure
 def tau_curve_svg(res: dict, measure: str) -> str:
     """Kendall τ between the rankings under partial and full judgments, against the share of the pool judged."""
     fig, ax = subplots(figsize=(4.6, 3.2))
@@ -157,6 +165,73 @@ def tau_curve_svg(res: dict, measure: str) -> str:
     ax.legend(fontsize=6, loc="lower right")
     ax.grid(alpha=0.3)
     return figure_svg(fig)
+
+
+def pivot_figures(res: dict, *, dist_metric: str | None = None, dist_pivot: str | None = None) -> dict[str, Any]:
+    """The pivot report's figures: both heatmaps, and the per-split histograms of one metric × pivot (by default the
+    first metric and the best pivot, as the page first shows them)."""
+    if not res.get("metrics"):
+        return {}
+    systems = res["systems"]
+    order = res.get("pivot_order") or list(range(len(systems)))
+    dist: dict[str, Any] = {}
+    if res.get("kind") == "splits" and res.get("consistency_splits"):
+        d_metric = dist_metric or res["metrics"][0]
+        d_pivot = dist_pivot or systems[order[0]]
+        if d_metric in res["metrics"] and d_pivot in systems:
+            i = systems.index(d_pivot)
+            cons = [row[i] for row in res["consistency_splits"][d_metric]]
+            corr = [row[i] for row in res["correctness_splits"][d_metric]]
+            dist = {
+                "metric": d_metric,
+                "pivot": d_pivot,
+                "svg": split_distribution_svg(cons, corr, f"pivot {d_pivot}, {d_metric}"),
+            }
+    return {
+        "dist": dist,
+        "consistency_svg": pivot_heatmap_svg(res, "consistency"),
+        "correctness_svg": pivot_heatmap_svg(res, "correctness"),
+    }
+
+
+def metaeval_figures(res: dict) -> dict[str, Any]:
+    """The meta-evaluation report's figures: the two rank tables and the stability bars."""
+    if not res.get("settings"):
+        return {}
+    metrics = res["complex_metrics"]
+    return {
+        "it_svg": rank_table_svg(res["settings"], "intuitiveness_rank", metrics),
+        "mu_svg": rank_table_svg(res["settings"], "unanimity_rank", metrics),
+        "stability_svg": stability_svg(res.get("stability") or []),
+    }
+
+
+def calibration_figures(res: dict) -> dict[str, Any]:
+    """The calibration report's reliability diagram."""
+    return {"reliability_svg": reliability_svg(res["conditions"])} if res.get("conditions") else {}
+
+
+def stochastic_figures(res: dict) -> dict[str, Any]:
+    """The stochastic system's gain curve."""
+    return {"gain_svg": gain_curve_svg(res["curve"], res.get("measure", ""))} if res.get("curve") else {}
+
+
+def budget_figures(res: dict) -> dict[str, Any]:
+    """The budget simulation's found-relevant curve and one τ curve per measure."""
+    if not res.get("strategies"):
+        return {}
+    return {"found_svg": found_curve_svg(res), "tau_svgs": [(m, tau_curve_svg(res, m)) for m in res["measures"]]}
+
+
+# The figures each kind's report page shows first: what its computation draws ahead (stored_figure keeps them), so
+# the first visit after a computation finds them drawn.
+REPORT_FIGURES = {
+    "pivots": pivot_figures,
+    "metaeval": metaeval_figures,
+    "calibration": calibration_figures,
+    "stochastic": stochastic_figures,
+    "budget": budget_figures,
+}
 
 
 def budget_summary(res: dict, fractions: tuple[float, ...] = (0.1, 0.25)) -> list[dict]:

@@ -280,26 +280,10 @@ def _pivot_context(request: HttpRequest, obj, res: dict) -> dict:
             tool["result"] = pivot_services.pivot_cross_ee(analysis=obj, metric=metric, pivot=pivot, choices=choices)
         if refused:
             tool["errors"] = refused.messages
-    dist: dict[str, Any] = {}
-    if res.get("kind") == "splits" and res.get("consistency_splits"):
-        d_metric = request.GET.get("dist_metric") or res["metrics"][0]
-        d_pivot = request.GET.get("dist_pivot") or systems[order[0]]
-        if d_metric in res["metrics"] and d_pivot in systems:
-            i = systems.index(d_pivot)
-            cons = [row[i] for row in res["consistency_splits"][d_metric]]
-            corr = [row[i] for row in res["correctness_splits"][d_metric]]
-            dist = {
-                "metric": d_metric,
-                "pivot": d_pivot,
-                "svg": plots.split_distribution_svg(cons, corr, f"pivot {d_pivot}, {d_metric}"),
-            }
-    return {
-        "rows": rows,
-        "dist": dist,
-        "consistency_svg": plots.pivot_heatmap_svg(res, "consistency"),
-        "correctness_svg": plots.pivot_heatmap_svg(res, "correctness"),
-        "tool": tool,
-    }
+    figures = plots.pivot_figures(
+        res, dist_metric=request.GET.get("dist_metric"), dist_pivot=request.GET.get("dist_pivot")
+    )
+    return {"rows": rows, "tool": tool, **figures}
 
 
 def _metaeval_context(request: HttpRequest, obj, res: dict) -> dict:
@@ -341,34 +325,28 @@ def _metaeval_context(request: HttpRequest, obj, res: dict) -> dict:
     return {
         "setting_rows": setting_rows,
         "ranks": ranks,
-        "it_svg": plots.rank_table_svg(res["settings"], "intuitiveness_rank", metrics),
-        "mu_svg": plots.rank_table_svg(res["settings"], "unanimity_rank", metrics),
         "setting": res["settings"][index],
         "setting_index": index,
-        "stability_svg": plots.stability_svg(res.get("stability") or []),
+        **plots.metaeval_figures(res),
     }
 
 
 def _calibration_context(request: HttpRequest, obj, res: dict) -> dict:
     if not res.get("conditions"):
         return {}
-    return {"reliability_svg": plots.reliability_svg(res["conditions"])}
+    return plots.calibration_figures(res)
 
 
 def _stochastic_context(request: HttpRequest, obj, res: dict) -> dict:
     if not res.get("curve"):
         return {}
-    return {"gain_svg": plots.gain_curve_svg(res["curve"], res.get("measure", ""))}
+    return plots.stochastic_figures(res)
 
 
 def _budget_context(request: HttpRequest, obj, res: dict) -> dict:
     if not res.get("strategies"):
         return {}
-    return {
-        "found_svg": plots.found_curve_svg(res),
-        "tau_svgs": [(m, plots.tau_curve_svg(res, m)) for m in res["measures"]],
-        "summary": plots.budget_summary(res),
-    }
+    return {"summary": plots.budget_summary(res), **plots.budget_figures(res)}
 
 
 DETAIL_CONTEXT = {

@@ -2,9 +2,28 @@
 
 from __future__ import annotations
 
-from ecast.plots import figure_svg, number, subplots
+from typing import Any
+
+from ecast.plots import figure_svg, number, stored_figure, subplots
+
+# Conversations the win-fraction figure shows until the page asks for others.
+DEFAULT_TOPICS = 12
 
 
+def experiment_figures(analysis: dict[str, Any], measure: str, topics: list[str] | None = None) -> dict[str, Any]:
+    """The experiment page's two figures (Fig. 1, and Fig. 2 for ``topics``, by default the first conversations) and
+    the conversations Fig. 2 shows."""
+    wins = analysis.get("win_fractions", {})
+    chosen = topics or list(wins)[:DEFAULT_TOPICS]
+    means = analysis.get("permutation_means")
+    return {
+        "fig1": distribution_svg(means, measure) if means else "",
+        "fig2": win_fractions_svg(wins, chosen) if wins else "",
+        "topic_choice": chosen,
+    }
+
+
+@stored_figure
 def distribution_svg(records: list[dict], measure: str) -> str:
     """Fig. 1: per conversation, box plot of per-permutation mean scores; the original order is a yellow diamond."""
     topics = sorted({r["topic"] for r in records}, key=lambda t: (len(str(t)), str(t)))
@@ -23,6 +42,7 @@ def distribution_svg(records: list[dict], measure: str) -> str:
     return figure_svg(fig)
 
 
+@stored_figure
 def win_fractions_svg(wins: dict[str, dict[str, dict[str, float]]], topics: list[str]) -> str:
     """Fig. 2: per conversation, heatmap of how often the row system beats the column system."""
     topics = [t for t in topics if t in wins]

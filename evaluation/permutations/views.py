@@ -28,7 +28,7 @@ from evaluation.models import Permutation, PermutationExperiment, PermutationRes
 from evaluation.permutations import orders as perms
 from evaluation.permutations import selectors as sel
 from evaluation.permutations import services as svc
-from evaluation.permutations.plots import distribution_svg, win_fractions_svg
+from evaluation.permutations.plots import experiment_figures
 from evaluation.permutations.retrieval import SYSTEMS
 from evaluation.permutations.runs import permutation_run_import
 
@@ -94,10 +94,7 @@ def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
     all_systems = sorted(
         set(PermutationResult.objects.filter(permutation__experiment=exp).values_list("system", flat=True))
     )
-    fig1 = distribution_svg(analysis["permutation_means"], exp.measure) if analysis.get("permutation_means") else ""
-    wins = analysis.get("win_fractions", {})
-    topic_choice = request.GET.getlist("topic") or list(wins)[:12]
-    fig2 = win_fractions_svg(wins, topic_choice) if wins else ""
+    figures = experiment_figures(analysis, exp.measure, request.GET.getlist("topic"))
     t3 = analysis.get("table3")
     table3 = [(s, t3["matrix"][i], t3["best_margin"].get(s)) for i, s in enumerate(t3["systems"])] if t3 else []
     return render(
@@ -106,12 +103,10 @@ def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
         {
             "exp": exp,
             "analysis": analysis,
-            "fig1": fig1,
-            "fig2": fig2,
+            **figures,
             "table3": table3,
             "all_systems": [(s, sel.system_label(s), not chosen or s in chosen) for s in all_systems],
-            "topics": list(wins),
-            "topic_choice": topic_choice,
+            "topics": list(analysis.get("win_fractions", {})),
             "summary": sel.experiment_conversation_summary(experiment=exp),
             "versions": QrelsVersion.objects.filter(collection=exp.collection),
             "progress": sel.experiment_progress(experiment=exp),

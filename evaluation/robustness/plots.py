@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ecast.plots import figure_svg, subplots
+from ecast.plots import figure_svg, stored_figure, subplots
 from evaluation.robustness.selectors import RobustnessParams
 
 
+@stored_figure
 def grouped_bars_svg(groups: Sequence[str], series: Mapping[str, Sequence[float | None]], *, ylabel: str) -> str:
     """Grouped bars: one group per label (e.g. test set), one bar per series (e.g. measure or before/after)."""
     if not groups or not series:
@@ -26,6 +27,7 @@ def grouped_bars_svg(groups: Sequence[str], series: Mapping[str, Sequence[float 
     return figure_svg(fig)
 
 
+@stored_figure
 def stacked_share_svg(labels: Sequence[str], parts: Mapping[str, Sequence[float]], *, ylabel: str) -> str:
     """Stacked percentage bars (Table 13: judged/unjudged, or grade distribution of the formerly unjudged)."""
     if not labels or not parts:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ecast.plots import figure_svg, subplots
+from ecast.plots import figure_svg, stored_figure, subplots
 
 SOURCE_NAMES = {"r": "from reformulated r_i", "m": "from manual m_i", "unknown": "source unknown"}
 GROUP_COLORS = {"poor": "#d9534f", "undecided": "#f0ad4e", "good": "#5cb85c"}
 
 
+@stored_figure
 def label_boxplot_svg(labels: dict[str, list[int]], names: dict[str, str]) -> str:
     """One box per measure over item labels, mean marked (ECAsT Fig. 7A); "" when no labels yet."""
     keys = [k for k in labels if labels[k]]
@@ -27,6 +28,7 @@ def label_boxplot_svg(labels: dict[str, list[int]], names: dict[str, str]) -> st
     return figure_svg(fig)
 
 
+@stored_figure
 def source_bars_svg(groups: dict[str, dict[str, dict[str, int]]], names: dict[str, str]) -> str:
     """Stacked poor/undecided/good shares per measure, one bar per paraphrase source (ECAsT Fig. 7B)."""
     keys = [k for k in groups if any(sum(v.values()) for v in groups[k].values())]

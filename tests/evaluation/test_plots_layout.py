@@ -10,8 +10,9 @@ import ecast.plots
 
 
 @pytest.fixture
-def drawn(monkeypatch):
-    """The last figure a plot function rendered, laid out, with a renderer to measure its pieces."""
+def drawn(monkeypatch, fresh_cache):
+    """The last figure a plot function rendered, laid out, with a renderer to measure its pieces (from an empty
+    cache, so the function draws rather than serve a stored figure)."""
     figures = []
     real = ecast.plots.figure_svg
 

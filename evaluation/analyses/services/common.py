@@ -10,6 +10,7 @@ built on it through the one debounce (``ecast.core.jobs``): the first change que
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -22,7 +23,7 @@ from django.utils import timezone
 
 from ecast.core.jobs import debounce, debounce_release, enqueue, reraise_transient
 from ecast.core.models import ACTIVE_STATUSES, JobStatus
-from evaluation.analyses import metaeval, pivots
+from evaluation.analyses import metaeval, pivots, plots
 from evaluation.analyses.selectors import (
     ANALYSIS_MODELS,
     analyses_for_version,
@@ -33,6 +34,8 @@ from evaluation.analyses.services.calibration import calibration_report_compute,
 from evaluation.analyses.services.metaeval import meta_evaluation_compute
 from evaluation.analyses.services.pivots import pivot_analysis_compute
 from evaluation.analyses.services.toolkit import COMPUTE_TASK, analysis_mark_pending
+
+logger = logging.getLogger(__name__)
 
 
 def recompute_key(kind: str, analysis_id: int) -> str:
@@ -88,6 +91,18 @@ def analysis_compute(*, kind: str, analysis_id: int) -> None:
             qrels_count=count,
             error="",
         )
+    analysis_figures_draw(kind=kind, analysis_id=obj.pk)
+
+
+def analysis_figures_draw(*, kind: str, analysis_id: int) -> None:
+    """Draw the report's figures now, in the job, so the page's first visit finds them stored. They are drawn from
+    the results as stored (read back, as the page reads them), so their keys are the ones the page asks for. A
+    figure that fails here is only logged: the page draws it, or shows why, itself."""
+    results = ANALYSIS_MODELS[kind].objects.values_list("results", flat=True).get(pk=analysis_id)
+    try:
+        plots.REPORT_FIGURES[kind](results or {})
+    except Exception:
+        logger.exception("drawing the figures of %s analysis %s ahead failed", kind, analysis_id)
 
 
 COMPUTE: dict[str, Callable[[Any], dict]] = {

@@ -23,7 +23,7 @@ from evaluation.models import (
 from evaluation.permutations import retrieval
 from evaluation.permutations import selectors as sel
 from evaluation.permutations.services.experiments import PERMUTATION_COLUMNS, RESCORE_PENDING, SCORE_TASK, plan_orders
-from evaluation.permutations.services.rescoring import per_turn_and_mean, query_values
+from evaluation.permutations.services.rescoring import experiment_figures_draw, per_turn_and_mean, query_values
 from evaluation.selectors import qrels_dict
 
 
@@ -246,3 +246,4 @@ def chunk_finished(exp: PermutationExperiment, *, queue_scoring: bool = True) ->
         exp.scored_at = timezone.now()
         exp.finished_at = exp.finished_at or exp.scored_at
         exp.save(update_fields=["status", "scored_version", "scored_qrels_count", "scored_at", "finished_at"])
+        transaction.on_commit(lambda: experiment_figures_draw(experiment_id=experiment_id))

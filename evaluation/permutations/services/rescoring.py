@@ -3,6 +3,7 @@ rescore when its judgments or its version change."""
 
 from __future__ import annotations
 
+import logging
 import math
 from collections import defaultdict
 from typing import Any
@@ -24,8 +25,11 @@ from evaluation.models import (
     QrelsVersion,
 )
 from evaluation.permutations import selectors as sel
+from evaluation.permutations.plots import experiment_figures
 from evaluation.permutations.services.experiments import RESCORE_PENDING, SCORE_TASK
 from evaluation.selectors import qrels_dict, run_dict
+
+logger = logging.getLogger(__name__)
 
 
 def query_values(
@@ -106,7 +110,19 @@ def permutation_experiment_score(*, experiment: PermutationExperiment) -> int:
             scored_at=timezone.now(),
             finished_at=experiment.finished_at or timezone.now(),
         )
+        transaction.on_commit(lambda: experiment_figures_draw(experiment_id=experiment.pk))
     return len(results)
+
+
+def experiment_figures_draw(*, experiment_id: int) -> None:
+    """Draw the experiment page's figures as the page first shows them (every system, the first conversations), so
+    its first visit after scoring finds them stored (``ecast.plots.stored_figure``). Drawn from the same selector
+    the page reads, so the keys match. A figure that fails here is only logged: the page draws it itself."""
+    experiment = PermutationExperiment.objects.select_related("scored_version").get(pk=experiment_id)
+    try:
+        experiment_figures(sel.experiment_analysis(experiment=experiment), experiment.measure)
+    except Exception:
+        logger.exception("drawing the figures of permutation experiment %s ahead failed", experiment_id)
 
 
 def permutation_experiment_set_version(*, experiment: PermutationExperiment, version: QrelsVersion) -> None:

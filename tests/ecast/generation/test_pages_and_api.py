@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from html.parser import HTMLParser
 
 import pytest
@@ -146,6 +147,42 @@ def test_backends_page_says_which_backends_are_usable(admin_client, admin_api):
     assert rows["entity_removal"]["stages"] == ["cr"] and "Entity Removal" in rows["entity_removal"]["description"]
     assert rows["smollm"]["usable"] is True and "SmolLM2" in rows["smollm"]["reason"]
     assert "usable here" in admin_client.get(reverse("generation-backends")).content.decode().lower()
+
+
+def test_the_backends_page_tells_model_status_without_importing_torch_or_loading_a_model(admin_client, monkeypatch):
+    from ecast.pipeline import hf
+
+    touched: list[str] = []
+
+    def refuse(name):
+        def call(*args, **kwargs):
+            touched.append(name)
+            raise AssertionError(f"{name} called by the status page")
+
+        return call
+
+    for name in ("_torch", "load_seq2seq", "load_causal", "load_smollm"):
+        monkeypatch.setattr(hf, name, refuse(name))
+    # As in a fresh web process: torch not imported yet (the page must not import it to name the device).
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    page = admin_client.get(reverse("generation-backends"))
+    assert page.status_code == 200 and touched == []
+    text = page.content.decode()
+    assert "SmolLM2-135M-Instruct.Q4_1.gguf" in text and "device cpu" in text
+    assert "torch" not in sys.modules
+
+
+def test_the_backends_page_says_cuda_when_an_nvidia_driver_is_loaded(admin_client, monkeypatch, tmp_path):
+    from ecast.pipeline import hf
+
+    driver = tmp_path / "version"
+    driver.write_text("NVRM version: 550\n")
+    monkeypatch.setattr(hf, "NVIDIA_DRIVER", str(driver))
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    assert "device cuda" in admin_client.get(reverse("generation-backends")).content.decode()
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    assert "device cuda" not in admin_client.get(reverse("generation-backends")).content.decode()
 
 
 def _generated(turn, text, source, status="candidate"):

@@ -20,6 +20,10 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def done_pivot(django_capture_on_commit_callbacks):
+    return _computed_pivot(django_capture_on_commit_callbacks)
+
+
+def _computed_pivot(django_capture_on_commit_callbacks):
     coll, version = collection_with_qrels(n_topics=2, turns_per_topic=3)
     runs = [make_run(coll, f"sys{i}", q) for i, q in enumerate([1.5, 1.0, 0.5, 0.2])]
     with django_capture_on_commit_callbacks(execute=True):
@@ -81,6 +85,47 @@ def test_pivot_report_shows_qrels_version_computed_time_and_heatmaps(done_pivot,
         {"dist_metric": "P@3", "dist_pivot": "sys1"},
     ).content.decode()
     assert 'id="distribution-plot"' in dist and "pivot sys1, P@3" in dist
+
+
+def test_the_report_figures_are_drawn_once_and_again_only_when_the_results_change(
+    done_pivot, admin_client, monkeypatch, fresh_cache
+):
+    from matplotlib.figure import Figure
+
+    drawn = []
+    real = Figure.savefig
+    monkeypatch.setattr(Figure, "savefig", lambda fig, *a, **kw: drawn.append(fig) or real(fig, *a, **kw))
+    url = reverse("analyses-detail", kwargs={"kind": "pivots", "pk": done_pivot.pk})
+    first = admin_client.get(url).content.decode()
+    n_first = len(drawn)
+    assert n_first >= 2  # the two heatmaps at least
+    second = admin_client.get(url).content.decode()
+    assert second.count("<svg") == first.count("<svg") and len(drawn) == n_first
+    results = done_pivot.results
+    results["consistency_mean"]["AP"][0] = 0.123  # a recompute that changed one figure's data
+    PivotAnalysis.objects.filter(pk=done_pivot.pk).update(results=results)
+    assert "0.12" in admin_client.get(url).content.decode()
+    n_changed = len(drawn)
+    assert n_changed > n_first
+    admin_client.get(url)
+    assert len(drawn) == n_changed
+
+
+def test_the_computation_draws_the_report_figures_so_the_first_visit_draws_none(
+    fresh_cache, admin_client, monkeypatch, django_capture_on_commit_callbacks
+):
+    from matplotlib.figure import Figure
+
+    pivot = _computed_pivot(django_capture_on_commit_callbacks)
+    drawn = []
+    real = Figure.savefig
+    monkeypatch.setattr(Figure, "savefig", lambda fig, *a, **kw: drawn.append(fig) or real(fig, *a, **kw))
+    page = admin_client.get(reverse("analyses-detail", kwargs={"kind": "pivots", "pk": pivot.pk})).content.decode()
+    assert 'id="consistency-plot"' in page and 'id="distribution-plot"' in page and page.count("<svg") >= 3
+    assert drawn == []
+    # Another metric's histograms were not drawn ahead: asking for them draws them.
+    admin_client.get(reverse("analyses-detail", kwargs={"kind": "pivots", "pk": pivot.pk}), {"dist_metric": "P@3"})
+    assert len(drawn) == 1
 
 
 def test_cross_ee_tool_on_the_report_page(done_pivot, admin_client):

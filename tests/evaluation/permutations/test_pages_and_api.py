@@ -17,6 +17,10 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def experiment(settings, tmp_path, django_capture_on_commit_callbacks):
+    return _scored_experiment(settings, tmp_path, django_capture_on_commit_callbacks)
+
+
+def _scored_experiment(settings, tmp_path, django_capture_on_commit_callbacks):
     settings.ECAST_CACHE_DIR = tmp_path / "cache"
     coll, version = labelled_collection()
     with django_capture_on_commit_callbacks(execute=True):
@@ -33,6 +37,25 @@ def test_the_experiment_page_shows_reports_figures_and_the_qrels_version(admin_c
     assert r.status_code == 200
     assert "Table 2" in body and "ANOVA MD1" in body and body.count("<svg") >= 2
     assert "qrels version “original” with 11 judgments" in body
+
+
+def test_scoring_draws_the_page_figures_so_the_first_visit_draws_none(
+    fresh_cache, settings, tmp_path, django_capture_on_commit_callbacks, admin_client, monkeypatch
+):
+    from matplotlib.figure import Figure
+
+    exp = _scored_experiment(settings, tmp_path, django_capture_on_commit_callbacks)
+    drawn = []
+    real = Figure.savefig
+    monkeypatch.setattr(Figure, "savefig", lambda fig, *a, **kw: drawn.append(fig) or real(fig, *a, **kw))
+    body = admin_client.get(reverse("permutation-experiment", args=[exp.pk])).content.decode()
+    assert body.count("<svg") >= 2 and drawn == []
+    # A view the scoring did not draw ahead (two systems of three) is drawn on demand, then kept.
+    admin_client.get(reverse("permutation-experiment", args=[exp.pk]), {"systems": ["cu", "lp"]})
+    n = len(drawn)
+    assert n >= 1
+    admin_client.get(reverse("permutation-experiment", args=[exp.pk]), {"systems": ["cu", "lp"]})
+    assert len(drawn) == n
 
 
 def test_while_chunks_are_queued_the_page_lists_every_conversation_with_its_orders_still_to_sample(admin_client):
