@@ -40,7 +40,8 @@ def link_imported_passages(apps, schema_editor):
         for collection_id, ids in by_collection.items():
             wanted = sorted(ids)
             for i in range(0, len(wanted), 900):
-                link(collection_id, Passage.objects.filter(passage_id__in=wanted[i : i + 900]).values_list("pk", flat=True))
+                named_here = Passage.objects.filter(passage_id__in=wanted[i : i + 900])
+                link(collection_id, named_here.values_list("pk", flat=True))
 
 
 class Migration(migrations.Migration):
