@@ -171,7 +171,16 @@ def demo_collection_load(*, stdout: Any) -> Collection:
             raise CommandError(f"demo import of {step.file} ({step.kind}) failed:\n{errors}")
         counts = ", ".join(f"{k} {v}" for k, v in (job.counts or {}).items())
         stdout.write(f"  {step.kind:<13} {step.file}: imported ({counts})\n")
+    _other_corpora_unlinked(collection)
     return collection
+
+
+def _other_corpora_unlinked(collection: Collection) -> None:
+    """Keep the CAsT 2021 and iKAT texts out of the demo collection's corpus: a demo loaded before collections had
+    corpora imported them for it, and the migration linked each passage to the collection it was imported for."""
+    others = [pid for name in CORPUS if name not in COLLECTION_CORPUS for pid in _passage_ids(DEMO_DIR / name)]
+    linked = collection.corpus.filter(passage_id__in=others).values_list("pk", flat=True)
+    collection.corpus.through.objects.filter(collection=collection, passage_id__in=list(linked)).delete()
 
 
 class Command(BaseCommand):
