@@ -164,6 +164,12 @@ class Passage(models.Model):
     passage_id = models.CharField(max_length=200, unique=True)
     text = models.TextField()
     source = models.CharField(max_length=300, blank=True, help_text="File or process the text came from.")
+    # A collection's corpus is the passages imported for it (``collection.corpus``): its built-in runs retrieve from
+    # these only, since passages of several corpora (CAsT 2020 MARCO/CAR, CAsT 2021 documents, iKAT ClueWeb22)
+    # share this table. A passage of a corpus that two collections use (MS MARCO in CAsT 2019 and 2020) is in both.
+    collections = models.ManyToManyField(
+        Collection, blank=True, related_name="corpus", help_text="The collections whose corpus this passage is in."
+    )
 
     def __str__(self) -> str:
         return self.passage_id

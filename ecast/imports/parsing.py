@@ -35,6 +35,8 @@ class Parsed:
     errors: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[dict[str, Any]] = field(default_factory=list)
     counts: dict[str, Any] = field(default_factory=dict)
+    # What a format reads beside its records, by name (e.g. the CLEF eHealth narratives by qid).
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def error(self, line: int | None, reason: str) -> None:
         self.errors.append(row_error(self.file, line, reason))

@@ -42,6 +42,8 @@ class ImportForm(forms.Form):
         queryset=Collection.objects.all(),
         required=False,
         empty_label="(automatic: CAsT/iKAT year / collection of the turn ids)",
+        help_text="Passage texts join the chosen collection's corpus, which its built-in BM25 runs search; "
+        "without one they belong to no collection's corpus.",
     )
     extra_file = forms.FileField(
         required=False,

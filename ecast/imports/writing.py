@@ -134,12 +134,16 @@ def fields_set(obj: Any, values: dict[str, Any]) -> bool:
     return True
 
 
-def passages_upsert(records: Iterable[tuple[str, str]], *, source: str) -> tuple[int, int]:
+def passages_upsert(
+    records: Iterable[tuple[str, str]], *, source: str, collection: Collection | None = None
+) -> tuple[int, int]:
     """Create or update passages by id, ``records`` being (id, text); returns (created, updated). Same text:
-    untouched. The one way passage texts are written (topic files, crowd CSVs, streamed corpora)."""
+    untouched. Each passage joins ``collection``'s corpus (whatever its text). The one way passage texts are written
+    (topic files, crowd CSVs, streamed corpora)."""
     texts = dict(records)
     source = source[:300]
     created = updated = 0
+    link = Passage.collections.through
     for chunk in chunks(list(texts)):
         existing = {p.passage_id: p for p in Passage.objects.filter(passage_id__in=chunk)}
         new = [(pid, texts[pid], source) for pid in chunk if pid not in existing]
@@ -152,4 +156,9 @@ def passages_upsert(records: Iterable[tuple[str, str]], *, source: str) -> tuple
         rows_insert(Passage, ["passage_id", "text", "source"], new, analyze=True)
         objects_update(changed, ["text", "source"])
         created, updated = created + len(new), updated + len(changed)
+        if collection is not None:
+            pks = Passage.objects.filter(passage_id__in=chunk).values_list("pk", flat=True)
+            link.objects.bulk_create(
+                [link(passage_id=pk, collection_id=collection.pk) for pk in pks], ignore_conflicts=True
+            )
     return created, updated

@@ -123,6 +123,7 @@ def build_collection(*, name: str, data_dir: Path, topics: list[str] | None = No
         ],
         batch_size=1000,
     )
+    coll.corpus.add(*Passage.objects.filter(passage_id__in=texts).values_list("pk", flat=True))
     version, _ = QrelsVersion.objects.get_or_create(collection=coll, name="original")
     turns = {t.turn_id: t for t in coll.turns.all()}
     rows = []

@@ -42,9 +42,12 @@ def experiment_conversation_ids(*, experiment: PermutationExperiment) -> list[in
 
 
 def experiment_corpus(*, experiment: PermutationExperiment) -> tuple[list[str], list[str]]:
-    """Passage ids and texts to index: the collection's judged passages that have text, or every passage."""
+    """Passage ids and texts to index: the collection's judged passages that have text, or its whole corpus (the
+    passages imported for it; never those of another corpus stored beside it)."""
     qs = Passage.objects.order_by("passage_id")
-    if experiment.corpus == "qrels":
+    if experiment.corpus == "all":
+        qs = qs.filter(collections=experiment.collection)
+    else:
         judged = Qrel.objects.filter(version__collection=experiment.collection).values("passage_id")
         canonical = Turn.objects.filter(collection=experiment.collection).values("canonical_response_id")
         qs = qs.filter(passage_id__in=judged) | qs.filter(passage_id__in=canonical)

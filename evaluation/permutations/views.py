@@ -47,7 +47,7 @@ class ExperimentForm(forms.Form):
     k = forms.IntegerField(min_value=0, max_value=10_000, initial=100, label="Permutations per conversation (K)")
     seed = forms.IntegerField(initial=0)
     measure = forms.CharField(initial="nDCG@3")
-    corpus = forms.ChoiceField(choices=[("qrels", "Judged passages with text"), ("all", "Every passage with text")])
+    corpus = forms.ChoiceField(choices=[("qrels", "Judged passages with text"), ("all", "Its whole corpus")])
     depth = forms.IntegerField(min_value=1, max_value=1000, initial=100)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

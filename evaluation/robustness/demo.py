@@ -1,5 +1,6 @@
 """Demo runs with text on "CAsT 2020 demo": ecast's built-in BM25 (``evaluation.permutations.retrieval``, the one
-BM25 in the product) over the demo passage corpus, for the original turns and every paraphrase test set.
+BM25 in the product) over the demo collection's corpus (its CAsT 2020 passages; the CAsT 2021 and iKAT passages
+shipped beside them belong to no demo collection), for the original turns and every paraphrase test set.
 
 Unlike the id-only DECAF runs, every passage these runs retrieve has text, so their pool can be judged in the
 browser, Table 11 compares each test set with its original turns (ECAsT, "Assessing evaluation robustness"), and a
@@ -16,13 +17,16 @@ from typing import Any, TextIO
 
 from django.contrib.auth.models import User
 
-from ecast.management.commands.load_demo import DEMO_ACCOUNTS, DEMO_COLLECTION, demo_corpus_ids
+from ecast.management.commands.load_demo import DEMO_ACCOUNTS, DEMO_COLLECTION
 from ecast.models import Collection, TestSet
 from evaluation.models import Run
 from evaluation.robustness import services
 
 # The demo corpus is small and rich in judged passages, so scores are not comparable with runs over all of CAsT.
-CORPUS = "the demo passage corpus (small and rich in judged passages: not comparable with the full CAsT corpus)"
+CORPUS = (
+    "the demo collection's corpus, the CAsT 2020 passages with public text (small and rich in judged passages: not "
+    "comparable with the full CAsT 2020 corpus)"
+)
 
 
 def load(stdout: TextIO | Any = None) -> list[Run]:
@@ -43,7 +47,7 @@ def load(stdout: TextIO | Any = None) -> list[Run]:
     if not todo:
         out.write("robustness demo: BM25 runs already present\n")
         return []
-    ids, texts = services.corpus_with_text(demo_corpus_ids())
+    ids, texts = services.corpus_with_text(collection=collection)
     if not ids:
         out.write("robustness demo: the demo corpus is not loaded; BM25 runs skipped\n")
         return []

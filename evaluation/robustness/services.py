@@ -1,9 +1,10 @@
 """Built-in BM25 baseline runs for the robustness report: the original turns and each paraphrase test set.
 
-One BM25 in the product (``evaluation.permutations.retrieval``, bm25s) over the passages that have text; runs go
-through the one run import (``ecast.imports``), linked to their test set, so Table 11 compares each test set with
-its original turns (ECAsT, "Assessing evaluation robustness"). Raw test sets are reformulated before retrieval, as
-the paper does, by ecast's rule-based CQR given the set's earlier turns.
+One BM25 in the product (``evaluation.permutations.retrieval``, bm25s) over the passages of the collection's corpus
+(those imported for it) that have text; runs go through the one run import (``ecast.imports``), linked to their test
+set, so Table 11 compares each test set with its original turns (ECAsT, "Assessing evaluation robustness"). Raw
+test sets are reformulated before retrieval, as the paper does, by ecast's rule-based CQR given the set's earlier
+turns.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from django.core.exceptions import ValidationError
 from ecast.core.errors import DomainError
 from ecast.core.jobs import enqueue
 from ecast.imports.services import run_import
-from ecast.models import Collection, Passage, TestSet, Turn
+from ecast.models import Collection, TestSet, Turn
 from ecast.selectors import leaf_paths
 from evaluation.models import Run
 from evaluation.permutations import retrieval
@@ -30,7 +31,6 @@ PREFIX = "ecast-bm25-"
 DEPTH = 100
 BASELINE_TASK = "evaluation.robustness.test_set_baseline"
 MAX_PASSAGES = 2_000_000  # an in-memory bm25s index beyond this belongs on a machine of its own
-_CHUNK = 900  # ids per IN (…) query, below SQLite's bound-parameter limit on old builds
 
 
 @dataclass
@@ -43,18 +43,20 @@ class BaselinePlan:
     queries: dict[str, retrieval.WeightedQuery]
 
 
-def corpus_with_text(ids: Sequence[str] | None = None) -> tuple[list[str], list[str]]:
-    """(ids, texts) of the stored passages with text (only ``ids`` when given), in id order."""
-    found: dict[str, str] = {}
-    if ids is None:
-        found.update(Passage.objects.exclude(text="").values_list("passage_id", "text"))
-    else:
-        wanted = sorted(set(ids))
-        for i in range(0, len(wanted), _CHUNK):
-            rows = Passage.objects.filter(passage_id__in=wanted[i : i + _CHUNK]).exclude(text="")
-            found.update(rows.values_list("passage_id", "text"))
-    pids = sorted(found)
-    return pids, [found[p] for p in pids]
+def corpus_with_text(*, collection: Collection) -> tuple[list[str], list[str]]:
+    """(ids, texts) of the passages of the collection's corpus that have text, in id order: its built-in runs never
+    retrieve a passage of another corpus stored beside it."""
+    rows = collection.corpus.exclude(text="").order_by("passage_id").values_list("passage_id", "text")
+    ids, texts = [], []
+    for pid, text in rows.iterator(chunk_size=5000):
+        ids.append(pid)
+        texts.append(text)
+    return ids, texts
+
+
+def corpus_label(collection: Collection) -> str:
+    """How a run's description names the corpus it searched."""
+    return f"the corpus of {collection.name} (the passages imported for it)"
 
 
 def _conversations(collection: Collection) -> list[list[Turn]]:
@@ -149,10 +151,11 @@ def test_set_baseline_start(*, test_set: TestSet, user: Any = None) -> str:
     """Check that a BM25 run of the test set can be made, then make it in the worker; returns the run's name."""
     if not test_set.items.exists():
         raise ValidationError(f"test set {test_set.name} has no paraphrases")
-    n = Passage.objects.exclude(text="").count()
+    n = test_set.collection.corpus.exclude(text="").count()
     if n == 0:
         raise DomainError(
-            "no passage has text yet: import passage texts (Data → Imports, kind “passages”) so BM25 has a corpus",
+            f"no passage of {test_set.collection.name}'s corpus has text yet: import passage texts for it (Data → "
+            "Imports, kind “passages”, this collection chosen) so BM25 has a corpus",
             code="conflict",
         )
     if n > MAX_PASSAGES:
@@ -162,16 +165,16 @@ def test_set_baseline_start(*, test_set: TestSet, user: Any = None) -> str:
 
 
 def test_set_baseline_make(*, test_set_id: int, user_id: int | None = None) -> Run | None:
-    """Worker: BM25 over every passage with text for one test set (idempotent: replaces a run of the same name)."""
+    """Worker: BM25 over the collection's corpus for one test set (idempotent: replaces a run of the same name)."""
     test_set = TestSet.objects.select_related("collection").filter(pk=test_set_id).first()
     if test_set is None:
         return None
-    ids, texts = corpus_with_text()
+    ids, texts = corpus_with_text(collection=test_set.collection)
     if not ids:
         return None
     user = get_user_model().objects.filter(pk=user_id).first() if user_id else None
     plan = test_set_plan(test_set=test_set)
-    corpus = "every passage with text stored in ecast"
+    corpus = corpus_label(test_set.collection)
     return baseline_runs_make(
         collection=test_set.collection, plans=[plan], ids=ids, texts=texts, corpus=corpus, user=user
     )[0]

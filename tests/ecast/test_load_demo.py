@@ -107,3 +107,17 @@ def test_every_feature_registers_its_demo_part_and_they_load_in_the_order_of_the
 def test_a_demo_part_names_one_of_the_stages():
     with pytest.raises(ValueError, match="stage"):
         demo_part_register(module="somewhere.demo", stage="later")
+
+
+@pytest.mark.django_db
+def test_a_demo_loaded_before_corpora_loses_the_other_corpora_from_its_collections_corpus():
+    from ecast.management.commands.load_demo import COLLECTION_CORPUS, demo_collection_load
+
+    collection = demo_collection_load(stdout=StringIO())
+    # As the migration leaves a demo whose four corpus files were all imported for the demo collection.
+    collection.corpus.add(*Passage.objects.filter(passage_id__startswith="KILT_"))
+    assert collection.corpus.filter(passage_id__startswith="KILT_").exists()
+    again = StringIO()
+    demo_collection_load(stdout=again)
+    assert sorted(collection.corpus.values_list("passage_id", flat=True)) == demo_corpus_ids(COLLECTION_CORPUS)
+    assert "imported" not in again.getvalue()

@@ -195,7 +195,7 @@ def write_cast_topics(ctx: Context) -> Result:
         objects_update(list(to_update.values()), [*TURN_FIELDS, "canonical_response_text"])
         counts.update(turns_created=len(to_create), turns_updated=len(to_update), topics=len(parsed.records))
         if passages:
-            created, updated = passages_upsert(passages.items(), source=ctx.name)
+            created, updated = passages_upsert(passages.items(), source=ctx.name, collection=collection)
             counts.update(passages_created=created, passages_updated=updated)
     ctx.warnings.extend(parsed.warnings)
     ignored = {"ignored_fields": parsed.counts["ignored_fields"]} if "ignored_fields" in parsed.counts else {}

@@ -16,7 +16,7 @@ from django.db import transaction
 
 from ecast.imports.errors import ImportFailed, row_error
 from ecast.imports.parsing import LineIndex, Parsed, text_lines
-from ecast.imports.writing import CHUNK, Context, Result, raise_if, turn_keys
+from ecast.imports.writing import CHUNK, Context, Result, fields_set, raise_if, turn_keys
 from ecast.models import Collection, Conversation, Turn
 
 # CLEF eHealth topics come in two layouts: 2016–2018 ``<queries><query><id>…</id><en>…</en>…</query>`` (the query
@@ -39,7 +39,8 @@ def _xml_text(element: Element | None) -> str:
 
 def parse_clef_queries(text: str, *, file: str) -> Parsed:
     """CLEF eHealth topics, 2016–2018 ``<queries><query><id>…</id><en>…</en>`` or 2021 ``<topics><topic><id>…</id>
-    <query>…</query>``. Records (line, qid, text), the line being that of the element's opening tag.
+    <query>…</query>``. Records (line, qid, text), the line being that of the element's opening tag; the topics'
+    ``<narrative>`` texts (2021), by qid, in ``extra["narratives"]``.
 
     Each <query>/<topic> element is parsed on its own (XML, no DTD or entities), so one malformed element is
     reported with its line and the others are still checked; a bare "&" in a text is read as itself, as the
@@ -59,6 +60,7 @@ def parse_clef_queries(text: str, *, file: str) -> Parsed:
     closing = re.compile(rf"</{tag}\s*>")
     line_of = LineIndex(text)
     seen: dict[str, int] = {}
+    narratives: dict[str, str] = {}
     pos = 0
     while match := opening.search(text, pos):
         n = line_of(match.start())
@@ -91,7 +93,10 @@ def parse_clef_queries(text: str, *, file: str) -> Parsed:
         else:
             seen[qid] = n
             p.records.append((n, qid, body))
+            if narrative := _xml_text(element.find("narrative")):
+                narratives[qid] = narrative
     p.counts = {"queries": len(p.records)}
+    p.extra["narratives"] = narratives
     return p
 
 
@@ -114,23 +119,32 @@ def parse_queries_tsv(text: str, *, file: str) -> Parsed:
     return p
 
 
-def _queries(ctx: Context) -> dict[str, str]:
+def _queries(ctx: Context) -> Parsed | None:
     qpath = ctx.options.get("queries")
     if not qpath:
-        return {}
+        return None
     path = Path(str(qpath))
     text = ctx.text(path, path.name)
     parsed = parse_clef_queries(text, file=path.name) if "<query>" in text else parse_queries_tsv(text, file=path.name)
     raise_if(parsed.errors)
-    return read_queries_map(parsed)
+    return parsed
 
 
-def _create_adhoc_turns(collection: Collection, qids: Iterable[str], texts: dict[str, str]) -> dict[str, Turn]:
-    """One single-turn conversation per qid (topic id = turn id = qid), created or updated in bulk."""
+def _create_adhoc_turns(collection: Collection, qids: Iterable[str], queries: Parsed | None) -> dict[str, Turn]:
+    """One single-turn conversation per qid (topic id = turn id = qid), created or updated in bulk. A topic's
+    narrative (CLEF eHealth 2021) is its conversation's description: the task assessors judge against."""
     qids = sorted(set(qids))
+    texts = read_queries_map(queries) if queries else {}
+    narratives: dict[str, str] = queries.extra.get("narratives", {}) if queries else {}
     convs = {c.topic_id: c for c in Conversation.objects.filter(collection=collection, topic_id__in=qids)}
-    new_convs = [Conversation(collection=collection, topic_id=q) for q in qids if q not in convs]
+    new_convs = [
+        Conversation(collection=collection, topic_id=q, description=narratives.get(q, ""))
+        for q in qids
+        if q not in convs
+    ]
     Conversation.objects.bulk_create(new_convs)
+    described = [c for q, c in convs.items() if q in narratives and fields_set(c, {"description": narratives[q]})]
+    Conversation.objects.bulk_update(described, ["description"], batch_size=CHUNK)
     convs.update({c.topic_id: c for c in new_convs})
     turns = {t.turn_id: t for t in Turn.objects.filter(collection=collection, turn_id__in=qids)}
     new_turns = [
@@ -163,9 +177,12 @@ def write_clef_queries(ctx: Context) -> Result:
         raise ImportFailed([row_error(ctx.name, None, "choose the collection the queries belong to")])
     with transaction.atomic():
         before = Turn.objects.filter(collection=ctx.collection).count()
-        _create_adhoc_turns(ctx.collection, (r[1] for r in parsed.records), read_queries_map(parsed))
+        _create_adhoc_turns(ctx.collection, (r[1] for r in parsed.records), parsed)
         created = Turn.objects.filter(collection=ctx.collection).count() - before
-    return Result(counts={"queries": len(parsed.records), "turns_created": created}, collection=ctx.collection)
+    counts = {"queries": len(parsed.records), "turns_created": created}
+    if narratives := parsed.extra["narratives"]:
+        counts["narratives"] = len(narratives)  # stored as the topics' descriptions
+    return Result(counts=counts, collection=ctx.collection)
 
 
 TURN_ID_SAFE = re.compile(r"^[\w.\-:]+$")

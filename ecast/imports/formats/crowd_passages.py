@@ -54,7 +54,9 @@ def parse_crowd_passages(text: str, *, file: str) -> Parsed:
 def _write_passages(ctx: Context, parsed: Parsed) -> Result:
     raise_if(parsed.errors)
     with transaction.atomic():
-        created, updated = passages_upsert(((pid, body) for _n, pid, body in parsed.records), source=ctx.name)
+        created, updated = passages_upsert(
+            ((pid, body) for _n, pid, body in parsed.records), source=ctx.name, collection=ctx.collection
+        )
     counts = {**parsed.counts, "passages_created": created, "passages_updated": updated}
     return Result(counts=counts, collection=ctx.collection)
 

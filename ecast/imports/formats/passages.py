@@ -420,7 +420,8 @@ def corpus_import(
 ) -> dict[str, Any]:
     """Stream a TSV/JSONL corpus file (plain or gzipped) into Passage rows atomically; returns the counts.
 
-    ``only_needed`` keeps the passages that ``collection`` (None: any collection) pools, judges or ranks.
+    ``only_needed`` keeps the passages that ``collection`` (None: any collection) pools, judges or ranks. The
+    passages kept join ``collection``'s corpus, the passages its built-in runs retrieve from.
     """
     if fmt not in PARSERS:
         raise ValueError(f"format must be one of {', '.join(PARSERS)}")
@@ -442,7 +443,7 @@ def corpus_import(
         created = updated = 0
         with transaction.atomic():
             for batch in _spooled(spool):
-                c, u = passages_upsert(batch, source=source)
+                c, u = passages_upsert(batch, source=source, collection=collection)
                 created, updated = created + c, updated + u
                 _forget_queries()
     result: dict[str, Any] = {"lines": counts.lines, "passages": counts.passages}

@@ -33,10 +33,15 @@ DEMO_ACCOUNTS = [
     ("rater3", "demo-rater3", RATER),
     ("assessor1", "demo-assessor1", ASSESSOR),
 ]
-# The demo passage corpus: every public passage text found (DATA_LICENSES.md), one file per source, each id once.
-CORPUS = [
+# The demo passage texts: every public passage text found (DATA_LICENSES.md), one file per source, each id once.
+# Only the CAsT 2020 files are imported for the demo collection, so only they are its corpus, the passages its
+# built-in runs retrieve from; the CAsT 2021 and iKAT texts are stored for no collection.
+COLLECTION_CORPUS = [
     "corpus_cast2020_canonical.tsv.gz",
     "corpus_cast2020_crowd.tsv.gz",
+]
+CORPUS = [
+    *COLLECTION_CORPUS,
     "corpus_cast2021_canonical.tsv.gz",
     "corpus_ikat2023_provenance.tsv.gz",
 ]
@@ -57,6 +62,7 @@ class Step:
     kind: str
     file: str
     options: dict[str, Any] = field(default_factory=dict)
+    for_collection: bool = True  # imported for the demo collection (passages: they join its corpus)
 
 
 def _passage_ids(path: Path) -> list[str]:
@@ -65,9 +71,9 @@ def _passage_ids(path: Path) -> list[str]:
         return [line.split("\t", 1)[0] for line in fh if line.strip()]
 
 
-def demo_corpus_ids() -> list[str]:
-    """Ids of every passage in the shipped demo corpus (what the built-in BM25 demo runs search), sorted."""
-    return sorted({pid for name in CORPUS for pid in _passage_ids(DEMO_DIR / name)})
+def demo_corpus_ids(names: list[str] | None = None) -> list[str]:
+    """Ids of the passages with text shipped with the demo (of the files ``names``, else of all), sorted."""
+    return sorted({pid for name in names or CORPUS for pid in _passage_ids(DEMO_DIR / name)})
 
 
 def _id_only(path: Path, description: str, corpus: set[str]) -> str:
@@ -87,7 +93,8 @@ def _present(step: Step, collection: Collection) -> bool:
         return Paraphrase.objects.filter(turn__collection=collection, origin=Paraphrase.Origin.IMPORTED).exists()
     if step.kind == "passages_tsv":
         ids = _passage_ids(DEMO_DIR / step.file)
-        return Passage.objects.filter(passage_id__in=ids).count() == len(set(ids))
+        stored = collection.corpus if step.for_collection else Passage.objects
+        return stored.filter(passage_id__in=ids).count() == len(set(ids))
     # Kinds other apps own (qrels, runs) say themselves whether a run or qrels version of that name exists.
     kind = registry.get(step.kind)
     if kind is None or kind.existing is None:
@@ -104,7 +111,7 @@ def demo_steps() -> list[Step]:
             {"year": 2020},
         ),
         Step("ecast_csv", "ECAsT_81-83.csv"),
-        *(Step("passages_tsv", name) for name in CORPUS),
+        *(Step("passages_tsv", name, for_collection=name in COLLECTION_CORPUS) for name in CORPUS),
         Step("qrels", "2020qrels_81-83.txt", {"version": "original"}),
     ]
     corpus = set(demo_corpus_ids())
@@ -142,9 +149,9 @@ def demo_collection_load(*, stdout: Any) -> Collection:
                 "year": 2020,
                 "relevance_threshold": 2,
                 "corpus_note": "CAsT 2020 passage ids (MS MARCO v1 MARCO_…, TREC CAR v2 CAR_…). The demo corpus has "
-                "text for the public passages only: CAsT 2020 canonical and crowd-annotated passages, CAsT 2021 "
-                "canonical passages and iKAT 2023 provenance passages; ecast's BM25 demo runs search it, the DECAF "
-                "runs are id-only.",
+                "text for the public passages only: CAsT 2020 canonical and crowd-annotated passages; ecast's BM25 "
+                "demo runs search it, the DECAF runs are id-only. The demo also stores the texts of CAsT 2021 "
+                "canonical and iKAT 2023 provenance passages, which belong to other corpora.",
             },
         )
     stdout.write(f"{'Created' if created else 'Found'} collection “{collection.name}”.\n")
@@ -153,14 +160,27 @@ def demo_collection_load(*, stdout: Any) -> Collection:
             stdout.write(f"  {step.kind:<13} {step.file}: already loaded\n")
             continue
         job: ImportJob = import_file(
-            kind=step.kind, path=DEMO_DIR / step.file, collection=collection, options=step.options, user=admin
+            kind=step.kind,
+            path=DEMO_DIR / step.file,
+            collection=collection if step.for_collection else None,
+            options=step.options,
+            user=admin,
         )
         if job.status != ImportJob.Status.SUCCEEDED:
             errors = "\n".join(f"    {e.get('file')}:{e.get('line')}: {e.get('reason')}" for e in job.errors[:20])
             raise CommandError(f"demo import of {step.file} ({step.kind}) failed:\n{errors}")
         counts = ", ".join(f"{k} {v}" for k, v in (job.counts or {}).items())
         stdout.write(f"  {step.kind:<13} {step.file}: imported ({counts})\n")
+    _other_corpora_unlinked(collection)
     return collection
+
+
+def _other_corpora_unlinked(collection: Collection) -> None:
+    """Keep the CAsT 2021 and iKAT texts out of the demo collection's corpus: a demo loaded before collections had
+    corpora imported them for it, and the migration linked each passage to the collection it was imported for."""
+    others = [pid for name in CORPUS if name not in COLLECTION_CORPUS for pid in _passage_ids(DEMO_DIR / name)]
+    linked = collection.corpus.filter(passage_id__in=others).values_list("pk", flat=True)
+    collection.corpus.through.objects.filter(collection=collection, passage_id__in=list(linked)).delete()
 
 
 class Command(BaseCommand):

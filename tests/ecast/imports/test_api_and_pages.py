@@ -191,3 +191,16 @@ def test_a_failed_import_data_keeps_no_collection_it_created(tmp_path):
     assert "bad.run:1:" in err.getvalue()
     assert not Collection.objects.filter(name="Brand new").exists()
     assert ImportJob.objects.get().status == "failed"
+
+
+def test_passages_uploaded_for_a_collection_join_its_corpus_as_the_import_page_says(
+    admin_client, small_collection, django_capture_on_commit_callbacks
+):
+    page = admin_client.get("/imports/").content.decode()
+    assert "Passage texts join the chosen collection&#x27;s corpus, which its built-in BM25 runs search" in page
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(
+            "/imports/",
+            {"kind": "passages_tsv", "collection": small_collection.pk, "file": _upload("p.tsv", b"MARCO_7\tgarage\n")},
+        )
+    assert list(small_collection.corpus.values_list("passage_id", flat=True)) == ["MARCO_7"]

@@ -6,6 +6,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from ecast.core import jobs
+from ecast.models import Passage
 from evaluation.events import qrels_changed
 from evaluation.models import Permutation, PermutationExperiment, PermutationQuery, PermutationResult, Qrel
 from evaluation.permutations import retrieval
@@ -14,6 +15,7 @@ from evaluation.permutations import services as svc
 from evaluation.permutations.runs import permutation_run_import
 from evaluation.permutations.services import chunks, experiments, recovery
 from evaluation.permutations.tasks import permutation_experiment_score_task
+from tests import factories
 from tests.concurrency_helpers import require_postgres
 
 from .helpers import labelled_collection
@@ -664,3 +666,12 @@ def test_the_summary_leaves_out_a_planned_conversation_deleted_since():
     _orders_only, exp = orders_only_and_queued(coll, version, k=3, seed=1)
     coll.conversations.get(topic_id="2").delete()
     assert [r["conversation"].topic_id for r in sel.experiment_conversation_summary(experiment=exp)] == ["1"]
+
+
+def test_an_experiment_over_the_whole_corpus_indexes_its_collections_passages_only():
+    mine, other = factories.collection("Mine"), factories.collection("Other", year=2023)
+    factories.passages({"MARCO_1": "garage door opener", "MARCO_2": "safety sensors", "clueweb22-x:1": "meditation"})
+    mine.corpus.add(*Passage.objects.filter(passage_id__startswith="MARCO_"))
+    other.corpus.add(Passage.objects.get(passage_id="clueweb22-x:1"))
+    exp = PermutationExperiment(collection=mine, corpus="all")
+    assert sel.experiment_corpus(experiment=exp) == (["MARCO_1", "MARCO_2"], ["garage door opener", "safety sensors"])

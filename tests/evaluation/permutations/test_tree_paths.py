@@ -173,9 +173,9 @@ def test_each_path_is_retrieved_and_scored_over_its_own_turns(
 ):
     settings.ECAST_CACHE_DIR = tmp_path / "cache"
     coll = _labelled_132(shared_data, tmp_path)
-    # A real corpus to search (iKAT passages; CAsT 2022's own are not in the shared data) and qrels from the
-    # passages the System answers were written from.
-    ok("passages_jsonl", shared_data / "ikat/2023/2023_train_topics_psg_text.jsonl")
+    # A real corpus to search, imported for the collection (iKAT passages; CAsT 2022's own are not in the shared
+    # data) and qrels from the passages the System answers were written from.
+    ok("passages_jsonl", shared_data / "ikat/2023/2023_train_topics_psg_text.jsonl", collection=coll)
     version = factories.qrels_version(coll)
     answers = Turn.objects.filter(collection=coll, conversation__topic_id="132", participant="System")
     Qrel.objects.bulk_create(

@@ -7,7 +7,7 @@ import io
 import pytest
 
 from ecast.generation import demo as generation_demo
-from ecast.management.commands.load_demo import demo_collection_load, demo_corpus_ids
+from ecast.management.commands.load_demo import COLLECTION_CORPUS, demo_collection_load, demo_corpus_ids
 from ecast.models import Collection, Passage, TestSet
 from evaluation import demo as evaluation_demo
 from evaluation.models import QrelsVersion, Run, RunTurn
@@ -32,11 +32,11 @@ def test_it_runs_bm25_for_the_raw_manual_and_automatic_turns_and_every_test_set(
     names = {r.name for r in made}
     sets = {f"ecast-bm25-R{k}_{i}" for k in "mr" for i in (1, 2, 3)}
     assert names == {"ecast-bm25-raw", "ecast-bm25-manual", "ecast-bm25-auto"} | sets
-    corpus = set(demo_corpus_ids())
+    corpus = set(demo_corpus_ids(COLLECTION_CORPUS))
     for run in made:
         rankings = list(RunTurn.objects.filter(run=run).values_list("doc_ids", flat=True))
-        assert len(rankings) == 26 and all(len(docs) == services.DEPTH for docs in rankings)
-        assert set().union(*map(set, rankings)) <= corpus  # every retrieved passage has text
+        assert len(rankings) == 26 and all(0 < len(docs) <= services.DEPTH for docs in rankings)
+        assert set().union(*map(set, rankings)) <= corpus  # every retrieved passage is of CAsT 2020 and has text
         assert "built-in BM25" in run.description
     for ts in TestSet.objects.filter(collection=demo):
         letter = "r" if ts.kind == TestSet.Kind.RAW else "m"
@@ -44,11 +44,14 @@ def test_it_runs_bm25_for_the_raw_manual_and_automatic_turns_and_every_test_set(
     assert Run.objects.get(name="ecast-bm25-raw").test_set is None
 
 
-def test_the_runs_search_the_shipped_corpus_with_text_from_all_four_sources(demo):
+def test_the_runs_search_the_cast_2020_passages_and_not_the_other_corpora_shipped_beside_them(demo):
     ids = demo_corpus_ids()
     assert len(ids) == 2356 == Passage.objects.filter(passage_id__in=ids).exclude(text="").count()
-    assert any(i.startswith("CAR_") for i in ids) and any(i.startswith("KILT_") for i in ids)
-    assert any(i.startswith("clueweb22-") for i in ids) and any(i.startswith("MARCO_D") for i in ids)
+    assert any(i.startswith("KILT_") for i in ids) and any(i.startswith("clueweb22-") for i in ids)
+    searched, _texts = services.corpus_with_text(collection=demo)
+    assert searched == demo_corpus_ids(COLLECTION_CORPUS)
+    assert any(i.startswith("CAR_") for i in searched) and any(i.startswith("MARCO_") for i in searched)
+    assert not any(i.startswith(("MARCO_D", "KILT_", "WAPO_", "clueweb22-")) for i in searched)
 
 
 def test_raw_test_sets_are_reformulated_and_manual_ones_are_not(demo):
@@ -109,14 +112,16 @@ def test_one_click_runs_bm25_on_a_test_set_without_a_run_and_table_11_gains_its_
     assert "BM25 run “ecast-bm25-Rm_2” of Rm_2 (seed 0) is being made" in text
     run = Run.objects.get(test_set=ts)
     assert run.name == "ecast-bm25-Rm_2" and RunTurn.objects.filter(run=run).count() == 26
-    assert "Run BM25 on Rm_2" not in text and "every passage with text stored in ecast" in run.description
+    assert "Run BM25 on Rm_2" not in text and "over the corpus of CAsT 2020 demo" in run.description
 
 
-def test_one_click_without_any_passage_text_says_to_import_texts(demo, admin_client):
+def test_one_click_without_passage_texts_of_the_collection_says_to_import_them(demo, admin_client):
     from django.urls import reverse
 
     ts = TestSet.objects.filter(collection=demo).first()
-    Passage.objects.all().delete()
+    demo.corpus.clear()  # the texts stay stored, for no collection
     response = admin_client.post(reverse("evaluation-robustness-baseline", args=[ts.pk]), follow=True)
-    assert "no passage has text yet: import passage texts" in response.content.decode()
+    assert "no passage of CAsT 2020 demo&#x27;s corpus has text yet: import passage texts for it" in (
+        response.content.decode()
+    )
     assert not Run.objects.filter(test_set=ts).exists()

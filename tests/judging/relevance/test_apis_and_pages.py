@@ -1,11 +1,13 @@
 """Relevance API and pages: pool creation, taking topics, idempotent submits, derived versions."""
 
+from pathlib import Path
 from unittest import mock
 
 import pytest
 from django.urls import reverse
 
 from ecast.imports.services import import_file
+from ecast.models import Collection
 from judging.models import AssessorJudgment, Pool, PoolPair
 from judging.relevance import pools, services
 from tests.judging.relevance import helpers
@@ -184,3 +186,21 @@ def test_assessors_judge_an_ikat_topic_beside_the_users_ptkb(shared_data, assess
     html = assessor_client.get(reverse("relevance-judge", args=[taken["id"]])).content.decode()
     assert "Personal knowledge (PTKB)" in html and 'id="ptkb-list"' in html
     assert '<li value="5" data-number="5">I have a bachelor&#x27;s degree in computer science.</li>' in html
+
+
+@pytest.mark.django_db
+def test_assessors_see_a_clef_ehealth_narrative_as_the_task_description(assessor_client, assessor_api):
+    narratives = Path(__file__).parents[2] / "ecast/imports/data/clef_ehealth_2021/topics_narrative.txt"
+    coll = Collection.objects.create(name="CLEF eHealth 2021", year=2021)
+    import_file(kind="clef_queries", path=narratives, collection=coll)
+    helpers.passages({"doc-a": "Nausea after meals is common with POTS.", "doc-b": "Ehlers-Danlos syndrome."})
+    original = helpers.qrels(coll, {"109": {"doc-z": 0}})
+    run = helpers.run(coll, "A", {"109": ["doc-a", "doc-b"]})
+    pool = pools.pool_create(collection=coll, qrels_version=original, runs=[run], depth=3)
+    taken = assessor_api.post(reverse("api-relevance-pool-take", args=[pool.pk])).json()
+    html = assessor_client.get(reverse("relevance-judge", args=[taken["id"]])).content.decode()
+    assert "<h2>Task description</h2>" in html
+    assert (
+        '<p id="task-description">i’ve been diagnosed w ehlers danlos syndrome &amp; POTS but recently i’ve been '
+        "experiencing really bad nausea &amp; stomach pain after i eat."
+    ) in html

@@ -7,7 +7,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from ecast.generation import demo as generation_demo
-from ecast.management.commands.load_demo import demo_collection_load
+from ecast.management.commands.load_demo import COLLECTION_CORPUS, demo_collection_load, demo_corpus_ids
 from ecast.models import Collection, Passage
 from evaluation import demo as evaluation_demo
 from evaluation.models import Qrel, QrelsVersion, RunTurn
@@ -51,6 +51,20 @@ def test_the_demo_pools_the_bm25_runs_whose_unjudged_passages_have_text(demo):
     relevance_demo.load(stdout=out)
     assert Pool.objects.filter(collection=demo).count() == 1 and AssessorAssignment.objects.count() == 1
     assert "already there" in out.getvalue()
+
+
+def test_the_demo_pool_holds_only_passages_of_the_cast_2020_corpus(demo):
+    pool = relevance_demo.load(stdout=io.StringIO())
+    cast2020 = set(demo_corpus_ids(COLLECTION_CORPUS))
+    pooled = set(PoolPair.objects.filter(pool=pool).values_list("passage_id", flat=True))
+    assert pooled and pooled <= cast2020
+    # Nothing of CAsT 2021 (MARCO_D…, KILT_…) or iKAT (ClueWeb22), whose texts the demo also stores.
+    assert not {p for p in pooled if p.startswith(("MARCO_D", "KILT_", "WAPO_", "clueweb22-"))}
+    # "Now it stopped working. Why?" (81_2, a garage door opener): the raw utterance's best passage is about garage
+    # door openers, not a ClueWeb22 page on meditation ("So stop being…").
+    for run in ("ecast-bm25-raw", "ecast-bm25-manual", "ecast-bm25-auto"):
+        top = RunTurn.objects.get(run__name=run, turn__turn_id="81_2").doc_ids[0]
+        assert top in cast2020 and "garage door" in Passage.objects.get(passage_id=top).text.lower()
 
 
 def _means(version: QrelsVersion) -> dict[str, float]:

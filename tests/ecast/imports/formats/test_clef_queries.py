@@ -9,7 +9,7 @@ import pytest
 
 from ecast.imports.formats import clef_queries
 from ecast.imports.parsing import Parsed
-from ecast.models import Collection, Turn
+from ecast.models import Collection, Conversation, Turn
 from tests.ecast.imports.conftest import ok
 
 CLEF_2021 = Path(__file__).parent.parent / "data" / "clef_ehealth_2021"
@@ -39,6 +39,9 @@ def test_it_reads_the_2021_topics_with_narratives_though_one_narrative_holds_a_b
     by_id = {qid: (line, text) for line, qid, text in parsed.records}
     assert by_id["109"] == (211, "ehlers danlos syndrome POTS nausea stomach pain")
     assert [r[1] for r in parsed.records] == [r[1] for r in _parse(CLEF_2021 / "topics.txt").records]
+    narratives = parsed.extra["narratives"]
+    assert len(narratives) == 55 and narratives["109"].startswith("i’ve been diagnosed w ehlers danlos syndrome & POTS")
+    assert _parse(CLEF_2021 / "topics.txt").extra["narratives"] == {}
 
 
 def test_it_still_reads_the_2018_queries(shared_data):
@@ -91,10 +94,42 @@ def test_a_dtd_or_an_entity_is_refused_and_never_resolved(tmp_path):
 def test_the_2021_topics_import_as_single_turn_conversations():
     coll = Collection.objects.create(name="CLEF eHealth 2021", year=2021)
     job = ok("clef_queries", CLEF_2021 / "topics_narrative.txt", collection=coll)
-    assert job.counts == {"queries": 55, "turns_created": 55}
+    assert job.counts == {"queries": 55, "turns_created": 55, "narratives": 55}
     turn = Turn.objects.get(collection=coll, turn_id="35")
     assert turn.raw_utterance == "Is a ketogenic / keto diet suitable for people with diabetes?"
     assert ok("clef_queries", CLEF_2021 / "topics.txt", collection=coll).counts["turns_created"] == 0
+
+
+@pytest.mark.django_db
+def test_2021_narratives_are_kept_as_the_topics_descriptions_and_counted_in_the_report():
+    coll = Collection.objects.create(name="CLEF eHealth 2021", year=2021)
+    job = ok("clef_queries", CLEF_2021 / "topics_narrative.txt", collection=coll)
+    assert job.counts == {"queries": 55, "turns_created": 55, "narratives": 55}
+    topic = Conversation.objects.get(collection=coll, topic_id="35")
+    assert topic.description == (
+        "I have type 1 diabetes and wondered if a ketogenic diet / keto diet is suitable for people with diabetes?"
+    )
+    # Topics imported first without narratives gain them when the narrative file follows.
+    bare = Collection.objects.create(name="CLEF eHealth 2021 bare", year=2021)
+    assert "narratives" not in ok("clef_queries", CLEF_2021 / "topics.txt", collection=bare).counts
+    assert Conversation.objects.get(collection=bare, topic_id="35").description == ""
+    ok("clef_queries", CLEF_2021 / "topics_narrative.txt", collection=bare)
+    assert Conversation.objects.get(collection=bare, topic_id="35").description == topic.description
+
+
+@pytest.mark.django_db
+def test_narratives_of_a_queries_file_given_with_create_turns_describe_the_new_topics(tmp_path):
+    coll = Collection.objects.create(name="CLEF eHealth 2021", year=2021)
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("45 0 doc-a 1\n", encoding="utf-8")
+    ok(
+        "qrels",
+        qrels,
+        collection=coll,
+        options={"create_turns": "true", "queries": str(CLEF_2021 / "topics_narrative.txt")},
+    )
+    topic = Conversation.objects.get(collection=coll, topic_id="45")
+    assert topic.description == "I have type 2 diabetes. Will the diabetes eventually go away? Can it be cured?"
 
 
 @pytest.mark.django_db

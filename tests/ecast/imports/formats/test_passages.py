@@ -88,6 +88,24 @@ def test_without_only_needed_every_passage_is_stored_and_the_first_text_of_an_id
     assert job.counts["duplicates"] == 1 and job.counts["lines"] == 4 and "needed_ids" not in job.counts
 
 
+def test_passages_imported_for_a_collection_join_its_corpus_and_only_its(tmp_path, needed):
+    cast20, cast22 = Collection.objects.create(name="CAsT 2020"), Collection.objects.create(name="CAsT 2022")
+    (tmp_path / "marco.tsv").write_text("MARCO_1\tgarage doors\nMARCO_2\tsafety sensors\n", encoding="utf-8")
+    (tmp_path / "kilt.tsv").write_text("KILT_1\tmeditation\n", encoding="utf-8")
+    (tmp_path / "other.tsv").write_text("WAPO_1\tnews\n", encoding="utf-8")
+    ok("passages_tsv", tmp_path / "marco.tsv", collection=cast20)
+    ok("passages_tsv", tmp_path / "kilt.tsv", collection=cast22)
+    ok("passages_tsv", tmp_path / "other.tsv")  # stored for no collection
+    assert sorted(cast20.corpus.values_list("passage_id", flat=True)) == ["MARCO_1", "MARCO_2"]
+    assert list(cast22.corpus.values_list("passage_id", flat=True)) == ["KILT_1"]
+    # A corpus two collections share (MS MARCO) is imported for the second too; its texts are unchanged.
+    needed.add("MARCO_2")
+    job = ok("passages_tsv", tmp_path / "marco.tsv", collection=cast22, options={"only_needed": "true"})
+    assert job.counts["passages_unchanged"] == 1
+    assert sorted(cast22.corpus.values_list("passage_id", flat=True)) == ["KILT_1", "MARCO_2"]
+    assert cast20.corpus.count() == 2 and not Passage.objects.get(passage_id="WAPO_1").collections.exists()
+
+
 def test_every_bad_tsv_line_is_reported_with_its_line_and_nothing_is_written(tmp_path, needed):
     needed.update({"ok1", "ok2"})
     lines = [
