@@ -209,7 +209,9 @@ class Bm25Index:
         return [self.doc_ids[i] for i in top], [float(s[i]) for i in top]
 
 
-_LOADED: dict[str, Bm25Index] = {}
+# The index this process holds, by (cache folder, corpus key): a process pointed at another cache folder reads or
+# writes its index there instead of serving one whose files that folder lacks.
+_LOADED: dict[tuple[str, str], Bm25Index] = {}
 _LOCK = threading.Lock()
 
 
@@ -227,9 +229,10 @@ def corpus_key(doc_ids: Sequence[str], texts: Sequence[str]) -> str:
 def index_for_corpus(cache_dir: Path, doc_ids: Sequence[str], texts: Sequence[str]) -> Bm25Index:
     """The index for this corpus: from this process's memory, else from disk, else built and saved."""
     key = corpus_key(doc_ids, texts)
+    held = (str(cache_dir), key)
     with _LOCK:
-        if key in _LOADED:
-            return _LOADED[key]
+        if held in _LOADED:
+            return _LOADED[held]
         path = Path(cache_dir) / "bm25" / key
         if (path / "doc_ids.json").exists():
             index = Bm25Index.load(path)
@@ -237,21 +240,22 @@ def index_for_corpus(cache_dir: Path, doc_ids: Sequence[str], texts: Sequence[st
             index = Bm25Index.build(doc_ids, texts)
             index.save(path)
         _LOADED.clear()  # keep one index per process: corpora can be large
-        _LOADED[key] = index
+        _LOADED[held] = index
         index.key = key
         return index
 
 
 def index_by_key(cache_dir: Path, key: str) -> Bm25Index | None:
     """A previously built index by its corpus key (memory, then disk), or None when this machine lacks it."""
+    held = (str(cache_dir), key)
     with _LOCK:
-        if key in _LOADED:
-            return _LOADED[key]
+        if held in _LOADED:
+            return _LOADED[held]
         path = Path(cache_dir) / "bm25" / key
         if not (path / "doc_ids.json").exists():
             return None
         index = Bm25Index.load(path)
         index.key = key
         _LOADED.clear()
-        _LOADED[key] = index
+        _LOADED[held] = index
         return index
