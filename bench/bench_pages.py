@@ -42,7 +42,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.common import backend_cpu, load_average  # noqa: E402
+from bench.common import backend_cpu, drop_database, load_average, make_database  # noqa: E402
 
 LIMIT_S = 1.0
 SKIP_PREFIXES = ("/api/", "/django-admin/", "/accounts/", "/static/", "/favicon.ico")
@@ -62,28 +62,6 @@ def cpu_model() -> str:
     return platform.processor() or "unknown CPU"
 
 
-def make_database(base_url: str) -> str:
-    """A throw-away PostgreSQL database next to the one in DATABASE_URL; returns its URL."""
-    import psycopg
-
-    parsed = urllib.parse.urlparse(base_url)
-    name = f"bench_pages_{os.getpid()}"
-    admin = parsed._replace(path="/postgres").geturl()
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return parsed._replace(path=f"/{name}").geturl()
-
-
-def drop_database(url: str) -> None:
-    import psycopg
-
-    parsed = urllib.parse.urlparse(url)
-    admin = parsed._replace(path="/postgres").geturl()
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{parsed.path.lstrip("/")}" WITH (FORCE)')
-
-
 def configure(var_dir: str) -> str | None:
     """Environment for a fresh, eager demo; returns the throw-away PostgreSQL URL when there is one."""
     os.environ["ECAST_VAR_DIR"] = var_dir
@@ -96,7 +74,7 @@ def configure(var_dir: str) -> str | None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ecast.settings")
     url = os.environ.get("DATABASE_URL", "")
     if url.startswith("postgres"):
-        url = make_database(url)
+        url = make_database(url, "bench_pages")
         os.environ["DATABASE_URL"] = url
         return url
     return None

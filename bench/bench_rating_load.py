@@ -40,7 +40,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.common import cpu_seconds, load_average, postgres_cpu, row  # noqa: E402
+from bench.common import cpu_seconds, drop_database, load_average, make_database, postgres_cpu, row  # noqa: E402
 
 
 def var_dir() -> str:
@@ -52,28 +52,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def make_database(base_url: str) -> str:
-    """Create a throw-away database next to the one in DATABASE_URL; returns its URL."""
-    import psycopg
-
-    parsed = urllib.parse.urlparse(base_url)
-    name = f"bench_rating_{os.getpid()}"
-    admin = parsed._replace(path="/postgres").geturl()
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return parsed._replace(path=f"/{name}").geturl()
-
-
-def drop_database(url: str) -> None:
-    import psycopg
-
-    parsed = urllib.parse.urlparse(url)
-    admin = parsed._replace(path="/postgres").geturl()
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{parsed.path.lstrip("/")}" WITH (FORCE)')
 
 
 def create_schema() -> None:
@@ -240,7 +218,7 @@ def main() -> None:
         # `make bench` runs every script: without PostgreSQL and Redis this one says so and steps aside.
         print("skipped: needs DATABASE_URL on PostgreSQL (it creates and drops its own database there) and REDIS_URL")
         return
-    db_url = make_database(base)
+    db_url = make_database(base, "bench_rating")
     try:
         run(args, db_url)
     finally:

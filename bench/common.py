@@ -107,3 +107,29 @@ def postgres_cpu(db_name: str) -> float:
         if int(fields[1]) not in servers:  # a server's main process: its reaped children's user + system time
             total += (int(fields[13]) + int(fields[14])) / TICK
     return total
+
+
+def make_database(base_url: str, prefix: str) -> str:
+    """A throw-away PostgreSQL database ``<prefix>_<pid>`` next to the one in DATABASE_URL; returns its URL."""
+    import urllib.parse
+
+    import psycopg
+
+    parsed = urllib.parse.urlparse(base_url)
+    name = f"{prefix}_{os.getpid()}"
+    admin = parsed._replace(path="/postgres").geturl()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return parsed._replace(path=f"/{name}").geturl()
+
+
+def drop_database(url: str) -> None:
+    import urllib.parse
+
+    import psycopg
+
+    parsed = urllib.parse.urlparse(url)
+    admin = parsed._replace(path="/postgres").geturl()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{parsed.path.lstrip("/")}" WITH (FORCE)')

@@ -164,13 +164,8 @@ def test_an_import_whose_worker_is_killed_mid_file_restarts_from_its_upload_and_
     )
 
 
-def test_a_killed_pool_process_has_its_import_redelivered_at_once_without_waiting_for_the_sweeper(
-    fleet, settings, tmp_path
-):
-    path = big_run_file(tmp_path / "big.run", 400, 1000)
-    coll = factories.collection(name="Killed child", year=2021)
-    go_live(settings)
-    master = fleet.prefork_worker()  # no beat: only the broker's redelivery can bring the task back
+def import_under_way(fleet, path: Path, coll) -> ImportJob:
+    """Start importing the run file ``path`` into ``coll`` on the fleet and wait until its first lines are read."""
     with path.open("rb") as fh:
         job = imports.import_job_start(
             kind="run", uploaded=File(fh, name="big.run"), collection=coll, options={"create_turns": "true"}
@@ -179,6 +174,17 @@ def test_a_killed_pool_process_has_its_import_redelivered_at_once_without_waitin
         lambda: ImportJob.objects.filter(pk=job.pk, status=ImportJob.Status.RUNNING, progress_done__gt=0).exists(),
         timeout=120, fleet=fleet, what="the import to be under way",
     )  # fmt: skip
+    return job
+
+
+def test_a_killed_pool_process_has_its_import_redelivered_at_once_without_waiting_for_the_sweeper(
+    fleet, settings, tmp_path
+):
+    path = big_run_file(tmp_path / "big.run", 400, 1000)
+    coll = factories.collection(name="Killed child", year=2021)
+    go_live(settings)
+    master = fleet.prefork_worker()  # no beat: only the broker's redelivery can bring the task back
+    job = import_under_way(fleet, path, coll)
     os.kill(pool_child(master.pid), signal.SIGKILL)
     killed_at = time.monotonic()
     job = wait_for(
@@ -205,14 +211,7 @@ def test_a_killed_worker_master_is_found_dead_from_its_silence_not_after_the_sta
     go_live(settings)
     fleet.beat()
     master = fleet.prefork_worker()
-    with path.open("rb") as fh:
-        job = imports.import_job_start(
-            kind="run", uploaded=File(fh, name="big.run"), collection=coll, options={"create_turns": "true"}
-        )
-    wait_for(
-        lambda: ImportJob.objects.filter(pk=job.pk, status=ImportJob.Status.RUNNING, progress_done__gt=0).exists(),
-        timeout=120, fleet=fleet, what="the import to be under way",
-    )  # fmt: skip
+    job = import_under_way(fleet, path, coll)
     os.kill(master.pid, signal.SIGKILL)  # the master only; its pool process dies with it (pdeathsig)
     killed_at, killed_wall = time.monotonic(), datetime.now(tz=UTC)
     master.wait(timeout=10)
