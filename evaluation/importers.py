@@ -19,6 +19,7 @@ from ecast.core.bulk import rows_insert
 from ecast.imports import registry
 from ecast.imports.errors import ImportFailed, row_error
 from ecast.imports.formats.clef_queries import resolve_qids
+from ecast.imports.formats.pyterrier_run import header_of, parse_pyterrier_run
 from ecast.imports.formats.qrels import parse_qrels
 from ecast.imports.formats.runs import RunData, parse_run
 from ecast.imports.parsing import Parsed
@@ -184,11 +185,14 @@ def _replace_imported_qrels(
 
 
 def write_run(ctx: Context) -> Result:
-    """A TREC run, normalised (deduplicated, re-ranked); a run of the same name in the collection is replaced.
+    """A TREC run or a PyTerrier results CSV, normalised (deduplicated, re-ranked); a run of the same name in the
+    collection is replaced.
 
     Unknown turn ids are reported as warnings and their lines skipped, or fail the import with ``strict``.
     """
-    parsed = parse_run(ctx.text(), file=ctx.name, progress=ctx.progress)
+    text = ctx.text()
+    parse = parse_pyterrier_run if header_of(text) is not None else parse_run
+    parsed = parse(text, file=ctx.name, progress=ctx.progress)
     raise_if(parsed.errors)
     data: RunData = parsed.records[0]
     report: dict[str, Any] = dict(data.report)
@@ -322,14 +326,14 @@ def register() -> None:
     registry.register(
         registry.ImportKind(
             "run",
-            "TREC run (qid Q0 docid rank score tag)",
+            "Run: TREC (qid Q0 docid rank score tag) or PyTerrier CSV (qid,docno,score,rank)",
             write_run,
             options=("name", "description", "test_set_id", "strict", "create_turns", "queries"),
             second_file="queries",
             written=_written_run,
             existing=_existing_run,
             links=_links,
-            formats=("trec_run",),
+            formats=("trec_run", "pyterrier_run_csv"),
         ),
         after="qrels",
     )

@@ -41,6 +41,7 @@ READABLE: dict[str, str] = {
     "castur_tsv": "CAsTUR TSV (current_turn<TAB>relevant_turn)",
     "trec_qrels": "TREC qrels (qid iter docid grade)",
     "trec_run": "TREC runs (qid Q0 docid rank score tag)",
+    "pyterrier_run_csv": "PyTerrier results CSV (qid,docno,score[,rank])",
     "ikat_ptkb_qrels": "iKAT PTKB relevance (turn_id 0 statement_number 0|1)",
     "passages_tsv": "passages TSV (id<TAB>text)",
     "passages_jsonl": (
@@ -385,6 +386,10 @@ def _csv(lines: list[str]) -> Sniffed | None:
         return _known("ecast_csv", "the ECAsT paraphrase CSV")
     if "Input.passage_id" in names and "Input.passage" in names:
         return _known("crowd_csv", "an MTurk batch CSV with passages")
+    if all(c in names for c in ("qid", "docno", "score")):
+        return _known("pyterrier_run_csv", "a PyTerrier results CSV (qid, docno, score, rank)")
+    if all(c in names for c in ("qid", "docno", "label")):
+        return _unknown("a PyTerrier qrels CSV (qid, docno, label)")
     if "HITId" in names or "AssignmentId" in names:
         return _unknown("an MTurk batch CSV without Input.passage_id and Input.passage columns")
     if any("\t" in line for line in lines) or len(header) < 3:

@@ -6,15 +6,15 @@ from evaluation.exports import apis, views
 
 urlpatterns = [
     path("evaluation/runs/<int:pk>/download/<str:fmt>/", views.run_download, name="evaluation-run-download"),
-    path(
-        "evaluation/versions/<int:pk>/qrels/<str:fmt>/", views.qrels_download, name="evaluation-qrels-download"
-    ),
+    path("evaluation/versions/<int:pk>/qrels/<str:fmt>/", views.qrels_download, name="evaluation-qrels-download"),
     path(
         "evaluation/versions/<int:pk>/per-query/<str:fmt>/",
         views.per_query_download,
         name="evaluation-per-query-download",
     ),
-    path("api/evaluation/runs/<int:pk>/download/<str:fmt>/", apis.RunDownloadApi.as_view(), name="api-eval-run-download"),
+    path(
+        "api/evaluation/runs/<int:pk>/download/<str:fmt>/", apis.RunDownloadApi.as_view(), name="api-eval-run-download"
+    ),
     path(
         "api/evaluation/versions/<int:pk>/qrels/<str:fmt>/",
         apis.QrelsDownloadApi.as_view(),

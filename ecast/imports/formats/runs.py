@@ -89,7 +89,21 @@ def parse_run(text: str, *, file: str, progress: Progress = None) -> Parsed:
             if score <= previous:
                 continue
         docs[docid] = score
-    nonblank = total - blank
+    return run_parsed(p, best, first_line, tags, duplicates, dup_examples, lines=total - blank)
+
+
+def run_parsed(
+    p: Parsed,
+    best: dict[str, dict[str, float]],
+    first_line: dict[str, int],
+    tags: dict[str, int],
+    duplicates: int,
+    dup_examples: list[str],
+    *,
+    lines: int,
+) -> Parsed:
+    """``p`` completed with the ``RunData`` of best scores per (qid, docid): ranked in trec_eval's order, with the
+    import report (shared by every run format, so all of them rank and report alike)."""
     rankings: dict[str, tuple[list[str], list[float]]] = {}
     for qid, docs in best.items():
         # Two stable sorts give (score desc, docid desc) without building composite keys for mixed types.
@@ -97,7 +111,7 @@ def parse_run(text: str, *, file: str, progress: Progress = None) -> Parsed:
         ordered.sort(key=itemgetter(1), reverse=True)
         rankings[qid] = ([d for d, _ in ordered], [s for _, s in ordered])
     report = {
-        "lines": nonblank,
+        "lines": lines,
         "duplicate_lines": duplicates,
         "duplicate_examples": dup_examples,
         "tags": sorted(tags, key=lambda t: -tags[t]),

@@ -73,14 +73,16 @@ def _refused(kind, path, **kw) -> str:
         (
             "qrels",
             "runs/cast2019_decaf/exp1.run.gz",
-            "This looks like a TREC run (qid Q0 docid rank score tag), which the “TREC run (qid Q0 docid rank score "
-            "tag)” import reads; the “Qrels (qid iter docid grade)” import reads TREC qrels (qid iter docid grade).",
+            "This looks like a TREC run (qid Q0 docid rank score tag), which the “Run: TREC (qid Q0 docid rank score "
+            "tag) or PyTerrier CSV (qid,docno,score,rank)” import reads; the “Qrels (qid iter docid grade)” import "
+            "reads TREC qrels (qid iter docid grade).",
         ),
         (
             "run",
             "cast/2020/2020qrels.txt",
             "This looks like TREC qrels (qid iter docid grade), which the “Qrels (qid iter docid grade)” import "
-            "reads; the “TREC run (qid Q0 docid rank score tag)” import reads TREC runs (qid Q0 docid rank score tag).",
+            "reads; the “Run: TREC (qid Q0 docid rank score tag) or PyTerrier CSV (qid,docno,score,rank)” import "
+            "reads TREC runs (qid Q0 docid rank score tag) or PyTerrier results CSV (qid,docno,score[,rank]).",
         ),
         (
             "passages_tsv",
