@@ -180,3 +180,20 @@ def test_the_demo_bm25_run_downloaded_as_trec_and_ranx_reproduces_the_leaderboar
     assert "built-in BM25" in run.description
     for version in QrelsVersion.objects.filter(collection=collection):
         assert_downloads_reproduce_the_leaderboard(admin_client, version, run)
+
+
+def test_the_runs_list_run_page_and_leaderboard_link_every_download(admin_client, scored):
+    _coll, version, runs = scored
+    strong = runs["strong"]
+    run_links = [reverse("evaluation-run-download", args=[strong.pk, f]) for f in ("trec", "csv", "ranx")]
+    qrels_links = [reverse("evaluation-qrels-download", args=[version.pk, f]) for f in ("trec", "csv", "ranx")]
+    listing = admin_client.get(reverse("evaluation-runs")).content.decode()
+    page = admin_client.get(reverse("evaluation-run", args=[strong.pk])).content.decode()
+    board = admin_client.get(reverse("evaluation-leaderboard"), {"version": version.pk}).content.decode()
+    for html in (listing, page, board):
+        assert all(f'href="{u}"' in html for u in run_links)
+        assert ">TREC</a> · " in html and ">ranx JSON</a>" in html
+    assert all(f'href="{u}"' in board for u in qrels_links)
+    assert f'href="{reverse("evaluation-per-query-download", args=[version.pk, "csv"])}"' in board
+    versions = admin_client.get(reverse("relevance-admin")).content.decode()
+    assert all(f'href="{u}"' in versions for u in qrels_links)
