@@ -17,7 +17,9 @@ from evaluation.models import Run
 class RunUploadForm(forms.Form):
     # A run ranks turns: only collections with turns can take one (the TREC DD demo table has none).
     collection = IdChoiceField(queryset=sel.collection_list_with_turns())
-    file = forms.FileField(help_text="TREC run: qid Q0 docid rank score tag (gzip accepted if the importer does)")
+    file = forms.FileField(
+        help_text="TREC run (qid Q0 docid rank score tag) or PyTerrier results CSV (qid,docno,score,rank); plain or .gz"
+    )
     name = forms.CharField(max_length=200, required=False, help_text="Run name; defaults to the run tag")
     test_set = IdChoiceField(queryset=sel.test_set_list(), required=False, empty_label="(none)")
 

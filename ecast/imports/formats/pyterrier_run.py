@@ -43,7 +43,8 @@ def parse_pyterrier_run(text: str, *, file: str, progress: Progress = None) -> P
     best: dict[str, dict[str, float]] = {}
     first_line: dict[str, int] = {}
     tags: dict[str, int] = {}
-    duplicates, dup_examples, rows = 0, [], 0
+    duplicates, rows = 0, 0
+    dup_examples: list[str] = []
     col: dict[str, int] = {}
     for values in reader:
         n = reader.line_num

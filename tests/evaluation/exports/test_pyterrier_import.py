@@ -84,3 +84,18 @@ def test_a_csv_without_a_score_column_is_not_taken_for_a_run(small_collection, t
     job = import_file(kind="run", path=path, collection=small_collection)
     assert job.status == ImportJob.Status.FAILED
     assert "PyTerrier qrels CSV" in job.errors[0]["reason"] and not Run.objects.exists()
+
+
+def test_a_pyterrier_csv_uploads_through_the_api_and_a_bad_one_names_file_and_line(admin_api):
+    import io
+
+    coll, _version, _runs = build()
+    f = io.BytesIO(b"qid,docno,score,rank,name\n1_1,d1,3.0,0,pt\n2_1,d7,1.0,0,pt\n")
+    f.name = "pt.csv"
+    resp = admin_api.post(reverse("api-eval-run-upload"), {"collection": coll.pk, "file": f}, format="multipart")
+    assert resp.status_code == 201, resp.content
+    assert run_dict(run=Run.objects.get(collection=coll, name="pt")) == {"1_1": {"d1": 3.0}, "2_1": {"d7": 1.0}}
+    f = io.BytesIO(b"qid,docno,score\n1_1,d1,3.0\n1_1,d2,n/a\n")
+    f.name = "bad.csv"
+    resp = admin_api.post(reverse("api-eval-run-upload"), {"collection": coll.pk, "file": f}, format="multipart")
+    assert resp.status_code == 400 and "bad.csv:3: score 'n/a' is not a number" in resp.json()["detail"]
