@@ -21,6 +21,7 @@ import zlib
 from collections.abc import Iterable, Iterator, Sequence
 
 from ecast.core.csvfiles import csv_lines
+from ecast.core.errors import DomainError
 
 # One ranking (a turn of a run): its qid, doc ids in rank order and their scores.
 Ranking = tuple[str, Sequence[str], Sequence[float]]
@@ -32,7 +33,7 @@ QRELS_CSV_HEADER = ("qid", "docno", "label")
 PER_QUERY_HEADER = ("name", "qid", "measure", "value")
 
 
-class ExportError(ValueError):
+class ExportError(DomainError, ValueError):
     """Ids that the TREC formats cannot carry (whitespace would shift every column after it)."""
 
 
