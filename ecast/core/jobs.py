@@ -266,9 +266,14 @@ def redelivered() -> bool:
     return bool(info.get("redelivered"))
 
 
-def recovery_record(kind: str, job_id: int, reason: str, detail: str) -> JobRecovery:
+NOT_READ = object()
+
+
+def recovery_record(kind: str, job_id: int, reason: str, detail: str, beat: Any = NOT_READ) -> JobRecovery:
+    """Record a recovery with the job's last heartbeat (``beat``, when the caller knows which run it belongs to)."""
+    last = last_heartbeat(kind, job_id) if beat is NOT_READ else beat
     return JobRecovery.objects.create(
-        kind=kind, job_id=job_id, reason=reason, detail=detail[:2000], last_heartbeat=last_heartbeat(kind, job_id)
+        kind=kind, job_id=job_id, reason=reason, detail=detail[:2000], last_heartbeat=last
     )
 
 
@@ -451,7 +456,10 @@ def sweep_once(*, now: datetime) -> list[dict[str, Any]]:
                 beat, worker = None, ""  # a beat of an earlier run: this run has not started, it waits in the queue
             latest = JobRecovery.objects.filter(kind=kind.name, job_id=job_id).order_by("-created_at").first()
             reference = max(t for t in (since, epoch, beat, latest.created_at if latest else None) if t is not None)
-            silent = f"no heartbeat for {int((now - reference).total_seconds())} s"
+            quiet = int((now - reference).total_seconds())
+            silent = (
+                f"no heartbeat for {quiet} s" if beat is not None else f"waited {quiet} s with no worker starting it"
+            )
             limit = stale
             if worker and now - reference >= lost:
                 seen = worker_seen(worker)
@@ -475,12 +483,12 @@ def sweep_once(*, now: datetime) -> list[dict[str, Any]]:
                     "not retried again — look for what kills the worker (memory, a crashing model) and retry"
                 )
                 kind.fail(job_id, reason)
-                recovery_record(kind.name, job_id, JobRecovery.Reason.GAVE_UP, reason)
+                recovery_record(kind.name, job_id, JobRecovery.Reason.GAVE_UP, reason, beat)
                 actions.append({"kind": kind.name, "job": job_id, "action": "failed", "detail": reason})
                 continue
             detail = f"{silent}; {kind.resume(job_id)}"
             reason = JobRecovery.Reason.WORKER_LOST if beat is not None else JobRecovery.Reason.REQUEUED
-            recovery_record(kind.name, job_id, reason, detail)
+            recovery_record(kind.name, job_id, reason, detail, beat)  # None: an earlier run's beat is not this one's
             if worker:
                 # The dead master is dealt with: until a new worker beats, the job waits out the usual stale time
                 # (a re-queued unit may wait behind others) instead of being taken for lost again every few seconds.

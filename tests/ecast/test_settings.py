@@ -97,10 +97,23 @@ def test_bad_security_values_stop_the_start(tmp_path):
 
 
 def test_a_stale_threshold_a_live_job_could_reach_between_two_heartbeats_stops_the_start(tmp_path):
-    env = {**_production_env(tmp_path), "ECAST_JOB_HEARTBEAT_SECONDS": "10", "ECAST_JOB_STALE_SECONDS": "20"}
+    env = {
+        **_production_env(tmp_path),
+        "ECAST_JOB_HEARTBEAT_SECONDS": "10",
+        "ECAST_JOB_STALE_SECONDS": "20",
+        "ECAST_WORKER_LOST_SECONDS": "30",
+    }
     result = _python(env, "print(s.ECAST_JOB_STALE_SECONDS)")
     assert result.returncode != 0 and "ECAST_JOB_STALE_SECONDS (20) must be at least 3" in result.stderr
     result = _python({**env, "ECAST_JOB_STALE_SECONDS": "30"}, "print(s.ECAST_JOB_STALE_SECONDS)")
+    assert result.returncode == 0 and result.stdout.strip() == "30", result.stderr[-300:]
+
+
+def test_a_worker_loss_time_a_live_master_could_reach_between_two_beats_stops_the_start(tmp_path):
+    env = {**_production_env(tmp_path), "ECAST_JOB_HEARTBEAT_SECONDS": "10", "ECAST_JOB_STALE_SECONDS": "120"}
+    result = _python(env, "print(s.ECAST_WORKER_LOST_SECONDS)")  # the default 15 s is under three 10 s beats
+    assert result.returncode != 0 and "ECAST_WORKER_LOST_SECONDS (15) must be at least 3" in result.stderr
+    result = _python({**env, "ECAST_WORKER_LOST_SECONDS": "30"}, "print(s.ECAST_WORKER_LOST_SECONDS)")
     assert result.returncode == 0 and result.stdout.strip() == "30", result.stderr[-300:]
 
 

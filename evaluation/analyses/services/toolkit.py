@@ -88,9 +88,10 @@ def progress_set(obj, done: int, total: int) -> None:
 
 
 def analysis_mark_pending(*, kind: str, analysis_id: int) -> None:
-    """Show the analysis as waiting for its computation (the page polls the status)."""
+    """Show the analysis as waiting for its computation (the page polls the status): the last run's progress goes,
+    so a queued analysis never shows a nearly full bar."""
     ANALYSIS_MODELS[kind].objects.filter(pk=analysis_id).update(
-        status=JobStatus.QUEUED, error="", queued_at=timezone.now()
+        status=JobStatus.QUEUED, error="", queued_at=timezone.now(), progress_done=0, progress_total=0
     )
 
 

@@ -55,7 +55,21 @@ def test_a_job_waiting_in_the_queue_longer_than_the_stale_time_waits_while_the_q
     (action,) = sweep(after_s=400, backlog=0)
     # Re-queued because nothing was waiting before it, and said so: no worker was lost.
     assert action["action"] == JobRecovery.Reason.REQUEUED
-    assert list(JobRecovery.objects.values_list("reason", flat=True)) == [JobRecovery.Reason.REQUEUED]
+    assert action["detail"].startswith("waited 4") and "with no worker starting it" in action["detail"]
+    (recovery,) = JobRecovery.objects.all()
+    assert recovery.reason == JobRecovery.Reason.REQUEUED
+    assert recovery.last_heartbeat is None  # the 349 s old beat was the last run's, not this one's
+
+
+def test_an_analysis_queued_again_shows_no_progress_of_its_last_run(computed_long_ago):
+    PivotAnalysis.objects.filter(pk=computed_long_ago.pk).update(progress_done=13, progress_total=14)
+    toolkit.analysis_mark_pending(kind="pivots", analysis_id=computed_long_ago.pk)
+    computed_long_ago.refresh_from_db()
+    assert (computed_long_ago.status, computed_long_ago.progress_done, computed_long_ago.progress_total) == (
+        "queued",
+        0,
+        0,
+    )
 
 
 def test_a_job_that_beat_in_this_run_and_went_silent_is_still_retried_after_worker_loss(computed_long_ago):
