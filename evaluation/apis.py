@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -15,20 +16,46 @@ from rest_framework.response import Response
 from ecast.core.rest import AdminApi, JobHealthFields
 from ecast.models import Collection, TestSet
 from evaluation import metrics, significance, stats
+from evaluation.measures import measure_check
 from evaluation import selectors as sel
 from evaluation import services as svc
 from evaluation.models import EvaluationJob, QrelsVersion, Run
 
-MEASURE_PARAM = OpenApiParameter("measure", str, description="ir_measures string, default nDCG@3")
+MEASURE_PARAM = OpenApiParameter(
+    "measure",
+    str,
+    description="any ir_measures string pytrec_eval computes per turn (default nDCG@3); one not stored yet for the "
+    "version is computed in the background and the answer is 202 until it is",
+)
 
 
 def _measure(request) -> str:
     raw = (request.query_params.get("measure") or metrics.HEADLINE).strip()
     try:
-        metrics.parse_measure(raw)
+        return measure_check(raw)
     except metrics.MeasureError as exc:
         raise serializers.ValidationError({"measure": str(exc)}) from exc
-    return raw
+
+
+def _measure_stored(request, version: QrelsVersion) -> tuple[str, Response | None]:
+    """The measure of ``?measure=`` for ``version`` and, while it is still being computed, the 202 answer saying so
+    (400 naming the string when ir_measures cannot parse it or pytrec_eval cannot compute it)."""
+    raw = (request.query_params.get("measure") or metrics.HEADLINE).strip()
+    try:
+        state = svc.measure_request(version=version, measure=raw, user=request.user)
+    except metrics.MeasureError as exc:
+        raise serializers.ValidationError({"measure": str(exc)}) from exc
+    if state.job is None:
+        return state.measure, None
+    body = {
+        "measure": state.measure,
+        "version": version.pk,
+        "status": "computing",
+        "detail": f"{state.measure} is being computed for every run under {version.name}; ask again when the job ends",
+        "job": _JobSerializer(state.job).data,
+        "progress": reverse("job-progress", args=[state.job.job_kind, state.job.pk]),
+    }
+    return state.measure, Response(body, status=status.HTTP_202_ACCEPTED)
 
 
 class _JobSerializer(JobHealthFields, serializers.Serializer):
@@ -65,10 +92,13 @@ class LeaderboardApi(AdminApi):
         status = serializers.DictField()
         rows = serializers.ListField(child=serializers.DictField())
 
-    @extend_schema(parameters=[MEASURE_PARAM], responses={200: OutputSerializer})
+    @extend_schema(parameters=[MEASURE_PARAM], responses={200: OutputSerializer, 202: dict})
     def get(self, request, pk: int):
         version = get_object_or_404(QrelsVersion.objects.select_related("collection"), pk=pk)
-        data = sel.leaderboard_data(version=version, measure=_measure(request))
+        measure, computing = _measure_stored(request, version)
+        if computing is not None:
+            return computing
+        data = sel.leaderboard_data(version=version, measure=measure)
         data["rows"] = [self.RowSerializer(r).data for r in data["rows"]]
         return Response(self.OutputSerializer(data).data)
 
@@ -104,7 +134,7 @@ class RunScoresApi(AdminApi):
 
     @extend_schema(
         parameters=[OpenApiParameter("version", int, required=True), MEASURE_PARAM],
-        responses={200: OutputSerializer},
+        responses={200: OutputSerializer, 202: dict},
     )
     def get(self, request, pk: int):
         run = get_object_or_404(Run.objects.select_related("collection"), pk=pk)
@@ -112,7 +142,9 @@ class RunScoresApi(AdminApi):
         if not vid.isdigit():
             raise DjangoValidationError("version: required (a qrels version id)")
         version = get_object_or_404(QrelsVersion, pk=int(vid), collection_id=run.collection_id)
-        measure = _measure(request)
+        measure, computing = _measure_stored(request, version)
+        if computing is not None:
+            return computing
         turns = sel.per_turn_scores(run=run, version=version, measure=measure)
         out = {
             "run": run.name,

@@ -313,9 +313,12 @@ class RankingEvaluator:
                 slots = names_by_id.get(id(metric.measure))
                 if slots is None:
                     slots = names_by_id[id(metric.measure)] = self._fallback_slots.get(metric.measure, [])
+                row = out.get(metric.query_id)
+                if row is None:  # a query-level count (NumRel) of a judged query this batch does not rank
+                    continue
                 value = float(metric.value)
                 for slot in slots:
-                    out[metric.query_id][slot] = 0.0 if math.isnan(value) else value
+                    row[slot] = 0.0 if math.isnan(value) else value
         return out
 
 
