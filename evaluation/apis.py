@@ -16,9 +16,9 @@ from rest_framework.response import Response
 from ecast.core.rest import AdminApi, JobHealthFields
 from ecast.models import Collection, TestSet
 from evaluation import metrics, significance, stats
-from evaluation.measures import measure_check
 from evaluation import selectors as sel
 from evaluation import services as svc
+from evaluation.measures import measure_check
 from evaluation.models import EvaluationJob, QrelsVersion, Run
 
 MEASURE_PARAM = OpenApiParameter(

@@ -51,6 +51,13 @@ def measure_check(measure: str) -> str:
     return name
 
 
+def _parsed_or_none(text: str) -> Any:
+    try:
+        return ir_measures.parse_measure(text)
+    except Exception:  # noqa: BLE001 - a registry name that does not parse alone is not offered
+        return None
+
+
 @cache
 def measure_registry() -> list[tuple[str, str]]:
     """(example string, hint) for every ir_measures measure the product can store: the default measures first,
@@ -60,11 +67,8 @@ def measure_registry() -> list[tuple[str, str]]:
     for name, measure in sorted(ir_measures.measures.registry.items(), key=lambda kv: kv[0].lower()):
         params = measure.SUPPORTED_PARAMS
         example = f"{name}@10" if "cutoff" in params else f"{name}@0.1" if "recall" in params else name
-        try:
-            parsed = ir_measures.parse_measure(example)
-        except Exception:  # noqa: BLE001 - a registry name that does not parse alone is not offered
-            continue
-        if not _computable(parsed) or example in seen:
+        parsed = _parsed_or_none(example)
+        if parsed is None or not _computable(parsed) or example in seen:
             continue
         seen.add(example)
         hints = [

@@ -21,10 +21,10 @@ from ecast.core.pages import query_id, refusal_as_404, refusal_shown
 from ecast.core.permissions import admin_required
 from ecast.models import Collection
 from evaluation import metrics, significance
-from evaluation.measures import measure_check, measure_registry
 from evaluation import selectors as sel
 from evaluation import services as svc
 from evaluation.forms import BaselineForm, RunLinkForm, RunUploadForm
+from evaluation.measures import measure_check, measure_registry
 from evaluation.models import EvaluationJob, QrelsVersion
 from evaluation.plots import history_figures, leaderboard_svg, turn_deltas_svg
 
