@@ -16,6 +16,8 @@ from ir_measures import providers
 
 from evaluation.metrics import DEFAULT_MEASURES, MeasureError, canonical_name, parse_measure
 
+__all__ = ["MeasureError", "measure_check", "measure_registry"]
+
 # How a parameter is written in an ir_measures string, for the picker's hints.
 _PARAM_SYNTAX = {"cutoff": "@k", "recall": "@r"}
 

@@ -313,12 +313,11 @@ class RankingEvaluator:
                 slots = names_by_id.get(id(metric.measure))
                 if slots is None:
                     slots = names_by_id[id(metric.measure)] = self._fallback_slots.get(metric.measure, [])
-                row = out.get(metric.query_id)
-                if row is None:  # a query-level count (NumRel) of a judged query this batch does not rank
+                if metric.query_id not in out:  # a query-level count (NumRel) of a judged query this batch skips
                     continue
                 value = float(metric.value)
                 for slot in slots:
-                    row[slot] = 0.0 if math.isnan(value) else value
+                    out[metric.query_id][slot] = 0.0 if math.isnan(value) else value
         return out
 
 

@@ -13,7 +13,7 @@ from evaluation import events, metrics, services
 from evaluation.measures import measure_check, measure_registry
 from evaluation.models import EvaluationJob, Qrel, QrelsVersion, Run
 from evaluation.selectors import per_turn_scores, score_means
-from tests.evaluation.helpers import build, cast2019_decaf, stored
+from tests.evaluation.helpers import build, cast2019_decaf, derive, stored
 
 pytestmark = pytest.mark.django_db
 
@@ -153,3 +153,25 @@ def test_the_picker_offers_ir_measures_registry_names_with_their_parameters(admi
     assert "ranking cutoff" in names["Success@10"]
     html = admin_client.get(reverse("evaluation-leaderboard"), {"version": version.pk}).content.decode()
     assert '<option value="SetF" label="SetF — ' in html
+
+
+def test_robustness_tables_take_any_measure_and_compute_it_under_both_versions(
+    admin_client, django_capture_on_commit_callbacks
+):
+    coll, version, runs = build()
+    extended = derive(version, "original + new", {"2_2": {"x4": 3}})
+    services.scores_compute_for_version(version=version)
+    services.scores_compute_for_version(version=extended)
+    params = {"base": version.pk, "extended": extended.pk, "collection": coll.pk, "measures": "nDCG@100, SetF"}
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        page = admin_client.get(reverse("evaluation-robustness"), params)
+    assert page.status_code == 200 and 'id="measure-computing"' in page.content.decode()
+    assert EvaluationJob.objects.filter(kind="measures").count() == 4  # two measures × two versions
+    for callback in queued:
+        callback()
+    table = admin_client.get(reverse("evaluation-robustness-export", args=["table14", "json"]), params).json()
+    strong = next(r for r in table["table14"]["rows"] if r["label"] == "strong")
+    assert strong["values"]["nDCG@100"]["before"] > 0 and strong["values"]["SetF"]["after"] is not None
+    assert strong["values"]["nDCG@100"]["after"] > strong["values"]["nDCG@100"]["before"]  # x4 became relevant
+    bad = admin_client.get(reverse("evaluation-robustness"), {**params, "measures": "nDCG@3, ERR@10"})
+    assert bad.status_code == 400 and "ERR@10" in bad.content.decode()
