@@ -18,7 +18,6 @@ from ecast.models import Collection, TestSet
 from evaluation import metrics, significance, stats
 from evaluation import selectors as sel
 from evaluation import services as svc
-from evaluation.measures import measure_check
 from evaluation.models import EvaluationJob, QrelsVersion, Run
 
 MEASURE_PARAM = OpenApiParameter(
@@ -29,33 +28,42 @@ MEASURE_PARAM = OpenApiParameter(
 )
 
 
-def _measure(request) -> str:
-    raw = (request.query_params.get("measure") or metrics.HEADLINE).strip()
+def _measures_stored(
+    request, versions: list[QrelsVersion], raw: list[str], *, field: str = "measure"
+) -> tuple[list[str], Response | None]:
+    """The stored spellings of the measures ``raw`` under ``versions``, each stored on demand, and, while one is still
+    being computed, the 202 answer saying so (400 naming the string, under ``field``, when ir_measures cannot parse
+    it or pytrec_eval cannot compute it per turn)."""
+    names, jobs = [], []
     try:
-        return measure_check(raw)
+        for m in raw:
+            for version in versions:
+                state = svc.measure_request(version=version, measure=m, user=request.user)
+                if state.job is not None:
+                    jobs.append(state.job)
+            names.append(state.measure)
     except metrics.MeasureError as exc:
-        raise serializers.ValidationError({"measure": str(exc)}) from exc
+        raise serializers.ValidationError({field: str(exc)}) from exc
+    if not jobs:
+        return names, None
+    computing = list(dict.fromkeys(m for j in jobs for m in j.measures))
+    body = {
+        "measure": computing[0],
+        "measures": computing,
+        "version": jobs[0].version_id,
+        "status": "computing",
+        "detail": f"{', '.join(computing)} being computed for every run; ask again when the job ends",
+        "job": _JobSerializer(jobs[0]).data,
+        "jobs": [_JobSerializer(j).data for j in jobs],
+        "progress": reverse("job-progress", args=[jobs[0].job_kind, jobs[0].pk]),
+    }
+    return names, Response(body, status=status.HTTP_202_ACCEPTED)
 
 
 def _measure_stored(request, version: QrelsVersion) -> tuple[str, Response | None]:
-    """The measure of ``?measure=`` for ``version`` and, while it is still being computed, the 202 answer saying so
-    (400 naming the string when ir_measures cannot parse it or pytrec_eval cannot compute it)."""
-    raw = (request.query_params.get("measure") or metrics.HEADLINE).strip()
-    try:
-        state = svc.measure_request(version=version, measure=raw, user=request.user)
-    except metrics.MeasureError as exc:
-        raise serializers.ValidationError({"measure": str(exc)}) from exc
-    if state.job is None:
-        return state.measure, None
-    body = {
-        "measure": state.measure,
-        "version": version.pk,
-        "status": "computing",
-        "detail": f"{state.measure} is being computed for every run under {version.name}; ask again when the job ends",
-        "job": _JobSerializer(state.job).data,
-        "progress": reverse("job-progress", args=[state.job.job_kind, state.job.pk]),
-    }
-    return state.measure, Response(body, status=status.HTTP_202_ACCEPTED)
+    """``?measure=`` (default nDCG@3) for ``version``, stored on demand (see ``_measures_stored``)."""
+    names, computing = _measures_stored(request, [version], [request.query_params.get("measure") or metrics.HEADLINE])
+    return names[0], computing
 
 
 class _JobSerializer(JobHealthFields, serializers.Serializer):
@@ -257,7 +265,7 @@ class SignificanceApi(AdminApi):
         permutations = serializers.IntegerField()
         seed = serializers.IntegerField()
 
-    @extend_schema(parameters=[InputSerializer], responses={200: OutputSerializer})
+    @extend_schema(parameters=[InputSerializer], responses={200: OutputSerializer, 202: dict})
     def get(self, request):
         data = self.InputSerializer(data=request.query_params)
         data.is_valid(raise_exception=True)
@@ -265,13 +273,12 @@ class SignificanceApi(AdminApi):
         version = get_object_or_404(QrelsVersion, pk=d["version"])
         a = get_object_or_404(Run, pk=d["a"], collection_id=version.collection_id)
         b = get_object_or_404(Run, pk=d["b"], collection_id=version.collection_id)
-        try:
-            metrics.parse_measure(d["measure"])
-        except metrics.MeasureError as exc:
-            raise DjangoValidationError(str(exc)) from exc
+        (measure,), computing = _measures_stored(request, [version], [d["measure"]])
+        if computing is not None:
+            return computing
         res = stats.paired_compare(
-            sel.per_turn_scores(run=a, version=version, measure=d["measure"]),
-            sel.per_turn_scores(run=b, version=version, measure=d["measure"]),
+            sel.per_turn_scores(run=a, version=version, measure=measure),
+            sel.per_turn_scores(run=b, version=version, measure=measure),
             permutations=d["permutations"],
             seed=d["seed"],
         )
@@ -316,7 +323,7 @@ class BaselineSignificanceApi(AdminApi):
         threshold = serializers.IntegerField()
         rows = serializers.ListField(child=serializers.DictField())
 
-    @extend_schema(parameters=[InputSerializer], responses={200: OutputSerializer})
+    @extend_schema(parameters=[InputSerializer], responses={200: OutputSerializer, 202: dict})
     def get(self, request):
         data = self.InputSerializer(data=request.query_params)
         data.is_valid(raise_exception=True)
@@ -326,10 +333,15 @@ class BaselineSignificanceApi(AdminApi):
         baseline = Run.objects.filter(pk=d["baseline"], collection_id=version.collection_id).first()
         if baseline is None:
             raise significance.SignificanceError("baseline", f"no run {d['baseline']} in {version.collection}")
+        measures, computing = _measures_stored(
+            request, [version], significance.measures_parse(d["measures"]), field="measures"
+        )
+        if computing is not None:
+            return computing
         out = sel.baseline_comparison(
             version=version,
             baseline=baseline,
-            measures=significance.measures_parse(d["measures"]),
+            measures=measures,
             test=d["test"],
             correction=d["correction"],
             alpha=d["alpha"],
@@ -353,14 +365,17 @@ class StabilityApi(AdminApi):
         swapped = serializers.ListField(child=serializers.DictField())
         tied = serializers.ListField(child=serializers.ListField(child=serializers.CharField()))
 
-    @extend_schema(parameters=[InputSerializer], responses={200: OutputSerializer})
+    @extend_schema(parameters=[InputSerializer], responses={200: OutputSerializer, 202: dict})
     def get(self, request):
         data = self.InputSerializer(data=request.query_params)
         data.is_valid(raise_exception=True)
         d = data.validated_data
         before = get_object_or_404(QrelsVersion, pk=d["before"])
         after = get_object_or_404(QrelsVersion, pk=d["after"], collection_id=before.collection_id)
+        (measure,), computing = _measures_stored(request, [before, after], [d["measure"]])
+        if computing is not None:
+            return computing
         names = dict(Run.objects.filter(collection_id=before.collection_id).values_list("pk", "name"))
-        mb = {names[r]: v[d["measure"]] for r, v in sel.score_means(version=before, measures=[d["measure"]]).items()}
-        ma = {names[r]: v[d["measure"]] for r, v in sel.score_means(version=after, measures=[d["measure"]]).items()}
+        mb = {names[r]: v[measure] for r, v in sel.score_means(version=before, measures=[measure]).items() if v}
+        ma = {names[r]: v[measure] for r, v in sel.score_means(version=after, measures=[measure]).items() if v}
         return Response(self.OutputSerializer(stats.kendall_tau(mb, ma)).data)

@@ -27,6 +27,7 @@ from evaluation.forms import BaselineForm, RunLinkForm, RunUploadForm
 from evaluation.measures import measure_check, measure_registry
 from evaluation.models import EvaluationJob, QrelsVersion
 from evaluation.plots import history_figures, leaderboard_svg, turn_deltas_svg
+from evaluation.scoring import version_measures
 
 T = TypeVar("T")
 
@@ -254,7 +255,9 @@ def compare(request: HttpRequest) -> HttpResponse:
     runs = list(sel.run_list_for_collection(collection_id=collection.pk)) if collection else []
     a = next((r for r in runs if str(r.pk) == request.GET.get("a")), None)
     b = next((r for r in runs if str(r.pk) == request.GET.get("b")), None)
-    baseline_form, baseline, status = _baseline_form(request, collection, version)
+    baseline_form, baseline, status, baseline_job = _baseline_form(request, collection, version)
+    if baseline_job is not None and asked.job is None:
+        asked = asked._replace(job=baseline_job)
     result = plot = None
     if a and b and version:
         pair = sel.run_pair_compare(a=a, b=b, version=version, measure=measure)
@@ -298,28 +301,40 @@ def compare(request: HttpRequest) -> HttpResponse:
 
 def _baseline_form(
     request: HttpRequest, collection: Collection | None, version: QrelsVersion | None
-) -> tuple[BaselineForm, dict[str, Any] | None, int]:
-    """The "every run against a baseline" form of the compare page, its table once submitted, and the page status
-    (400 when a parameter is refused, the form naming it)."""
+) -> tuple[BaselineForm, dict[str, Any] | None, int, EvaluationJob | None]:
+    """The "every run against a baseline" form of the compare page, its table once submitted, the page status
+    (400 when a parameter is refused, the form naming it) and the job computing a measure asked for, if any."""
     runs = sel.run_list_for_collection(collection_id=collection.pk) if collection else sel.run_list().none()
+    stored = version_measures(version) if version is not None else None
     if "baseline" not in request.GET:
-        return BaselineForm(runs=runs), None, 200
-    form = BaselineForm(request.GET, runs=runs)
+        return BaselineForm(runs=runs, stored=stored), None, 200, None
+    form = BaselineForm(request.GET, runs=runs, stored=stored)
     if not form.is_valid() or version is None:
-        return form, None, 400
+        return form, None, 400, None
     d = form.cleaned_data
+    job = None
+    with refusal_shown(form, field="more") as refused:
+        measures = list(d["measures"])
+        for m in significance.measures_parse(d["more"]) if (d["more"] or "").strip() else []:
+            state = svc.measure_request(version=version, measure=m, user=request.user)
+            job = job or state.job
+            measures.append(state.measure)
+    if refused:
+        return form, None, 400, None
+    if job is not None:
+        return form, None, 200, job
     with refusal_shown(form, field="measures") as refused:
         table = sel.baseline_comparison(
             version=version,
             baseline=d["baseline"],
-            measures=list(d["measures"]),
+            measures=list(dict.fromkeys(measures)),
             test=d["test"],
             correction=d["correction"],
             alpha=d["alpha"],
         )
     if refused:
-        return form, None, 400
-    return form, table, 200
+        return form, None, 400, None
+    return form, table, 200, None
 
 
 @admin_required

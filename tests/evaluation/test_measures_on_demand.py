@@ -175,3 +175,42 @@ def test_robustness_tables_take_any_measure_and_compute_it_under_both_versions(
     assert strong["values"]["nDCG@100"]["after"] > strong["values"]["nDCG@100"]["before"]  # x4 became relevant
     bad = admin_client.get(reverse("evaluation-robustness"), {**params, "measures": "nDCG@3, ERR@10"})
     assert bad.status_code == 400 and "ERR@10" in bad.content.decode()
+
+
+def test_significance_and_stability_apis_compute_a_measure_not_stored_yet(
+    admin_api, django_capture_on_commit_callbacks
+):
+    coll, version, runs = build()
+    extended = derive(version, "original + new", {"2_2": {"x4": 3}})
+    for v in (version, extended):
+        services.scores_compute_for_version(version=v)
+    baseline = {"version": version.pk, "baseline": runs["weak"].pk, "measures": "nDCG@7, AP"}
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        first = admin_api.get(reverse("api-eval-significance-baseline"), baseline)
+    assert first.status_code == 202 and first.json()["measures"] == ["nDCG@7"]
+    for callback in queued:
+        callback()
+    done = admin_api.get(reverse("api-eval-significance-baseline"), baseline)
+    assert done.status_code == 200 and {r["measure"] for r in done.json()["rows"]} == {"nDCG@7", "AP"}
+    stability = {"before": version.pk, "after": extended.pk, "measure": "SetP"}
+    with django_capture_on_commit_callbacks(execute=True):
+        assert admin_api.get(reverse("api-eval-stability"), stability).status_code == 202
+    again = admin_api.get(reverse("api-eval-stability"), stability)
+    assert again.status_code == 200 and again.json()["n"] == 2
+
+
+def test_the_compare_page_tests_runs_on_a_measure_typed_in_after_its_job(
+    admin_client, django_capture_on_commit_callbacks
+):
+    coll, version, runs = build()
+    services.scores_compute_for_version(version=version)
+    q = {"version": version.pk, "baseline": runs["weak"].pk, "measures": "AP", "more": "Success@3", "test": "t"}
+    q |= {"correction": "holm", "alpha": "0.05"}
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        page = admin_client.get(reverse("evaluation-compare"), q)
+    assert page.status_code == 200 and "Computing <strong>Success@3</strong>" in page.content.decode()
+    for callback in queued:
+        callback()
+    html = admin_client.get(reverse("evaluation-compare"), q).content.decode()
+    assert "<td>strong</td><td>Success@3</td>" in html and "<td>strong</td><td>AP</td>" in html
+    assert 'value="Success@3"' in html  # now a stored measure of the version, offered as a box to tick
