@@ -214,3 +214,26 @@ def test_the_compare_page_tests_runs_on_a_measure_typed_in_after_its_job(
     html = admin_client.get(reverse("evaluation-compare"), q).content.decode()
     assert "<td>strong</td><td>Success@3</td>" in html and "<td>strong</td><td>AP</td>" in html
     assert 'value="Success@3"' in html  # now a stored measure of the version, offered as a box to tick
+
+
+def test_analyses_take_any_ir_measures_string_and_refuse_one_pytrec_eval_cannot_compute(
+    django_capture_on_commit_callbacks,
+):
+    from django.core.exceptions import ValidationError
+
+    from evaluation.analyses.services import pivots as pivot_services
+    from tests.evaluation.analyses.helpers import collection_with_qrels, make_run
+
+    coll, version = collection_with_qrels(n_topics=3, turns_per_topic=3)
+    runs = [make_run(coll, f"sys{i}", q) for i, q in enumerate([1.5, 1.0, 0.6, 0.2])]
+    with django_capture_on_commit_callbacks(execute=True):
+        obj = pivot_services.pivot_analysis_create(
+            collection=coll, runs=runs, qrels_version=version, metrics=["ndcg@100", "P(rel=2)@5"], n_splits=3, seed=1
+        )
+    obj.refresh_from_db()
+    assert obj.status == "succeeded", obj.error
+    assert set(obj.results["consistency_mean"]) == {"nDCG@100", "P(rel=2)@5"}
+    with pytest.raises(ValidationError, match="'alpha_nDCG@10'.*pytrec_eval"):
+        pivot_services.pivot_analysis_create(
+            collection=coll, runs=runs, qrels_version=version, metrics=["alpha_nDCG@10"]
+        )
