@@ -42,11 +42,8 @@ ON_DEMAND = [
 ]
 
 
-def test_the_sample_of_measures_is_not_stored_by_default():
-    assert not set(ON_DEMAND) & set(metrics.DEFAULT_MEASURES) and len(set(ON_DEMAND)) == 20
-
-
 def test_twenty_on_demand_measures_equal_ir_measures_on_decaf_runs(shared_data, django_capture_on_commit_callbacks):
+    assert not set(ON_DEMAND) & set(metrics.DEFAULT_MEASURES) and len(set(ON_DEMAND)) == 20
     runs = (1, 16)
     coll, version = cast2019_decaf(shared_data, runs, "CAsT 2019 (on demand)")
     services.scores_compute_for_version(version=version)
