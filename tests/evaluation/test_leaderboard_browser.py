@@ -157,8 +157,8 @@ def test_a_measure_typed_in_says_computing_then_shows_its_numbers(browser, live_
     assert _cell(browser, strong) == "computing…"
     assert held
     services.evaluation_job_execute(job_id=held[0])
-    # The page follows the job (static/ecast/poll.js) and shows the numbers once it ends.
+    # The page follows the job (static/ecast/poll.js): the new scores arrive live, and the notice goes once it ends.
+    page_wait(browser).until(lambda d: not d.find_elements(By.ID, "measure-computing"))
     page_wait(browser).until(lambda d: _cell(d, strong).replace(".", "", 1).isdigit())
     assert float(_cell(browser, strong)) > 0
-    assert not browser.find_elements(By.ID, "measure-computing")
     assert browser.find_element(By.CSS_SELECTOR, "#lb-table thead th:nth-child(5)").text == "nDCG@100"
