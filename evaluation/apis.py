@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -19,16 +20,50 @@ from evaluation import selectors as sel
 from evaluation import services as svc
 from evaluation.models import EvaluationJob, QrelsVersion, Run
 
-MEASURE_PARAM = OpenApiParameter("measure", str, description="ir_measures string, default nDCG@3")
+MEASURE_PARAM = OpenApiParameter(
+    "measure",
+    str,
+    description="any ir_measures string pytrec_eval computes per turn (default nDCG@3); one not stored yet for the "
+    "version is computed in the background and the answer is 202 until it is",
+)
 
 
-def _measure(request) -> str:
-    raw = (request.query_params.get("measure") or metrics.HEADLINE).strip()
+def _measures_stored(
+    request, versions: list[QrelsVersion], raw: list[str], *, field: str = "measure"
+) -> tuple[list[str], Response | None]:
+    """The stored spellings of the measures ``raw`` under ``versions``, each stored on demand, and, while one is still
+    being computed, the 202 answer saying so (400 naming the string, under ``field``, when ir_measures cannot parse
+    it or pytrec_eval cannot compute it per turn)."""
+    names, jobs = [], []
     try:
-        metrics.parse_measure(raw)
+        for m in raw:
+            for version in versions:
+                state = svc.measure_request(version=version, measure=m, user=request.user)
+                if state.job is not None:
+                    jobs.append(state.job)
+            names.append(state.measure)
     except metrics.MeasureError as exc:
-        raise serializers.ValidationError({"measure": str(exc)}) from exc
-    return raw
+        raise serializers.ValidationError({field: str(exc)}) from exc
+    if not jobs:
+        return names, None
+    computing = list(dict.fromkeys(m for j in jobs for m in j.measures))
+    body = {
+        "measure": computing[0],
+        "measures": computing,
+        "version": jobs[0].version_id,
+        "status": "computing",
+        "detail": f"{', '.join(computing)} being computed for every run; ask again when the job ends",
+        "job": _JobSerializer(jobs[0]).data,
+        "jobs": [_JobSerializer(j).data for j in jobs],
+        "progress": reverse("job-progress", args=[jobs[0].job_kind, jobs[0].pk]),
+    }
+    return names, Response(body, status=status.HTTP_202_ACCEPTED)
+
+
+def _measure_stored(request, version: QrelsVersion) -> tuple[str, Response | None]:
+    """``?measure=`` (default nDCG@3) for ``version``, stored on demand (see ``_measures_stored``)."""
+    names, computing = _measures_stored(request, [version], [request.query_params.get("measure") or metrics.HEADLINE])
+    return names[0], computing
 
 
 class _JobSerializer(JobHealthFields, serializers.Serializer):
@@ -65,10 +100,13 @@ class LeaderboardApi(AdminApi):
         status = serializers.DictField()
         rows = serializers.ListField(child=serializers.DictField())
 
-    @extend_schema(parameters=[MEASURE_PARAM], responses={200: OutputSerializer})
+    @extend_schema(parameters=[MEASURE_PARAM], responses={200: OutputSerializer, 202: dict})
     def get(self, request, pk: int):
         version = get_object_or_404(QrelsVersion.objects.select_related("collection"), pk=pk)
-        data = sel.leaderboard_data(version=version, measure=_measure(request))
+        measure, computing = _measure_stored(request, version)
+        if computing is not None:
+            return computing
+        data = sel.leaderboard_data(version=version, measure=measure)
         data["rows"] = [self.RowSerializer(r).data for r in data["rows"]]
         return Response(self.OutputSerializer(data).data)
 
@@ -104,7 +142,7 @@ class RunScoresApi(AdminApi):
 
     @extend_schema(
         parameters=[OpenApiParameter("version", int, required=True), MEASURE_PARAM],
-        responses={200: OutputSerializer},
+        responses={200: OutputSerializer, 202: dict},
     )
     def get(self, request, pk: int):
         run = get_object_or_404(Run.objects.select_related("collection"), pk=pk)
@@ -112,7 +150,9 @@ class RunScoresApi(AdminApi):
         if not vid.isdigit():
             raise DjangoValidationError("version: required (a qrels version id)")
         version = get_object_or_404(QrelsVersion, pk=int(vid), collection_id=run.collection_id)
-        measure = _measure(request)
+        measure, computing = _measure_stored(request, version)
+        if computing is not None:
+            return computing
         turns = sel.per_turn_scores(run=run, version=version, measure=measure)
         out = {
             "run": run.name,
@@ -225,7 +265,7 @@ class SignificanceApi(AdminApi):
         permutations = serializers.IntegerField()
         seed = serializers.IntegerField()
 
-    @extend_schema(parameters=[InputSerializer], responses={200: OutputSerializer})
+    @extend_schema(parameters=[InputSerializer], responses={200: OutputSerializer, 202: dict})
     def get(self, request):
         data = self.InputSerializer(data=request.query_params)
         data.is_valid(raise_exception=True)
@@ -233,13 +273,12 @@ class SignificanceApi(AdminApi):
         version = get_object_or_404(QrelsVersion, pk=d["version"])
         a = get_object_or_404(Run, pk=d["a"], collection_id=version.collection_id)
         b = get_object_or_404(Run, pk=d["b"], collection_id=version.collection_id)
-        try:
-            metrics.parse_measure(d["measure"])
-        except metrics.MeasureError as exc:
-            raise DjangoValidationError(str(exc)) from exc
+        (measure,), computing = _measures_stored(request, [version], [d["measure"]])
+        if computing is not None:
+            return computing
         res = stats.paired_compare(
-            sel.per_turn_scores(run=a, version=version, measure=d["measure"]),
-            sel.per_turn_scores(run=b, version=version, measure=d["measure"]),
+            sel.per_turn_scores(run=a, version=version, measure=measure),
+            sel.per_turn_scores(run=b, version=version, measure=measure),
             permutations=d["permutations"],
             seed=d["seed"],
         )
@@ -284,7 +323,7 @@ class BaselineSignificanceApi(AdminApi):
         threshold = serializers.IntegerField()
         rows = serializers.ListField(child=serializers.DictField())
 
-    @extend_schema(parameters=[InputSerializer], responses={200: OutputSerializer})
+    @extend_schema(parameters=[InputSerializer], responses={200: OutputSerializer, 202: dict})
     def get(self, request):
         data = self.InputSerializer(data=request.query_params)
         data.is_valid(raise_exception=True)
@@ -294,10 +333,15 @@ class BaselineSignificanceApi(AdminApi):
         baseline = Run.objects.filter(pk=d["baseline"], collection_id=version.collection_id).first()
         if baseline is None:
             raise significance.SignificanceError("baseline", f"no run {d['baseline']} in {version.collection}")
+        measures, computing = _measures_stored(
+            request, [version], significance.measures_parse(d["measures"]), field="measures"
+        )
+        if computing is not None:
+            return computing
         out = sel.baseline_comparison(
             version=version,
             baseline=baseline,
-            measures=significance.measures_parse(d["measures"]),
+            measures=measures,
             test=d["test"],
             correction=d["correction"],
             alpha=d["alpha"],
@@ -321,14 +365,17 @@ class StabilityApi(AdminApi):
         swapped = serializers.ListField(child=serializers.DictField())
         tied = serializers.ListField(child=serializers.ListField(child=serializers.CharField()))
 
-    @extend_schema(parameters=[InputSerializer], responses={200: OutputSerializer})
+    @extend_schema(parameters=[InputSerializer], responses={200: OutputSerializer, 202: dict})
     def get(self, request):
         data = self.InputSerializer(data=request.query_params)
         data.is_valid(raise_exception=True)
         d = data.validated_data
         before = get_object_or_404(QrelsVersion, pk=d["before"])
         after = get_object_or_404(QrelsVersion, pk=d["after"], collection_id=before.collection_id)
+        (measure,), computing = _measures_stored(request, [before, after], [d["measure"]])
+        if computing is not None:
+            return computing
         names = dict(Run.objects.filter(collection_id=before.collection_id).values_list("pk", "name"))
-        mb = {names[r]: v[d["measure"]] for r, v in sel.score_means(version=before, measures=[d["measure"]]).items()}
-        ma = {names[r]: v[d["measure"]] for r, v in sel.score_means(version=after, measures=[d["measure"]]).items()}
+        mb = {names[r]: v[measure] for r, v in sel.score_means(version=before, measures=[measure]).items() if v}
+        ma = {names[r]: v[measure] for r, v in sel.score_means(version=after, measures=[measure]).items() if v}
         return Response(self.OutputSerializer(stats.kendall_tau(mb, ma)).data)

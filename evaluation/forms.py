@@ -43,6 +43,7 @@ class BaselineForm(forms.Form):
         choices=[(m, m) for m in metrics.DEFAULT_MEASURES],
         initial=[metrics.HEADLINE],
         widget=forms.CheckboxSelectMultiple,
+        required=False,
     )
     test = forms.ChoiceField(choices=list(significance.TESTS.items()), initial=significance.DEFAULT_TEST)
     correction = forms.ChoiceField(
@@ -52,9 +53,23 @@ class BaselineForm(forms.Form):
     )
     alpha = forms.FloatField(initial=significance.DEFAULT_ALPHA, min_value=0.0, max_value=1.0)
 
-    def __init__(self, *args: Any, runs: Any, **kwargs: Any) -> None:
+    more = forms.CharField(
+        required=False,
+        label="Other measures",
+        help_text="comma-separated ir_measures strings (nDCG@100, P(rel=2)@5, …), computed on demand",
+    )
+
+    def __init__(self, *args: Any, runs: Any, stored: list[str] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["baseline"].queryset = runs  # type: ignore[attr-defined]
+        if stored:  # the version's requested measures beside the defaults
+            self.fields["measures"].choices = [(m, m) for m in stored]  # type: ignore[attr-defined]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if not data.get("measures") and not (data.get("more") or "").strip():
+            self.add_error("measures", "name at least one measure")
+        return data
 
     def clean_alpha(self) -> float:
         alpha = self.cleaned_data["alpha"]

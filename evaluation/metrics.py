@@ -313,6 +313,8 @@ class RankingEvaluator:
                 slots = names_by_id.get(id(metric.measure))
                 if slots is None:
                     slots = names_by_id[id(metric.measure)] = self._fallback_slots.get(metric.measure, [])
+                if metric.query_id not in out:  # a query-level count (NumRel) of a judged query this batch skips
+                    continue
                 value = float(metric.value)
                 for slot in slots:
                     out[metric.query_id][slot] = 0.0 if math.isnan(value) else value

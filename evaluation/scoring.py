@@ -20,6 +20,12 @@ from evaluation.selectors import qrels_dict, rankings_fetch, rankings_iter, rank
 
 MEASURES: list[str] = list(metrics.DEFAULT_MEASURES)
 
+
+def version_measures(version: QrelsVersion) -> list[str]:
+    """The measures stored under ``version``: the defaults, then those asked for on demand (kept live alike)."""
+    return list(dict.fromkeys([*MEASURES, *(version.requested_measures or [])]))
+
+
 # Rankings decoded and evaluated together (see ``Scorer.runs``).
 EVALUATE_BATCH = 8
 
@@ -165,10 +171,13 @@ def scores_write(
     version: QrelsVersion,
     run_ids: Sequence[int],
     turn_pks: Sequence[int] | None = None,
-    measures: Sequence[str] = MEASURES,
+    measures: Sequence[str] | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> Written:
-    """Evaluate ``run_ids`` under ``version`` (optionally only some turns) and replace their stored scores."""
+    """Evaluate ``run_ids`` under ``version`` (optionally only some turns) and replace their stored scores
+    (``measures``: the version's own, ``version_measures``, unless given)."""
+    if measures is None:
+        measures = version_measures(version)
     run_ids = sorted({int(r) for r in run_ids})  # the order rankings come in
     if turn_pks is None and len(run_ids) > 1 and connection.vendor == "postgresql" and not connection.in_atomic_block:
         return _scores_write_streamed(version=version, run_ids=run_ids, measures=measures, progress=progress)

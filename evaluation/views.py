@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from django.conf import settings
 from django.contrib import messages
@@ -24,8 +24,10 @@ from evaluation import metrics, significance
 from evaluation import selectors as sel
 from evaluation import services as svc
 from evaluation.forms import BaselineForm, RunLinkForm, RunUploadForm
+from evaluation.measures import measure_check, measure_registry
 from evaluation.models import EvaluationJob, QrelsVersion
 from evaluation.plots import history_figures, leaderboard_svg, turn_deltas_svg
+from evaluation.scoring import version_measures
 
 T = TypeVar("T")
 
@@ -57,14 +59,47 @@ def pick_version(request: HttpRequest) -> tuple[Collection | None, QrelsVersion 
 def _measure(request: HttpRequest, default: str = metrics.HEADLINE) -> str:
     raw = (request.GET.get("measure") or default).strip()
     with refusal_as_404():
-        metrics.parse_measure(raw)
-    return raw
+        return measure_check(raw)
+
+
+class Asked(NamedTuple):
+    """The measure a page shows (its stored spelling), the job computing it (None once stored), and the refusal of
+    the string asked for ("" when none): the page then shows the headline measure and says why."""
+
+    measure: str
+    job: EvaluationJob | None
+    error: str
+    typed: str
+
+
+def _measure_asked(request: HttpRequest, version: QrelsVersion | None) -> Asked:
+    """The measure of ``?measure=`` for ``version``, stored on demand: any ir_measures string pytrec_eval computes."""
+    raw = (request.GET.get("measure") or metrics.HEADLINE).strip()
+    try:
+        if version is None:
+            return Asked(measure_check(raw), None, "", raw)
+        state = svc.measure_request(version=version, measure=raw, user=request.user)
+    except metrics.MeasureError as exc:
+        return Asked(metrics.HEADLINE, None, str(exc), raw)
+    return Asked(state.measure, state.job, "", state.measure)
+
+
+def _measure_context(asked: Asked) -> dict[str, Any]:
+    return {
+        "measure": asked.measure,
+        "measure_typed": asked.typed,
+        "measure_error": asked.error,
+        "measure_job": asked.job,
+        "measure_choices": metrics.DEFAULT_MEASURES,
+        "measure_hints": measure_registry(),
+    }
 
 
 @admin_required
 def leaderboard(request: HttpRequest) -> HttpResponse:
     collection, version = pick_version(request)
-    measure = _measure(request)
+    asked = _measure_asked(request, version)
+    measure = asked.measure
     # Read before the scores, so a write landing in between still reaches the page as an event.
     stamp = sel.scores_stamp(version_id=version.pk) if version else ""
     data = sel.leaderboard_data(version=version, measure=measure) if version else None
@@ -77,13 +112,13 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
             "scores_stamp": stamp,
             "collections": sel.collection_list(),
             "versions": sel.qrels_version_list_for_collection(collection_id=collection.pk) if collection else [],
-            "measure": measure,
-            "measure_choices": metrics.DEFAULT_MEASURES,
+            **_measure_context(asked),
             "data": data,
             "rows": sel.leaderboard_table(data) if data else [],
             "plot": leaderboard_svg(data) if data else "",
             "jobs": sel.job_list(collection_id=collection.pk, limit=sel.RECENT_JOBS) if collection else [],
         },
+        status=400 if asked.error else 200,
     )
 
 
@@ -167,7 +202,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     versions = list(sel.qrels_version_list_for_collection(collection_id=run.collection_id))
     vid = request.GET.get("version")
     version = next((v for v in versions if str(v.pk) == vid), versions[0] if versions else None)
-    measure = _measure(request)
+    asked = _measure_asked(request, version)
+    measure = asked.measure
     per_turn = sel.per_turn_scores(run=run, version=version, measure=measure) if version else {}
     other = next((v for v in versions if str(v.pk) == request.GET.get("against")), None)
     delta_plot = ""
@@ -183,13 +219,13 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "versions": versions,
             "version": version,
             "other": other,
-            "measure": measure,
-            "measure_choices": metrics.DEFAULT_MEASURES,
+            **_measure_context(asked),
             **sel.run_turn_table(per_turn),
             "delta_plot": delta_plot,
             "jobs": sel.run_job_list(run=run),
             "threshold": run.collection.relevance_threshold,
         },
+        status=400 if asked.error else 200,
     )
 
 
@@ -214,11 +250,14 @@ def run_scores_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
 @admin_required
 def compare(request: HttpRequest) -> HttpResponse:
     collection, version = pick_version(request)
-    measure = _measure(request)
+    asked = _measure_asked(request, version)
+    measure = asked.measure
     runs = list(sel.run_list_for_collection(collection_id=collection.pk)) if collection else []
     a = next((r for r in runs if str(r.pk) == request.GET.get("a")), None)
     b = next((r for r in runs if str(r.pk) == request.GET.get("b")), None)
-    baseline_form, baseline, status = _baseline_form(request, collection, version)
+    baseline_form, baseline, status, baseline_job = _baseline_form(request, collection, version)
+    if baseline_job is not None and asked.job is None:
+        asked = asked._replace(job=baseline_job)
     result = plot = None
     if a and b and version:
         pair = sel.run_pair_compare(a=a, b=b, version=version, measure=measure)
@@ -246,8 +285,7 @@ def compare(request: HttpRequest) -> HttpResponse:
             "runs": runs,
             "a": a,
             "b": b,
-            "measure": measure,
-            "measure_choices": metrics.DEFAULT_MEASURES,
+            **_measure_context(asked),
             "result": result,
             "plot": plot,
             "baseline_form": baseline_form,
@@ -257,34 +295,46 @@ def compare(request: HttpRequest) -> HttpResponse:
             "resamples": f"{significance.RESAMPLES:,}",
             "seed": significance.SEED,
         },
-        status=status,
+        status=400 if asked.error else status,
     )
 
 
 def _baseline_form(
     request: HttpRequest, collection: Collection | None, version: QrelsVersion | None
-) -> tuple[BaselineForm, dict[str, Any] | None, int]:
-    """The "every run against a baseline" form of the compare page, its table once submitted, and the page status
-    (400 when a parameter is refused, the form naming it)."""
+) -> tuple[BaselineForm, dict[str, Any] | None, int, EvaluationJob | None]:
+    """The "every run against a baseline" form of the compare page, its table once submitted, the page status
+    (400 when a parameter is refused, the form naming it) and the job computing a measure asked for, if any."""
     runs = sel.run_list_for_collection(collection_id=collection.pk) if collection else sel.run_list().none()
+    stored = version_measures(version) if version is not None else None
     if "baseline" not in request.GET:
-        return BaselineForm(runs=runs), None, 200
-    form = BaselineForm(request.GET, runs=runs)
+        return BaselineForm(runs=runs, stored=stored), None, 200, None
+    form = BaselineForm(request.GET, runs=runs, stored=stored)
     if not form.is_valid() or version is None:
-        return form, None, 400
+        return form, None, 400, None
     d = form.cleaned_data
+    job = None
+    with refusal_shown(form, field="more") as refused:
+        measures = list(d["measures"])
+        for m in significance.measures_parse(d["more"]) if (d["more"] or "").strip() else []:
+            state = svc.measure_request(version=version, measure=m, user=request.user)
+            job = job or state.job
+            measures.append(state.measure)
+    if refused:
+        return form, None, 400, None
+    if job is not None:
+        return form, None, 200, job
     with refusal_shown(form, field="measures") as refused:
         table = sel.baseline_comparison(
             version=version,
             baseline=d["baseline"],
-            measures=list(d["measures"]),
+            measures=list(dict.fromkeys(measures)),
             test=d["test"],
             correction=d["correction"],
             alpha=d["alpha"],
         )
     if refused:
-        return form, None, 400
-    return form, table, 200
+        return form, None, 400, None
+    return form, table, 200, None
 
 
 @admin_required

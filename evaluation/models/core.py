@@ -24,6 +24,8 @@ class QrelsVersion(models.Model):
     parent = models.ForeignKey("self", on_delete=models.PROTECT, null=True, blank=True, related_name="children")
     description = models.TextField(blank=True)
     source_file = models.CharField(max_length=500, blank=True)
+    # ir_measures strings asked for beyond the default measures: stored and kept live like them from then on.
+    requested_measures = models.JSONField(default=list, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -235,12 +237,15 @@ class EvaluationJob(Job):
         RUN = "run", "Evaluate a run"
         FULL = "full", "Full recompute"
         TURNS = "turns", "Recompute changed turns"
+        MEASURES = "measures", "Compute requested measures"
 
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="evaluation_jobs")
     kind = models.CharField(max_length=10, choices=Kind.choices)
     run = models.ForeignKey(Run, on_delete=models.CASCADE, null=True, blank=True, related_name="evaluation_jobs")
     version = models.ForeignKey(QrelsVersion, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
     turn_ids = models.JSONField(default=list, blank=True)
+    # The requested measures a "measures" job adds to its version's stored scores.
+    measures = models.JSONField(default=list, blank=True)
     # Parts of a fanned-out full recompute that have finished ("version:first run"): counted by identity, so a part
     # run twice (redelivered, or queued again by the sweeper) never ends the job before every part has run.
     parts_done = models.JSONField(default=list, blank=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
+from django.core.exceptions import BadRequest
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -14,11 +15,13 @@ from ecast.core.csvfiles import csv_response
 from ecast.core.pages import refusal_shown
 from ecast.core.permissions import admin_required
 from ecast.models import TestSet
+from evaluation.measures import MeasureError, measure_registry
 from evaluation.models import Qrel, QrelsVersion, Run
 from evaluation.robustness import selectors as rsel
 from evaluation.robustness import services
 from evaluation.robustness.plots import robustness_figures
 from evaluation.selectors import collection_list
+from evaluation.services import measure_request
 from evaluation.views import pick_version
 
 
@@ -66,6 +69,28 @@ def robustness_params(request: HttpRequest) -> rsel.RobustnessParams | None:
     )
 
 
+def robustness_measures(request: HttpRequest, p: rsel.RobustnessParams) -> tuple[list[Any], str]:
+    """Tables 11 and 14 on the measures of ``?measures=`` (comma-separated ir_measures strings), each stored on
+    demand under the original and the extended qrels: the jobs computing them, and the refusal of a string
+    ("" when none; the tables then keep their default measures)."""
+    data = request.POST if request.method == "POST" else request.GET
+    raw = [m.strip() for m in (data.get("measures") or "").split(",") if m.strip()]
+    if not raw:
+        return [], ""
+    jobs, names = [], []
+    try:
+        for m in raw:
+            for version in filter(None, (p.base, p.extended)):
+                state = measure_request(version=version, measure=m, user=request.user)
+                if state.job is not None:
+                    jobs.append(state.job)
+            names.append(state.measure)
+    except MeasureError as exc:
+        return [], str(exc)
+    p.measures = list(dict.fromkeys(names))
+    return jobs, ""
+
+
 def _fmt(v: Any, pct: bool = False) -> str:
     if v is None:
         return "–"
@@ -82,17 +107,25 @@ def robustness(request: HttpRequest) -> HttpResponse:
             "evaluation/robustness.html",
             {"empty": True, "collection": collection, "collections": collection_list()},
         )
+    jobs, error = robustness_measures(request, p)
     report = rsel.robustness_report(p)
     return render(
         request,
         "evaluation/robustness.html",
         {
+            "measure": ", ".join(p.measures),
+            "measure_typed": request.GET.get("measures") or ", ".join(p.measures),
+            "measure_error": error,
+            "measure_job": jobs[0] if jobs else None,
+            "measure_hints": measure_registry(),
+            "version": p.base,
             "p": p,
             "report": report,
             "query": request.GET.urlencode(),
             **rsel.robustness_page(p, report),
             **robustness_figures(p, report),
         },
+        status=400 if error else 200,
     )
 
 
@@ -101,6 +134,9 @@ def robustness_export(request: HttpRequest, table: str, fmt: str) -> HttpRespons
     p = robustness_params(request)
     if p is None:
         raise Http404("no collection with qrels")
+    jobs, error = robustness_measures(request, p)
+    if error:
+        raise BadRequest(error)
     report = rsel.robustness_report(p)
     if table not in ("table11", "table13", "table14", "all"):
         raise Http404("unknown table")

@@ -31,6 +31,7 @@ from evaluation.services.live import (
     recompute_key,
     version_schedule_initial,
 )
+from evaluation.services.measures import MeasureState, measure_request
 from evaluation.services.recovery import (
     dirty_turns_fail,
     dirty_turns_requeue,
@@ -83,4 +84,6 @@ __all__ = [
     "dirty_turns_requeue",
     "dirty_turns_fail",
     "MEASURES",
+    "MeasureState",
+    "measure_request",
 ]

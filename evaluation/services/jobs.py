@@ -58,7 +58,8 @@ def version_writer(
         yield free
 
 
-def _enqueue(job: EvaluationJob) -> None:
+def enqueue_job(job: EvaluationJob) -> None:
+    """Queue ``job`` for the worker once the caller's transaction commits."""
     transaction.on_commit(lambda: enqueue(JOB_TASK, job.pk))
 
 
@@ -91,7 +92,7 @@ def evaluation_job_create(
     job.full_clean()
     job.save()
     if start and not (kind == EvaluationJob.Kind.FULL and _parts_start(job, at_commit=True)):
-        _enqueue(job)
+        enqueue_job(job)
     return job
 
 
@@ -174,6 +175,16 @@ def evaluation_job_execute(*, job_id: int) -> EvaluationJob:
                     return job
                 _turns_recompute(job=job)
             step(1)
+        elif job.kind == EvaluationJob.Kind.MEASURES and job.version is not None:
+            # Every run rescored with the version's measures, now including the requested ones; alone on the
+            # version like a drain, whose rows carry the requested measures too from the moment they were asked for.
+            with version_writer(job.version.pk, JOB_TASK, job.pk) as free:
+                if not free:
+                    return job
+                version = QrelsVersion.objects.select_related("collection").get(pk=job.version.pk)
+                run_ids = list(Run.objects.filter(collection_id=version.collection_id).values_list("pk", flat=True))
+                EvaluationJob.objects.filter(pk=job.pk).update(progress_total=len(run_ids))
+                scores_write(version=version, run_ids=run_ids, progress=step)
         status, error = EvaluationJob.Status.SUCCEEDED, ""
     except Exception as exc:  # noqa: BLE001 - the job page shows what went wrong
         reraise_transient(exc)  # a lost connection or a deadlock: job_unit runs the job again

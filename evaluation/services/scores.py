@@ -15,11 +15,11 @@ from evaluation.models import (
     QrelsVersion,
     Run,
 )
-from evaluation.scoring import MEASURES, Written, scores_write
+from evaluation.scoring import Written, scores_write
 from evaluation.selectors import score_means, scores_exist
 
 
-def scores_compute_for_run(*, run: Run, measures: Sequence[str] = MEASURES) -> int:
+def scores_compute_for_run(*, run: Run, measures: Sequence[str] | None = None) -> int:
     """Evaluate one run under every qrels version of its collection; returns rows written."""
     return sum(
         scores_write(version=v, run_ids=[run.pk], measures=measures).values
@@ -28,7 +28,7 @@ def scores_compute_for_run(*, run: Run, measures: Sequence[str] = MEASURES) -> i
 
 
 def scores_compute_for_version(
-    *, version: QrelsVersion, measures: Sequence[str] = MEASURES, progress: Callable[[int], None] | None = None
+    *, version: QrelsVersion, measures: Sequence[str] | None = None, progress: Callable[[int], None] | None = None
 ) -> int:
     """Evaluate every run of the version's collection under it (full recompute of one version)."""
     run_ids = list(Run.objects.filter(collection_id=version.collection_id).values_list("pk", flat=True))
@@ -38,7 +38,7 @@ def scores_compute_for_version(
 
 
 def scores_recompute_turns(
-    *, version: QrelsVersion, turn_pks: Sequence[int], measures: Sequence[str] = MEASURES
+    *, version: QrelsVersion, turn_pks: Sequence[int], measures: Sequence[str] | None = None
 ) -> int:
     """Rewrite the scores of the given turns for every run (turns no longer judged lose their rows)."""
     run_ids = list(Run.objects.filter(collection_id=version.collection_id).values_list("pk", flat=True))

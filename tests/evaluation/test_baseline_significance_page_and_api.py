@@ -116,7 +116,7 @@ def test_the_api_returns_the_table_with_statsmodels_corrections(admin_api, score
         ({"alpha": "0"}, "alpha"),
         ({"alpha": "x"}, "alpha"),
         ({"measures": "bogus@3"}, "measures"),
-        ({"measures": "nDCG@7"}, "measures"),
+        ({"measures": "ERR@10"}, "measures"),
         ({"baseline": "999999"}, "baseline"),
         ({"baseline": ""}, "baseline"),
     ],

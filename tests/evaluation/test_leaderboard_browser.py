@@ -137,3 +137,28 @@ def test_a_job_started_from_the_leaderboard_shows_its_progress_and_end_without_a
     page_wait(browser).until(lambda d: "succeeded" in row(d) and "4/4" in row(d))
     assert "running" not in row(browser)
     assert browser.execute_script("return window.__noReload;") == "still here"
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_a_measure_typed_in_says_computing_then_shows_its_numbers(browser, live_server, admin_user, monkeypatch):
+    coll, version, runs = build()
+    services.scores_compute_for_version(version=version)
+    held: list[int] = []  # the job is queued, not run, until the page has said it is computing
+    monkeypatch.setattr("evaluation.services.measures.enqueue_job", lambda job: held.append(job.pk))
+    browser_login(browser, live_server, "admin1", "pass-admin1")
+    browser.get(f"{live_server.url}/evaluation/?version={version.pk}")
+    field = browser.find_element(By.NAME, "measure")
+    field.clear()
+    field.send_keys("nDCG@100")
+    browser.find_element(By.CSS_SELECTOR, "#version-picker button").click()
+    page_wait(browser).until(lambda d: "Computing nDCG@100" in d.find_element(By.ID, "measure-computing").text)
+    strong = runs["strong"].pk
+    assert _cell(browser, strong) == "computing…"
+    assert held
+    services.evaluation_job_execute(job_id=held[0])
+    # The page follows the job (static/ecast/poll.js): the new scores arrive live, and the notice goes once it ends.
+    page_wait(browser).until(lambda d: not d.find_elements(By.ID, "measure-computing"))
+    page_wait(browser).until(lambda d: _cell(d, strong).replace(".", "", 1).isdigit())
+    assert float(_cell(browser, strong)) > 0
+    assert browser.find_element(By.CSS_SELECTOR, "#lb-table thead th:nth-child(5)").text == "nDCG@100"

@@ -275,9 +275,10 @@ def test_pages_render_a_version_without_runs_or_scores(admin_client):
         assert admin_client.get(reverse(name), {"version": version.pk}).status_code == 200, name
 
 
-def test_an_unknown_measure_on_a_page_is_a_404_not_a_crash(admin_client, scored):
+def test_an_unknown_measure_on_a_page_is_a_400_naming_it_not_a_crash(admin_client, scored):
     coll, version, runs = scored
-    assert admin_client.get(reverse("evaluation-leaderboard"), {"measure": "nope@3"}).status_code == 404
+    resp = admin_client.get(reverse("evaluation-leaderboard"), {"measure": "nope@3"})
+    assert resp.status_code == 400 and "unknown measure &#x27;nope@3&#x27;" in resp.content.decode()
 
 
 def test_uploading_a_real_run_file_through_the_page_uses_the_importer_and_evaluates_it(

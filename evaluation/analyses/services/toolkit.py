@@ -14,7 +14,8 @@ from ecast.core.jobs import enqueue
 from ecast.core.models import JobStatus
 from ecast.models import Collection
 from evaluation.analyses.selectors import ANALYSIS_MODELS
-from evaluation.metrics import MeasureError, make_evaluator, parse_measure
+from evaluation.measures import measure_check
+from evaluation.metrics import MeasureError, make_evaluator
 from evaluation.models import QrelsVersion, Run
 
 # Registered name of the task in evaluation/analyses/tasks.py (queued by name: the tasks module imports the services).
@@ -25,17 +26,19 @@ COMPUTE_TASK = "evaluation.analysis_compute"
 
 
 def check_measures(measures: Iterable[str]) -> list[str]:
-    """Measure strings ir_measures can parse (via evaluation.metrics), or a ValidationError naming the bad one."""
+    """Measure strings in their stored spelling (``evaluation.measures.measure_check``: any ir_measures string
+    pytrec_eval computes per turn), or a ValidationError naming the bad one."""
     out = []
     for m in measures:
         m = str(m).strip()
         if not m:
             continue
         try:
-            parse_measure(m)
+            # The stored spelling, so an analysis names a measure as the leaderboard does; a measure pytrec_eval
+            # cannot compute per turn is refused here as everywhere else.
+            m = measure_check(m)
         except MeasureError as exc:
-            message = f"unknown measure {m!r} (use ir_measures names, e.g. nDCG@10, AP)"
-            raise ValidationError({"metrics": message}) from exc
+            raise ValidationError({"metrics": f"{exc} (use ir_measures names, e.g. nDCG@10, AP)"}) from exc
         out.append(m)
     if not out:
         raise ValidationError({"metrics": "choose at least one measure"})
