@@ -44,7 +44,8 @@ def test_an_adjudicator_sets_final_grades_with_the_keyboard_and_sees_the_progres
     wait.until(ec.text_to_be_present_in_element((By.ID, "progress-text"), "2 of 2 adjudicated"))
     wait.until(ec.text_to_be_present_in_element((By.ID, "save-state"), "all saved"))
     assert "All 2 disagreements adjudicated" in browser.find_element(By.ID, "done").text
-    assert [x.text for x in browser.find_elements(By.CSS_SELECTOR, "#all-done a")] == ["agreement report", "its leaderboard"]
+    links = [x.text for x in browser.find_elements(By.CSS_SELECTOR, "#all-done a")]
+    assert links == ["agreement report", "its leaderboard"]
     browser.set_window_size(1280, 1400)
     browser.save_screenshot(str(ARTIFACTS / "adjudicate-done.png"))
 
