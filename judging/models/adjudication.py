@@ -22,6 +22,8 @@ class Adjudication(models.Model):
     version = models.OneToOneField(QrelsVersion, on_delete=models.CASCADE, related_name="adjudication")
     version_a = models.ForeignKey(QrelsVersion, on_delete=models.PROTECT, related_name="adjudications_as_a")
     version_b = models.ForeignKey(QrelsVersion, on_delete=models.PROTECT, related_name="adjudications_as_b")
+    # Neither version grades above 1 (PTKB statements, binary crowd labels): the final grade is 0 or 1 too.
+    binary = models.BooleanField(default=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )

@@ -33,6 +33,7 @@ from judging.relevance.selectors import conversation_context
 # the page never ships thousands of passages.
 BATCH = 100
 GRADES = range(0, 5)
+BINARY = range(0, 2)
 
 
 # ---------------------------------------------------------------- writes
@@ -59,11 +60,12 @@ def adjudication_create(*, a: QrelsVersion, b: QrelsVersion, created_by: Any = N
     )
     version.full_clean()
     version.save()
-    adjudication = Adjudication(version=version, version_a=a, version_b=b, created_by=created_by)
-    adjudication.full_clean()
-    adjudication.save()
     rows_a = {(t, p): (g, s) for t, p, g, s in Qrel.objects.filter(version=a).values_list(*_ROW)}
     rows_b = {(t, p): (g, s) for t, p, g, s in Qrel.objects.filter(version=b).values_list(*_ROW)}
+    binary = all(g in (0, 1) for g, _ in (*rows_a.values(), *rows_b.values()))
+    adjudication = Adjudication(version=version, version_a=a, version_b=b, binary=binary, created_by=created_by)
+    adjudication.full_clean()
+    adjudication.save()
     keep, queue = [], []
     for key in rows_a.keys() | rows_b.keys():
         in_a, in_b = rows_a.get(key), rows_b.get(key)
@@ -84,14 +86,17 @@ def adjudication_create(*, a: QrelsVersion, b: QrelsVersion, created_by: Any = N
 _ROW = ("turn_id", "passage_id", "grade", "source")
 
 
-def grade_of(item: AdjudicationItem, grade: Any) -> int | None:
-    """The final grade a submit asks for: 0–4, "a" or "b" (that version's grade), or None (undo)."""
+def grade_of(item: AdjudicationItem, grade: Any, *, binary: bool = False) -> int | None:
+    """The final grade a submit asks for: 0–4 (0/1 when both versions are binary), "a" or "b" (that version's
+    grade), or None (undo)."""
     if grade is None:
         return None
     if grade in ("a", "b"):
         return item.grade_a if grade == "a" else item.grade_b
-    if isinstance(grade, bool) or not isinstance(grade, int) or grade not in GRADES:
-        raise ValidationError({"grade": f'must be an integer 0–4, "a", "b" or null (undo), got {grade!r}'})
+    allowed = BINARY if binary else GRADES
+    if isinstance(grade, bool) or not isinstance(grade, int) or grade not in allowed:
+        scale = "0 or 1 (both versions grade relevant or not)" if binary else "an integer 0–4"
+        raise ValidationError({"grade": f'must be {scale}, "a", "b" or null (undo), got {grade!r}'})
     return grade
 
 
@@ -102,8 +107,8 @@ def adjudication_submit(*, item: AdjudicationItem, grade: Any, user: Any) -> tup
     Returns ``(item, changed)``: a repeat of the stored grade changes nothing. A changed grade keeps the one it
     replaces in ``history`` and tells evaluation which turn changed.
     """
-    final = grade_of(item, grade)
     item = AdjudicationItem.objects.select_for_update().select_related("adjudication").get(pk=item.pk)
+    final = grade_of(item, grade, binary=item.adjudication.binary)
     if item.grade == final:
         return item, False
     now = timezone.now()
@@ -186,6 +191,16 @@ def adjudication_batch(*, adjudication: Adjudication, size: int = BATCH) -> dict
     )
     texts = dict(Passage.objects.filter(passage_id__in={i.passage_id for i in items}).values_list("passage_id", "text"))
     conversations = {i.turn.conversation_id: i.turn.conversation for i in items}
+    contexts = {pk: conversation_context(conversation_id=pk) for pk in conversations}
+    # A PTKB companion's items are statement numbers of the conversation's PTKB: the page shows the statement.
+    ptkb = adjudication.version.collection.ptkb_of_id is not None
+    statements = {(pk, str(s["number"])): s["text"] for pk, ctx in contexts.items() for s in ctx["ptkb"]}
+
+    def text_of(i: AdjudicationItem) -> str:
+        if ptkb:
+            return statements.get((i.turn.conversation_id, i.passage_id), "")
+        return texts.get(i.passage_id, "")
+
     return {
         "items": [
             {
@@ -195,15 +210,12 @@ def adjudication_batch(*, adjudication: Adjudication, size: int = BATCH) -> dict
                 "turn_id": i.turn.turn_id,
                 "turn_number": i.turn.number,
                 "passage_id": i.passage_id,
-                "text": texts.get(i.passage_id, ""),
+                "text": text_of(i),
                 "a": i.grade_a,
                 "b": i.grade_b,
                 "grade": i.grade,
             }
             for i in items
         ],
-        "conversations": {
-            str(pk): {"description": c.description, **conversation_context(conversation_id=pk)}
-            for pk, c in conversations.items()
-        },
+        "conversations": {str(pk): {"description": c.description, **contexts[pk]} for pk, c in conversations.items()},
     }

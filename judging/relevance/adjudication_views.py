@@ -17,6 +17,11 @@ from judging.models import GRADE_LABELS
 from judging.relevance import adjudication as adj
 
 adjudicator_required = role_required(ADMIN, ASSESSOR)
+# Both versions grade relevant or not (PTKB statements, binary crowd labels): so does the adjudicator.
+BINARY_LABELS = [
+    (1, "Relevant", "Relevant to the current turn."),
+    (0, "Not relevant", "Not relevant to the current turn."),
+]
 
 
 def agreement_url(a_id: int, b_id: int) -> str:
@@ -44,14 +49,15 @@ def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
     data = adj.adjudication_batch(adjudication=made)
     data["progress"] = adj.adjudication_progress(adjudication=made)
     data["submit_url"] = reverse("api-relevance-adjudication-submit", args=[made.version_id])
-    data["grade_names"] = {g: name for g, (name, _text) in GRADE_LABELS.items()}
+    grades = BINARY_LABELS if made.binary else [(g, *GRADE_LABELS[g]) for g in range(4, -1, -1)]
+    data["grade_names"] = {g: name for g, name, _text in grades}
     return render(
         request,
         "judging/relevance/adjudicate.html",
         {
             "adjudication": made,
             "data": data,
-            "grades": [(g, *GRADE_LABELS[g]) for g in range(4, -1, -1)],
+            "grades": grades,
             "agreement_url": agreement_url(made.version_a_id, made.version_b_id),
             "leaderboard_url": f"{reverse('evaluation-leaderboard')}?{urlencode({'version': made.version_id})}",
         },

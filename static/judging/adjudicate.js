@@ -18,6 +18,7 @@
   let base = serverDone;
   const decisions = []; // indexes in decision order, for undo
   let index = 0;
+  const allowed = new Set(Array.from(document.querySelectorAll(".grade-btn")).map((b) => Number(b.dataset.grade)));
 
   function doneCount() {
     return base + items.filter(decided).length;
@@ -119,9 +120,11 @@
     move: move,
     onKey: (ev) => {
       if (ev.repeat) return ev.key.length === 1;
-      if (ev.key >= "0" && ev.key <= "4") {
+      if (ev.key >= "0" && ev.key <= "9") {
         ev.preventDefault();
-        decide(Number(ev.key));
+        // Binary versions (PTKB statements, crowd labels) offer 0 and 1 only: other digits are not grades here.
+        if (allowed.has(Number(ev.key))) decide(Number(ev.key));
+        else J.showMessage($("message"), "Grades here: " + Array.from(allowed).sort().join(", "), "warn");
         return true;
       }
       if (ev.key === "a" || ev.key === "b") {

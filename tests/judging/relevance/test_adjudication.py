@@ -237,3 +237,31 @@ def test_assessors_find_open_adjudications_in_their_queue(made, assessor_client,
     for item in made.items.all():
         adj.adjudication_submit(item=item, grade="b", user=admin_user)
     assert "Disagreements to adjudicate" not in assessor_client.get(reverse("relevance-queue")).content.decode()
+
+
+@pytest.mark.django_db
+def test_binary_versions_are_adjudicated_relevant_or_not_and_ptkb_items_show_their_statement(
+    shared_data, admin_api, admin_client
+):
+    from ecast.models import PtkbStatement
+    from ecast.services import ptkb_collection_sync
+    from tests import factories
+    from tests.ecast.imports.conftest import ok
+
+    companion = ptkb_collection_sync(
+        collection=ok("ikat_topics", shared_data / "ikat/2023/2023_train_topics.json").collection
+    )
+    statement = PtkbStatement.objects.filter(conversation__collection=companion).order_by("id").first()
+    turn = statement.conversation.turns.order_by("number").first()
+    n = str(statement.number)
+    a = factories.qrels_version(companion, "NIST", {turn.turn_id: {n: 1, "99": 0}})
+    b = factories.qrels_version(companion, "organisers", {turn.turn_id: {n: 0, "99": 0}})
+    made = adj.adjudication_create(a=a, b=b)
+    assert made.binary and queued(made) == {(turn.turn_id, n): (1, 0)}
+    item = made.items.get()
+    resp = admin_api.post(submit_url(made), {"item": item.pk, "grade": 3}, format="json")
+    assert resp.status_code == 400 and "0 or 1" in resp.json()["detail"] and "3" in resp.json()["detail"]
+    page = admin_client.get(reverse("relevance-adjudicate", args=[made.version_id]))
+    assert page.context["data"]["items"][0]["text"] == statement.text
+    assert [g for g, *_ in page.context["grades"]] == [1, 0] and "Not relevant" in page.content.decode()
+    assert admin_api.post(submit_url(made), {"item": item.pk, "grade": 1}, format="json").json()["grade"] == 1
