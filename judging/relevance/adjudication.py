@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
@@ -48,8 +48,9 @@ def adjudication_create(*, a: QrelsVersion, b: QrelsVersion, created_by: Any = N
     if existing is not None:
         return existing
     name = agreement.adjudicated_version_name(a=a, b=b)
+    taken = ValidationError({"name": f"a qrels version named {name!r} already exists in this collection"})
     if QrelsVersion.objects.filter(collection_id=a.collection_id, name=name).exists():
-        raise ValidationError({"name": f"a qrels version named {name!r} already exists in this collection"})
+        raise taken
     version = QrelsVersion(
         collection_id=a.collection_id,
         name=name,
@@ -59,7 +60,15 @@ def adjudication_create(*, a: QrelsVersion, b: QrelsVersion, created_by: Any = N
         created_by=created_by,
     )
     version.full_clean()
-    version.save()
+    try:
+        with transaction.atomic():
+            version.save()
+    except IntegrityError as exc:
+        # The same button pressed twice at once: the other request made it first.
+        made = Adjudication.objects.filter(version_a=a, version_b=b).select_related("version").first()
+        if made is None:
+            raise taken from exc
+        return made
     rows_a = {(t, p): (g, s) for t, p, g, s in Qrel.objects.filter(version=a).values_list(*_ROW)}
     rows_b = {(t, p): (g, s) for t, p, g, s in Qrel.objects.filter(version=b).values_list(*_ROW)}
     binary = all(g in (0, 1) for g, _ in (*rows_a.values(), *rows_b.values()))

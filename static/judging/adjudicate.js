@@ -50,7 +50,7 @@
     $("reference").textContent = current ? current.manual || current.raw : "";
     $("task-description-box").hidden = !ctx.description;
     $("task-description").textContent = ctx.description || "";
-    $("item-pos").textContent = index + 1 + " of " + items.length + " here";
+    $("item-pos").textContent = index + 1 + " of " + items.length + " on this page";
     $("item-topic").textContent = it.topic_id;
     $("item-turn").textContent = it.turn_id;
     $("item-passage").textContent = it.passage_id;

@@ -107,6 +107,19 @@ def test_versions_of_different_collections_cannot_be_adjudicated(small_collectio
         adj.adjudication_create(a=a, b=other)
 
 
+@pytest.mark.django_db
+def test_a_version_already_holding_the_name_is_not_overwritten(small_collection):
+    from django.core.exceptions import ValidationError
+
+    from tests import factories
+
+    a, b = two_assessments(small_collection)
+    factories.qrels_version(small_collection, "adjudicated: assessor 1 vs assessor 2", {"1_1": {"d1": 0}})
+    with pytest.raises(ValidationError, match="already exists"):
+        adj.adjudication_create(a=a, b=b)
+    assert not AdjudicationItem.objects.exists()
+
+
 # ---------------------------------------------------------------- API
 
 
