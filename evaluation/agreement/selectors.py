@@ -70,6 +70,30 @@ def check_pair(*, a: QrelsVersion, b: QrelsVersion) -> None:
         raise AgreementError("pick two different qrels versions: a version always agrees with itself")
 
 
+def adjudicated_version_name(*, a: QrelsVersion, b: QrelsVersion) -> str:
+    """The name of the version an adjudication of A and B writes into: "adjudicated: A vs B" (cut to the field)."""
+    limit = QrelsVersion._meta.get_field("name").max_length or 100
+    return f"adjudicated: {a.name} vs {b.name}"[:limit].strip()
+
+
+def adjudicated_version(*, a: QrelsVersion, b: QrelsVersion) -> QrelsVersion | None:
+    """The adjudicated version of A and B when one was made (named for both and made from A), else None."""
+    return QrelsVersion.objects.filter(
+        collection_id=a.collection_id, parent=a, name=adjudicated_version_name(a=a, b=b)
+    ).first()
+
+
+def disagreements(report: dict[str, Any]) -> int:
+    """How many items both versions judged with different grades (the off-diagonal of the confusion table)."""
+    rows, columns = report["scale_a"], report["scale_b"]
+    return sum(
+        count
+        for ga, row in zip(rows, report["confusion"], strict=True)
+        for gb, count in zip(columns, row, strict=True)
+        if ga != gb
+    )
+
+
 def item_agreement(*, a: QrelsVersion, b: QrelsVersion) -> dict[str, Any]:
     """The item-level report of two versions (κ, confusion, binarised, per topic), cached until either changes.
 

@@ -111,6 +111,9 @@ def agreement(request: HttpRequest) -> HttpResponse:
             context["swapped"] = [
                 {**r, "x_id": ids.get(r["x"]), "y_id": ids.get(r["y"])} for r in report["ranking"]["swapped"]
             ]
+            # The adjudication of A and B (judging.relevance.adjudication) writes into a version named for both.
+            context["disagreements"] = asel.disagreements(report)
+            context["adjudicated"] = asel.adjudicated_version(a=a, b=b)
             context["topics"] = [
                 {**t, "exact_pct": _pct(t["exact"]), "overlap_pct": _pct(t["overlap"])} for t in report["topics"]
             ]

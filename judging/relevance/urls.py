@@ -2,14 +2,20 @@
 
 from django.urls import path
 
-from judging.relevance import apis, views
+from judging.relevance import adjudication_apis, adjudication_views, apis, views
 
 urlpatterns: list = [
     # assessor
     path("judging/relevance/", views.queue, name="relevance-queue"),
     path("judging/relevance/pools/<int:pk>/take/", views.take, name="relevance-take"),
     path("judging/relevance/assignments/<int:pk>/", views.judge, name="relevance-judge"),
+    path("judging/relevance/adjudications/<int:pk>/", adjudication_views.adjudicate, name="relevance-adjudicate"),
     # admin
+    path(
+        "judging/relevance/admin/adjudications/start/",
+        adjudication_views.adjudication_start,
+        name="relevance-adjudication-start",
+    ),
     path("judging/relevance/admin/", views.admin_index, name="relevance-admin"),
     path("judging/relevance/admin/pools/<int:pk>/", views.pool_detail, name="relevance-pool"),
     path("judging/relevance/admin/pools/<int:pk>/pairs/", views.pool_pairs, name="relevance-pool-pairs"),
@@ -39,6 +45,21 @@ urlpatterns: list = [
         "api/judging/relevance/assignments/<int:pk>/judgments/",
         apis.JudgmentSubmitApi.as_view(),
         name="api-relevance-judgment-submit",
+    ),
+    path(
+        "api/judging/relevance/adjudications/",
+        adjudication_apis.AdjudicationCreateApi.as_view(),
+        name="api-relevance-adjudication-create",
+    ),
+    path(
+        "api/judging/relevance/adjudications/<int:pk>/",
+        adjudication_apis.AdjudicationApi.as_view(),
+        name="api-relevance-adjudication",
+    ),
+    path(
+        "api/judging/relevance/adjudications/<int:pk>/items/",
+        adjudication_apis.AdjudicationSubmitApi.as_view(),
+        name="api-relevance-adjudication-submit",
     ),
     path(
         "api/judging/relevance/qrels-versions/derive/",

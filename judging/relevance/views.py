@@ -28,7 +28,7 @@ from evaluation.models import QrelsVersion, Run
 from evaluation.robustness.selectors import labelled_runs
 from evaluation.robustness.views import robustness_params
 from judging.models import GRADE_LABELS, Pool
-from judging.relevance import ordering, pools, texts, versions
+from judging.relevance import adjudication, ordering, pools, texts, versions
 from judging.relevance import selectors as sel
 from judging.relevance import services as svc
 from judging.relevance.apis import export_file_name, qrels_streaming_response
@@ -49,7 +49,11 @@ def queue(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "judging/relevance/queue.html",
-        {"assignments": assignments, "pools": sel.pools_open_for(user=request.user)},
+        {
+            "assignments": assignments,
+            "pools": sel.pools_open_for(user=request.user),
+            "adjudications": adjudication.adjudications_open(),
+        },
     )
 
 
