@@ -1,6 +1,6 @@
 """Import by ir_datasets id (the ``ir_datasets`` kind): topics and qrels read from ir_datasets' local cache.
 
-The dataset is read by ``ecast.imports.irds`` and written by the app's own writers, so a CAsT year imported this way
+The dataset is read by ``ecast.imports.irds_source`` and written by the app's own writers, so a CAsT year imported this way
 gives the very conversations, turns and judgments its files give: the topics through the CAsT topics writer, the
 qrels through the qrels kind (evaluation's, looked up in the registry). A dataset that is not conversational becomes
 one single-turn conversation per query, as a qrels import with ``create_turns`` makes them. Everything is written in
@@ -15,7 +15,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
-from ecast.imports import irds
+from ecast.imports import irds_source
 from ecast.imports.errors import ImportFailed, row_error
 from ecast.imports.formats.cast_topics import write_cast_topics
 from ecast.imports.writing import Context, Result
@@ -46,7 +46,7 @@ def write_ir_datasets(ctx: Context) -> Result:
     dataset_id = dataset_of(ctx)
     if not dataset_id:
         raise ImportFailed([row_error(ctx.name, None, "no ir_datasets id given (option dataset)")])
-    data = irds.load(dataset_id, allow_downloads=settings.ECAST_IR_DATASETS_DOWNLOAD)
+    data = irds_source.load(dataset_id, allow_downloads=settings.ECAST_IR_DATASETS_DOWNLOAD)
     qrels_kind = registry.get("qrels")
     if qrels_kind is None:
         raise ImportFailed([row_error(dataset_id, None, "qrels cannot be imported here (no qrels import kind)")])

@@ -11,9 +11,11 @@ from __future__ import annotations
 import contextvars
 import functools
 import json
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ecast.imports.errors import ImportFailed, row_error
@@ -135,8 +137,15 @@ def _registry() -> Any:
     return ir_datasets.registry
 
 
+def home() -> Path:
+    """The folder ir_datasets reads and downloads into (``$IR_DATASETS_HOME``, by default ~/.ir_datasets)."""
+    return Path(os.environ.get("IR_DATASETS_HOME") or Path.home() / ".ir_datasets")
+
+
+@functools.cache
 def offered_ids() -> list[str]:
-    """The ids an import can take: the CAsT v1 family first, then every other dataset with queries and qrels."""
+    """The ids an import can take: the CAsT v1 family first, then every other dataset with queries and qrels
+    (the installed ir_datasets' registry, read once per process)."""
     registry = _registry()
     ids = []
     for dataset_id in registry:
