@@ -65,6 +65,15 @@ class Dataset:
     def queries_tsv(self) -> str:
         return "".join(f"{qid}\t{' '.join(text.split())}\n" for qid, text in self.queries)
 
+    def passage_ids(self) -> set[str]:
+        """The judged passages and the canonical ones: the passages whose texts assessors and raters read."""
+        ids = {docid for _qid, docid, _grade in self.qrels}
+        for topic in self.topics:
+            ids.update(
+                t[k] for t in topic["turn"] for k in ("manual_canonical_result_id", "canonical_result_id") if k in t
+            )
+        return ids
+
     def qrels_text(self) -> str:
         return "".join(f"{qid} 0 {docid} {grade}\n" for qid, docid, grade in self.qrels)
 
@@ -169,6 +178,25 @@ def _missing_file(dataset_id: str, refused: DownloadRefused) -> ImportFailed:
         f"{target} is missing from the local ir_datasets cache and downloads are off: put a copy of {refused.url} "
         f"there, or set {DOWNLOAD_SETTING}=true to let ir_datasets download it",
     )
+
+
+def passage_texts(dataset_id: str, passage_ids: set[str]) -> tuple[dict[str, str], str]:
+    """The texts of ``passage_ids`` from the dataset's corpus when ir_datasets has it locally, and why not when it
+    does not: a corpus is never downloaded for an import (CAsT's is hundreds of GB)."""
+    source = _registry()[dataset_id]
+    if not source.has_docs():
+        return {}, f"{dataset_id} has no corpus"
+    try:
+        with downloads(False):
+            found = source.docs_store().get_many(sorted(passage_ids))
+    except Exception as exc:  # noqa: BLE001 - any failure to read the corpus is reported, the import goes on
+        refused = _refused_in(exc)
+        if refused is not None:
+            return {}, f"its corpus is not in the local ir_datasets cache ({refused.target or refused.url})"
+        return {}, f"its corpus could not be read: {type(exc).__name__}: {exc}"
+    texts = {pid: doc.default_text() for pid, doc in found.items()}
+    missing = len(passage_ids) - len(texts)
+    return texts, f"{missing:,} of {len(passage_ids):,} passages are not in its corpus" if missing else ""
 
 
 def _is_cast(query_cls: type) -> bool:

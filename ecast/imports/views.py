@@ -81,6 +81,11 @@ class DatasetImportForm(forms.Form):
         required=False,
         empty_label="(automatic: the CAsT year's collection, else one named after the dataset)",
     )
+    passages = forms.BooleanField(
+        required=False,
+        label="Passage texts from the local corpus",
+        help_text="The judged and canonical passages, where ir_datasets has the dataset's corpus locally.",
+    )
 
 
 def body_too_large(request: HttpRequest) -> str | None:
@@ -109,6 +114,7 @@ def import_page(request: HttpRequest) -> HttpResponse:
         job = services.import_dataset_start(
             dataset_id=dataset_form.cleaned_data["dataset"],
             collection=dataset_form.cleaned_data.get("collection"),
+            options={"passages": True} if dataset_form.cleaned_data["passages"] else {},
             user=request.user,
         )
         return redirect("import-job", pk=job.pk)

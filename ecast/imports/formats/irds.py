@@ -1,10 +1,12 @@
 """Import by ir_datasets id (the ``ir_datasets`` kind): topics and qrels read from ir_datasets' local cache.
 
-The dataset is read by ``ecast.imports.irds_source`` and written by the app's own writers, so a CAsT year imported this way
-gives the very conversations, turns and judgments its files give: the topics through the CAsT topics writer, the
-qrels through the qrels kind (evaluation's, looked up in the registry). A dataset that is not conversational becomes
-one single-turn conversation per query, as a qrels import with ``create_turns`` makes them. Everything is written in
-one transaction: a missing file or a bad row leaves nothing behind.
+The dataset is read by ``ecast.imports.irds_source`` and written by the app's own writers, so a CAsT year imported
+this way gives the very conversations, turns and judgments its files give: the topics through the CAsT topics writer,
+the qrels through the qrels kind (evaluation's, looked up in the registry). A dataset that is not conversational
+becomes one single-turn conversation per query, as a qrels import with ``create_turns`` makes them. Everything is
+written in one transaction: a missing file or a bad row leaves nothing behind. Passage texts (option ``passages``)
+come from the dataset's corpus only where ir_datasets has it locally; otherwise the job warns that they were not
+imported.
 """
 
 from __future__ import annotations
@@ -18,14 +20,15 @@ from django.db import transaction
 from ecast.imports import irds_source
 from ecast.imports.errors import ImportFailed, row_error
 from ecast.imports.formats.cast_topics import write_cast_topics
-from ecast.imports.writing import Context, Result
+from ecast.imports.writing import Context, Result, passages_upsert
 from ecast.models import Collection
 
 KIND = "ir_datasets"
-OPTIONS = ("dataset", "version")
-PASSAGES_SKIPPED = (
-    "passage texts not imported: ir_datasets keeps them in the corpus, which is not read; import the judged "
-    "passages' texts with the passages import"
+OPTIONS = ("dataset", "version", "passages")
+PASSAGES_SKIPPED = "passage texts not imported"
+PASSAGES_HOW = (
+    "option passages=true reads the judged and canonical passages from the dataset's corpus when ir_datasets has it "
+    "locally; or import their texts with a passages import"
 )
 
 
@@ -74,7 +77,14 @@ def write_ir_datasets(ctx: Context) -> Result:
         qrels = qrels_kind.writer(qrels_ctx)
         ctx.warnings.extend(qrels_ctx.warnings)
         counts.update(qrels.counts)
-    ctx.warnings.append(row_error(dataset_id, None, PASSAGES_SKIPPED, kind="passage texts"))
+        skipped = PASSAGES_HOW
+        if ctx.flag("passages"):
+            texts, skipped = irds_source.passage_texts(dataset_id, data.passage_ids())
+            if texts:
+                created, updated = passages_upsert(texts.items(), source=dataset_id, collection=collection)
+                counts.update(passages_created=created, passages_updated=updated)
+    if skipped:
+        ctx.warnings.append(row_error(dataset_id, None, f"{PASSAGES_SKIPPED}: {skipped}", kind="passage texts"))
     return Result(counts={"dataset": dataset_id, **counts}, collection=collection, extra=qrels.extra)
 
 

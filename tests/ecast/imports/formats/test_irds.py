@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ecast.imports.services import import_dataset
-from ecast.models import Collection, Conversation, ImportJob, Turn
+from ecast.models import Collection, Conversation, ImportJob, Passage, Turn
 from evaluation.models import Qrel
 from tests.ecast.imports.conftest import ok
 
@@ -112,3 +112,45 @@ def test_a_dataset_without_qrels_is_refused(ir_datasets_home):
     job = import_dataset(dataset_id="trec-cast/v1")
     assert job.status == ImportJob.Status.FAILED
     assert "has no queries and qrels" in job.errors[0]["reason"]
+
+
+def test_passages_true_reports_a_corpus_that_is_not_local_and_still_imports(ir_datasets_home):
+    job = irds_import("trec-cast/v1/2019/judged", options={"passages": "true"})
+    assert job.counts["turns_created"] == 173 and "passages_created" not in job.counts
+    (warning,) = [w["reason"] for w in job.counts["warnings"] if "passage texts" in w["reason"]]
+    assert "its corpus is not in the local ir_datasets cache" in warning
+    assert not Passage.objects.exists()
+
+
+@pytest.fixture
+def tiny_dataset(tmp_path):
+    """A non-conversational dataset (queries, qrels and a corpus, all local) registered with ir_datasets."""
+    import ir_datasets
+    from ir_datasets.datasets.base import Dataset
+    from ir_datasets.formats import TrecQrels, TsvDocs, TsvQueries
+    from ir_datasets.util import LocalDownload
+
+    queries = tmp_path / "queries.tsv"
+    queries.write_text("q1\tthroat cancer treatment\nq2\tgarage door   opener\n", encoding="utf-8")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 2\nq1 0 d2 0\nq2 0 d3 1\n", encoding="utf-8")
+    docs = tmp_path / "docs.tsv"
+    docs.write_text("d1\tThroat cancer is treatable.\nd2\tLungs.\n", encoding="utf-8")
+    dataset = Dataset(
+        TsvQueries(LocalDownload(queries)), TrecQrels(LocalDownload(qrels), {}), TsvDocs(LocalDownload(docs))
+    )
+    name = f"ecast-test/tiny/{tmp_path.name}"  # ir_datasets never unregisters: one name per test
+    ir_datasets.registry.register(name, dataset)
+    return name
+
+
+def test_a_dataset_that_is_not_conversational_becomes_single_turn_conversations(tiny_dataset):
+    job = irds_import(tiny_dataset, options={"passages": "true"})
+    assert job.collection.name == tiny_dataset
+    turns = {t.turn_id: t for t in Turn.objects.filter(collection=job.collection)}
+    assert sorted(turns) == ["q1", "q2"] and turns["q2"].raw_utterance == "garage door opener"
+    assert qrels_of(job.collection) == [("q1", "d1", 2), ("q1", "d2", 0), ("q2", "d3", 1)]
+    assert Passage.objects.get(passage_id="d1").text == "Throat cancer is treatable."
+    assert job.counts["passages_created"] == 2
+    (warning,) = [w["reason"] for w in job.counts["warnings"] if "passage texts" in w["reason"]]
+    assert "1 of 3 passages are not in its corpus" in warning
