@@ -74,7 +74,9 @@ class DatasetImportForm(forms.Form):
     dataset = forms.CharField(
         max_length=200,
         label="ir_datasets id",
-        widget=forms.TextInput(attrs={"list": "ir-datasets-ids", "placeholder": "trec-cast/v1/2020/judged"}),
+        widget=forms.TextInput(
+            attrs={"list": "ir-datasets-ids", "placeholder": "trec-cast/v1/2020/judged", "size": 36}
+        ),
     )
     collection = IdChoiceField(
         queryset=Collection.objects.all(),
