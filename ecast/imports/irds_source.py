@@ -173,10 +173,11 @@ def _failed(dataset_id: str, reason: str) -> ImportFailed:
 
 def _missing_file(dataset_id: str, refused: DownloadRefused) -> ImportFailed:
     target = refused.target or "ir_datasets' folder ($IR_DATASETS_HOME)"
+    copy = f"put a copy of {refused.url} there" if refused.url else "put it back"
     return _failed(
         dataset_id,
-        f"{target} is missing from the local ir_datasets cache and downloads are off: put a copy of {refused.url} "
-        f"there, or set {DOWNLOAD_SETTING}=true to let ir_datasets download it",
+        f"{target} is missing from the local ir_datasets cache and downloads are off: {copy}, "
+        f"or set {DOWNLOAD_SETTING}=true to let ir_datasets download it",
     )
 
 
@@ -238,6 +239,9 @@ def load(dataset_id: str, *, allow_downloads: bool) -> Dataset:
             result.qrels = [(r.query_id, r.doc_id, int(r.relevance)) for r in source.qrels_iter()]
     except Exception as exc:
         refused = _refused_in(exc)
+        if refused is None and not allow_downloads and isinstance(exc, FileNotFoundError) and exc.filename:
+            # ir_datasets remembers a file it found once: one removed since is opened, not fetched again.
+            refused = DownloadRefused("", str(exc.filename))
         if refused is not None:
             raise _missing_file(dataset_id, refused) from exc
         raise _failed(dataset_id, f"ir_datasets could not read {dataset_id}: {type(exc).__name__}: {exc}") from exc
