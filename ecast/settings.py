@@ -194,6 +194,9 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 # Where models for the generation pipeline and cached indexes live (never downloaded at run time).
 ECAST_MODEL_DIR = Path(os.environ.get("ECAST_MODEL_DIR", VAR_DIR / "models"))
 ECAST_CACHE_DIR = Path(os.environ.get("ECAST_CACHE_DIR", VAR_DIR / "cache"))
+# Imports by ir_datasets id read the files ir_datasets keeps under $IR_DATASETS_HOME; off, a missing file fails the
+# import with its path instead of being fetched from the internet.
+ECAST_IR_DATASETS_DOWNLOAD = _env_bool("ECAST_IR_DATASETS_DOWNLOAD", False)
 ECAST_LOGIN_ATTEMPTS = _env_int("ECAST_LOGIN_ATTEMPTS", 10)
 # Debounce windows: a burst of judgments triggers one background recompute per area.
 # 0: a judgment's turn is recomputed at once when no drain is queued; later judgments coalesce into the next drain.

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -19,6 +22,11 @@ from tests import factories
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("ECAST_SHARED_DATA", REPO.parent / "shared" / "data"))
+# ir_datasets fixes its folder when first imported: every test sees one empty folder of its own (filled by the
+# tests that need files), never the developer's cache, and nothing is ever downloaded.
+IR_DATASETS_HOME = Path(tempfile.mkdtemp(prefix="ecast-test-ir-datasets-"))
+os.environ["IR_DATASETS_HOME"] = str(IR_DATASETS_HOME)
+atexit.register(shutil.rmtree, IR_DATASETS_HOME, True)
 
 
 @pytest.fixture
@@ -37,6 +45,24 @@ def shared_data() -> Path:
             pytest.fail(f"shared data not found at {SHARED_DATA}")
         pytest.skip(f"shared data not found at {SHARED_DATA}")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def ir_datasets_home(shared_data) -> Path:
+    """ir_datasets' folder holding the CAsT 2019 and 2020 topics and qrels at the paths it expects (links to the
+    shared data); the 2019 training files are left out, for the tests of a missing file."""
+    cast = shared_data / "cast"
+    for year, name in (
+        ("2019", "evaluation_topics_v1.0.json"),
+        ("2019", "2019qrels.txt"),
+        ("2020", "2020_manual_evaluation_topics_v1.0.json"),
+        ("2020", "2020qrels.txt"),
+    ):
+        target = IR_DATASETS_HOME / "trec-cast" / year / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not target.exists():
+            target.symlink_to(cast / year / name)
+    return IR_DATASETS_HOME
 
 
 @pytest.fixture

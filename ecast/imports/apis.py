@@ -19,6 +19,7 @@ from ecast.core.csvfiles import csv_streaming_response
 from ecast.core.errors import DomainError
 from ecast.core.rest import JOB_HEALTH_FIELDS, AdminApi, JobHealthFields
 from ecast.imports import registry, services
+from ecast.imports.formats import irds
 from ecast.imports.views import body_too_large
 from ecast.models import Collection, ImportJob
 
@@ -64,13 +65,17 @@ ImportJobOutput._declared_fields["errors"] = ImportErrorOutput(many=True)
 
 
 class ImportStartApi(AdminApi):
-    """Upload a file and import it in the background; poll the returned job for progress and errors."""
+    """Upload a file (or name an ir_datasets id) and import it in the background; poll the returned job for
+    progress and errors."""
 
     parser_classes = [MultiPartParser, FormParser]
 
     class InputSerializer(serializers.Serializer):
         kind = serializers.ChoiceField(choices=[])  # the registered kinds, filled per instance
-        file = serializers.FileField()
+        file = serializers.FileField(required=False)
+        dataset = serializers.CharField(
+            required=False, help_text="ir_datasets id to import instead of a file (kind ir_datasets)"
+        )
         collection = serializers.PrimaryKeyRelatedField(queryset=Collection.objects.all(), required=False)
         options = serializers.JSONField(required=False, help_text='JSON object, e.g. {"name": "bm25", "strict": true}')
         extra_file = serializers.FileField(required=False, help_text="resolved TSV (topics) or queries (qrels/runs)")
@@ -94,6 +99,16 @@ class ImportStartApi(AdminApi):
                 raise serializers.ValidationError("options must be a JSON object")
             return value
 
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+            wants_dataset = attrs["kind"] == irds.KIND
+            if wants_dataset and not attrs.get("dataset"):
+                raise serializers.ValidationError({"dataset": "kind ir_datasets imports a dataset id: give dataset"})
+            if not wants_dataset and attrs.get("dataset"):
+                raise serializers.ValidationError({"dataset": "only kind ir_datasets imports a dataset id"})
+            if not wants_dataset and attrs.get("file") is None:
+                raise serializers.ValidationError({"file": "No file was submitted."})
+            return attrs
+
     @extend_schema(
         request={"multipart/form-data": InputSerializer},
         responses={202: ImportJobOutput, 400: ImportJobOutput, 413: OpenApiResponse(description="upload too large")},
@@ -111,14 +126,19 @@ class ImportStartApi(AdminApi):
             if key is None:
                 raise serializers.ValidationError({"extra_file": "this kind takes no second file"})
             extras[key] = v["extra_file"]
-        job = services.import_job_start(
-            kind=v["kind"],
-            uploaded=v["file"],
-            collection=v.get("collection"),
-            options=v.get("options") or {},
-            user=request.user,
-            extra_uploads=extras,
-        )
+        if v.get("dataset"):
+            job = services.import_dataset_start(
+                dataset_id=v["dataset"], collection=v.get("collection"), options=v.get("options"), user=request.user
+            )
+        else:
+            job = services.import_job_start(
+                kind=v["kind"],
+                uploaded=v["file"],
+                collection=v.get("collection"),
+                options=v.get("options") or {},
+                user=request.user,
+                extra_uploads=extras,
+            )
         job.refresh_from_db()
         code = status.HTTP_400_BAD_REQUEST if job.status == ImportJob.Status.FAILED and not job.stored_path else 202
         return Response(ImportJobOutput(job).data, status=code)

@@ -23,6 +23,7 @@ from ecast.imports.formats import (
     crowd_passages,
     ecast_csv,
     ikat_topics,
+    irds,
     passages,
     utterance_labels,
 )
@@ -182,6 +183,12 @@ for _kind in (
         "CLEF eHealth topics XML, 2016–2018 and 2021 (ad hoc turns)",
         clef_queries.write_clef_queries,
         formats=("clef_queries_xml", "clef_topics_xml"),
+    ),
+    ImportKind(
+        irds.KIND,
+        "From ir_datasets (dataset id: topics and qrels from its local cache)",
+        irds.write_ir_datasets,
+        options=irds.OPTIONS,
     ),
 ):
     register(_kind)

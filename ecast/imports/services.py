@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.core.files.base import ContentFile
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -26,6 +28,7 @@ from ecast.core import jobs
 from ecast.core.models import ACTIVE_STATUSES
 from ecast.imports import registry, sniff
 from ecast.imports.errors import ImportFailed, row_error
+from ecast.imports.formats import irds
 from ecast.imports.writing import Context
 from ecast.models import Collection, ImportJob, TestSet, Turn
 
@@ -240,13 +243,15 @@ def import_job_start(
     options: dict | None = None,
     user: Any = None,
     extra_uploads: dict[str, Any] | None = None,
+    file_name: str | None = None,
 ) -> ImportJob:
     """Store an upload under MEDIA_ROOT/imports and import it in the worker; returns the pending job.
 
     ``extra_uploads`` maps a path option (``resolved_tsv``, ``queries``) to a second uploaded file. The size limit
-    is checked against each upload's declared size before a byte is stored.
+    is checked against each upload's declared size before a byte is stored. ``file_name`` is the name the job
+    shows, when not the upload's.
     """
-    name = Path(getattr(uploaded, "name", "upload")).name or "upload"
+    name = file_name or Path(getattr(uploaded, "name", "upload")).name or "upload"
     job = ImportJob.objects.create(
         kind=kind,
         collection=collection,
@@ -280,6 +285,37 @@ def import_job_start(
     job.save(update_fields=["stored_path", "options"])
     transaction.on_commit(lambda: jobs.enqueue("ecast.imports.run_job", job.pk))
     return job
+
+
+def _dataset_upload(dataset_id: str) -> ContentFile:
+    # The id is the job's stored file, so a job whose worker died restarts like an uploaded one.
+    return ContentFile(f"{dataset_id.strip()}\n".encode(), name="ir_datasets.txt")
+
+
+def import_dataset_start(
+    *, dataset_id: str, collection: Collection | None = None, options: dict | None = None, user: Any = None
+) -> ImportJob:
+    """Import an ir_datasets dataset (topics and qrels from its local cache) in the worker; returns the job."""
+    return import_job_start(
+        kind=irds.KIND,
+        uploaded=_dataset_upload(dataset_id),
+        collection=collection,
+        options=options,
+        user=user,
+        file_name=dataset_id.strip(),
+    )
+
+
+def import_dataset(
+    *, dataset_id: str, collection: Collection | None = None, options: dict | None = None, user: Any = None
+) -> ImportJob:
+    """``import_dataset_start`` run synchronously (``import_data``); returns the finished job."""
+    with tempfile.TemporaryDirectory(prefix="ecast-irds-") as tmp:
+        path = Path(tmp) / "ir_datasets.txt"
+        path.write_text(f"{dataset_id.strip()}\n", encoding="utf-8")
+        return import_file(
+            kind=irds.KIND, path=path, collection=collection, options=options, user=user, file_name=dataset_id.strip()
+        )
 
 
 def _store(uploaded: Any, job_id: int, name: str) -> Path:

@@ -16,8 +16,9 @@ from ecast.core.csvfiles import csv_response
 from ecast.core.fields import IdChoiceField
 from ecast.core.jobs import job_health
 from ecast.core.permissions import admin_required
-from ecast.imports import registry, services
+from ecast.imports import irds_source, registry, services
 from ecast.imports.errors import warning_kind, warnings_summary
+from ecast.imports.formats import irds
 from ecast.models import Collection, ImportJob, Paraphrase
 from ecast.releases import STATUSES, release_pairs
 
@@ -35,8 +36,13 @@ def parse_options(text: str) -> dict[str, str]:
     return options
 
 
+def _file_kinds() -> list[tuple[str, str]]:
+    # The ir_datasets kind takes a dataset id, not a file: it has a form of its own.
+    return [(name, label) for name, label in registry.choices() if name != irds.KIND]
+
+
 class ImportForm(forms.Form):
-    kind = forms.ChoiceField(choices=registry.choices)
+    kind = forms.ChoiceField(choices=_file_kinds)
     file = forms.FileField(help_text="Plain or .gz; UTF-8.")
     collection = IdChoiceField(
         queryset=Collection.objects.all(),
@@ -61,6 +67,29 @@ class ImportForm(forms.Form):
         return parse_options(self.cleaned_data.get("options") or "")
 
 
+DATASET_PREFIX = "irds"  # the two forms share the page: their collection fields must not share an id
+
+
+class DatasetImportForm(forms.Form):
+    dataset = forms.CharField(
+        max_length=200,
+        label="ir_datasets id",
+        widget=forms.TextInput(
+            attrs={"list": "ir-datasets-ids", "placeholder": "trec-cast/v1/2020/judged", "size": 36}
+        ),
+    )
+    collection = IdChoiceField(
+        queryset=Collection.objects.all(),
+        required=False,
+        empty_label="(automatic: the CAsT year's collection, else one named after the dataset)",
+    )
+    passages = forms.BooleanField(
+        required=False,
+        label="Passage texts from the local corpus",
+        help_text="The judged and canonical passages, where ir_datasets has the dataset's corpus locally.",
+    )
+
+
 def body_too_large(request: HttpRequest) -> str | None:
     """The refusal message when the declared request size exceeds the upload limit (checked before reading it)."""
     limit = settings.ECAST_MAX_UPLOAD_BYTES
@@ -81,8 +110,20 @@ def import_page(request: HttpRequest) -> HttpResponse:
     if too_large:
         messages.error(request, too_large)
         return redirect("imports")
-    form = ImportForm(request.POST or None, request.FILES or None)
-    if request.method == "POST" and form.is_valid():
+    posted_dataset = request.method == "POST" and f"{DATASET_PREFIX}-dataset" in request.POST
+    dataset_form = DatasetImportForm(request.POST if posted_dataset else None, prefix=DATASET_PREFIX)
+    if posted_dataset and dataset_form.is_valid():
+        job = services.import_dataset_start(
+            dataset_id=dataset_form.cleaned_data["dataset"],
+            collection=dataset_form.cleaned_data.get("collection"),
+            options={"passages": True} if dataset_form.cleaned_data["passages"] else {},
+            user=request.user,
+        )
+        return redirect("import-job", pk=job.pk)
+    # Only the form that was sent is bound: the other is shown empty.
+    sent = request.method == "POST" and not posted_dataset
+    form = ImportForm(request.POST if sent else None, request.FILES if sent else None)
+    if sent and form.is_valid():
         data = form.cleaned_data
         extras = {}
         if data.get("extra_file"):
@@ -103,7 +144,16 @@ def import_page(request: HttpRequest) -> HttpResponse:
             return redirect("import-job", pk=job.pk)
     jobs = ImportJob.objects.select_related("collection", "created_by").order_by("-created_at")[:30]
     option_help = {k.name: ", ".join(k.options) if k.options else "no options" for k in registry.kinds()}
-    return render(request, "ecast/imports/import_page.html", {"form": form, "jobs": jobs, "option_help": option_help})
+    context = {
+        "form": form,
+        "dataset_form": dataset_form,
+        "dataset_ids": irds_source.offered_ids(),
+        "dataset_home": irds_source.home(),
+        "dataset_downloads": settings.ECAST_IR_DATASETS_DOWNLOAD,
+        "jobs": jobs,
+        "option_help": option_help,
+    }
+    return render(request, "ecast/imports/import_page.html", context)
 
 
 def _job_json(job: ImportJob) -> dict[str, Any]:

@@ -1,4 +1,6 @@
-"""`manage.py import_data KIND PATH [--collection NAME] [--option key=value ...]`: the same importer as the page."""
+"""`manage.py import_data KIND PATH [--collection NAME] [--option key=value ...]`: the same importer as the page.
+
+For kind ``ir_datasets`` PATH is the dataset id (``import_data ir_datasets trec-cast/v1/2020/judged``)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from ecast.imports import registry
 from ecast.imports.errors import row_where, warnings_summary_lines
-from ecast.imports.services import import_file
+from ecast.imports.formats import irds
+from ecast.imports.services import import_dataset, import_file
 from ecast.models import Collection, ImportJob
 
 
@@ -30,7 +33,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("kind", choices=sorted(registry.names()))
-        parser.add_argument("path", type=Path)
+        parser.add_argument("path", type=Path, help="the file; for kind ir_datasets, the dataset id")
         parser.add_argument("--collection", help="collection name (created when missing)")
         parser.add_argument("--year", type=int, help="year of a collection created by --collection")
         parser.add_argument("--threshold", type=int, help="relevance threshold of a collection created here")
@@ -56,7 +59,10 @@ class Command(BaseCommand):
             if opts["threshold"] is not None:
                 defaults["relevance_threshold"] = opts["threshold"]
             collection, created = Collection.objects.get_or_create(name=opts["collection"], defaults=defaults)
-        job = import_file(kind=opts["kind"], path=opts["path"], collection=collection, options=options)
+        if opts["kind"] == irds.KIND:
+            job = import_dataset(dataset_id=str(opts["path"]), collection=collection, options=options)
+        else:
+            job = import_file(kind=opts["kind"], path=opts["path"], collection=collection, options=options)
         if job.status != ImportJob.Status.SUCCEEDED:
             for e in job.errors:
                 self.stderr.write(f"{row_where(e)}: {e['reason']}")

@@ -23,6 +23,7 @@ def test_other_apps_kinds_are_registered_in_the_import_page_order():
         "passages_jsonl",
         "crowd_passages",
         "clef_queries",
+        "ir_datasets",
     ]
     assert registry.second_file("run") == registry.second_file("qrels") == "queries"
     assert registry.second_file("cast_topics") == "resolved_tsv" and registry.second_file("castur") is None
