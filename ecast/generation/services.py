@@ -15,7 +15,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from ecast.core import jobs, providers
+from ecast.core import jobs, openai_endpoint, providers
 from ecast.core.models import ACTIVE_STATUSES
 from ecast.models import (
     Collection,
@@ -27,7 +27,7 @@ from ecast.models import (
     Passage,
     Turn,
 )
-from ecast.pipeline import backends, preprocess
+from ecast.pipeline import backends, openai_compat, preprocess
 from ecast.pipeline.run import DEFAULT_CONFIG, TurnInput, provenance_base, run_turn
 from ecast.pipeline.similarity import cosine
 from ecast.selectors import turn_history, turn_paths
@@ -50,6 +50,13 @@ def _normalise_config(config: dict[str, Any] | None) -> dict[str, Any]:
             continue
         if backend.name == "t5" and not str(spec["params"].get("model") or "").strip():
             errors[stage] = "the t5 backend needs params.model (a local folder or a hub id)"
+        if backend.name == "openai":
+            spec["params"].pop("api_key", None)  # the caller moved it to the job's key; never stored in config
+            spec["params"] = openai_endpoint.with_defaults(spec["params"])
+            try:
+                openai_endpoint.check(spec["params"])
+            except openai_compat.EndpointError as exc:
+                errors[stage] = str(exc)
         out[stage] = spec
     if "sources" in (config.get("paraphrase") or {}):
         srcs = config["paraphrase"]["sources"]
@@ -128,11 +135,21 @@ def generation_job_create(
     chunk_size: int = 10,
     name: str = "",
     user: Any = None,
+    api_key: str = "",
 ) -> GenerationJob:
-    """Validate backends and selection, then create the job and one pending GenerationTurn per selected turn."""
+    """Validate backends and selection, then create the job and one pending GenerationTurn per selected turn.
+
+    ``api_key``: the key this job sends to an OpenAI-compatible endpoint instead of the settings' one (an
+    ``api_key`` in an openai stage's params is taken as it); stored apart from the config, never shown back."""
     if not 1 <= int(chunk_size) <= MAX_CHUNK:
         raise ValidationError({"chunk_size": f"chunk size must be between 1 and {MAX_CHUNK}"})
     selection = {k: list(v) for k, v in (selection or {}).items() if k in ("conversations", "turns") and v}
+    stage_keys = [
+        str(spec["params"]["api_key"])
+        for spec in (config or {}).values()
+        if isinstance(spec, dict) and isinstance(spec.get("params"), dict) and spec["params"].get("api_key")
+    ]
+    api_key = (api_key or (stage_keys[0] if stage_keys else "")).strip()
     cfg = _normalise_config(config)
     turns = _selected_turns(collection, selection)
     job = GenerationJob(
@@ -144,6 +161,7 @@ def generation_job_create(
         chunk_size=int(chunk_size),
         progress_total=len(turns),
         created_by=user if getattr(user, "is_authenticated", False) else None,
+        api_key=api_key,
     )
     job.full_clean()
     job.save()
@@ -251,6 +269,17 @@ def _similarity(config: dict[str, Any]) -> Callable[[list[str], list[str]], list
     return cosine
 
 
+def _runtime_config(job: GenerationJob) -> dict[str, Any]:
+    """The job's config with what openai stages need only while running (key, limits, reply cache) added."""
+    config = dict(job.config)
+    for stage in backends.STAGES:
+        spec = config.get(stage) or {}
+        if spec.get("backend") == "openai":
+            params = openai_endpoint.runtime_params(dict(spec.get("params") or {}), api_key=job.api_key)
+            config[stage] = {**spec, "params": params}
+    return config
+
+
 def generation_turn_process(*, gen_turn_id: int, crash_after_compute: bool = False) -> str:
     """Run the pipeline for one GenerationTurn unless it is no longer pending; returns its final status."""
     gt = GenerationTurn.objects.select_related("job", "turn").get(pk=gen_turn_id)
@@ -264,7 +293,8 @@ def generation_turn_process(*, gen_turn_id: int, crash_after_compute: bool = Fal
         return GenerationTurn.Status.CANCELLED
     started = time.perf_counter()
     try:
-        result = run_turn(_turn_input(gt.turn), job.config, seed=job.seed, similarity=_similarity(job.config))
+        config = _runtime_config(job)
+        result = run_turn(_turn_input(gt.turn), config, seed=job.seed, similarity=_similarity(job.config))
     except Exception as exc:  # noqa: BLE001 - any backend failure fails this turn only, with its reason
         GenerationTurn.objects.filter(pk=gt.pk, status=GenerationTurn.Status.PENDING).update(
             status=GenerationTurn.Status.FAILED,
