@@ -103,7 +103,12 @@ def openai_server(reply: Reply = rule_reply, script: list[Step] | None = None) -
                 elif step is not None:
                     self._send(step.status, step.body, step.headers)
                 else:
-                    self._send(200, completion(reply(body["messages"], body), body.get("model", "")), {})
+                    try:
+                        texts = reply(body["messages"], body)
+                    except Exception as exc:  # noqa: BLE001 - a reply function refuses: the server errs
+                        self._send(500, json.dumps({"error": {"message": str(exc)}}), {})
+                    else:
+                        self._send(200, completion(texts, body.get("model", "")), {})
             finally:
                 with state.lock:
                     state.in_flight -= 1

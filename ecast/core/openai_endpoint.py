@@ -63,3 +63,16 @@ def runtime_params(params: dict[str, Any], *, api_key: str = "") -> dict[str, An
         "backoff": settings.ECAST_OPENAI_BACKOFF,
         "reply_cache": DjangoReplyCache(),
     }
+
+
+def endpoint(*, base_url: str, model: str, api_key: str = "") -> openai_compat.Endpoint:
+    """The endpoint a job calls: its base URL and model, its key (else the settings'), the settings' limits."""
+    return openai_compat.Endpoint(
+        base_url=base_url,
+        model=model,
+        api_key=api_key or settings.ECAST_OPENAI_API_KEY,
+        timeout=settings.ECAST_OPENAI_TIMEOUT,
+        retries=settings.ECAST_OPENAI_RETRIES,
+        concurrency=settings.ECAST_OPENAI_CONCURRENCY,
+        backoff=settings.ECAST_OPENAI_BACKOFF,
+    )
