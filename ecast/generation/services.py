@@ -15,8 +15,9 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from ecast.core import jobs, openai_endpoint, providers
+from ecast.core import jobs, providers
 from ecast.core.models import ACTIVE_STATUSES
+from ecast.generation import config as job_config
 from ecast.models import (
     Collection,
     Conversation,
@@ -27,59 +28,12 @@ from ecast.models import (
     Passage,
     Turn,
 )
-from ecast.pipeline import backends, openai_compat, preprocess
-from ecast.pipeline.run import DEFAULT_CONFIG, TurnInput, provenance_base, run_turn
+from ecast.pipeline import preprocess
+from ecast.pipeline.run import TurnInput, provenance_base, run_turn
 from ecast.pipeline.similarity import cosine
 from ecast.selectors import turn_history, turn_paths
 
 MAX_CHUNK = 500
-
-
-def _normalise_config(config: dict[str, Any] | None) -> dict[str, Any]:
-    """Merge with defaults and validate every stage's backend name (clear error naming the stage)."""
-    config = dict(config or {})
-    out: dict[str, Any] = {}
-    errors: dict[str, str] = {}
-    for stage in backends.STAGES:
-        spec = {**DEFAULT_CONFIG[stage], **(config.get(stage) or {})}
-        spec["params"] = dict(spec.get("params") or {})
-        try:
-            backend = backends.get(stage, spec["backend"])
-        except backends.BackendError as exc:
-            errors[stage] = str(exc)
-            continue
-        if backend.name == "t5" and not str(spec["params"].get("model") or "").strip():
-            errors[stage] = "the t5 backend needs params.model (a local folder or a hub id)"
-        if backend.name == "openai":
-            spec["params"].pop("api_key", None)  # the caller moved it to the job's key; never stored in config
-            spec["params"] = openai_endpoint.with_defaults(spec["params"])
-            try:
-                openai_endpoint.check(spec["params"])
-            except openai_compat.EndpointError as exc:
-                errors[stage] = str(exc)
-        out[stage] = spec
-    if "sources" in (config.get("paraphrase") or {}):
-        srcs = config["paraphrase"]["sources"]
-        if not srcs or any(s not in ("r", "m") for s in srcs):
-            errors["paraphrase"] = "sources must be a non-empty subset of ['r', 'm']"
-    # No "clean" section: the default floor; an explicit null (or "") turns the floor off.
-    clean_spec = config["clean"] if "clean" in config else DEFAULT_CONFIG["clean"]
-    floor = (clean_spec or {}).get("min_similarity")
-    if floor is not None and floor != "":
-        try:
-            floor = float(floor)
-        except (TypeError, ValueError):
-            errors["clean"] = "min_similarity must be a number"
-            floor = None
-        else:
-            if not 0.0 <= floor <= 1.0:
-                errors["clean"] = "min_similarity must be between 0 and 1"
-    else:
-        floor = None
-    out["clean"] = {"min_similarity": floor}
-    if errors:
-        raise ValidationError(errors)
-    return out
 
 
 def _selected_turns(collection: Collection, selection: dict[str, Any]) -> list[Turn]:
@@ -150,7 +104,7 @@ def generation_job_create(
         if isinstance(spec, dict) and isinstance(spec.get("params"), dict) and spec["params"].get("api_key")
     ]
     api_key = (api_key or (stage_keys[0] if stage_keys else "")).strip()
-    cfg = _normalise_config(config)
+    cfg = job_config.config_normalise(config)
     turns = _selected_turns(collection, selection)
     job = GenerationJob(
         collection=collection,
@@ -269,17 +223,6 @@ def _similarity(config: dict[str, Any]) -> Callable[[list[str], list[str]], list
     return cosine
 
 
-def _runtime_config(job: GenerationJob) -> dict[str, Any]:
-    """The job's config with what openai stages need only while running (key, limits, reply cache) added."""
-    config = dict(job.config)
-    for stage in backends.STAGES:
-        spec = config.get(stage) or {}
-        if spec.get("backend") == "openai":
-            params = openai_endpoint.runtime_params(dict(spec.get("params") or {}), api_key=job.api_key)
-            config[stage] = {**spec, "params": params}
-    return config
-
-
 def generation_turn_process(*, gen_turn_id: int, crash_after_compute: bool = False) -> str:
     """Run the pipeline for one GenerationTurn unless it is no longer pending; returns its final status."""
     gt = GenerationTurn.objects.select_related("job", "turn").get(pk=gen_turn_id)
@@ -293,7 +236,7 @@ def generation_turn_process(*, gen_turn_id: int, crash_after_compute: bool = Fal
         return GenerationTurn.Status.CANCELLED
     started = time.perf_counter()
     try:
-        config = _runtime_config(job)
+        config = job_config.config_runtime(job.config, api_key=job.api_key)
         result = run_turn(_turn_input(gt.turn), config, seed=job.seed, similarity=_similarity(job.config))
     except Exception as exc:  # noqa: BLE001 - any backend failure fails this turn only, with its reason
         GenerationTurn.objects.filter(pk=gt.pk, status=GenerationTurn.Status.PENDING).update(
