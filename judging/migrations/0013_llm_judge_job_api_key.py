@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('judging', '0012_job_queued_at'),
+        ("judging", "0012_job_queued_at"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='llmjudgejob',
-            name='api_key',
+            model_name="llmjudgejob",
+            name="api_key",
             field=models.CharField(blank=True, editable=False, max_length=500),
         ),
     ]

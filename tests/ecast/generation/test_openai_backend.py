@@ -77,9 +77,7 @@ def test_a_500_is_retried_and_the_turn_succeeds(endpoint_settings, small_collect
     with openai_server(script=[Step(500, "upstream crashed")]) as server:
         _configure(endpoint_settings, server)
         job = _run(
-            services.generation_job_create(
-                collection=small_collection, config=ALL_OPENAI, selection={"turns": ["1_2"]}
-            )
+            services.generation_job_create(collection=small_collection, config=ALL_OPENAI, selection={"turns": ["1_2"]})
         )
     assert job.status == "succeeded" and job.turns.get().outputs > 0
     assert len(server.requests) >= 2
@@ -100,9 +98,7 @@ def test_an_endpoint_failing_every_attempt_fails_the_turn_with_the_reason_and_wr
     with openai_server(script=[step] * 3) as server:
         _configure(endpoint_settings, server)
         job = _run(
-            services.generation_job_create(
-                collection=small_collection, config=ALL_OPENAI, selection={"turns": ["1_2"]}
-            )
+            services.generation_job_create(collection=small_collection, config=ALL_OPENAI, selection={"turns": ["1_2"]})
         )
     gt = job.turns.get()
     assert job.status == "failed" and gt.status == "failed"
