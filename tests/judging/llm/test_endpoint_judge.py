@@ -15,7 +15,7 @@ from evaluation.models import Qrel
 from judging.llm import endpoint_judge, services
 from judging.models import LlmJudgeJob, LlmLabel
 from tests.judging.llm.helpers import TEXTS, judged_collection
-from tests.openai_helpers import openai_server
+from tests.openai_helpers import openai_server, smollm_reply
 
 pytestmark = pytest.mark.django_db
 
@@ -145,3 +145,15 @@ def test_the_per_job_key_reaches_the_server_and_no_page_api_or_log(
     ]
     assert server.base_url in seen[1]
     assert all(KEY not in text for text in seen)
+
+
+@pytest.mark.slow
+def test_the_shipped_smollm_served_over_http_labels_pairs(endpoint_settings, start):
+    endpoint_settings.ECAST_OPENAI_TIMEOUT = 300
+    with openai_server(reply=smollm_reply) as server:
+        job = start(
+            params={"base_url": server.base_url, "served_model": "HuggingFaceTB/SmolLM2-135M-Instruct"}, limit=2
+        )
+    labels = list(LlmLabel.objects.filter(job=job))
+    assert job.status == "succeeded" and len(labels) == 2 and len(server.requests) == 2
+    assert all(la.grade in (0, 1, 2, 3, 4) and la.digit_mass in (0.0, 1.0) for la in labels)
