@@ -294,6 +294,9 @@ class GenerationJob(Job):
     seed = models.BigIntegerField(default=0)
     chunk_size = models.PositiveIntegerField(default=10)
     cancel_requested = models.BooleanField(default=False)
+    # The key this job sends to an OpenAI-compatible endpoint, when it has its own: kept out of ``config`` (shown on
+    # the job page and in the API) and out of provenance; only the worker reads it.
+    api_key = models.CharField(max_length=500, blank=True, editable=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]

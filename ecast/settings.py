@@ -198,6 +198,20 @@ ECAST_CACHE_DIR = Path(os.environ.get("ECAST_CACHE_DIR", VAR_DIR / "cache"))
 # import with its path instead of being fetched from the internet.
 ECAST_IR_DATASETS_DOWNLOAD = _env_bool("ECAST_IR_DATASETS_DOWNLOAD", False)
 ECAST_LOGIN_ATTEMPTS = _env_int("ECAST_LOGIN_ATTEMPTS", 10)
+# An OpenAI-compatible chat-completion server (vLLM, Ollama, llama.cpp server, TGI, a hosted API) for the "openai"
+# generation backend and the LLM judge; a job may name its own. Empty base URL: the backend is "not configured".
+ECAST_OPENAI_BASE_URL = os.environ.get("ECAST_OPENAI_BASE_URL", "")
+ECAST_OPENAI_MODEL = os.environ.get("ECAST_OPENAI_MODEL", "")
+ECAST_OPENAI_API_KEY = os.environ.get("ECAST_OPENAI_API_KEY", "")  # sent as a bearer token; never shown or logged
+ECAST_OPENAI_CONCURRENCY = _env_int("ECAST_OPENAI_CONCURRENCY", 4)  # requests at once, per worker process
+ECAST_OPENAI_TIMEOUT = _env_float("ECAST_OPENAI_TIMEOUT", 60.0)  # seconds per request
+ECAST_OPENAI_RETRIES = _env_int("ECAST_OPENAI_RETRIES", 3)  # further attempts after a 429, 5xx, timeout, bad reply
+ECAST_OPENAI_BACKOFF = _env_float("ECAST_OPENAI_BACKOFF", 1.0)  # seconds before the first retry, doubled each next
+ECAST_OPENAI_CACHE_SECONDS = _env_int("ECAST_OPENAI_CACHE_SECONDS", 30 * 24 * 3600)  # replies kept in the cache
+if ECAST_OPENAI_CONCURRENCY < 1 or ECAST_OPENAI_RETRIES < 0 or ECAST_OPENAI_TIMEOUT <= 0:
+    raise ImproperlyConfigured(
+        "ECAST_OPENAI_CONCURRENCY must be at least 1, ECAST_OPENAI_RETRIES at least 0, ECAST_OPENAI_TIMEOUT above 0"
+    )
 # Debounce windows: a burst of judgments triggers one background recompute per area.
 # 0: a judgment's turn is recomputed at once when no drain is queued; later judgments coalesce into the next drain.
 ECAST_RECOMPUTE_DELAY_S = _env_float("ECAST_RECOMPUTE_DELAY_S", 0.0)

@@ -11,6 +11,7 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from ecast.core.openai_endpoint import endpoint_status
 from ecast.core.pages import query_id
 from ecast.core.rest import JOB_HEALTH_FIELDS, AdminApi, JobHealthFields
 from ecast.generation import reports, selectors, services, testsets
@@ -92,6 +93,13 @@ class GenerationJobCreateApi(AdminApi):
         )
         seed = serializers.IntegerField(required=False, default=0)
         chunk_size = serializers.IntegerField(required=False, default=10)
+        api_key = serializers.CharField(
+            required=False,
+            allow_blank=True,
+            default="",
+            write_only=True,
+            help_text="Key for an openai stage's endpoint, for this job only (never returned); empty: the settings'.",
+        )
 
     @extend_schema(request=InputSerializer, responses={201: JobOutput}, operation_id="generation_jobs_create")
     def post(self, request: Request) -> Response:
@@ -141,7 +149,7 @@ class BackendOutput(serializers.Serializer):
 class BackendStatusApi(AdminApi):
     @extend_schema(responses=BackendOutput(many=True), operation_id="generation_backends_list")
     def get(self, request: Request) -> Response:
-        return Response(BackendOutput(status_table(), many=True).data)
+        return Response(BackendOutput(status_table({"openai": endpoint_status()}), many=True).data)
 
 
 class DiversityRow(serializers.Serializer):

@@ -33,7 +33,9 @@ class GenerationJobForm(forms.Form):
         ),
     )
     cqr_backend = forms.ChoiceField(choices=_choices("cqr"), initial="rule", label="Backend")
-    cqr_model = forms.CharField(required=False, help_text="t5 only: local folder or hub id")
+    cqr_model = forms.CharField(
+        required=False, help_text="t5: local folder or hub id; openai: the served model name (empty: the settings')"
+    )
     cqr_revision = forms.CharField(required=False)
     paraphrase_backend = forms.ChoiceField(choices=_choices("paraphrase"), initial="smollm", label="Backend")
     paraphrase_model = forms.CharField(required=False)
@@ -47,6 +49,17 @@ class GenerationJobForm(forms.Form):
     )
     cr_model = forms.CharField(required=False)
     cr_revision = forms.CharField(required=False)
+    openai_base_url = forms.CharField(
+        required=False,
+        label="Base URL",
+        help_text="e.g. http://localhost:8000/v1 (vLLM), http://localhost:11434/v1 (Ollama); empty: the settings'",
+    )
+    openai_api_key = forms.CharField(
+        required=False,
+        label="API key",
+        widget=forms.PasswordInput(render_value=False),
+        help_text="Only for this job; never shown again. Empty: the settings' key.",
+    )
     source_r = forms.BooleanField(required=False, initial=True, label="Paraphrase r_i (CQR output)")
     source_m = forms.BooleanField(required=False, initial=True, label="Paraphrase m_i (manual rewrite)")
     num_return_sequences = forms.IntegerField(min_value=1, max_value=50, initial=5)
@@ -80,6 +93,8 @@ class GenerationJobForm(forms.Form):
                 params["model"] = d[f"{name}_model"].strip()
             if d.get(f"{name}_revision"):
                 params["revision"] = d[f"{name}_revision"].strip()
+            if d[f"{name}_backend"] == "openai" and d.get("openai_base_url"):
+                params["base_url"] = d["openai_base_url"].strip()
             return {"backend": d[f"{name}_backend"], "params": params}
 
         para_extra = {k: d[k] for k in ("num_return_sequences", "top_k", "top_p", "temperature")}
@@ -99,6 +114,7 @@ class GenerationJobForm(forms.Form):
             },
             "seed": d["seed"],
             "chunk_size": d["chunk_size"],
+            "api_key": (d.get("openai_api_key") or "").strip(),
         }
 
 

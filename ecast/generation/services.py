@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from ecast.core import jobs, providers
 from ecast.core.models import ACTIVE_STATUSES
+from ecast.generation import config as job_config
 from ecast.models import (
     Collection,
     Conversation,
@@ -27,52 +28,12 @@ from ecast.models import (
     Passage,
     Turn,
 )
-from ecast.pipeline import backends, preprocess
-from ecast.pipeline.run import DEFAULT_CONFIG, TurnInput, provenance_base, run_turn
+from ecast.pipeline import preprocess
+from ecast.pipeline.run import TurnInput, provenance_base, run_turn
 from ecast.pipeline.similarity import cosine
 from ecast.selectors import turn_history, turn_paths
 
 MAX_CHUNK = 500
-
-
-def _normalise_config(config: dict[str, Any] | None) -> dict[str, Any]:
-    """Merge with defaults and validate every stage's backend name (clear error naming the stage)."""
-    config = dict(config or {})
-    out: dict[str, Any] = {}
-    errors: dict[str, str] = {}
-    for stage in backends.STAGES:
-        spec = {**DEFAULT_CONFIG[stage], **(config.get(stage) or {})}
-        spec["params"] = dict(spec.get("params") or {})
-        try:
-            backend = backends.get(stage, spec["backend"])
-        except backends.BackendError as exc:
-            errors[stage] = str(exc)
-            continue
-        if backend.name == "t5" and not str(spec["params"].get("model") or "").strip():
-            errors[stage] = "the t5 backend needs params.model (a local folder or a hub id)"
-        out[stage] = spec
-    if "sources" in (config.get("paraphrase") or {}):
-        srcs = config["paraphrase"]["sources"]
-        if not srcs or any(s not in ("r", "m") for s in srcs):
-            errors["paraphrase"] = "sources must be a non-empty subset of ['r', 'm']"
-    # No "clean" section: the default floor; an explicit null (or "") turns the floor off.
-    clean_spec = config["clean"] if "clean" in config else DEFAULT_CONFIG["clean"]
-    floor = (clean_spec or {}).get("min_similarity")
-    if floor is not None and floor != "":
-        try:
-            floor = float(floor)
-        except (TypeError, ValueError):
-            errors["clean"] = "min_similarity must be a number"
-            floor = None
-        else:
-            if not 0.0 <= floor <= 1.0:
-                errors["clean"] = "min_similarity must be between 0 and 1"
-    else:
-        floor = None
-    out["clean"] = {"min_similarity": floor}
-    if errors:
-        raise ValidationError(errors)
-    return out
 
 
 def _selected_turns(collection: Collection, selection: dict[str, Any]) -> list[Turn]:
@@ -128,12 +89,22 @@ def generation_job_create(
     chunk_size: int = 10,
     name: str = "",
     user: Any = None,
+    api_key: str = "",
 ) -> GenerationJob:
-    """Validate backends and selection, then create the job and one pending GenerationTurn per selected turn."""
+    """Validate backends and selection, then create the job and one pending GenerationTurn per selected turn.
+
+    ``api_key``: the key this job sends to an OpenAI-compatible endpoint instead of the settings' one (an
+    ``api_key`` in an openai stage's params is taken as it); stored apart from the config, never shown back."""
     if not 1 <= int(chunk_size) <= MAX_CHUNK:
         raise ValidationError({"chunk_size": f"chunk size must be between 1 and {MAX_CHUNK}"})
     selection = {k: list(v) for k, v in (selection or {}).items() if k in ("conversations", "turns") and v}
-    cfg = _normalise_config(config)
+    stage_keys = [
+        str(spec["params"]["api_key"])
+        for spec in (config or {}).values()
+        if isinstance(spec, dict) and isinstance(spec.get("params"), dict) and spec["params"].get("api_key")
+    ]
+    api_key = (api_key or (stage_keys[0] if stage_keys else "")).strip()
+    cfg = job_config.config_normalise(config)
     turns = _selected_turns(collection, selection)
     job = GenerationJob(
         collection=collection,
@@ -144,6 +115,7 @@ def generation_job_create(
         chunk_size=int(chunk_size),
         progress_total=len(turns),
         created_by=user if getattr(user, "is_authenticated", False) else None,
+        api_key=api_key,
     )
     job.full_clean()
     job.save()
@@ -264,7 +236,8 @@ def generation_turn_process(*, gen_turn_id: int, crash_after_compute: bool = Fal
         return GenerationTurn.Status.CANCELLED
     started = time.perf_counter()
     try:
-        result = run_turn(_turn_input(gt.turn), job.config, seed=job.seed, similarity=_similarity(job.config))
+        config = job_config.config_runtime(job.config, api_key=job.api_key)
+        result = run_turn(_turn_input(gt.turn), config, seed=job.seed, similarity=_similarity(job.config))
     except Exception as exc:  # noqa: BLE001 - any backend failure fails this turn only, with its reason
         GenerationTurn.objects.filter(pk=gt.pk, status=GenerationTurn.Status.PENDING).update(
             status=GenerationTurn.Status.FAILED,

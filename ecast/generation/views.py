@@ -13,6 +13,7 @@ from django.views.decorators.http import require_POST
 
 from ecast.core.csvfiles import csv_response
 from ecast.core.jobs import job_health
+from ecast.core.openai_endpoint import endpoint_status
 from ecast.core.pages import refusal_shown
 from ecast.core.permissions import admin_required
 from ecast.generation import reports, selectors, services, testsets
@@ -116,7 +117,7 @@ def job_resume(request: HttpRequest, pk: int) -> HttpResponse:
 @admin_required
 def backend_status(request: HttpRequest) -> HttpResponse:
     """Every backend, the stages it serves, whether it is usable on this machine, and why not."""
-    return render(request, "ecast/generation/backends.html", {"rows": status_table()})
+    return render(request, "ecast/generation/backends.html", {"rows": status_table({"openai": endpoint_status()})})
 
 
 def _fmt(v: float | None) -> str:

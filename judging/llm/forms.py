@@ -25,7 +25,22 @@ class LlmJudgeJobForm(forms.Form):
         initial=judge.DEFAULT_MODEL,
         max_length=1000,
         help_text="'smollm' (SmolLM2-135M-Instruct, shipped), or a transformers model folder or a .gguf file on "
-        "the worker machine. Nothing is downloaded.",
+        "the worker machine (nothing is downloaded); or 'openai': the OpenAI-compatible endpoint below.",
+    )
+    base_url = forms.CharField(
+        required=False,
+        max_length=500,
+        label="Endpoint base URL",
+        help_text="'openai' only, e.g. http://localhost:8000/v1 (vLLM); empty: the settings'.",
+    )
+    served_model = forms.CharField(
+        required=False, max_length=300, label="Served model", help_text="'openai' only; empty: the settings'."
+    )
+    api_key = forms.CharField(
+        required=False,
+        label="API key",
+        widget=forms.PasswordInput(render_value=False),
+        help_text="'openai' only, for this job; never shown again. Empty: the settings' key.",
     )
     revision = forms.CharField(required=False, max_length=300, help_text="Recorded with every label (optional).")
     batch_size = forms.IntegerField(initial=judge.DEFAULT_PARAMS["batch_size"], min_value=1, max_value=256)
@@ -48,6 +63,11 @@ class LlmJudgeJobForm(forms.Form):
             "source_version": version,
             "model": d["model"],
             "revision": d["revision"] or "",
-            "params": {"batch_size": d["batch_size"], "max_passage_tokens": d["max_passage_tokens"]},
+            "params": {
+                "batch_size": d["batch_size"],
+                "max_passage_tokens": d["max_passage_tokens"],
+                **({"base_url": d["base_url"], "served_model": d["served_model"]} if d["model"] == "openai" else {}),
+            },
             "limit": d["limit"],
+            "api_key": (d.get("api_key") or "").strip(),
         }

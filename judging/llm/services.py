@@ -14,12 +14,14 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from ecast.core import openai_endpoint
 from ecast.core.jobs import enqueue
 from ecast.core.models import ACTIVE_STATUSES
 from ecast.models import Collection, Passage, Turn
+from ecast.pipeline import openai_compat
 from evaluation import events
 from evaluation.models import Qrel, QrelsVersion
-from judging.llm import judge
+from judging.llm import endpoint_judge, judge
 from judging.models import LlmJudgeJob, LlmLabel
 
 KIND = "llm_judge"  # the job kind the heartbeat and the sweeper know these jobs by
@@ -47,9 +49,13 @@ def llm_pairs(*, version: QrelsVersion) -> list[tuple[int, str]]:
 
 
 def params_clean(params: dict[str, Any] | None) -> dict[str, Any]:
-    """Integer parameters within their bounds; a ValidationError naming the first bad one."""
+    """Integer parameters within their bounds (and an endpoint's base URL and served model as text); a
+    ValidationError naming the first bad one."""
     out: dict[str, Any] = {}
     for name, value in (params or {}).items():
+        if name in endpoint_judge.STRING_PARAMS:
+            out[name] = str(value or "").strip()
+            continue
         if name not in PARAM_BOUNDS:
             raise ValidationError(f"params: unknown parameter {name!r}; known: {', '.join(sorted(PARAM_BOUNDS))}")
         low, high = PARAM_BOUNDS[name]
@@ -93,9 +99,13 @@ def llm_judge_job_create(
     limit: int | None = None,
     created_by: Any = None,
     queue: bool = True,
+    api_key: str = "",
 ) -> LlmJudgeJob:
     """Create the job and its empty "llm: <model>" version (parent: the human version), and queue it (``queue``
-    False: the caller runs it, as ``manage.py llm_judge`` does)."""
+    False: the caller runs it, as ``manage.py llm_judge`` does).
+
+    ``model`` "openai": an OpenAI-compatible endpoint judges; ``params`` may name its ``base_url`` and
+    ``served_model`` (else the settings'), ``api_key`` the key for this job only (never shown back)."""
     if source_version.collection_id != collection.pk:
         raise ValidationError(f"source_version: {source_version.name!r} belongs to another collection")
     if is_llm_version(source_version):
@@ -103,10 +113,13 @@ def llm_judge_job_create(
     spec = judge.ModelSpec(
         model=(model or judge.DEFAULT_MODEL).strip(), revision=revision.strip(), params=params_clean(params)
     )
-    try:
-        provenance = spec.provenance()
-    except judge.JudgeError as exc:
-        raise ValidationError(f"model: {exc}") from exc
+    if spec.model == endpoint_judge.BACKEND:
+        spec, provenance = _endpoint_spec(spec)
+    else:
+        try:
+            provenance = spec.provenance()
+        except judge.JudgeError as exc:
+            raise ValidationError(f"model: {exc}") from exc
     if limit is not None and limit < 1:
         raise ValidationError("limit: at least 1 pair")
     pairs = _judged_with_text(source_version).count()  # the request counts; the worker reads the pairs
@@ -117,10 +130,10 @@ def llm_judge_job_create(
         )
     target = QrelsVersion(
         collection=collection,
-        name=llm_version_name(collection=collection, model_id=spec.model_id()),
+        name=llm_version_name(collection=collection, model_id=str(provenance["model"])),
         parent=source_version,
         description=(
-            f"LLM pre-judgments of {source_version.name!r}'s judged pairs with text by {spec.model_id()} "
+            f"LLM pre-judgments of {source_version.name!r}'s judged pairs with text by {provenance['model']} "
             f"({provenance['revision']}); holds only the model's labels, never the human ones."
         ),
         created_by=created_by,
@@ -132,19 +145,46 @@ def llm_judge_job_create(
         source_version=source_version,
         target_version=target,
         model=spec.model,
-        model_id=spec.model_id(),
+        model_id=str(provenance["model"]) if spec.model == endpoint_judge.BACKEND else spec.model_id(),
         revision=str(provenance["revision"]),
         params=spec.merged_params(),
         provenance=provenance,
         limit=limit,
         progress_total=min(pairs, limit) if limit else pairs,
         created_by=created_by,
+        api_key=api_key.strip(),
     )
     job.full_clean()
     job.save()
     if queue:
         transaction.on_commit(lambda: enqueue(RUN_TASK, job.pk))
     return job
+
+
+def _endpoint_spec(spec: judge.ModelSpec) -> tuple[judge.ModelSpec, dict[str, Any]]:
+    """An endpoint job's spec with the settings' base URL and model filled in, and its provenance."""
+    stored = openai_endpoint.with_defaults(
+        {"base_url": spec.params.get("base_url"), "model": spec.params.get("served_model")}
+    )
+    try:
+        openai_endpoint.check(stored)
+    except openai_compat.EndpointError as exc:
+        raise ValidationError(f"model: {exc}") from exc
+    params = {**spec.params, "base_url": stored["base_url"], "served_model": stored["model"]}
+    spec = judge.ModelSpec(model=spec.model, revision=spec.revision, params=params)
+    return spec, endpoint_judge.provenance(spec.merged_params())
+
+
+def _labeller(job: LlmJudgeJob) -> Any:
+    """The local model's Judge, or an EndpointJudge for an "openai" job (a JudgeError when neither can run)."""
+    spec = judge.ModelSpec(model=job.model, revision=job.revision, params=job.params)
+    if job.model != endpoint_judge.BACKEND:
+        return judge.Judge(spec)
+    params = spec.merged_params()
+    point = openai_endpoint.endpoint(
+        base_url=str(params.get("base_url") or ""), model=str(params.get("served_model") or ""), api_key=job.api_key
+    )
+    return endpoint_judge.EndpointJudge(params, point, cache=openai_endpoint.DjangoReplyCache())
 
 
 def pending_pairs(*, job: LlmJudgeJob) -> list[tuple[int, str]]:
@@ -242,9 +282,8 @@ def llm_judge_run(*, job_id: int) -> int:
     job = llm_judge_start(job_id=job_id)
     if job is None:
         return 0
-    spec = judge.ModelSpec(model=job.model, revision=job.revision, params=job.params)
     try:
-        model = judge.Judge(spec)
+        model = _labeller(job)
     except judge.JudgeError as exc:
         llm_judge_fail(job_id=job_id, reason=str(exc))
         return 0
@@ -254,7 +293,12 @@ def llm_judge_run(*, job_id: int) -> int:
     for start in range(0, len(pending), size):
         inputs = judge_inputs(pending[start : start + size])
         began = time.perf_counter()
-        labels = model.label(inputs)
+        try:
+            labels = model.label(inputs)
+        except openai_compat.EndpointError as exc:
+            # The endpoint failed every attempt: the batches committed so far stay, this one writes nothing.
+            llm_judge_fail(job_id=job_id, reason=str(exc))
+            return labelled
         labelled += llm_labels_write(job_id=job_id, labels=labels, seconds=time.perf_counter() - began)
     llm_judge_finish(job_id=job_id)
     return labelled

@@ -31,6 +31,8 @@ class LlmJudgeJob(Job):
     provenance = models.JSONField(default=dict, blank=True)
     limit = models.PositiveIntegerField(null=True, blank=True, help_text="Label only the first N pairs.")
     seconds = models.FloatField(default=0.0, help_text="Model time spent labelling (for pairs per second).")
+    # The key an "openai" job sends to its endpoint when it has its own: never in params, provenance, pages or API.
+    api_key = models.CharField(max_length=500, blank=True, editable=False)
 
     class Meta:
         ordering = ["-created_at"]

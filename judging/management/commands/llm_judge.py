@@ -28,7 +28,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--collection", required=True)
         parser.add_argument("--qrels-version", required=True, help="The human qrels version (name)")
-        parser.add_argument("--model", default=judge.DEFAULT_MODEL, help="'smollm', a model folder or a .gguf file")
+        parser.add_argument(
+            "--model",
+            default=judge.DEFAULT_MODEL,
+            help="'smollm', a model folder or a .gguf file, or 'openai' (ECAST_OPENAI_BASE_URL and ECAST_OPENAI_MODEL)",
+        )
         parser.add_argument("--batch-size", type=int, default=16)
         parser.add_argument("--limit", type=int, default=None, help="Label only the first N pairs")
         parser.add_argument("--measure", default="nDCG@3", help="Measure the run rankings are compared by")
