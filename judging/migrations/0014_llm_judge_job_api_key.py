@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("judging", "0012_job_queued_at"),
+        ("judging", "0013_adjudication"),
     ]
 
     operations = [
