@@ -14,7 +14,9 @@ rewrites only when it is confident, and otherwise returns the raw utterance u_i:
 4. Where it is looked for, first match wins:
    a. the previous response, when a sentence of it says the same thing of a noun phrase that the turn asks of
       the pronoun: "Why doesn't it spoil?" after a response ending "Honey never spoils." → "honey";
-   b. the previous user turn, itself resolved first, its first noun phrase of that number.
+   b. the referent the previous turn's own pronoun of that number got ("Is it treatable?" → "How is it
+      treated?" keeps "throat cancer");
+   c. the previous user turn, itself resolved first, its first noun phrase of that number.
    Nothing found: the turn is left alone. (Looking further back, to the first turn, resolves more pronouns
    rightly on CAsT 2019 and 2020 but more wrongly on CAsT 2021; the resolver stays with the previous turn.)
 5. "they do / they did" (people, seldom named before), "it'll" / "it's" (a clitic would cling to the referent)
@@ -158,7 +160,11 @@ def _expletive(tagged: Sequence[tuple[str, str]], index: int) -> bool:
     return len(after) >= 2 and tags[0] == "ADJ" and after[1] in ("to", "that", "for")
 
 
-def _resolve_one(history: Sequence[str], utterance: str, responses: Sequence[str]) -> str:
+def _resolve_one(
+    history: Sequence[str], utterance: str, responses: Sequence[str], carried: tuple[str, bool] | None = None
+) -> tuple[str, tuple[str, bool] | None]:
+    """The turn with its first resolvable pronoun replaced, and the referent (phrase, plural) it got; ``carried``
+    is the previous turn's referent, which a pronoun of the same number keeps."""
     tagged = _tagged(utterance)
     for index, (word, _) in enumerate(tagged):
         low = word.lower()
@@ -169,24 +175,27 @@ def _resolve_one(history: Sequence[str], utterance: str, responses: Sequence[str
             continue
         following = tagged[index + 1][0].lower() if index + 1 < len(tagged) else ""
         if low == "they" and following in ("do", "did"):
-            return utterance  # "What did they do to help?": people, who are seldom named before
+            return utterance, None  # "What did they do to help?": people, who are seldom named before
         if following[:1] in ("'", "’"):
-            return utterance  # "it'll", "it's": the clitic would cling to the referent
+            return utterance, None  # "it'll", "it's": the clitic would cling to the referent
         if any(tag in ("NOUN", "PROPN") and _plural(w) == plural for w, tag in tagged[:index]):
-            return utterance  # it may refer inside the turn
+            return utterance, None  # it may refer inside the turn
         previous_response = responses[len(history) - 1] if len(responses) >= len(history) and history else ""
         phrase = _from_response(tagged, index, previous_response, plural) if previous_response else None
+        if phrase is None and carried is not None and carried[1] == plural:
+            phrase = carried[0]
         if phrase is None and history:
             phrase = _first_phrase(history[-1], plural)
         if phrase is None or phrase.split()[-1].lower() in {w.lower() for w, _ in tagged}:
-            return utterance  # nothing found, or "How is it different from a heat pump?" after "heat pump"
+            return utterance, None  # nothing found, or "How is it different from a heat pump?" after "heat pump"
+        referent = (phrase, plural)
         if low in _POSSESSIVES:
             phrase += "'" if phrase.endswith("s") else "'s"
         start, end = _spans(utterance)[index]
         if start == 0:
             phrase = phrase[:1].upper() + phrase[1:]
-        return utterance[:start] + phrase + utterance[end:]
-    return utterance
+        return utterance[:start] + phrase + utterance[end:], referent
+    return utterance, None
 
 
 def resolve(history: Sequence[str], utterance: str, responses: Sequence[str] = ()) -> str:
@@ -199,7 +208,9 @@ def resolve(history: Sequence[str], utterance: str, responses: Sequence[str] = (
 @lru_cache(maxsize=8192)
 def _resolve(history: tuple[str, ...], utterance: str, responses: tuple[str, ...]) -> str:
     responses = responses + ("",) * (len(history) - len(responses))
-    resolved: list[str] = []
-    for i, turn in enumerate(history):
-        resolved.append(_resolve_one(resolved[:i], turn, responses[:i]) if i else turn)
-    return _resolve_one(resolved, utterance, responses[: len(history)])
+    resolved: list[str] = [history[0]]
+    carried: tuple[str, bool] | None = None
+    for i, turn in enumerate(history[1:], start=1):
+        text, carried = _resolve_one(resolved, turn, responses[:i], carried)
+        resolved.append(text)
+    return _resolve_one(resolved, utterance, responses[: len(history)], carried)[0]
