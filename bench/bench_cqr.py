@@ -26,6 +26,7 @@ from ecast.pipeline import cqr  # noqa: E402
 from ecast.pipeline.bleu import corpus_bleu  # noqa: E402
 from tests.ecast.pipeline.cqr_helpers import cast_turns  # noqa: E402
 
+
 def main() -> None:
     print(f"{'year':<6}{'turns':>6}{'raw':>8}{'organisers':>12}{'rule':>8}{'rule, turns only':>18}{'best':>8}  picked")
     for year in (2019, 2020, 2021):
