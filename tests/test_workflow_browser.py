@@ -89,8 +89,9 @@ def _generate(browser, live_server, collection: Collection) -> GenerationJob:
     browser.get(live_server.url + "/generation/")
     Select(browser.find_element(By.ID, "id_collection")).select_by_visible_text(DEMO_COLLECTION)
     browser.find_element(By.ID, "id_turns").send_keys(" ".join(GENERATED_TURNS))
-    # The defaults a person leaves alone: rule CQR, the SmolLM paraphraser shipped in a package, anaphora removal.
-    assert Select(browser.find_element(By.ID, "id_cqr_backend")).first_selected_option.text == "rule"
+    # The defaults a person leaves alone: the best scoring CQR for the collection, the SmolLM paraphraser shipped in
+    # a package, anaphora removal.
+    assert Select(browser.find_element(By.ID, "id_cqr_backend")).first_selected_option.text == "best"
     assert Select(browser.find_element(By.ID, "id_paraphrase_backend")).first_selected_option.text == "smollm"
     assert Select(browser.find_element(By.ID, "id_cr_backend")).first_selected_option.text == "anaphora"
     _shot(browser, "01-generation-form")

@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 
 from ecast.core.fields import IdChoiceField
+from ecast.generation.selectors import collection_has_automatic_rewrites
 from ecast.models import Collection, TestSet
 from ecast.pipeline.backends import REGISTRY
 
@@ -32,7 +33,16 @@ class GenerationJobForm(forms.Form):
             "Both empty = every turn of the collection."
         ),
     )
-    cqr_backend = forms.ChoiceField(choices=_choices("cqr"), initial="rule", label="Backend")
+    cqr_backend = forms.ChoiceField(
+        choices=_choices("cqr"),
+        initial="best",
+        label="Backend",
+        help_text=(
+            "best: whichever of imported / rule / raw scores highest against this collection's manual rewrites "
+            "(default); rule: pronoun → referent, left alone when unsure; imported: the topics file's automatic "
+            "rewrites (listed when the collection has them); raw: the utterance as it is"
+        ),
+    )
     cqr_model = forms.CharField(
         required=False, help_text="t5: local folder or hub id; openai: the served model name (empty: the settings')"
     )
@@ -76,6 +86,17 @@ class GenerationJobForm(forms.Form):
     )
     seed = forms.IntegerField(initial=0)
     chunk_size = forms.IntegerField(min_value=1, max_value=500, initial=10)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # "imported" is listed only when the chosen collection's turns carry automatic rewrites (with no collection
+        # chosen yet, when any collection's do); the job service refuses it for a collection without them.
+        chosen = str((self.data.get("collection") if self.is_bound else self.initial.get("collection")) or "")
+        collection = Collection.objects.filter(pk=chosen).first() if chosen.isdigit() else None
+        if not collection_has_automatic_rewrites(collection=collection):
+            field = self.fields["cqr_backend"]
+            assert isinstance(field, forms.ChoiceField)
+            field.choices = [(n, label) for n, label in _choices("cqr") if n != "imported"]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from itertools import groupby
 from typing import Any
 
 from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 
-from ecast.models import GenerationJob, GenerationTurn
+from ecast.models import Collection, GenerationJob, GenerationTurn, Participant, Passage, Turn
 from ecast.pipeline.clean import REASONS
+from ecast.pipeline.cqr import CqrTurn
 from ecast.pipeline.run import STAGE_LABELS
+from ecast.selectors import turn_paths
 
 
 def generation_job_list() -> QuerySet[GenerationJob]:
@@ -80,3 +84,50 @@ def generation_job_drops(*, job: GenerationJob) -> dict[str, Any]:
                 bucket[reason] = bucket.get(reason, 0) + n
     rows = generation_drop_rows(totals)
     return {"by_stage": totals, "rows": rows, "total": sum(r["count"] for r in rows)}
+
+
+def response_passages(turns: Sequence[Turn]) -> dict[str, str]:
+    """Text of the canonical response passages of turns whose response is a passage id alone (CAsT 2019–2021)."""
+    ids = {t.canonical_response_id for t in turns if t.canonical_response_id and not t.canonical_response_text}
+    return dict(Passage.objects.filter(passage_id__in=ids).values_list("passage_id", "text")) if ids else {}
+
+
+def cqr_context(path: Sequence[Turn], passages: dict[str, str]) -> tuple[list[str], list[str], list[str]]:
+    """The user's earlier turns on a path (the turn itself left out) as raw utterances, manual rewrites and
+    canonical responses, aligned: a response is the turn's own text or passage, or, in a conversation tree, the
+    System turn that answers it; "" when unknown."""
+    raws: list[str] = []
+    manuals: list[str] = []
+    responses: list[str] = []
+    for t in path:
+        if t.is_system:
+            if responses and not responses[-1]:
+                responses[-1] = t.canonical_response_text
+            continue
+        raws.append(t.raw_utterance)
+        manuals.append(t.manual_rewrite)
+        responses.append(t.canonical_response_text or passages.get(t.canonical_response_id, ""))
+    return raws, manuals, responses
+
+
+def collection_cqr_turns(*, collection: Collection) -> list[CqrTurn]:
+    """Every User turn of a collection as CQR sees it (history, responses, automatic and manual rewrite)."""
+    turns = list(Turn.objects.filter(collection=collection).order_by("conversation_id", "number"))
+    passages = response_passages(turns)
+    out: list[CqrTurn] = []
+    for _, group in groupby(turns, key=lambda t: t.conversation_id):
+        members = list(group)
+        paths = turn_paths(members)
+        for t in members:
+            if t.is_system:
+                continue
+            raws, _, responses = cqr_context(paths[t.pk][:-1], passages)
+            out.append(CqrTurn(raws, t.raw_utterance, responses, t.automatic_rewrite, t.manual_rewrite))
+    return out
+
+
+def collection_has_automatic_rewrites(*, collection: Collection | None) -> bool:
+    """Whether any User turn of the collection (of any collection, for None) carries an imported automatic
+    rewrite, the imported CQR's input."""
+    turns = Turn.objects.exclude(participant=Participant.SYSTEM).exclude(automatic_rewrite="")
+    return (turns.filter(collection=collection) if collection is not None else turns).exists()

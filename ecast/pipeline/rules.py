@@ -1,6 +1,6 @@
 """Deterministic rule-based baselines: the ECAsT "Entity Removal" context-removal baseline (drop nouns and
-proper nouns by POS tag, Table 9) and a pronoun-substitution CQR (replace pronouns with the last noun phrase
-of the history).
+proper nouns by POS tag, Table 9) and template paraphrases; the POS tagger they and the CQR resolver
+(:mod:`ecast.pipeline.resolver`) share.
 
 The POS tagger is the averaged perceptron trained on UD English-EWT that ships in ``denckring-en-pos``
 (installed with --no-deps). Its package ``__init__`` imports a framework we do not install, so the model
@@ -81,67 +81,6 @@ def entity_removal(text: str) -> str:
     kept = [t for t, tag in zip(tokens, tags, strict=True) if tag not in ("NOUN", "PROPN")]
     out = _detokenize(kept)
     return out[:1].upper() + out[1:] if out else out
-
-
-_PRONOUNS = {"it", "its", "they", "them", "their", "this", "that", "these", "those", "he", "she", "him", "her", "his"}
-_POSSESSIVE = {"its", "their", "his"}
-
-
-def last_noun_phrase(history: list[str]) -> str | None:
-    """The last run of adjectives and nouns ending in a NOUN/PROPN, searching the most recent turn first."""
-    for utterance in reversed(history):
-        phrase = _last_noun_phrase_of(utterance)
-        if phrase:
-            return phrase
-    return None
-
-
-# Rewriting every permuted order of a conversation tags the same few utterances thousands of times; the phrase is a
-# pure function of the text, so each utterance is tagged once per process.
-@lru_cache(maxsize=8192)
-def _last_noun_phrase_of(utterance: str) -> str | None:
-    tokens = tokenize(utterance)
-    tags = pos_tag(tokens)
-    phrases: list[list[tuple[str, str]]] = []
-    current: list[tuple[str, str]] = []
-    for token, tag in zip(tokens, tags, strict=True):
-        if tag in ("NOUN", "PROPN", "ADJ"):
-            current.append((token if tag == "PROPN" or token.isupper() else token.lower(), tag))
-        elif current:
-            phrases.append(current)
-            current = []
-    if current:
-        phrases.append(current)
-    for phrase in reversed(phrases):
-        while phrase and phrase[-1][1] == "ADJ":  # a noun phrase ends in a noun
-            phrase = phrase[:-1]
-        if phrase:
-            return " ".join(token for token, _ in phrase)
-    return None
-
-
-def rule_cqr(history: list[str], utterance: str) -> str:
-    """Replace third-person pronouns in the utterance with the last noun phrase of the history."""
-    phrase = last_noun_phrase(history)
-    return _pronoun_replaced(utterance, phrase) if phrase else utterance
-
-
-# Permuted orders put the same utterance after the same phrase thousands of times (a permutation experiment rewrites
-# 20,000 turns that hold under a thousand distinct pairs): the rewrite is a pure function of the two.
-@lru_cache(maxsize=8192)
-def _pronoun_replaced(utterance: str, phrase: str) -> str:
-    tokens = tokenize(utterance)
-    out = []
-    replaced = False
-    for token in tokens:
-        low = token.lower()
-        if low in _PRONOUNS and not replaced:
-            out.append(phrase + "'s" if low in _POSSESSIVE else phrase)
-            replaced = True
-        else:
-            out.append(token)
-    text = _detokenize(out)
-    return text[:1].upper() + text[1:] if text else text
 
 
 _TEMPLATES = (

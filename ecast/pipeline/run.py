@@ -21,10 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ecast.pipeline import backends, clean, grammar, preprocess
+from ecast.pipeline import backends, clean, cqr, grammar, preprocess
 
 DEFAULT_CONFIG: dict[str, Any] = {
-    "cqr": {"backend": "rule", "params": {}},
+    "cqr": {"backend": "best", "params": {}},
     "paraphrase": {
         "backend": "smollm",
         "params": {"num_return_sequences": 5, "top_k": 50, "top_p": 0.95},
@@ -42,7 +42,8 @@ STAGE_LABELS = {"cqr": "CQR", "paraphrase": "Paraphrase", "cr": "Context removal
 @dataclass
 class TurnInput:
     """What the pipeline needs of one turn: its text, manual rewrite, position and earlier raw turns (and,
-    when known, the earlier turns' manual rewrites, aligned with ``history``)."""
+    when known, the earlier turns' manual rewrites and canonical responses, aligned with ``history``, and the
+    turn's own imported automatic rewrite)."""
 
     turn_id: str
     number: int
@@ -50,6 +51,8 @@ class TurnInput:
     manual: str
     history: list[str] = field(default_factory=list)
     history_manual: list[str] = field(default_factory=list)
+    history_responses: list[str] = field(default_factory=list)
+    automatic_rewrite: str = ""
 
 
 def turn_seed(seed: int, turn_id: str) -> int:
@@ -125,7 +128,10 @@ def run_turn(
 
     # --- CQR
     cqr_backend, cqr_params, _ = _stage(config, "cqr")
-    rewrite = question if not history else cqr_backend.cqr([history], [question], {**cqr_params, "seed": s})[0]
+    turn_params = {"responses": [list(turn.history_responses)], "automatic_rewrites": [turn.automatic_rewrite]}
+    rewrite = (
+        question if not history else cqr_backend.cqr([history], [question], {**cqr_params, "seed": s, **turn_params})[0]
+    )
     rewrite = clean.strip_control(rewrite)
     rewrite_usable = True
     if history:
@@ -219,6 +225,7 @@ def run_turn(
         "preprocess": pre.as_dict(),
         "question": question,
         "rewrite": rewrite,
+        "rewrite_from": cqr.source(config, turn.automatic_rewrite) if history else "",
         "sources": [{"source": k, "text": t} for k, t in sources],
         "generated": len(candidates),
         "outputs": outputs,

@@ -82,6 +82,9 @@ def test_the_cqr_context_is_the_users_earlier_utterances_on_the_path(tree, monke
     generation.generation_turn_process(gen_turn_id=job.turns.get().pk)
     assert seen[0].history == [_turn(tree, t).raw_utterance for t in ("133_1-1", "133_1-3", "133_1-5")]
     assert seen[0].history_manual[-1] == _turn(tree, "133_1-5").manual_rewrite
+    # Each user turn's response is the System turn that answers it on the path.
+    responses = [_turn(tree, t).canonical_response_text for t in ("133_1-2", "133_1-4", "133_3-1")]
+    assert seen[0].history_responses == responses and all(responses)
 
 
 def test_generation_selects_user_turns_only(tree):

@@ -18,7 +18,8 @@ pytestmark = pytest.mark.django_db
 def test_generate_sync_with_rule_backends_is_deterministic(small_collection):
     out = io.StringIO()
     call_command(
-        "generate", "Mini", "--paraphrase", "rule", "--cr", "rule", "--no-similarity-floor", "-n", "2", "--sync",
+        "generate", "Mini", "--cqr", "rule", "--paraphrase", "rule", "--cr", "rule", "--no-similarity-floor", "-n",
+        "2", "--sync",
         "--chunk-size", "4", stdout=out,
     )  # fmt: skip
     job = GenerationJob.objects.get()

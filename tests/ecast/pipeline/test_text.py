@@ -7,7 +7,7 @@ import pytest
 from ecast.pipeline import cqr_rewrite
 from ecast.pipeline.bleu import corpus_bleu
 from ecast.pipeline.clean import clean, near_duplicate
-from ecast.pipeline.rules import entity_removal, pos_tag, rule_cqr, template_paraphrases, tokenize
+from ecast.pipeline.rules import entity_removal, pos_tag, template_paraphrases, tokenize
 from ecast.pipeline.testsets import draw_test_sets
 
 
@@ -65,11 +65,6 @@ def test_entity_removal_drops_nouns_and_proper_nouns():
     tokens = tokenize(text)
     kept = [t for t, tag in zip(tokens, pos_tag(tokens), strict=True) if tag not in ("NOUN", "PROPN")]
     assert entity_removal(text).replace(" ", "") == "".join(kept)
-
-
-def test_rule_cqr_replaces_a_pronoun_with_the_last_noun_phrase():
-    assert rule_cqr(["What is throat cancer?"], "Is it treatable?") == "Is throat cancer treatable?"
-    assert rule_cqr([], "Is it treatable?") == "Is it treatable?"
 
 
 def test_template_paraphrases_handle_questions_and_requests():
