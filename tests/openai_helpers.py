@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from ecast.pipeline import anaphora, rules
+from ecast.pipeline import anaphora, resolver, rules
 
 Reply = Callable[[list[dict[str, str]], dict[str, Any]], list[str]]
 
@@ -31,7 +31,7 @@ def rule_reply(messages: list[dict[str, str]], body: dict[str, Any]) -> list[str
     if query.startswith("Conversation: "):
         conversation, _, last = query.partition("\nLast question: ")
         history = conversation.removeprefix("Conversation: ").split(" | ")
-        return [rules.rule_cqr(history, last)] * n
+        return [resolver.resolve(history, last)] * n
     text = query.removeprefix("Question: ")
     return [anaphora.anaphora_cr(text, [text])] * n
 
