@@ -205,6 +205,7 @@ class WorkerLiveness:
                 return
 
     def start(self) -> None:
+        worker_beat(self.worker)  # alive from the moment it is ready, not from the thread's first turn
         self.thread.start()
 
     def close(self) -> None:

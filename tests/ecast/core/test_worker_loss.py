@@ -247,6 +247,8 @@ def test_a_unit_a_worker_hands_back_at_a_clean_shutdown_is_not_reported_as_a_wor
     )
     go_live(settings)
     first = fleet.prefork_worker()
+    # The countdown runs from here, once the worker answers (a loaded machine takes a while to start one).
+    wait_for(lambda: app.control.inspect(timeout=1).ping(), timeout=120, fleet=fleet, what="the worker to start")
     # A worker holds a countdown message until it is due, as it does a debounced analysis.
     jobs.enqueue(import_tasks.RUN_TASK, job.pk, countdown=20)
     wait_for(
