@@ -125,6 +125,7 @@ class AgreementApi(AdminApi):
             "B replaced a grade"
         )
         made_from_a = serializers.BooleanField(help_text="B names A as its parent (derived copy or LLM labels of A)")
+        relabelled = serializers.BooleanField(help_text="B names A as its parent and holds a model's labels (LLM)")
         weights = serializers.CharField(allow_null=True)
         ci_method = serializers.CharField()
         exact = serializers.FloatField(allow_null=True)

@@ -159,6 +159,7 @@ def agreement_report(*, a: QrelsVersion, b: QrelsVersion, measure: str = metrics
     """Everything the agreement page, its JSON API and downloads show for versions A and B of one collection."""
     items = item_agreement(a=a, b=b)
     collection = a.collection
+    relabelled = b.parent_id == a.pk and Qrel.objects.filter(version=b, source=Qrel.Source.LLM).exists()
     return {
         "collection": {"id": collection.pk, "name": collection.name},
         "a": {"id": a.pk, "name": a.name},
@@ -167,8 +168,10 @@ def agreement_report(*, a: QrelsVersion, b: QrelsVersion, measure: str = metrics
         # A version derived from A by copying (the judging services' "<parent> + new") keeps every judgment of A,
         # so the items both judged agree by construction. A version only made from A (LLM pre-judgments name the
         # human version they labelled as parent) holds its own grades: its agreement with A is measured, not built.
-        "derived": b.parent_id == a.pk and items["only_a"] == 0,
+        "derived": b.parent_id == a.pk and items["only_a"] == 0 and not relabelled,
         "made_from_a": b.parent_id == a.pk,
+        # A model's labels of A's items (LLM pre-judgments): B re-graded them on its own, whatever it covers.
+        "relabelled": relabelled,
         **items,
         "ranking": ranking_agreement(a=a, b=b, measure=measure),
     }

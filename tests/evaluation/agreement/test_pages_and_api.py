@@ -296,6 +296,21 @@ def test_a_version_made_from_a_but_not_a_copy_is_not_said_to_keep_its_judgments(
     assert "was derived from original and keeps its judgments" in copy
 
 
+def test_a_model_that_labelled_every_item_of_a_is_said_to_have_graded_them_on_its_own(admin_client, admin_api, pair):
+    coll, original, derived, _ = pair
+    grades = {(t, p): g for t, p, g in original.qrels.values_list("turn__turn_id", "passage_id", "grade")}
+    relabelled = {}
+    for (turn_id, passage), grade in grades.items():
+        relabelled.setdefault(turn_id, {})[passage] = 4 - grade
+    llm = factories.qrels_version(coll, "llm: every item", relabelled, parent=original)
+    llm.qrels.update(source=Qrel.Source.LLM)
+    html = admin_client.get(PAGE, {"a": original.pk, "b": llm.pk}).content.decode()
+    assert "llm: every item holds a model's labels of original's items" in html
+    assert "keeps its judgments" not in html and "agree except where" not in html
+    data = admin_api.get(API, {"a": original.pk, "b": llm.pk}).json()
+    assert data["relabelled"] is True and data["derived"] is False and data["only_a"] == 0
+
+
 def test_an_undefined_kappa_shows_undefined_and_why_not_zero_with_an_interval(admin_client, pair):
     coll, original, derived, _ = pair
     llm = _llm_like(original)
