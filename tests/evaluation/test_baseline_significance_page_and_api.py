@@ -65,8 +65,8 @@ def test_the_compare_page_shows_every_run_against_the_baseline_with_holm_correct
         p, corrected, reject = expected[name]
         row = re.search(rf"<tr><td>{name}</td><td>nDCG@3</td>(.*?)</tr>", table).group(1)
         cells = re.findall(r'data-value="([^"]*)">([^<]*)<', row)
-        assert cells[0] == (repr(p), f"{p:.4g}")
-        assert cells[1] == (repr(corrected), f"{corrected:.4g}")
+        assert cells[0] == (repr(p), f"{p:.4f}" if p >= 1e-4 else "< 0.0001")
+        assert cells[1] == (repr(corrected), f"{corrected:.4f}" if corrected >= 1e-4 else "< 0.0001")
         assert ("<strong>yes</strong>" in row) == reject
     assert "Against <strong>weak</strong>" in table and "Holm correction" in table
 
