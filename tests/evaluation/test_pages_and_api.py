@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -417,3 +418,15 @@ def test_raters_cannot_start_a_full_recompute(rater_client, scored):
     coll, _, _ = scored
     assert rater_client.post(reverse("evaluation-recompute"), {"collection": coll.pk}).status_code == 403
     assert not EvaluationJob.objects.filter(kind="full").exists()
+
+
+def test_the_compare_form_starts_on_two_different_runs(admin_client):
+    coll, _, _ = build()
+    html = admin_client.get("/evaluation/compare/", {"collection": coll.pk}).content.decode()
+    selects = dict(re.findall(r'<select name="(a|b)">(.*?)</select>', html, flags=re.S))
+
+    def shown(options: str) -> str:  # the selected option, else the first (as a browser shows it)
+        picked = re.search(r'<option value="(\d+)" selected', options)
+        return picked.group(1) if picked else re.search(r'<option value="(\d+)"', options).group(1)
+
+    assert shown(selects["a"]) != shown(selects["b"])
