@@ -70,7 +70,7 @@ def import_jobs_in_progress() -> list[ActivityRow]:
             status=job.status_label,
             collection=job.collection.name if job.collection else "",
             progress=progress_text(job.progress_done, job.progress_total),
-            since=job.created_at,
+            since=job.queued_at or job.created_at,
         )
         for job in jobs.select_related("collection").order_by("-created_at")[:SOURCE_LIMIT]
     ]
@@ -96,7 +96,7 @@ def generation_jobs_in_progress() -> list[ActivityRow]:
             status=job.status_label,
             collection=job.collection.name,
             progress=progress_text(job.n_finished, job.progress_total),  # type: ignore[attr-defined]
-            since=job.created_at,
+            since=job.queued_at or job.created_at,
         )
         for job in jobs
     ]

@@ -40,7 +40,7 @@ def evaluation_jobs_in_progress() -> list[ActivityRow]:
             status=job.status_label,
             collection=job.collection.name,
             progress=progress_text(job.progress_done, job.progress_total),
-            since=job.created_at,
+            since=job.queued_at or job.created_at,
         )
         for job in jobs
     ]
@@ -62,7 +62,7 @@ def permutation_experiments_in_progress() -> list[ActivityRow]:
             status=e.status_label,
             collection=e.collection.name,
             progress=progress_text(e.progress_done, e.progress_total),
-            since=e.created_at,
+            since=e.queued_at or e.created_at,
         )
         for e in experiments
     ]
@@ -85,7 +85,7 @@ def analyses_in_progress() -> list[ActivityRow]:
                 status=a.status_label,
                 collection=a.collection.name,
                 progress=progress_text(a.progress_done, a.progress_total),
-                since=a.created_at,
+                since=a.queued_at or a.created_at,
             )
             for a in analyses
         ]

@@ -64,3 +64,19 @@ def test_an_idle_dashboard_says_what_to_do_next(admin_client, small_collection):
     assert "Nothing is queued or running. Start work from" in html
     assert f'<a href="{reverse("rating-campaigns")}">Create a rating campaign</a>' in html
     assert f'<a href="{reverse("relevance-admin")}">Build a pool</a>' in html
+
+
+def test_a_job_queued_again_shows_since_when_it_was_queued_not_when_it_was_created(small_collection):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from evaluation.analyses.services import toolkit
+    from evaluation.dashboard import analyses_in_progress
+
+    coll = factories.collection(name="Queued again")
+    pivot = PivotAnalysis.objects.create(collection=coll, name="Pivots", status="succeeded")
+    PivotAnalysis.objects.filter(pk=pivot.pk).update(created_at=timezone.now() - timedelta(hours=3))
+    toolkit.analysis_mark_pending(kind="pivots", analysis_id=pivot.pk)
+    (row,) = [r for r in analyses_in_progress() if r.name == "Pivots"]
+    assert timezone.now() - row.since < timedelta(minutes=1)
