@@ -62,7 +62,11 @@
     J.renderProgress(items.filter((it) => it.done).length, items.length, queue.size());
     $("entry").textContent = buffer ? "· statement " + buffer + "…" : "";
     renderConversation(item);
-    $("done").hidden = firstUndone(0) >= 0;
+    const done = $("done");
+    const finishing = done.hidden && firstUndone(0) < 0;
+    done.hidden = firstUndone(0) >= 0;
+    // The last grade shows the card below the item: bring it into view rather than leave it under the fold.
+    if (finishing) done.scrollIntoView({ block: "nearest" });
   }
 
   function toggle(number) {

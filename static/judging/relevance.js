@@ -77,7 +77,11 @@
     }
     renderConversation(pair);
     renderProgress();
-    $("done").hidden = firstUngraded(0) >= 0;
+    const done = $("done");
+    const finishing = done.hidden && firstUngraded(0) < 0;
+    done.hidden = firstUngraded(0) >= 0;
+    // The last grade shows the card below the item: bring it into view rather than leave it under the fold.
+    if (finishing) done.scrollIntoView({ block: "nearest" });
   }
 
   // Grades not yet confirmed, per pair id, sent in typing order (static/ecast/send.js).

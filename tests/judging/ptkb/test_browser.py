@@ -78,6 +78,11 @@ def test_an_assessor_marks_statements_by_keyboard_and_the_counts_change(
     wait.until(ec.text_to_be_present_in_element((By.ID, "progress-text"), "3 / 3"))
     wait.until(ec.text_to_be_present_in_element((By.ID, "save-state"), "all saved"))
     assert browser.find_element(By.ID, "done").is_displayed()
+    # … and in view, not under the fold below the last item
+    top, bottom, height = browser.execute_script(
+        "const r = document.getElementById('done').getBoundingClientRect(); return [r.top, r.bottom, innerHeight];"
+    )
+    assert 0 <= top and bottom <= height + 1, (top, bottom, height)  # a subpixel past the edge is in view
     browser.save_screenshot(str(ARTIFACTS / "ptkb_done.png"))
 
     relevant = sorted(AssessorJudgment.objects.filter(grade=1).values_list("pair__turn__turn_id", "pair__passage_id"))

@@ -57,6 +57,11 @@ def test_an_assessor_judges_a_topic_with_the_keyboard(browser, live_server, asse
     wait.until(ec.text_to_be_present_in_element((By.ID, "progress-text"), "3 / 3"))
     wait.until(ec.text_to_be_present_in_element((By.ID, "save-state"), "all saved"))
     assert browser.find_element(By.ID, "done").is_displayed()
+    # … and in view, not under the fold below the last item
+    top, bottom, height = browser.execute_script(
+        "const r = document.getElementById('done').getBoundingClientRect(); return [r.top, r.bottom, innerHeight];"
+    )
+    assert 0 <= top and bottom <= height + 1, (top, bottom, height)  # a subpixel past the edge is in view
 
     grades = dict(AssessorJudgment.objects.values_list("pair__passage_id", "grade"))
     assert grades == {"p1": 3, "p2": 0, "p3": 4}
