@@ -63,4 +63,11 @@
     ev.preventDefault();
   });
   select(index);
+  // Opening on a pair far down the table scrolls the page's message ("… on to turn 81_3") out of sight: show it
+  // over the page for a few seconds instead.
+  const flash = document.querySelector(".messages");
+  if (flash && flash.getBoundingClientRect().bottom < 0) {
+    flash.classList.add("toast");
+    setTimeout(() => flash.classList.remove("toast"), 8000);
+  }
 })();

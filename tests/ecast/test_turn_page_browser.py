@@ -179,3 +179,28 @@ def test_a_curator_moves_on_past_a_system_turn_whose_page_offers_no_pairs(
     browser.save_screenshot(str(ARTIFACTS / "turn_page_system_turn.png"))
     _press(browser, "n")
     WebDriverWait(browser, 10).until(lambda d: "Turn 136_2-5" in d.find_element(By.TAG_NAME, "h1").text)
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_moving_on_to_a_long_turn_shows_the_message_in_view_while_its_first_undecided_pair_is_selected(
+    browser, live_server, admin_user, small_collection
+):
+    turn, nxt = small_collection.turns.get(turn_id="1_1"), small_collection.turns.get(turn_id="1_2")
+    (last, _) = services.paraphrase_add(turn=turn, manual_text="What is throat cancer?", raw_text="What is it?")
+    for i in range(25):  # a long table of decided pairs, then one still to decide
+        m, r = services.paraphrase_add(turn=nxt, manual_text=f"Decided question {i}?", raw_text=f"Decided {i}?")
+        Paraphrase.objects.filter(pk__in=[m.pk, r.pk]).update(status="approved")
+    todo, _ = services.paraphrase_add(turn=nxt, manual_text="Is throat cancer curable?", raw_text="Is it curable?")
+    browser_login(browser, live_server, "admin1", "pass-admin1")
+    browser.get(f"{live_server.url}/turns/{turn.pk}/#p{last.pk}")
+    _press(browser, "a")  # the last pair of 1_1: on to 1_2, far down its table
+    WebDriverWait(browser, 10).until(
+        ec.presence_of_element_located((By.CSS_SELECTOR, f"tr.pair-row.selected #p{todo.pk}"))
+    )
+    message = browser.find_element(By.CSS_SELECTOR, ".messages")
+    assert "on to turn 1_2" in message.text
+    top, bottom = browser.execute_script(
+        "const r = document.querySelector('.messages').getBoundingClientRect(); return [r.top, r.bottom];"
+    )
+    assert 0 <= top and bottom > 0, (top, bottom)  # in view, not scrolled away above the table
