@@ -308,6 +308,11 @@ def test_a_queued_analysis_page_polls_and_a_failed_one_shows_its_error(admin_cli
     )
     body = admin_client.get(reverse("analyses-detail", kwargs={"kind": "pivots", "pk": queued.pk})).content.decode()
     assert 'id="analysis-running"' in body and "computed <strong>not yet</strong>" in body
+    assert "Waiting for a worker" in body and "Computing in the background" not in body  # queued, not running
+    PivotAnalysis.objects.filter(pk=queued.pk).update(status="running")
+    running = admin_client.get(reverse("analyses-detail", kwargs={"kind": "pivots", "pk": queued.pk})).content
+    assert b"Computing in the background" in running and b"Waiting for a worker" not in running
+    PivotAnalysis.objects.filter(pk=queued.pk).update(status="queued")
     assert (
         admin_client.get(
             reverse("analyses-download", kwargs={"kind": "pivots", "pk": queued.pk, "fmt": "csv"})
