@@ -9,7 +9,7 @@ from django.http import Http404, StreamingHttpResponse
 
 from evaluation.exports import formats
 from evaluation.exports import selectors as sel
-from evaluation.models import QrelsVersion, Run
+from evaluation.models import PermutationExperiment, QrelsVersion, Run
 
 # fmt → (file name suffix, content type); TREC runs come gzipped (they can be millions of lines).
 RUN_FORMATS = {
@@ -76,3 +76,11 @@ def per_query_download(*, version: QrelsVersion, fmt: str) -> StreamingHttpRespo
     suffix, content_type = _format(PER_QUERY_FORMATS, fmt)
     body = formats.per_query_csv_chunks(sel.per_query_rows(version=version))
     return _response(body, file_stem(version.collection.name, version.name) + suffix, content_type)
+
+
+def experiment_download(*, experiment: PermutationExperiment) -> StreamingHttpResponse:
+    """Every ranking a permutation experiment's built-in systems made, one gzipped TREC file whose run tag names
+    the system and the order (``bm25-raw@original``, ``bm25-raw@order7``): split it by tag to evaluate each run."""
+    body = formats.gzipped(formats.trec_tagged_chunks(sel.experiment_rankings(experiment=experiment)))
+    name = file_stem(experiment.collection.name, experiment.name, "runs") + ".run.gz"
+    return _response(body, name, "application/gzip")

@@ -73,6 +73,19 @@ def trec_run_chunks(rankings: Iterable[Ranking], *, tag: str) -> Iterator[str]:
     return _chunked(lines())
 
 
+def trec_tagged_chunks(rankings: Iterable[tuple[str, Ranking]]) -> Iterator[str]:
+    """TREC run text where each ranking carries its own run tag (many runs in one file: split it by tag)."""
+
+    def lines() -> Iterator[str]:
+        for tag, (qid, docs, scores) in rankings:
+            _check_ids(qid, docs)
+            name = run_tag(tag)
+            for rank, (doc, score) in enumerate(zip(docs, scores, strict=True), start=1):
+                yield f"{qid} Q0 {doc} {rank} {score!r} {name}\n"
+
+    return _chunked(lines())
+
+
 def run_csv_chunks(rankings: Iterable[Ranking]) -> Iterator[str]:
     """PyTerrier results CSV ``qid,docno,score,rank`` (ranks from 0), cells spreadsheet-safe, in chunks."""
 

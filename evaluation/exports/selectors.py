@@ -7,7 +7,15 @@ from functools import cache
 
 from evaluation import metrics
 from evaluation.exports.formats import Ranking
-from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
+from evaluation.models import (
+    PermutationExperiment,
+    PermutationQuery,
+    PermutationResult,
+    Qrel,
+    QrelsVersion,
+    Run,
+    RunTurn,
+)
 from evaluation.selectors import score_rows
 from evaluation.selectors.pages import turn_sort_key
 from evaluation.selectors.rankings import rank_scores
@@ -61,3 +69,47 @@ def per_query_rows(*, version: QrelsVersion) -> Iterator[tuple[str, str, str, fl
         name = names.get(row.run_id)
         if name is not None:
             yield name, row.turn_id, _measure_with_threshold(row.measure, row.threshold), row.value
+
+
+RESULTS_PER_READ = 200
+
+
+def experiment_tag(system: str, index: int, original: bool) -> str:
+    """The run tag of one system on one order of a permutation experiment: ``<system>@original`` or ``@order<i>``."""
+    return f"{system}@{'original' if original else f'order{index}'}"
+
+
+def experiment_rankings(*, experiment: PermutationExperiment) -> Iterator[tuple[str, Ranking]]:
+    """(tag, ranking) of every built-in system on every order of every conversation of an experiment, conversation
+    by conversation and order by order, turns in the order's sequence: the runs the experiment scored. Imported
+    runs are runs of their own (downloaded as runs) and are left out."""
+    results = (
+        PermutationResult.objects.filter(permutation__experiment=experiment, run__isnull=True)
+        .order_by("permutation__conversation__topic_id", "permutation__path", "permutation__index", "system")
+        .values_list("system", "permutation__index", "permutation__is_original", "queries")
+    )
+    batch: list[tuple[str, int, bool, dict[str, int]]] = []
+
+    def flush() -> Iterator[tuple[str, Ranking]]:
+        wanted = {int(q) for *_, queries in batch for q in (queries or {}).values()}
+        rankings = {
+            pk: (list(docs or []), list(scores or []))
+            for pk, docs, scores in PermutationQuery.objects.filter(pk__in=wanted).values_list(
+                "pk", "doc_ids", "scores"
+            )
+        }
+        for system, index, original, queries in batch:
+            tag = experiment_tag(system, index, original)
+            for turn_id, query_pk in (queries or {}).items():
+                docs, scores = rankings.get(int(query_pk), ([], []))
+                if len(scores) != len(docs):
+                    scores = rank_scores(len(docs))
+                yield tag, (turn_id, docs, scores)
+
+    for row in results.iterator(chunk_size=RESULTS_PER_READ):
+        batch.append(row)
+        if len(batch) >= RESULTS_PER_READ:
+            yield from flush()
+            batch = []
+    if batch:
+        yield from flush()

@@ -5,6 +5,11 @@ from django.urls import path
 from evaluation.exports import apis, views
 
 urlpatterns = [
+    path(
+        "evaluation/permutations/<int:pk>/runs.run.gz",
+        views.experiment_download,
+        name="evaluation-permutation-runs-download",
+    ),
     path("evaluation/runs/<int:pk>/download/<str:fmt>/", views.run_download, name="evaluation-run-download"),
     path("evaluation/versions/<int:pk>/qrels/<str:fmt>/", views.qrels_download, name="evaluation-qrels-download"),
     path(

@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404
 
 from ecast.core.permissions import admin_required
 from evaluation.exports import downloads
-from evaluation.models import QrelsVersion, Run
+from evaluation.models import PermutationExperiment, QrelsVersion, Run
 
 
 @admin_required
@@ -26,3 +26,9 @@ def qrels_download(request: HttpRequest, pk: int, fmt: str) -> StreamingHttpResp
 def per_query_download(request: HttpRequest, pk: int, fmt: str) -> StreamingHttpResponse:
     version = get_object_or_404(QrelsVersion.objects.select_related("collection"), pk=pk)
     return downloads.per_query_download(version=version, fmt=fmt)
+
+
+@admin_required
+def experiment_download(request: HttpRequest, pk: int) -> StreamingHttpResponse:
+    experiment = get_object_or_404(PermutationExperiment.objects.select_related("collection"), pk=pk)
+    return downloads.experiment_download(experiment=experiment)
