@@ -43,7 +43,8 @@ def _measures_stored(
                     jobs.append(state.job)
             names.append(state.measure)
     except metrics.MeasureError as exc:
-        raise serializers.ValidationError({field: str(exc)}) from exc
+        # "detail" as every 400 of the API carries it, and the parameter named (the baseline API reads it by name).
+        raise serializers.ValidationError({"detail": str(exc), field: [str(exc)]}) from exc
     if not jobs:
         return names, None
     computing = list(dict.fromkeys(m for j in jobs for m in j.measures))

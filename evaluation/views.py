@@ -75,12 +75,13 @@ class Asked(NamedTuple):
 def _measure_asked(request: HttpRequest, version: QrelsVersion | None) -> Asked:
     """The measure of ``?measure=`` for ``version``, stored on demand: any ir_measures string pytrec_eval computes."""
     raw = (request.GET.get("measure") or metrics.HEADLINE).strip()
-    try:
+    # Shown beside the measure field (the page falls back to the headline measure), not as a flash message.
+    with refusal_shown(None) as refused:
         if version is None:
             return Asked(measure_check(raw), None, "", raw)
         state = svc.measure_request(version=version, measure=raw, user=request.user)
-    except metrics.MeasureError as exc:
-        return Asked(metrics.HEADLINE, None, str(exc), raw)
+    if refused:
+        return Asked(metrics.HEADLINE, None, refused.text, raw)
     return Asked(state.measure, state.job, "", state.measure)
 
 

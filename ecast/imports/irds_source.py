@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ecast.core.errors import DomainError
 from ecast.imports.errors import ImportFailed, row_error
 
 # The conversational family ecast knows turn by turn; listed first among the offered ids.
@@ -35,7 +36,7 @@ DOWNLOAD_SETTING = "ECAST_IR_DATASETS_DOWNLOAD"
 _downloads_allowed: contextvars.ContextVar[bool] = contextvars.ContextVar("irds_downloads_allowed", default=True)
 
 
-class DownloadRefused(Exception):
+class DownloadRefused(DomainError):
     """ir_datasets tried to fetch ``url`` while downloads are off; ``target`` is where it wanted the file."""
 
     def __init__(self, url: str, target: str | None = None):

@@ -15,7 +15,7 @@ from ecast.core.csvfiles import csv_response
 from ecast.core.pages import refusal_shown
 from ecast.core.permissions import admin_required
 from ecast.models import TestSet
-from evaluation.measures import MeasureError, measure_registry
+from evaluation.measures import measure_registry
 from evaluation.models import Qrel, QrelsVersion, Run
 from evaluation.robustness import selectors as rsel
 from evaluation.robustness import services
@@ -78,15 +78,15 @@ def robustness_measures(request: HttpRequest, p: rsel.RobustnessParams) -> tuple
     if not raw:
         return [], ""
     jobs, names = [], []
-    try:
+    with refusal_shown(None) as refused:  # shown beside the measures field by the caller
         for m in raw:
             for version in filter(None, (p.base, p.extended)):
                 state = measure_request(version=version, measure=m, user=request.user)
                 if state.job is not None:
                     jobs.append(state.job)
             names.append(state.measure)
-    except MeasureError as exc:
-        return [], str(exc)
+    if refused:
+        return [], refused.text
     p.measures = list(dict.fromkeys(names))
     return jobs, ""
 

@@ -158,9 +158,9 @@ def test_apis_refuse_with_the_bodies_and_statuses_clients_know(admin_api, assess
         (400, {"detail": "unknown collection id"}),
         (400, {"detail": "output must be csv or jsonl"}),
         (400, {"detail": "version: required (a qrels version id)"}),
-        (400, {"detail": answers[-1].json()["detail"]}),
+        (400, {"detail": answers[-1].json()["detail"], "measure": [answers[-1].json()["detail"]]}),
     ]
-    assert "bogus" in answers[-1].json()["detail"]
+    assert "bogus" in answers[-1].json()["detail"]  # named, and under the parameter that named it
 
     upload = SimpleUploadedFile("bad.run", b"not a run line\n")
     failed = admin_api.post(reverse("api-eval-run-upload"), {"collection": small_collection.pk, "file": upload})
