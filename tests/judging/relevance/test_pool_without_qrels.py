@@ -117,3 +117,25 @@ def test_the_api_pools_and_previews_a_collection_without_qrels(small_collection,
         reverse("api-relevance-pool-create"), {"collection": small_collection.pk, "runs": [run.pk]}, format="json"
     )
     assert again.status_code == 400 and "qrels_version" in again.json()["detail"]
+
+
+def test_a_cast_2022_tree_is_pooled_and_judged_straight_after_its_topics_and_a_run_are_imported(
+    shared_data, admin_client, assessor_api
+):
+    from ecast.models import Turn
+    from tests.ecast.imports.conftest import ok
+
+    coll = ok("cast2022_topics", shared_data / "cast/2022/2022_evaluation_topics_tree_v1.0.json").collection
+    users = list(
+        Turn.objects.filter(collection=coll, participant="User").order_by("pk").values_list("turn_id", flat=True)[:3]
+    )
+    run = helpers.run(coll, "team-run", {t: [f"{t}-p{i}" for i in range(3)] for t in users})
+    assert not QrelsVersion.objects.filter(collection=coll).exists()
+    assert _post_pool(admin_client, coll, run).status_code == 302
+    pool = Pool.objects.get(name="First pool", collection=coll)
+    assert pool.qrels_version.name == "judged here" and PoolPair.objects.filter(pool=pool).count() == 9
+    taken = assessor_api.post(reverse("api-relevance-pool-take", args=[pool.pk])).json()
+    pair = assessor_api.get(reverse("api-relevance-assignment", args=[taken["id"]])).json()["pairs"][0]
+    url = reverse("api-relevance-judgment-submit", args=[taken["id"]])
+    assert assessor_api.post(url, {"pair": pair["id"], "grade": 2}, format="json").status_code == 200
+    assert Qrel.objects.filter(version=pool.target_version, passage_id=pair["passage_id"], grade=2).exists()
