@@ -44,12 +44,14 @@ class GenerationJobForm(forms.Form):
         ),
     )
     cqr_model = forms.CharField(
-        required=False, help_text="t5: local folder or hub id; openai: the served model name (empty: the settings')"
+        required=False,
+        label="Model",
+        help_text="t5: local folder or hub id; openai: the served model name (empty: the settings')",
     )
-    cqr_revision = forms.CharField(required=False)
+    cqr_revision = forms.CharField(required=False, label="Revision")
     paraphrase_backend = forms.ChoiceField(choices=_choices("paraphrase"), initial="smollm", label="Backend")
-    paraphrase_model = forms.CharField(required=False)
-    paraphrase_revision = forms.CharField(required=False)
+    paraphrase_model = forms.CharField(required=False, label="Model")
+    paraphrase_revision = forms.CharField(required=False, label="Revision")
     paraphrase_prefix = forms.CharField(required=False, help_text='t5 task prefix, e.g. "paraphrase: "', strip=False)
     cr_backend = forms.ChoiceField(
         choices=_choices("cr"),
@@ -57,8 +59,8 @@ class GenerationJobForm(forms.Form):
         label="Backend",
         help_text="anaphora: the entity → it / they / its / there (default); entity_removal: ECAsT's baseline",
     )
-    cr_model = forms.CharField(required=False)
-    cr_revision = forms.CharField(required=False)
+    cr_model = forms.CharField(required=False, label="Model")
+    cr_revision = forms.CharField(required=False, label="Revision")
     openai_base_url = forms.CharField(
         required=False,
         label="Base URL",

@@ -375,3 +375,9 @@ def test_each_generation_field_has_its_help_under_it_and_named_by_its_input(admi
         )
     turns = next(b for b in parser.blocks if "id_turns" in b["inputs"])["texts"]["id_turns_helptext"]
     assert "81_2" in turns and "every turn" in turns
+
+
+def test_the_generation_forms_stage_fields_are_labelled_in_words_under_their_stage(admin_client, small_collection):
+    html = admin_client.get(reverse("generation-jobs")).content.decode()
+    assert "Cqr model" not in html and "Cr revision" not in html and "Paraphrase model" not in html
+    assert html.count(">Model<") >= 3 and html.count(">Revision<") >= 3
