@@ -97,3 +97,17 @@ def test_the_guards_catch_an_inline_script_and_a_page_posting_on_its_own(tmp_pat
     )
     assert inline_handlers(tmp_path) == []
     assert writing_modules(tmp_path) == ["judging/labeling.js", "judging/xhr.js"]
+
+
+TITLE = re.compile(r"{%\s*block title\s*%}(.*?){%\s*endblock", re.DOTALL)
+
+
+def test_every_page_title_is_plain_text():
+    # A title block holding markup (a section pasted into it) prints that markup in the browser's tab.
+    offending = [
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "templates").rglob("*.html")
+        for title in TITLE.findall(path.read_text(encoding="utf-8"))
+        if "<" in title
+    ]
+    assert offending == []
