@@ -27,6 +27,8 @@ if TYPE_CHECKING:  # Django is imported where a response is built: parsers (plai
     from django.http import HttpResponse, StreamingHttpResponse
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# The content type of every CSV the app serves (downloads that stream their own rows name it from here).
+CSV_CONTENT_TYPE = "text/csv; charset=utf-8"
 PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
@@ -87,7 +89,7 @@ def csv_response(
     """A CSV download built in memory (small tables)."""
     from django.http import HttpResponse
 
-    response = HttpResponse(csv_text(header, rows, preamble=preamble), content_type="text/csv; charset=utf-8")
+    response = HttpResponse(csv_text(header, rows, preamble=preamble), content_type=CSV_CONTENT_TYPE)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
@@ -96,6 +98,6 @@ def csv_streaming_response(filename: str, lines: Iterable[str]) -> StreamingHttp
     """A CSV download streamed from lines made by :func:`csv_lines` or :func:`csv_line` (memory stays flat)."""
     from django.http import StreamingHttpResponse
 
-    response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8")
+    response = StreamingHttpResponse(lines, content_type=CSV_CONTENT_TYPE)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response

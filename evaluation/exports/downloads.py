@@ -7,6 +7,7 @@ from typing import Any
 
 from django.http import Http404, StreamingHttpResponse
 
+from ecast.core.csvfiles import CSV_CONTENT_TYPE
 from evaluation.exports import formats
 from evaluation.exports import selectors as sel
 from evaluation.models import PermutationExperiment, QrelsVersion, Run
@@ -14,15 +15,15 @@ from evaluation.models import PermutationExperiment, QrelsVersion, Run
 # fmt → (file name suffix, content type); TREC runs come gzipped (they can be millions of lines).
 RUN_FORMATS = {
     "trec": (".run.gz", "application/gzip"),
-    "csv": (".run.csv", "text/csv; charset=utf-8"),
+    "csv": (".run.csv", CSV_CONTENT_TYPE),
     "ranx": (".run.json", "application/json"),
 }
 QRELS_FORMATS = {
     "trec": (".qrels", "text/plain; charset=utf-8"),
-    "csv": (".qrels.csv", "text/csv; charset=utf-8"),
+    "csv": (".qrels.csv", CSV_CONTENT_TYPE),
     "ranx": (".qrels.json", "application/json"),
 }
-PER_QUERY_FORMATS = {"csv": ("-perquery.csv", "text/csv; charset=utf-8")}
+PER_QUERY_FORMATS = {"csv": ("-perquery.csv", CSV_CONTENT_TYPE)}
 FORMAT_LABELS = {"trec": "TREC", "csv": "CSV", "ranx": "ranx JSON"}
 
 

@@ -166,6 +166,13 @@ DOWNLOADS = [
     ),
     # Names only in "# " comment lines here: the check is that no line break in them starts a row of their own.
     ("run scores", lambda h, api, web: _body(web.get(f"/evaluation/runs/{h['run'].pk}/scores.csv")), []),
+    ("run as CSV", lambda h, api, web: _body(web.get(f"/evaluation/runs/{h['run'].pk}/download/csv/")), []),
+    ("qrels as CSV", lambda h, api, web: _body(web.get(f"/evaluation/versions/{h['version'].pk}/qrels/csv/")), []),
+    (
+        "per-query scores",
+        lambda h, api, web: _body(web.get(f"/evaluation/versions/{h['version'].pk}/per-query/csv/")),
+        [LINK],
+    ),
 ]
 
 
