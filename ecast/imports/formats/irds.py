@@ -41,6 +41,12 @@ def dataset_of(ctx: Context) -> str:
     return lines[0].strip() if lines else ""
 
 
+def parse_ir_datasets(dataset_id: str, *, allow_downloads: bool) -> irds_source.Dataset:
+    """The parse side of the format: the dataset's queries and qrels, read from ir_datasets' local cache (fetched
+    only when ``allow_downloads``); a missing file or an unknown id fails naming it."""
+    return irds_source.load(dataset_id, allow_downloads=allow_downloads)
+
+
 def write_ir_datasets(ctx: Context) -> Result:
     """Topics (or queries) and qrels of the ``dataset`` option's ir_datasets id, from the local cache."""
     # The qrels writer is evaluation's, registered after this module is imported.
@@ -49,7 +55,7 @@ def write_ir_datasets(ctx: Context) -> Result:
     dataset_id = dataset_of(ctx)
     if not dataset_id:
         raise ImportFailed([row_error(ctx.name, None, "no ir_datasets id given (option dataset)")])
-    data = irds_source.load(dataset_id, allow_downloads=settings.ECAST_IR_DATASETS_DOWNLOAD)
+    data = parse_ir_datasets(dataset_id, allow_downloads=settings.ECAST_IR_DATASETS_DOWNLOAD)
     qrels_kind = registry.get("qrels")
     if qrels_kind is None:
         raise ImportFailed([row_error(dataset_id, None, "qrels cannot be imported here (no qrels import kind)")])
