@@ -12,10 +12,10 @@
     var body = document.querySelector("#lb-table tbody");
     var html = "";
     data.rows.forEach(function (r) {
-      html += '<tr data-run="' + r.run_id + '"><td class="num">' + (r.rank || "–") + '</td><td><a href="/evaluation/runs/' + r.run_id + '/?version=' + data.version.id + '">' + esc(r.run) + '</a></td><td>' + esc(r.test_set) + '</td><td class="num">' + r.turns + '</td>';
+      html += '<tr data-run="' + r.run_id + '"><td class="num">' + (r.rank || "–") + '</td><td><a href="/evaluation/runs/' + r.run_id + '/?version=' + data.version.id + '">' + esc(r.run) + '</a></td><td>' + esc(r.test_set) + '</td><td class="num">' + (r.headline === null ? "–" : r.turns) + '</td>';
       data.measures.forEach(function (m) { html += '<td class="num">' + fmt(r.means[m]) + '</td>'; });
       var dl = "/evaluation/runs/" + r.run_id + "/download/";
-      html += '<td class="num">' + fmt(r.stderr) + '</td><td class="downloads"><a href="' + dl + 'trec/">TREC</a> · <a href="' + dl + 'csv/">CSV</a> · <a href="' + dl + 'ranx/">ranx JSON</a></td></tr>';
+      html += '<td class="num">' + (r.headline === null ? "–" : fmt(r.stderr)) + '</td><td class="downloads"><a href="' + dl + 'trec/">TREC</a> · <a href="' + dl + 'csv/">CSV</a> · <a href="' + dl + 'ranx/">ranx JSON</a></td></tr>';
     });
     body.innerHTML = html;
     fetch(box.dataset.svg, {credentials: "same-origin"}).then(function (r) { return r.text(); }).then(function (svg) {

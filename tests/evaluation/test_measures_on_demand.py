@@ -4,6 +4,7 @@ the version and kept live from then on; a malformed or uncomputable string is re
 from __future__ import annotations
 
 import gzip
+import re
 
 import ir_measures
 import pytest
@@ -75,6 +76,10 @@ def test_the_leaderboard_shows_numbers_for_ndcg_at_100_after_its_job(admin_clien
     page = html.content.decode()
     assert html.status_code == 200
     assert "Computing <strong>nDCG@100</strong>" in page and "computing…" in page
+    # no "Turns 0" or "± s.e. 0.0000" beside a score not computed yet
+    strong = re.search(rf'<tr data-run="{runs["strong"].pk}">(.*?)</tr>', page, flags=re.S).group(1)
+    cells = re.findall(r'<td class="num">(.*?)</td>', strong)
+    assert cells[1] == "–" and cells[-1] == "–", cells
     job = EvaluationJob.objects.get(kind="measures")
     assert f"/jobs/evaluation/{job.pk}/progress/" in page
     for callback in queued:
