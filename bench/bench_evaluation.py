@@ -61,7 +61,16 @@ settings.MIGRATION_MODULES = {a.label: None for a in apps.get_app_configs()}  # 
 
 import pytrec_eval  # noqa: E402
 
-from bench.common import cpu_seconds, load_average, machine_cpu, postgres_cpu, row  # noqa: E402
+from bench.common import (  # noqa: E402
+    cpu_seconds,
+    load_average,
+    machine_cpu,
+    postgres_cpu,
+    row,
+    synthetic_data,
+    synthetic_scores,
+    synthetic_store,
+)
 
 TREC_MEASURES = {
     "ndcg_cut.3,5,10",
@@ -73,21 +82,6 @@ TREC_MEASURES = {
     "Rprec",
     "recip_rank",
 }
-
-
-def grade() -> int:
-    r = random.random()
-    return 0 if r < 0.8 else 1 if r < 0.88 else 2 if r < 0.94 else 3 if r < 0.97 else 4
-
-
-def generate(n_turns: int, n_runs: int, depth: int, judged: int):
-    """Seeded synthetic qrels {qid: {doc: grade}} and runs [{qid: [docs]}] drawn from 2,000 candidates per turn."""
-    random.seed(1)
-    qids = [f"{1000 + t // 10}_{t % 10 + 1}" for t in range(n_turns)]
-    candidates = {q: [f"D{q}-{i}" for i in range(2000)] for q in qids}
-    qrels = {q: {d: grade() for d in random.sample(candidates[q][:1200], judged)} for q in qids}
-    runs = [{q: random.sample(candidates[q], depth) for q in qids} for _ in range(n_runs)]
-    return qids, qrels, runs
 
 
 def main() -> None:
@@ -113,40 +107,14 @@ def main() -> None:
         from django.contrib.auth.models import User
         from rest_framework.test import APIClient
 
-        from ecast.models import Collection, Conversation, Turn
         from evaluation import events, services
-        from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
+        from evaluation.models import Qrel
         from evaluation.selectors import score_count
 
         t0 = time.perf_counter()
-        qids, qrels, runs = generate(args.turns, args.runs, args.depth, args.judged)
-        coll = Collection.objects.create(name=f"Bench {time.time():.0f}", year=2020, relevance_threshold=1)
-        turns = []
-        for q in qids:
-            topic, n = q.split("_")
-            conv, _ = Conversation.objects.get_or_create(collection=coll, topic_id=topic)
-            turns.append(Turn(conversation=conv, collection=coll, number=int(n), turn_id=q, raw_utterance="q"))
-        Turn.objects.bulk_create(turns)
-        pk_of = dict(Turn.objects.filter(collection=coll).values_list("turn_id", "pk"))
-        version = QrelsVersion.objects.create(collection=coll, name="original")
-        Qrel.objects.bulk_create(
-            [Qrel(version=version, turn_id=pk_of[q], passage_id=d, grade=g) for q in qids for d, g in qrels[q].items()],
-            batch_size=5000,
-        )
-        scores = [float(args.depth - i) for i in range(args.depth)]
-        run_rows = []
-        for i, r in enumerate(runs):
-            run = Run.objects.create(collection=coll, name=f"run{i:02d}")
-            run_rows.append(run)
-            RunTurn.objects.bulk_create(
-                [RunTurn(run=run, turn_id=pk_of[q], doc_ids=r[q], scores=scores) for q in qids], batch_size=200
-            )
-        # The app's importers refresh the planner's statistics after a bulk load (``ecast.core.bulk.rows_insert``);
-        # this set-up loads with bulk_create, so it does the same (without them the qrels load sorts on disk).
-        if USING_PG:
-            with connection.cursor() as cursor:
-                for model in (Turn, Qrel, RunTurn):
-                    cursor.execute(f"ANALYZE {connection.ops.quote_name(model._meta.db_table)}")
+        qids, qrels, runs = synthetic_data(args.turns, args.runs, args.depth, args.judged)
+        coll, version, run_rows, pk_of = synthetic_store(qids, qrels, runs, args.depth)
+        scores = synthetic_scores(args.depth)
         db = f"{connection.vendor} ({connection.settings_dict['NAME']})"
         setup_s = time.perf_counter() - t0
         print(f"database: {db}; data setup {setup_s:.1f} s; {load_average()}")
@@ -308,7 +276,7 @@ def main() -> None:
             fan_cpu.append([cpu_seconds(w.pid) - c for w, c in zip(workers, cpu0, strict=True)])
             fan_machine.append((busy1 - busy0, steal1 - steal0, pg1 - pg0, own1 - own0))
             job.refresh_from_db()
-            assert job.status == "done", job.error
+            assert job.status == job.Status.SUCCEEDED, job.error
         fan_s, evaluator_s = min(fan_times), min(raw_times)
         print(f"[fan-out] {load_average()}")
         print(f"[fan-out] full recompute job, 2 parts on 2 Celery workers (queue to done): {fan_s:.2f} s (best of 3)")

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import sys
 import tempfile
 import time
@@ -48,25 +47,10 @@ settings.MIGRATION_MODULES = {a.label: None for a in apps.get_app_configs()}  # 
 
 import pytrec_eval  # noqa: E402
 
-from bench.common import load_average, row  # noqa: E402
+from bench.common import load_average, row, synthetic_data, synthetic_scores, synthetic_store  # noqa: E402
 
 # The 17 stored defaults in pytrec_eval's names (Judged@k is the app's own), plus the measure asked for.
 DEFAULT_TREC = {"ndcg_cut.3,5,10", "map", "recall.100,500,1000", "bpref", "infAP", "P.1,3,5,10", "Rprec", "recip_rank"}
-
-
-def generate(n_turns: int, n_runs: int, depth: int, judged: int):
-    """Seeded synthetic qrels {qid: {doc: grade}} and runs [{qid: [docs]}] drawn from 2,000 candidates per turn."""
-    random.seed(1)
-
-    def grade() -> int:
-        r = random.random()
-        return 0 if r < 0.8 else 1 if r < 0.88 else 2 if r < 0.94 else 3 if r < 0.97 else 4
-
-    qids = [f"{1000 + t // 10}_{t % 10 + 1}" for t in range(n_turns)]
-    candidates = {q: [f"D{q}-{i}" for i in range(2000)] for q in qids}
-    qrels = {q: {d: grade() for d in random.sample(candidates[q][:1200], judged)} for q in qids}
-    runs = [{q: random.sample(candidates[q], depth) for q in qids} for _ in range(n_runs)]
-    return qids, qrels, runs
 
 
 def main() -> None:
@@ -84,38 +68,16 @@ def main() -> None:
         call_command("migrate", run_syncdb=True, verbosity=0)
 
     from ecast.celery import app
-    from ecast.models import Collection, Conversation, Turn
     from evaluation import metrics, services
-    from evaluation.models import EvaluationJob, Qrel, QrelsVersion, Run, RunTurn
+    from evaluation.models import EvaluationJob, QrelsVersion
     from evaluation.selectors import score_means
 
     app.conf.task_always_eager = True  # the job the request queues runs here, once its transaction commits
 
     t0 = time.perf_counter()
-    qids, qrels, runs = generate(args.turns, args.runs, args.depth, args.judged)
-    coll = Collection.objects.create(name=f"Bench {time.time():.0f}", year=2020, relevance_threshold=1)
-    turns = []
-    for q in qids:
-        topic, n = q.split("_")
-        conv, _ = Conversation.objects.get_or_create(collection=coll, topic_id=topic)
-        turns.append(Turn(conversation=conv, collection=coll, number=int(n), turn_id=q, raw_utterance="q"))
-    Turn.objects.bulk_create(turns)
-    pk_of = dict(Turn.objects.filter(collection=coll).values_list("turn_id", "pk"))
-    version = QrelsVersion.objects.create(collection=coll, name="original")
-    Qrel.objects.bulk_create(
-        [Qrel(version=version, turn_id=pk_of[q], passage_id=d, grade=g) for q in qids for d, g in qrels[q].items()],
-        batch_size=5000,
-    )
-    scores = [float(args.depth - i) for i in range(args.depth)]
-    for i, r in enumerate(runs):
-        run = Run.objects.create(collection=coll, name=f"run{i:02d}")
-        RunTurn.objects.bulk_create(
-            [RunTurn(run=run, turn_id=pk_of[q], doc_ids=r[q], scores=scores) for q in qids], batch_size=200
-        )
-    if USING_PG:
-        with connection.cursor() as cursor:
-            for model in (Turn, Qrel, RunTurn):
-                cursor.execute(f"ANALYZE {connection.ops.quote_name(model._meta.db_table)}")
+    qids, qrels, runs = synthetic_data(args.turns, args.runs, args.depth, args.judged)
+    _, version, _, _ = synthetic_store(qids, qrels, runs, args.depth)
+    scores = synthetic_scores(args.depth)
     services.scores_compute_for_version(version=version)  # the defaults, stored before anything is asked for
     print(f"database: {connection.vendor}; data setup {time.perf_counter() - t0:.1f} s; {load_average()}")
     print(f"data: {len(qids)} turns × {len(runs)} runs × {args.depth} docs; {len(metrics.DEFAULT_MEASURES)} defaults")

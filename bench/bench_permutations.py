@@ -188,14 +188,14 @@ def part_experiment() -> None:
             scoring_from = None
             while True:
                 exp.refresh_from_db()
-                if exp.status == "scoring" and scoring_from is None:
+                if exp.is_scoring and scoring_from is None:
                     scoring_from = time.perf_counter()
-                if exp.status in ("done", "failed"):
+                if not exp.is_active:
                     break
                 time.sleep(0.05)
             # Timed to the moment the worker marked it done (same clock), not to the poll that saw it: a 50 ms poll
             # added up to 50 ms to each time, and a faster one took CPU from the workers it timed.
-            done_at = exp.scored_at if exp.status == "done" else None
+            done_at = exp.scored_at if exp.status == exp.Status.SUCCEEDED else None
             dt = done_at.timestamp() - wall0 if done_at else time.perf_counter() - t0
             phases = (
                 f" (retrieval {scoring_from - t0:.1f} s, scoring {dt - (scoring_from - t0):.1f} s)"

@@ -133,3 +133,65 @@ def drop_database(url: str) -> None:
     admin = parsed._replace(path="/postgres").geturl()
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{parsed.path.lstrip("/")}" WITH (FORCE)')
+
+
+def synthetic_grade(rng) -> int:
+    r = rng.random()
+    return 0 if r < 0.8 else 1 if r < 0.88 else 2 if r < 0.94 else 3 if r < 0.97 else 4
+
+
+def synthetic_data(n_turns: int, n_runs: int, depth: int, judged: int):
+    """Seeded synthetic qrels {qid: {doc: grade}} and runs [{qid: [docs]}] drawn from 2,000 candidates per turn."""
+    import random
+
+    random.seed(1)
+    qids = [f"{1000 + t // 10}_{t % 10 + 1}" for t in range(n_turns)]
+    candidates = {q: [f"D{q}-{i}" for i in range(2000)] for q in qids}
+    qrels = {q: {d: synthetic_grade(random) for d in random.sample(candidates[q][:1200], judged)} for q in qids}
+    runs = [{q: random.sample(candidates[q], depth) for q in qids} for _ in range(n_runs)]
+    return qids, qrels, runs
+
+
+def synthetic_scores(depth: int) -> list[float]:
+    """The scores every synthetic ranking carries, rank by rank (depth, depth − 1, …)."""
+    return [float(depth - i) for i in range(depth)]
+
+
+def synthetic_store(qids, qrels, runs, depth: int):
+    """Store the synthetic data as the app's rows: a collection, its turns, an "original" qrels version and one run
+    per ranking set (named run00, run01, …); returns (collection, version, runs, {turn id: Turn pk}). On
+    PostgreSQL it refreshes the planner's statistics after the bulk load, as the app's importers do
+    (``ecast.core.bulk.rows_insert``)."""
+    import time
+
+    from django.db import connection
+
+    from ecast.models import Collection, Conversation, Turn
+    from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
+
+    coll = Collection.objects.create(name=f"Bench {time.time():.0f}", year=2020, relevance_threshold=1)
+    turns = []
+    for q in qids:
+        topic, n = q.split("_")
+        conv, _ = Conversation.objects.get_or_create(collection=coll, topic_id=topic)
+        turns.append(Turn(conversation=conv, collection=coll, number=int(n), turn_id=q, raw_utterance="q"))
+    Turn.objects.bulk_create(turns)
+    pk_of = dict(Turn.objects.filter(collection=coll).values_list("turn_id", "pk"))
+    version = QrelsVersion.objects.create(collection=coll, name="original")
+    Qrel.objects.bulk_create(
+        [Qrel(version=version, turn_id=pk_of[q], passage_id=d, grade=g) for q in qids for d, g in qrels[q].items()],
+        batch_size=5000,
+    )
+    scores = synthetic_scores(depth)
+    run_rows = []
+    for i, r in enumerate(runs):
+        run = Run.objects.create(collection=coll, name=f"run{i:02d}")
+        run_rows.append(run)
+        RunTurn.objects.bulk_create(
+            [RunTurn(run=run, turn_id=pk_of[q], doc_ids=r[q], scores=scores) for q in qids], batch_size=200
+        )
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            for model in (Turn, Qrel, RunTurn):
+                cursor.execute(f"ANALYZE {connection.ops.quote_name(model._meta.db_table)}")
+    return coll, version, run_rows, pk_of
