@@ -138,3 +138,14 @@ def openai_server(reply: Reply = rule_reply, script: list[Step] | None = None) -
         server.shutdown()
         server.server_close()
         thread.join(timeout=10)
+
+
+def endpoint_settings_reset(settings, *, retries: int, timeout: float):
+    """No endpoint in the settings unless a test names one, and fast back-off (``settings``: pytest-django's)."""
+    settings.ECAST_OPENAI_BASE_URL = ""
+    settings.ECAST_OPENAI_MODEL = ""
+    settings.ECAST_OPENAI_API_KEY = ""
+    settings.ECAST_OPENAI_RETRIES = retries
+    settings.ECAST_OPENAI_TIMEOUT = timeout
+    settings.ECAST_OPENAI_BACKOFF = 0.01
+    return settings

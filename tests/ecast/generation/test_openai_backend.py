@@ -15,7 +15,7 @@ from ecast.generation import services
 from ecast.generation.tasks import generation_job_dispatch_task
 from ecast.models import GenerationJob, Paraphrase
 from ecast.pipeline import backends
-from tests.openai_helpers import Step, openai_server, rule_reply, smollm_reply
+from tests.openai_helpers import Step, endpoint_settings_reset, openai_server, rule_reply, smollm_reply
 
 pytestmark = pytest.mark.django_db
 
@@ -31,13 +31,7 @@ ALL_OPENAI = {
 @pytest.fixture
 def endpoint_settings(settings, fresh_cache):
     """Fast retries, and no endpoint in the settings unless a test names one."""
-    settings.ECAST_OPENAI_BASE_URL = ""
-    settings.ECAST_OPENAI_MODEL = ""
-    settings.ECAST_OPENAI_API_KEY = ""
-    settings.ECAST_OPENAI_RETRIES = 2
-    settings.ECAST_OPENAI_TIMEOUT = 0.5
-    settings.ECAST_OPENAI_BACKOFF = 0.01
-    return settings
+    return endpoint_settings_reset(settings, retries=2, timeout=0.5)
 
 
 def _configure(settings, server, model="served-model"):

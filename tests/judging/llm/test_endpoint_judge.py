@@ -15,7 +15,7 @@ from evaluation.models import Qrel
 from judging.llm import endpoint_judge, services
 from judging.models import LlmJudgeJob, LlmLabel
 from tests.judging.llm.helpers import TEXTS, judged_collection
-from tests.openai_helpers import openai_server, smollm_reply
+from tests.openai_helpers import endpoint_settings_reset, openai_server, smollm_reply
 
 pytestmark = pytest.mark.django_db
 
@@ -30,13 +30,7 @@ def graded(messages, body):
 
 @pytest.fixture
 def endpoint_settings(settings, fresh_cache):
-    settings.ECAST_OPENAI_BASE_URL = ""
-    settings.ECAST_OPENAI_MODEL = ""
-    settings.ECAST_OPENAI_API_KEY = ""
-    settings.ECAST_OPENAI_RETRIES = 1
-    settings.ECAST_OPENAI_TIMEOUT = 2.0
-    settings.ECAST_OPENAI_BACKOFF = 0.01
-    return settings
+    return endpoint_settings_reset(settings, retries=1, timeout=2.0)
 
 
 @pytest.fixture
