@@ -3,3 +3,4 @@
 from evaluation.models.analyses import *  # noqa: F403
 from evaluation.models.core import *  # noqa: F403
 from evaluation.models.permutations import *  # noqa: F403
+from evaluation.models.responses import *  # noqa: F403

@@ -1,0 +1,1 @@
+"""Answers of RAG systems (sentences, citations), their nugget and citation-support scores, response leaderboards."""
