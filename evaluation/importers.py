@@ -193,6 +193,7 @@ def write_run(ctx: Context) -> Result:
     text = ctx.text()
     parse = parse_pyterrier_run if header_of(text) is not None else parse_run
     parsed = parse(text, file=ctx.name, progress=ctx.progress)
+    del text  # the parsed rankings are all that is written: the file's text is not held through the write
     raise_if(parsed.errors)
     data: RunData = parsed.records[0]
     report: dict[str, Any] = dict(data.report)
