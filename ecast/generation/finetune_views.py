@@ -78,9 +78,8 @@ def finetune_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @admin_required
 def finetune_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     job = get_object_or_404(FinetuneJob, pk=pk)
-    try:
+    with refusal_shown(request) as refused:  # the job had already ended
         finetune.finetune_cancel(job=job)
+    if not refused:
         messages.success(request, f"Fine-tune job {job.pk} cancelled; no adapter is stored.")
-    except Exception as exc:  # noqa: BLE001 - a ValidationError says the job had already ended
-        messages.error(request, "; ".join(getattr(exc, "messages", [str(exc)])))
     return redirect("generation-finetune-detail", pk=pk)

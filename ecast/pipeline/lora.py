@@ -2,9 +2,10 @@
 approved pairs, and the generation backend that prompts the model with it.
 
 Training data (one example per approved pair): paraphrase m_i → p^m, context removal p^m → p^r. Each example is
-the very chat prompt the backend sends at generation time (``backends.paraphrase_prompts`` / ``cr_prompts``) with
-the target as the assistant's reply, so the adapter learns the task in the form it is asked; the loss is on the
-reply's tokens only. The held-out pairs are whole conversations (never a turn of a conversation seen in training),
+the stage's zero-shot chat prompt (its system instruction and the source, :func:`prompts_for`) with the target as
+the assistant's reply; the adapter backend prompts the same way, so the model is asked in the form it learnt. The
+curated pairs replace the few-shot examples the plain model needs, and sequences ~5× shorter than the few-shot
+prompt make CPU training affordable. The loss is on the reply's tokens only. The held-out pairs are whole conversations (never a turn of a conversation seen in training),
 and their loss is measured before training and after each epoch, so a curator sees whether the adapter learnt
 anything that carries over.
 
@@ -36,7 +37,7 @@ class AdapterError(DomainError, ValueError):
     """Training cannot start (too few pairs, bad parameters) or an adapter cannot be loaded."""
 
 
-class Cancelled(Exception):
+class Cancelled(DomainError):
     """The job was cancelled between two steps."""
 
 
@@ -62,7 +63,7 @@ class TrainParams:
     batch_size: int = 8
     heldout_fraction: float = 0.15
     max_pairs: int = 2000
-    max_tokens: int = 384
+    max_tokens: int = 160
     seed: int = 0
     target_modules: tuple[str, ...] = ("q_proj", "v_proj")
 
@@ -126,13 +127,15 @@ class Trained:
         return hashlib.sha256(self.weights).hexdigest()
 
 
+ZERO_SHOT = {"paraphrase": (backends.PARA_SYSTEM, "Rewrite: "), "cr": (backends.CR_SYSTEM, "Question: ")}
+
+
 def prompts_for(stage: str, sources: Sequence[str]) -> list[list[dict[str, str]]]:
-    """The chat prompts the backend sends for ``stage``: training shows the model exactly these."""
-    if stage == "paraphrase":
-        return backends.paraphrase_prompts(list(sources))
-    if stage == "cr":
-        return backends.cr_prompts(list(sources))
-    raise AdapterError(f"stage {stage!r} cannot be fine-tuned; choose one of: {', '.join(STAGES)}")
+    """The zero-shot chat prompts of ``stage``, as training shows them and the adapter backend sends them."""
+    if stage not in ZERO_SHOT:
+        raise AdapterError(f"stage {stage!r} cannot be fine-tuned; choose one of: {', '.join(STAGES)}")
+    system, lead = ZERO_SHOT[stage]
+    return [[{"role": "system", "content": system}, {"role": "user", "content": lead + s}] for s in sources]
 
 
 def split(examples: Sequence[Example], fraction: float, seed: int) -> tuple[list[Example], list[Example]]:
@@ -352,10 +355,10 @@ class AdapterBackend:
         return hf.causal_chat_generate(prompts, params, sample=sample, model=model)
 
     def paraphrase(self, sources: list[str], params: dict[str, Any]) -> list[list[str]]:
-        return self._generate(backends.paraphrase_prompts(sources), params, True)
+        return self._generate(prompts_for("paraphrase", sources), params, True)
 
     def cr(self, texts: list[str], histories: list[list[str]], params: dict[str, Any]) -> list[str]:
-        outs = self._generate(backends.cr_prompts(texts), params, False)
+        outs = self._generate(prompts_for("cr", texts), params, False)
         return [o[0] if o and o[0] else t for o, t in zip(outs, texts, strict=True)]
 
 
