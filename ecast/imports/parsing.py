@@ -75,7 +75,7 @@ def iter_lines(text: str) -> Iterator[str]:
             if start < len(text):
                 yield text[start:].rstrip("\r")
             return
-        yield text[start:end - 1] if end > start and text[end - 1] == "\r" else text[start:end]
+        yield text[start : end - 1] if end > start and text[end - 1] == "\r" else text[start:end]
         start = end + 1
 
 

@@ -5,9 +5,9 @@ Training data (one example per approved pair): paraphrase m_i → p^m, context r
 the stage's zero-shot chat prompt (its system instruction and the source, :func:`prompts_for`) with the target as
 the assistant's reply; the adapter backend prompts the same way, so the model is asked in the form it learnt. The
 curated pairs replace the few-shot examples the plain model needs, and sequences ~5× shorter than the few-shot
-prompt make CPU training affordable. The loss is on the reply's tokens only. The held-out pairs are whole conversations (never a turn of a conversation seen in training),
-and their loss is measured before training and after each epoch, so a curator sees whether the adapter learnt
-anything that carries over.
+prompt make CPU training affordable. The loss is on the reply's tokens only. The held-out pairs are whole
+conversations (never a turn of a conversation seen in training), and their loss is measured before training and
+after each epoch, so a curator sees whether the adapter learnt anything that carries over.
 
 Low-rank adapters (Hu et al., "LoRA", 2021) on the attention query and value projections: a few hundred thousand
 weights for SmolLM2-135M, small enough to keep in the database, so every worker can load them (none depends on
