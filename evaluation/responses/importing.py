@@ -1,0 +1,174 @@
+"""What the writers of the response-level imports share: answers of RAG systems (``responses``), nugget banks with or without
+their assignments (``nuggets``) and citation support judgments (``citation_support``). The parse side of each is
+an ecast format module (``ecast.imports.formats.rag_answers`` and ``.nuggets``); ``register()`` (from
+``evaluation.importers.register``) adds the kinds to ecast's registry.
+
+Every writer follows the import contract: parse everything, then inside one transaction check every row against
+the database and raise with *all* bad rows before anything is kept; bulk inserts; the same file imported again
+changes nothing.
+
+Choices, for a re-import and for files that bring answers beside their labels:
+
+- a response run of the same name is replaced: a response whose text and sentences are unchanged is kept (with
+  every label on it), a changed one is rewritten (its sentence labels go with its old sentences), one the file
+  no longer holds is deleted;
+- a nugget bank of the same name gets the file's nuggets for the turns the file gives: a turn whose nuggets are
+  unchanged keeps them (and their assignments); other turns of the bank are left alone;
+- a label set of the same name is replaced when it was imported, and refused when it was assessed or made by an
+  LLM (an import never overwrites someone's work);
+- the nugget-assignment and citation files carry the answers they judge: a run or a response they name that does
+  not exist is created from the file (``answer_text`` split into sentences with NLTK Punkt, as preprocessing
+  splits turns; the citation file's own sentences), an existing response is never changed by them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from django.utils import timezone
+
+from ecast.core.bulk import rows_insert
+from ecast.imports.errors import ImportFailed, row_error
+from ecast.imports.formats.clef_queries import resolve_qids
+from ecast.imports.formats.rag_answers import ResponseRecord
+from ecast.imports.writing import Context, raise_if
+from ecast.models import Collection
+from ecast.pipeline.preprocess import split_sentences
+from evaluation.models import Response, ResponseRun, ResponseSentence
+
+Sentences = list[tuple[str, list[str]]]
+
+
+def user_of(ctx: Context) -> Any:
+    return ctx.user if getattr(ctx.user, "pk", None) else None
+
+
+def file_stem(name: str) -> str:
+    """A file's name without its extensions (``nugget_assignment.20241108.jl.gz`` → ``nugget_assignment.20241108``)."""
+    stem = Path(name).name
+    for ext in (".gz", ".jsonl", ".jl", ".json", ".tsv", ".txt", ".fixed"):
+        stem = stem.removesuffix(ext)
+    return stem
+
+
+def first_json_object(text: str) -> dict[str, Any] | None:
+    """The first line of a file as a JSON object (a JSONL file's first row), or None."""
+    line = text.lstrip().split("\n", 1)[0]
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def turns_of(
+    ctx: Context, first_line: dict[str, int | None], texts: dict[str, str], *, kind: str
+) -> tuple[Collection, dict[str, int]]:
+    """The target collection and qid → turn pk; every unknown qid is an error with the line that names it first
+    (with ``create_turns``, unknown qids become single-turn conversations, their texts from the file)."""
+    collection, turns, unknown = resolve_qids(ctx, set(first_line), kind=kind, texts=texts)
+    if unknown:
+        hint = "import its topics first, or use create_turns=true for ad hoc topics"
+        raise_if(
+            [
+                row_error(ctx.name, first_line[q], f"unknown turn {q} in {collection.name} ({hint})")
+                for q in sorted(unknown, key=lambda q: (first_line[q] or 0, q))
+            ]
+        )
+    return collection, turns
+
+
+def split(text: str) -> Sentences:
+    """An answer given as one text, as sentences citing nothing (NLTK Punkt, the project's sentence splitter)."""
+    return [(s, []) for s in split_sentences(text)] or [(text, [])]
+
+
+def run_get(
+    ctx: Context, collection: Collection, name: str, fmt: str, runs: dict[str, ResponseRun]
+) -> ResponseRun:
+    """The response run ``name`` of the collection, created (from this file) when missing; cached in ``runs``."""
+    if name not in runs:
+        runs[name], _created = ResponseRun.objects.get_or_create(
+            collection=collection,
+            name=name[:200],
+            defaults={"source_file": ctx.name, "source_format": fmt, "created_by": user_of(ctx)},
+        )
+    return runs[name]
+
+
+def responses_write(
+    run: ResponseRun, items: Sequence[tuple[int, ResponseRecord, Sentences]], *, replace: bool
+) -> dict[str, int]:
+    """Make the run's responses those of ``items`` (turn pk, record, sentences). ``replace``: the file is the run
+    (changed responses rewritten, missing ones deleted); else only responses the run lacks are created."""
+    existing = {
+        turn: (pk, text, refs, length, meta)
+        for pk, turn, text, refs, length, meta in Response.objects.filter(run=run).values_list(
+            "pk", "turn_id", "text", "references", "length", "metadata"
+        )
+    }
+    old_sentences: dict[int, Sentences] = defaultdict(list)
+    if replace and existing:
+        for rid, text, cites in ResponseSentence.objects.filter(response__run=run).values_list(
+            "response_id", "text", "citations"
+        ):
+            old_sentences[rid].append((text, cites))
+    new: list[tuple[Response, Sentences]] = []
+    rewrite: list[tuple[Response, Sentences]] = []
+    touched: list[Response] = []
+    counts = {"created": 0, "rewritten": 0, "unchanged": 0, "deleted": 0, "kept": 0}
+    for turn, record, sentences in items:
+        values = {"text": record.text, "references": record.references, "length": record.length}
+        values["metadata"] = record.metadata
+        if turn not in existing:
+            new.append((Response(run=run, turn_id=turn, **values), sentences))
+            continue
+        pk, text, refs, length, meta = existing[turn]
+        if not replace:
+            counts["kept"] += 1
+        elif text == record.text and old_sentences[pk] == [(t, list(c)) for t, c in sentences]:
+            if (refs, length, meta) != (record.references, record.length, record.metadata):
+                touched.append(Response(pk=pk, run=run, turn_id=turn, **values))
+            counts["unchanged"] += 1
+        else:
+            rewrite.append((Response(pk=pk, run=run, turn_id=turn, **values), sentences))
+    if replace:
+        gone = set(existing) - {turn for turn, _r, _s in items}
+        counts["deleted"] = Response.objects.filter(run=run, turn_id__in=gone).delete()[1].get(
+            Response._meta.label, 0
+        )
+    if rewrite:
+        ResponseSentence.objects.filter(response_id__in=[r.pk for r, _s in rewrite]).delete()
+    Response.objects.bulk_update(
+        [r for r, _s in rewrite] + touched, ["text", "references", "length", "metadata"], batch_size=1000
+    )
+    Response.objects.bulk_create([r for r, _s in new], batch_size=1000)
+    rows = [
+        (response.pk, i, text, cites)
+        for response, sentences in (*new, *rewrite)
+        for i, (text, cites) in enumerate(sentences)
+    ]
+    rows_insert(ResponseSentence, ["response_id", "index", "text", "citations"], rows, analyze=True)
+    counts["created"], counts["rewritten"] = len(new), len(rewrite)
+    return counts
+
+
+def response_keys(runs: Iterable[ResponseRun]) -> dict[tuple[int, int], int]:
+    """(run pk, turn pk) → response pk of these runs."""
+    return {
+        (run, turn): pk
+        for pk, run, turn in Response.objects.filter(run__in=list(runs)).values_list("pk", "run_id", "turn_id")
+    }
+
+
+def stamp() -> Any:
+    """One timestamp for every row of an import (not one call per row)."""
+    return timezone.now()
+
+
+def refuse(ctx: Context, reason: str) -> ImportFailed:
+    return ImportFailed([row_error(ctx.name, None, reason)])
