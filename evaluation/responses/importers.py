@@ -251,7 +251,7 @@ def register() -> None:
                 "file's topic."
             ),
         ),
-        after="run",
+        after="ptkb_qrels",
     )
     registry.register(
         registry.ImportKind(
