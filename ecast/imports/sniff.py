@@ -54,7 +54,9 @@ READABLE: dict[str, str] = {
     "rag_answers_jsonl": (
         "TREC RAG answer JSONL (run_id, topic_id, references, answer: [{text, citations}]; 2025: under 'metadata')"
     ),
-    "ikat_responses_json": "iKAT responses JSON (a run {run_name, turns: [{turn_id, responses}]} or {turn: {run: text}})",
+    "ikat_responses_json": (
+        "iKAT responses JSON (a run {run_name, turns: [{turn_id, responses}]} or {turn: {run: text}})"
+    ),
     "responses_tsv": "responses TSV (turn<TAB>run<TAB>response)",
     "nuggets_jsonl": "nuggetizer JSONL (qid, nuggets: [{text, importance}]; with run_id and assignments)",
     "ikat_nuggets_json": 'iKAT nugget JSON ({turn: {"[n]": {text, relevance}}})',

@@ -99,7 +99,7 @@ def write_responses(ctx: Context) -> Result:
             totals["runs_replaced"] += int(not created)
     counts = {"format": fmt, "runs": len(by_run), **totals, "citations": parsed.counts["citations"]}
     extra = {"run_id": run_ids[0]} if len(run_ids) == 1 else {}
-    return Result(counts=counts, collection=collection, extra={**extra, "run_ids": run_ids})
+    return Result(counts=counts, collection=collection, extra=extra)
 
 
 def write_nuggets(ctx: Context) -> Result:
@@ -173,7 +173,8 @@ def write_citation_support(ctx: Context) -> Result:
                 "pk", "response_id", "index"
             )
         }
-        now, errors, rows_out, seen = stamp(), [], [], set()
+        now, errors, seen = stamp(), [], set()
+        rows_out: list[tuple[Any, ...]] = []
         for row in parsed.records:
             rid = responses[(runs[row.run].pk, turns[row.qid])]
             for s in row.sentences:
@@ -189,7 +190,9 @@ def write_citation_support(ctx: Context) -> Result:
                     rows_out.append((label_set.pk, spk, ref, support, condition, "", {}, [], now, now))
         raise_if(errors)
         fields = ["label_set_id", "sentence_id", "passage_id", "support", "condition", "prompt"]
-        rows_insert(CitationLabel, [*fields, "provenance", "history", "created_at", "updated_at"], rows_out, analyze=True)
+        rows_insert(
+            CitationLabel, [*fields, "provenance", "history", "created_at", "updated_at"], rows_out, analyze=True
+        )
         label_set.save()  # updated_at: cached scores of this set are stale
     counts = {**parsed.counts, "label_set": label_set.name, "labels_written": len(rows_out)}
     counts.update(runs_created_or_used=len(runs), responses_created=created, condition=condition or "not recorded")

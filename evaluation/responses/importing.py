@@ -1,7 +1,6 @@
-"""What the writers of the response-level imports share: answers of RAG systems (``responses``), nugget banks with or without
-their assignments (``nuggets``) and citation support judgments (``citation_support``). The parse side of each is
-an ecast format module (``ecast.imports.formats.rag_answers`` and ``.nuggets``); ``register()`` (from
-``evaluation.importers.register``) adds the kinds to ecast's registry.
+"""What the writers of the response-level imports share (``evaluation.responses.importers``: answers of RAG
+systems, nugget banks with or without their assignments, citation support judgments). The parse side of each is an
+ecast format module (``ecast.imports.formats.rag_answers`` and ``.nuggets``).
 
 Every writer follows the import contract: parse everything, then inside one transaction check every row against
 the database and raise with *all* bad rows before anything is kept; bulk inserts; the same file imported again
@@ -87,9 +86,7 @@ def split(text: str) -> Sentences:
     return [(s, []) for s in split_sentences(text)] or [(text, [])]
 
 
-def run_get(
-    ctx: Context, collection: Collection, name: str, fmt: str, runs: dict[str, ResponseRun]
-) -> ResponseRun:
+def run_get(ctx: Context, collection: Collection, name: str, fmt: str, runs: dict[str, ResponseRun]) -> ResponseRun:
     """The response run ``name`` of the collection, created (from this file) when missing; cached in ``runs``."""
     if name not in runs:
         runs[name], _created = ResponseRun.objects.get_or_create(
@@ -122,7 +119,7 @@ def responses_write(
     touched: list[Response] = []
     counts = {"created": 0, "rewritten": 0, "unchanged": 0, "deleted": 0, "kept": 0}
     for turn, record, sentences in items:
-        values = {"text": record.text, "references": record.references, "length": record.length}
+        values: dict[str, Any] = {"text": record.text, "references": record.references, "length": record.length}
         values["metadata"] = record.metadata
         if turn not in existing:
             new.append((Response(run=run, turn_id=turn, **values), sentences))
@@ -138,9 +135,7 @@ def responses_write(
             rewrite.append((Response(pk=pk, run=run, turn_id=turn, **values), sentences))
     if replace:
         gone = set(existing) - {turn for turn, _r, _s in items}
-        counts["deleted"] = Response.objects.filter(run=run, turn_id__in=gone).delete()[1].get(
-            Response._meta.label, 0
-        )
+        counts["deleted"] = Response.objects.filter(run=run, turn_id__in=gone).delete()[1].get(Response._meta.label, 0)
     if rewrite:
         ResponseSentence.objects.filter(response_id__in=[r.pk for r, _s in rewrite]).delete()
     Response.objects.bulk_update(

@@ -56,9 +56,11 @@ def bank_write(bank: NuggetBank, by_turn: dict[int, list[NuggetItem]]) -> tuple[
     Nugget.objects.bulk_create(new, batch_size=1000)
     for nugget in new:
         kept.setdefault(nugget.turn_id, []).append(nugget.pk)
-    counts = {"nuggets_created": len(new), "nuggets_replaced": len(stale), "turns_unchanged": len(by_turn) - len(
-        {n.turn_id for n in new}
-    )}
+    counts = {
+        "nuggets_created": len(new),
+        "nuggets_replaced": len(stale),
+        "turns_unchanged": len(by_turn) - len({n.turn_id for n in new}),
+    }
     return kept, counts
 
 
@@ -121,7 +123,7 @@ def assignments_write(
         created += responses_write(run, items, replace=False)["created"]
     responses = response_keys(runs.values())
     now = stamp()
-    out = [
+    out: list[tuple[Any, ...]] = [
         (label_set.pk, responses[(runs[row.run].pk, turns[row.qid])], nugget, label, "", "", {}, [], now, now)
         for row in rows
         for nugget, label in zip(nuggets[turns[row.qid]], row.assignments or [], strict=True)

@@ -127,7 +127,8 @@ def parse_nuggets_jsonl(text: str, *, file: str) -> Parsed:
         if with_runs is None:
             with_runs = bool(run)
         elif with_runs != bool(run):
-            p.error(n, f"{qid}: every line must name a run ('run_id') or none must (the first line {'did' if with_runs else 'did not'})")
+            did = "did" if with_runs else "did not"
+            p.error(n, f"{qid}: every line must name a run ('run_id') or none must (the first line {did})")
             continue
         parsed = [_nugget(p, n, f"{qid}, nugget {i}", x, assigned=bool(run)) for i, x in enumerate(nuggets)]
         if any(x is None for x in parsed):
@@ -190,7 +191,7 @@ def parse_ikat_nuggets(text: str, *, file: str) -> Parsed:
     for qid, nuggets in data.items():
         n = lines.get(qid)
         if not isinstance(nuggets, dict):
-            p.error(n, f"turn {qid}: expected an object of nuggets {{\"[n]\": {{text, relevance}}}}")
+            p.error(n, f'turn {qid}: expected an object of nuggets {{"[n]": {{text, relevance}}}}')
             continue
         items = []
         for key, obj in nuggets.items():
@@ -208,7 +209,11 @@ def parse_ikat_nuggets(text: str, *, file: str) -> Parsed:
     if empty:
         # CONE-RAG's human file lists 38 turns whose passages gave no nugget: the turns are checked, nothing is made.
         p.warn(None, f"{empty} turn(s) without nuggets", kind="turns without nuggets")
-    p.counts = {"turns": len(p.records), "turns_without_nuggets": empty, "nuggets": sum(len(r.nuggets) for r in p.records)}
+    p.counts = {
+        "turns": len(p.records),
+        "turns_without_nuggets": empty,
+        "nuggets": sum(len(r.nuggets) for r in p.records),
+    }
     return p
 
 

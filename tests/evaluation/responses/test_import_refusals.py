@@ -40,15 +40,28 @@ def coll():
 
 
 def _answer(qid, run="r", text="A is a letter.", citations=(0,)):
-    return {"run_id": run, "topic_id": qid, "references": ["seg1"], "answer": [{"text": text, "citations": list(citations)}]}
+    return {
+        "run_id": run,
+        "topic_id": qid,
+        "references": ["seg1"],
+        "answer": [{"text": text, "citations": list(citations)}],
+    }
 
 
 def test_unknown_turns_are_named_with_their_lines_and_nothing_is_written(coll, tmp_path):
     path = tmp_path / "answers.jsonl"
     path.write_text("\n".join(json.dumps(_answer(q)) for q in ("1_1", "9_9", "1_2", "8_8")) + "\n")
     assert _failed("responses", path, collection=coll) == [
-        ("answers.jsonl", 2, "unknown turn 9_9 in C (import its topics first, or use create_turns=true for ad hoc topics)"),
-        ("answers.jsonl", 4, "unknown turn 8_8 in C (import its topics first, or use create_turns=true for ad hoc topics)"),
+        (
+            "answers.jsonl",
+            2,
+            "unknown turn 9_9 in C (import its topics first, or use create_turns=true for ad hoc topics)",
+        ),
+        (
+            "answers.jsonl",
+            4,
+            "unknown turn 8_8 in C (import its topics first, or use create_turns=true for ad hoc topics)",
+        ),
     ]
     _nothing_written()
 
@@ -76,7 +89,11 @@ def test_ikat_nuggets_of_turns_not_imported_are_refused(coll, tmp_path):
     path.write_text('{\n "1_1": {"[1]": {"text": "A fact", "relevance": "2"}},\n "5_5": {}\n}\n')
     reasons = _failed("nuggets", path, collection=coll)
     assert reasons == [
-        ("nuggets.json", 3, "unknown turn 5_5 in C (import its topics first, or use create_turns=true for ad hoc topics)")
+        (
+            "nuggets.json",
+            3,
+            "unknown turn 5_5 in C (import its topics first, or use create_turns=true for ad hoc topics)",
+        )
     ]
     _nothing_written()
 

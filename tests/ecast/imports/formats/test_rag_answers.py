@@ -20,7 +20,9 @@ def _reasons(parsed):
 
 def test_each_organiser_baseline_answers_the_301_topics_with_citations_as_segment_ids(shared_data):
     for model in BASELINES:
-        parsed = parse_file(parse_rag_answers, shared_data / RAG24 / f"baseline_rag24.test_{model}_top20.jsonl.fixed.gz")
+        parsed = parse_file(
+            parse_rag_answers, shared_data / RAG24 / f"baseline_rag24.test_{model}_top20.jsonl.fixed.gz"
+        )
         assert (parsed.counts["runs"], parsed.counts["responses"]) == (1, 301)
         assert parsed.records[0].run == f"baseline_rag24.test_{model}_top20"
     first = parse_file(parse_rag_answers, shared_data / RAG24 / "baseline_rag24.test_gpt-4o_top20.jsonl.fixed.gz")
