@@ -37,7 +37,7 @@ from evaluation.responses.importing import (
     refuse,
     response_keys,
     responses_write,
-    run_get,
+    runs_get,
     split,
     stamp,
     turns_of,
@@ -82,21 +82,30 @@ def write_responses(ctx: Context) -> Result:
         by_run: dict[str, list[ResponseRecord]] = defaultdict(list)
         for r in records:
             by_run[rename or r.run].append(r)
-        for name, rows in by_run.items():
-            run, created = ResponseRun.objects.get_or_create(collection=collection, name=name[:200])
-            items = [(turns[r.qid], r, r.sentences if r.sentences is not None else split(r.text)) for r in rows]
-            counts = responses_write(run, items, replace=True)
+        before = set(
+            ResponseRun.objects.filter(collection=collection, name__in=[n[:200] for n in by_run]).values_list(
+                "pk", flat=True
+            )
+        )
+        runs = runs_get(ctx, collection, by_run, fmt)
+        batches = [
+            (runs[name], [(turns[r.qid], r, r.sentences if r.sentences is not None else split(r.text)) for r in rows])
+            for name, rows in by_run.items()
+        ]
+        written = responses_write(batches, replace=True)
+        for run, items in batches:
             run.source_file, run.source_format = ctx.name, fmt
-            run.import_report = {"responses": len(rows), "sentences": sum(len(s) for _t, _r, s in items), **counts}
+            report = {"responses": len(items), "sentences": sum(len(s) for _t, _r, s in items), **written[run.pk]}
+            run.import_report = report
             if ctx.options.get("description"):
                 run.description = str(ctx.options["description"])
-            if created:
-                run.created_by = user_of(ctx)
-            run.save()
             run_ids.append(run.pk)
-            for key, value in run.import_report.items():
+            for key, value in report.items():
                 totals[key] += value
-            totals["runs_replaced"] += int(not created)
+        ResponseRun.objects.bulk_update(
+            [run for run, _i in batches], ["source_file", "source_format", "import_report", "description"]
+        )
+        totals["runs_replaced"] = len(before)
     counts = {"format": fmt, "runs": len(by_run), **totals, "citations": parsed.counts["citations"]}
     extra = {"run_id": run_ids[0]} if len(run_ids) == 1 else {}
     return Result(counts=counts, collection=collection, extra=extra)
@@ -153,19 +162,19 @@ def write_citation_support(ctx: Context) -> Result:
     with transaction.atomic():
         collection, turns = turns_of(ctx, lines, {}, kind="citation support file")
         label_set = nugget_writing.label_set_get(ctx, collection, name, ResponseLabelSet.Kind.CITATIONS, None)
-        runs: dict[str, ResponseRun] = {}
         by_run: dict[str, list] = defaultdict(list)
         for row in parsed.records:
             by_run[row.run].append(row)
-        created = 0
+        runs = runs_get(ctx, collection, by_run, "citations")
+        batches = []
         for run_name, rows in by_run.items():
-            run = run_get(ctx, collection, run_name, "citations", runs)
             items = []
             for row in rows:
                 sentences = [(s.text, [ref for ref, _sup in s.citations]) for s in row.sentences]
                 text = " ".join(t for t, _c in sentences if t)
                 items.append((turns[row.qid], ResponseRecord(row.line, run_name, row.qid, text), sentences))
-            created += responses_write(run, items, replace=False)["created"]
+            batches.append((runs[run_name], items))
+        created = sum(c["created"] for c in responses_write(batches, replace=False).values())
         responses = response_keys(runs.values())
         sentence_pks = {
             (rid, index): pk

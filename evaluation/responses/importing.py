@@ -86,56 +86,75 @@ def split(text: str) -> Sentences:
     return [(s, []) for s in split_sentences(text)] or [(text, [])]
 
 
-def run_get(ctx: Context, collection: Collection, name: str, fmt: str, runs: dict[str, ResponseRun]) -> ResponseRun:
-    """The response run ``name`` of the collection, created (from this file) when missing; cached in ``runs``."""
-    if name not in runs:
-        runs[name], _created = ResponseRun.objects.get_or_create(
-            collection=collection,
-            name=name[:200],
-            defaults={"source_file": ctx.name, "source_format": fmt, "created_by": user_of(ctx)},
-        )
-    return runs[name]
+def runs_get(ctx: Context, collection: Collection, names: Iterable[str], fmt: str) -> dict[str, ResponseRun]:
+    """The response runs of these names in the collection, those missing created (from this file): two queries
+    for a file of 45 runs, not 45."""
+    wanted = {name: name[:200] for name in names}
+    found = {r.name: r for r in ResponseRun.objects.filter(collection=collection, name__in=set(wanted.values()))}
+    missing = sorted(set(wanted.values()) - set(found))
+    ResponseRun.objects.bulk_create(
+        [
+            ResponseRun(collection=collection, name=n, source_file=ctx.name, source_format=fmt, created_by=user_of(ctx))
+            for n in missing
+        ]
+    )
+    if missing:
+        found.update((r.name, r) for r in ResponseRun.objects.filter(collection=collection, name__in=missing))
+    return {name: found[short] for name, short in wanted.items()}
 
 
-def responses_write(
-    run: ResponseRun, items: Sequence[tuple[int, ResponseRecord, Sentences]], *, replace: bool
-) -> dict[str, int]:
-    """Make the run's responses those of ``items`` (turn pk, record, sentences). ``replace``: the file is the run
-    (changed responses rewritten, missing ones deleted); else only responses the run lacks are created."""
+Item = tuple[int, ResponseRecord, Sentences]
+COUNTS = ("created", "rewritten", "unchanged", "deleted", "kept")
+
+
+def responses_write(batches: Sequence[tuple[ResponseRun, Sequence[Item]]], *, replace: bool) -> dict[int, dict]:
+    """Make each run's responses those of its items (turn pk, record, sentences), all runs in one set of queries.
+    ``replace``: the file is the run (changed responses rewritten, missing ones deleted); else only responses a run
+    lacks are created. Returns counts by run pk."""
+    runs = [run for run, _items in batches]
     existing = {
-        turn: (pk, text, refs, length, meta)
-        for pk, turn, text, refs, length, meta in Response.objects.filter(run=run).values_list(
-            "pk", "turn_id", "text", "references", "length", "metadata"
+        (run, turn): (pk, text, refs, length, meta)
+        for pk, run, turn, text, refs, length, meta in Response.objects.filter(run__in=runs).values_list(
+            "pk", "run_id", "turn_id", "text", "references", "length", "metadata"
         )
     }
     old_sentences: dict[int, Sentences] = defaultdict(list)
     if replace and existing:
-        for rid, text, cites in ResponseSentence.objects.filter(response__run=run).values_list(
+        for rid, text, cites in ResponseSentence.objects.filter(response__run__in=runs).values_list(
             "response_id", "text", "citations"
         ):
             old_sentences[rid].append((text, cites))
     new: list[tuple[Response, Sentences]] = []
     rewrite: list[tuple[Response, Sentences]] = []
     touched: list[Response] = []
-    counts = {"created": 0, "rewritten": 0, "unchanged": 0, "deleted": 0, "kept": 0}
-    for turn, record, sentences in items:
-        values: dict[str, Any] = {"text": record.text, "references": record.references, "length": record.length}
-        values["metadata"] = record.metadata
-        if turn not in existing:
-            new.append((Response(run=run, turn_id=turn, **values), sentences))
-            continue
-        pk, text, refs, length, meta = existing[turn]
-        if not replace:
-            counts["kept"] += 1
-        elif text == record.text and old_sentences[pk] == [(t, list(c)) for t, c in sentences]:
-            if (refs, length, meta) != (record.references, record.length, record.metadata):
-                touched.append(Response(pk=pk, run=run, turn_id=turn, **values))
-            counts["unchanged"] += 1
-        else:
-            rewrite.append((Response(pk=pk, run=run, turn_id=turn, **values), sentences))
-    if replace:
-        gone = set(existing) - {turn for turn, _r, _s in items}
-        counts["deleted"] = Response.objects.filter(run=run, turn_id__in=gone).delete()[1].get(Response._meta.label, 0)
+    gone: list[int] = []
+    counts = {run.pk: dict.fromkeys(COUNTS, 0) for run in runs}
+    for run, items in batches:
+        tally = counts[run.pk]
+        for turn, record, sentences in items:
+            values: dict[str, Any] = {"text": record.text, "references": record.references, "length": record.length}
+            values["metadata"] = record.metadata
+            if (run.pk, turn) not in existing:
+                new.append((Response(run=run, turn_id=turn, **values), sentences))
+                tally["created"] += 1
+                continue
+            pk, text, refs, length, meta = existing[(run.pk, turn)]
+            if not replace:
+                tally["kept"] += 1
+            elif text == record.text and old_sentences[pk] == [(t, list(c)) for t, c in sentences]:
+                if (refs, length, meta) != (record.references, record.length, record.metadata):
+                    touched.append(Response(pk=pk, run=run, turn_id=turn, **values))
+                tally["unchanged"] += 1
+            else:
+                rewrite.append((Response(pk=pk, run=run, turn_id=turn, **values), sentences))
+                tally["rewritten"] += 1
+        if replace:
+            wanted = {turn for turn, _r, _s in items}
+            dropped = [v[0] for (r, turn), v in existing.items() if r == run.pk and turn not in wanted]
+            gone += dropped
+            tally["deleted"] = len(dropped)
+    if gone:
+        Response.objects.filter(pk__in=gone).delete()
     if rewrite:
         ResponseSentence.objects.filter(response_id__in=[r.pk for r, _s in rewrite]).delete()
     Response.objects.bulk_update(
@@ -148,7 +167,6 @@ def responses_write(
         for i, (text, cites) in enumerate(sentences)
     ]
     rows_insert(ResponseSentence, ["response_id", "index", "text", "citations"], rows, analyze=True)
-    counts["created"], counts["rewritten"] = len(new), len(rewrite)
     return counts
 
 

@@ -12,8 +12,8 @@ from ecast.imports.formats.rag_answers import ResponseRecord
 from ecast.imports.parsing import Parsed
 from ecast.imports.writing import Context
 from ecast.models import Collection
-from evaluation.models import Nugget, NuggetAssignment, NuggetBank, ResponseLabelSet, ResponseRun
-from evaluation.responses.importing import refuse, response_keys, responses_write, run_get, split, stamp, user_of
+from evaluation.models import Nugget, NuggetAssignment, NuggetBank, ResponseLabelSet
+from evaluation.responses.importing import refuse, response_keys, responses_write, runs_get, split, stamp, user_of
 
 
 def _key(item: NuggetItem) -> tuple[Any, ...]:
@@ -105,22 +105,27 @@ def assignments_write(
     name = str(ctx.options.get("label_set") or f"{bank.name} assignments")[:100]
     label_set = label_set_get(ctx, collection, name, ResponseLabelSet.Kind.NUGGETS, bank)
     rows: list[NuggetRow] = parsed.records
-    runs: dict[str, ResponseRun] = {}
     by_run: dict[str, list[NuggetRow]] = defaultdict(list)
     for row in rows:
         by_run[row.run].append(row)
-    created = 0
-    for run_name, run_rows in by_run.items():
-        run = run_get(ctx, collection, run_name, "nuggetizer", runs)
-        items = [
-            (
-                turns[row.qid],
-                ResponseRecord(row.line, run_name, row.qid, row.answer_text, length=row.length),
-                split(row.answer_text),
-            )
-            for row in run_rows
-        ]
-        created += responses_write(run, items, replace=False)["created"]
+    runs = runs_get(ctx, collection, by_run, "nuggetizer")
+    existing = set(response_keys(runs.values()))
+    batches = [
+        (
+            runs[run_name],
+            [
+                (
+                    turns[row.qid],
+                    ResponseRecord(row.line, run_name, row.qid, row.answer_text, length=row.length),
+                    # Punkt only for the answers to create: a re-import splits nothing.
+                    [] if (runs[run_name].pk, turns[row.qid]) in existing else split(row.answer_text),
+                )
+                for row in run_rows
+            ],
+        )
+        for run_name, run_rows in by_run.items()
+    ]
+    created = sum(c["created"] for c in responses_write(batches, replace=False).values())
     responses = response_keys(runs.values())
     now = stamp()
     out: list[tuple[Any, ...]] = [
