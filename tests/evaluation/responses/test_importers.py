@@ -119,3 +119,14 @@ def test_ikat_participant_responses_make_one_run_each(shared_data):
     response = Response.objects.get(run__name="manual-out-rr-debertav3", turn__turn_id="0_2")
     assert response.text.startswith("Yes, you will need a visa to travel to Egypt.")
     assert response.sentences.first().text == "Yes, you will need a visa to travel to Egypt."
+
+
+def test_the_rag_2025_development_nuggets_make_a_bank_alone_with_post_edits_marked_edited(shared_data, rag):
+    path = shared_data / "rag/trec_rag_2025/rag25-dev-nuggets.jsonl"
+    job = ok("nuggets", path, collection=rag, options={"create_turns": True, "bank": "post-edited"})
+    assert (job.counts["nuggets_created"], job.counts["topics"]) == (1255, 22)
+    bank = NuggetBank.objects.get(name="post-edited")
+    first = Nugget.objects.filter(bank=bank, turn__turn_id="58").order_by("position")[:2]
+    assert [n.origin for n in first] == ["imported", "edited"]
+    assert first[0].provenance == {"mapped_sub_narrative": '"Key advantages of nuclear energy"'}
+    assert not ResponseLabelSet.objects.exists() and not ResponseRun.objects.exists()

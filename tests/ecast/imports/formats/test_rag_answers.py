@@ -5,10 +5,13 @@ its line and reason."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from ecast.imports.formats.rag_answers import parse_ikat_responses, parse_rag_answers, parse_responses_tsv
 from ecast.imports.parsing import parse_file
+from tests.conftest import REPO
 
 RAG24 = "rag/trec_rag_2024"
 BASELINES = ("gpt-4o", "command-r-plus", "l31_70b_instruct")
@@ -116,3 +119,9 @@ def test_the_tsv_skips_its_header_and_names_short_rows_and_repeats(tmp_path: Pat
         (4, "run 'r1' answers 1_1 twice (first on line 2)"),
     ]
     assert parsed.records[0].text == "An answer. Two sentences."
+
+
+def test_the_answer_and_nugget_parsers_load_neither_django_nor_celery():
+    modules = "ecast.imports.formats.rag_answers, ecast.imports.formats.nuggets"
+    code = f"import sys, {modules}; assert not {{'django', 'celery'}} & set(sys.modules), sys.modules"
+    subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)
