@@ -38,6 +38,7 @@ from evaluation.responses.importing import (
     response_keys,
     responses_write,
     runs_get,
+    sentences_align,
     split,
     stamp,
     turns_of,
@@ -46,7 +47,7 @@ from evaluation.responses.importing import (
 
 RESPONSE_OPTIONS = ("name", "description", "create_turns", "queries")
 NUGGET_OPTIONS = ("bank", "label_set", "create_turns", "queries")
-CITATION_OPTIONS = ("label_set", "condition", "create_turns", "queries")
+CITATION_OPTIONS = ("label_set", "condition", "drop_team", "create_turns", "queries")
 
 
 def _response_parse(text: str):
@@ -156,6 +157,13 @@ def write_citation_support(ctx: Context) -> Result:
     if condition not in LabelCondition.values:
         raise refuse(ctx, f"condition {condition!r} is not one of {', '.join(repr(v) for v in LabelCondition.values)}")
     name = str(ctx.options.get("label_set") or file_stem(ctx.name))[:100]
+    drop_team = ctx.flag("drop_team")
+
+    def run_of(run_id: str) -> str:
+        # NIST names the judged runs "<team>.<run>", the nugget file "<run>": drop_team makes them meet (44 of the
+        # 45 RAG 2024 runs; NIST's "webis.webis-manual" is "webis-manual-manual" there).
+        return run_id.split(".", 1)[1] if drop_team and "." in run_id else run_id
+
     lines: dict[str, int | None] = {}
     for row in parsed.records:
         lines.setdefault(row.qid, row.line)
@@ -164,7 +172,7 @@ def write_citation_support(ctx: Context) -> Result:
         label_set = nugget_writing.label_set_get(ctx, collection, name, ResponseLabelSet.Kind.CITATIONS, None)
         by_run: dict[str, list] = defaultdict(list)
         for row in parsed.records:
-            by_run[row.run].append(row)
+            by_run[run_of(row.run)].append(row)
         runs = runs_get(ctx, collection, by_run, "citations")
         batches = []
         for run_name, rows in by_run.items():
@@ -176,35 +184,43 @@ def write_citation_support(ctx: Context) -> Result:
             batches.append((runs[run_name], items))
         created = sum(c["created"] for c in responses_write(batches, replace=False).values())
         responses = response_keys(runs.values())
+        realigned, refused = sentences_align(batches, responses)
+        errors = [
+            row_error(
+                ctx.name,
+                record.line,
+                f"{record.qid} / {record.run}: the stored answer's sentences differ from the file's and carry "
+                "citation labels of another set",
+            )
+            for _turn, record, _sentences in refused
+        ]
+        raise_if(errors)
         sentence_pks = {
             (rid, index): pk
             for pk, rid, index in ResponseSentence.objects.filter(response_id__in=responses.values()).values_list(
                 "pk", "response_id", "index"
             )
         }
-        now, errors, seen = stamp(), [], set()
+        now, seen = stamp(), set()
         rows_out: list[tuple[Any, ...]] = []
         for row in parsed.records:
-            rid = responses[(runs[row.run].pk, turns[row.qid])]
-            for s in row.sentences:
-                spk = sentence_pks.get((rid, s.index))
-                if spk is None:
-                    reason = f"{row.qid} / {row.run}: the run's response has no sentence {s.index}"
-                    errors.append(row_error(ctx.name, row.line, reason))
-                    continue
+            rid = responses[(runs[run_of(row.run)].pk, turns[row.qid])]
+            # Every judged sentence has its row now: the response was made, or realigned, from the file's sentences.
+            for position, s in enumerate(row.sentences):
+                spk = sentence_pks[(rid, position)]
                 for ref, support in s.citations:
                     if support is None or (spk, ref) in seen:
                         continue
                     seen.add((spk, ref))
                     rows_out.append((label_set.pk, spk, ref, support, condition, "", {}, [], now, now))
-        raise_if(errors)
         fields = ["label_set_id", "sentence_id", "passage_id", "support", "condition", "prompt"]
         rows_insert(
             CitationLabel, [*fields, "provenance", "history", "created_at", "updated_at"], rows_out, analyze=True
         )
         label_set.save()  # updated_at: cached scores of this set are stale
     counts = {**parsed.counts, "label_set": label_set.name, "labels_written": len(rows_out)}
-    counts.update(runs_created_or_used=len(runs), responses_created=created, condition=condition or "not recorded")
+    counts.update(runs=len(runs), responses_created=created, responses_realigned=realigned)
+    counts["condition"] = condition or "not recorded"
     return Result(counts=counts, collection=collection, extra={"label_set_id": label_set.pk})
 
 
@@ -295,7 +311,8 @@ def register() -> None:
             formats=("citation_support_jsonl",),
             help=(
                 "An imported citation-support label set (label_set=…); condition=blind (default), post_edit or "
-                "empty. Runs and responses the file judges are created from its sentences when missing."
+                "empty. Runs and responses the file judges are created from its sentences when missing; "
+                "drop_team=true names NIST's '<team>.<run>' runs '<run>', as the nugget file does."
             ),
         ),
         after="nuggets",

@@ -17,7 +17,9 @@ Choices, for a re-import and for files that bring answers beside their labels:
   LLM (an import never overwrites someone's work);
 - the nugget-assignment and citation files carry the answers they judge: a run or a response they name that does
   not exist is created from the file (``answer_text`` split into sentences with NLTK Punkt, as preprocessing
-  splits turns; the citation file's own sentences), an existing response is never changed by them.
+  splits turns; the citation file's own sentences); an existing response keeps its text, and the citation file
+  gives it its judged sentences when they differ (an answer made from ``answer_text`` has Punkt's split and no
+  citations) unless a sentence of it carries citation labels of another set: that file is then refused.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from ecast.imports.formats.rag_answers import ResponseRecord
 from ecast.imports.writing import Context, raise_if
 from ecast.models import Collection
 from ecast.pipeline.preprocess import split_sentences
-from evaluation.models import Response, ResponseRun, ResponseSentence
+from evaluation.models import CitationLabel, Response, ResponseRun, ResponseSentence
 
 Sentences = list[tuple[str, list[str]]]
 
@@ -168,6 +170,30 @@ def responses_write(batches: Sequence[tuple[ResponseRun, Sequence[Item]]], *, re
     ]
     rows_insert(ResponseSentence, ["response_id", "index", "text", "citations"], rows, analyze=True)
     return counts
+
+
+def sentences_align(
+    batches: Sequence[tuple[ResponseRun, Sequence[Item]]], keys: dict[tuple[int, int], int]
+) -> tuple[int, list[Item]]:
+    """Give the stored responses of ``batches`` the file's sentences where theirs differ (an answer made from a
+    nugget file's ``answer_text`` was split by Punkt, the citation file has the system's own sentences), unless a
+    sentence there carries citation labels; those items are returned, for the caller to refuse. Returns (responses
+    rewritten, refused items)."""
+    wanted = {keys[(run.pk, item[0])]: item for run, items in batches for item in items}
+    stored: dict[int, Sentences] = defaultdict(list)
+    for rid, text, cites in ResponseSentence.objects.filter(response_id__in=list(wanted)).values_list(
+        "response_id", "text", "citations"
+    ):
+        stored[rid].append((text, cites))
+    differ = [rid for rid, (_t, _r, sentences) in wanted.items() if stored[rid] != [(t, list(c)) for t, c in sentences]]
+    labelled = set(
+        CitationLabel.objects.filter(sentence__response_id__in=differ).values_list("sentence__response_id", flat=True)
+    )
+    rewrite = [rid for rid in differ if rid not in labelled]
+    ResponseSentence.objects.filter(response_id__in=rewrite).delete()
+    rows = [(rid, i, text, cites) for rid in rewrite for i, (text, cites) in enumerate(wanted[rid][2])]
+    rows_insert(ResponseSentence, ["response_id", "index", "text", "citations"], rows, analyze=True)
+    return len(rewrite), [wanted[rid] for rid in differ if rid in labelled]
 
 
 def response_keys(runs: Iterable[ResponseRun]) -> dict[tuple[int, int], int]:

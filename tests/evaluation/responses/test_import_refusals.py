@@ -98,18 +98,35 @@ def test_ikat_nuggets_of_turns_not_imported_are_refused(coll, tmp_path):
     _nothing_written()
 
 
-def test_a_citation_file_judging_a_sentence_the_existing_answer_lacks_is_refused(coll, tmp_path):
+def test_a_citation_file_realigns_an_unlabelled_answer_and_refuses_one_labelled_by_another_set(coll, tmp_path):
     answers = tmp_path / "answers.jsonl"
-    answers.write_text(json.dumps(_answer("1_1", run="t.r")) + "\n")
+    answers.write_text(json.dumps(_answer("1_1", run="t.r")) + "\n" + json.dumps(_answer("1_2", run="t.r")) + "\n")
     assert import_file(kind="responses", path=answers, collection=coll).status == ImportJob.Status.SUCCEEDED
+    mine = ResponseLabelSet.objects.create(collection=coll, name="mine", kind="citations", source="assessed")
+    labelled = ResponseSentence.objects.get(response__turn__turn_id="1_2")
+    CitationLabel.objects.create(label_set=mine, sentence=labelled, passage_id="seg1", support="full")
     judged = tmp_path / "support.jsonl"
     cite = {"citationID": 0, "reference": "seg1", "support": "2"}
-    sentences = [{"sentenceID": i, "text": "A is a letter.", "citations": [cite]} for i in (0, 1)]
-    judged.write_text(json.dumps({"topic_id": "1_1", "run_id": "t.r", "sentences": sentences}) + "\n")
+    sentences = [{"sentenceID": i, "text": f"Sentence {i}.", "citations": [cite]} for i in (0, 1)]
+    judged.write_text(
+        "".join(json.dumps({"topic_id": q, "run_id": "t.r", "sentences": sentences}) + "\n" for q in ("1_1", "1_2"))
+    )
     assert _failed("citation_support", judged, collection=coll) == [
-        ("support.jsonl", 1, "1_1 / t.r: the run's response has no sentence 1")
+        (
+            "support.jsonl",
+            2,
+            "1_2 / t.r: the stored answer's sentences differ from the file's and carry citation labels of another set",
+        )
     ]
-    assert not ResponseLabelSet.objects.exists() and not CitationLabel.objects.exists()
+    assert ResponseLabelSet.objects.get() == mine and CitationLabel.objects.count() == 1
+    assert ResponseSentence.objects.filter(response__turn__turn_id="1_1").count() == 1  # rolled back
+    CitationLabel.objects.all().delete()
+    job = import_file(kind="citation_support", path=judged, collection=coll)
+    assert job.counts["responses_realigned"] == 2 and job.counts["labels_written"] == 4
+    assert list(ResponseSentence.objects.filter(response__turn__turn_id="1_1").values_list("text", flat=True)) == [
+        "Sentence 0.",
+        "Sentence 1.",
+    ]
 
 
 def test_an_imported_label_set_never_overwrites_an_assessed_one(coll, tmp_path):

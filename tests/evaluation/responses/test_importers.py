@@ -130,3 +130,15 @@ def test_the_rag_2025_development_nuggets_make_a_bank_alone_with_post_edits_mark
     assert [n.origin for n in first] == ["imported", "edited"]
     assert first[0].provenance == {"mapped_sub_narrative": '"Key advantages of nuclear energy"'}
     assert not ResponseLabelSet.objects.exists() and not ResponseRun.objects.exists()
+
+
+def test_drop_team_puts_the_citation_labels_on_the_runs_the_nugget_file_made(shared_data, rag):
+    ok("nuggets", shared_data / NUGGETS, collection=rag, options={"create_turns": True})
+    options = {"drop_team": True, "create_turns": True}
+    job = ok("citation_support", shared_data / CITATIONS, collection=rag, options=options)
+    # 44 of NIST's 45 "<team>.<run>" names are runs of the nugget file; "webis-manual" is new
+    assert ResponseRun.objects.count() == 46 and job.counts["labels_written"] == 2840
+    # the 170 answers both files judge take the citation file's sentences (their Punkt split had no citations)
+    assert (job.counts["responses_realigned"], job.counts["responses_created"]) == (170, 211)
+    label = CitationLabel.objects.filter(sentence__response__run__name="ISIR-IRIT-zephyr_p2").first()
+    assert label is not None
