@@ -339,3 +339,7 @@ def register() -> None:
         after="qrels",
     )
     providers.qrels_lookup_register(selectors.turn_qrels)
+    # Answers of RAG systems, nugget banks and their label sets (issue 33): their own module, same registry.
+    from evaluation.responses import importers as response_importers
+
+    response_importers.register()
