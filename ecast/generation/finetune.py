@@ -147,7 +147,7 @@ def finetune_finish(*, job_id: int, trained: lora.Trained, examples: list[Any]) 
     """Store the adapter and end the job, in one transaction (a cancelled job stores nothing)."""
     job = FinetuneJob.objects.select_for_update().get(pk=job_id)
     if job.status not in ACTIVE_STATUSES:
-        raise lora.Cancelled()  # cancelled while the last epoch ran: nothing is stored
+        raise lora.Cancelled("the job was cancelled")  # cancelled while the last epoch ran: nothing is stored
     held = set(trained.metrics.get("heldout_conversations", []))
     adapter = Adapter(
         collection=job.collection,

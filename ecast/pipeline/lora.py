@@ -241,7 +241,7 @@ def train(
         running = 0.0
         for b in batches:
             if cancelled():
-                raise Cancelled()
+                raise Cancelled("the job was cancelled")
             loss = net(**{k: v.to(net.device) for k, v in b.items()}).loss
             loss.backward()
             optimiser.step()
