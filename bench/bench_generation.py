@@ -18,7 +18,8 @@
 ``--backend`` / ``--adapter`` / ``--param key=value`` change the paraphrase stage (a fine-tuned adapter is passed to
 the backend as ``params["adapter"]``). Prints figures; asserts nothing about time.
 Usage: python bench/bench_generation.py [--turns 50] [--baseline-turns 10] [--samples 30 --samples-file out.jsonl]
-       [--backend smollm] [--adapter PATH] [--param temperature=0.8] [--skip-tables]
+       [--backend smollm] [--adapter PATH] [--param temperature=0.8] [--max-minutes 60] [--skip-tables]
+``--max-minutes``: no turn starts after that time (a loaded machine); the figures say how many turns they cover.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ import json
 import os
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from bench.bench_cqr import cqr_rows, print_cqr_rows  # noqa: E402
 from bench.common import load_average, row  # noqa: E402
-from ecast.pipeline import backends, cqr, filters, grammar, hf  # noqa: E402
+from ecast.pipeline import backends, cqr, grammar, hf  # noqa: E402
 from ecast.pipeline.bleu import PAPER_TABLE9, PAPER_TABLE10_PARA_AUTO, corpus_bleu  # noqa: E402
 from ecast.pipeline.fewshot import Example  # noqa: E402
 from ecast.pipeline.rules import entity_removal  # noqa: E402
@@ -91,26 +91,28 @@ def config_for(args: argparse.Namespace, year: int) -> dict[str, Any]:
     return config
 
 
-@contextmanager
-def previous_defaults(config: dict[str, Any]):
-    """The defaults before issue 38: 5 samples, fixed shots, no meaning checks, no ranking."""
-    saved = filters.RULES
-    filters.RULES = ()
-    try:
-        base = json.loads(json.dumps(config))
-        base["paraphrase"]["params"]["num_return_sequences"] = 5
-        base["clean"]["keep"] = None
-        yield base
-    finally:
-        filters.RULES = saved
+def previous_defaults(config: dict[str, Any]) -> dict[str, Any]:
+    """The defaults before issue 38: 5 samples, fixed shots (no pool is passed), no meaning checks, no ranking."""
+    base = json.loads(json.dumps(config))
+    base["paraphrase"]["params"]["num_return_sequences"] = 5
+    base["clean"].update(keep=None, meaning_checks=False)
+    return base
 
 
-def measure(turns: list[TurnInput], config: dict[str, Any], examples: list[Example], label: str) -> dict[str, Any]:
+def measure(
+    turns: list[TurnInput], config: dict[str, Any], examples: list[Example], label: str, deadline: float
+) -> dict[str, Any]:
+    """Run the turns in order until they are done or the clock passes ``deadline`` (figures cover the turns done)."""
     seconds, cpu, kept = [], [], []
     drops: dict[str, dict[str, int]] = {}
     raw_total = raw_bad = 0
     rows: list[dict[str, str]] = []
+    done = 0
     for turn in turns:
+        if time.perf_counter() > deadline:
+            print(f"  [{label}] time budget spent: {done} of {len(turns)} turns measured", flush=True)
+            break
+        done += 1
         t0, c0 = time.perf_counter(), time.process_time()
         result = run_turn(turn, config, seed=0, similarity=cosine, examples=examples)
         seconds.append(time.perf_counter() - t0)
@@ -139,7 +141,9 @@ def measure(turns: list[TurnInput], config: dict[str, Any], examples: list[Examp
     with_manual = [r for r in rows if r["m"]]
     sims = cosine([r["p_m"] for r in with_manual], [r["m"] for r in with_manual]) if with_manual else []
     return {
-        "turns": len(turns),
+        "turns": done,
+        "first": turns[0].turn_id,
+        "last": turns[done - 1].turn_id if done else "",
         "pairs": len(rows),
         "rows": rows,
         "raw_total": raw_total,
@@ -163,14 +167,17 @@ def _ratio(a: float | None, b: float | None) -> str:
 
 
 def report(new: dict[str, Any], base: dict[str, Any] | None) -> None:
-    n = new["turns"]
+    n = max(new["turns"], 1)
     b = base or {}
     bn = b.get("turns") or 1
 
     def base_pct(part: str, whole: str) -> str:
         return _pct(b[part], b[whole]) if base else "not measured"
 
-    print(f"\n  figures on {n} turns (baseline: the previous defaults on {b.get('turns', 0)} of them)")
+    print(
+        f"\n  figures on {new['turns']} turns ({new['first']} … {new['last']}); baseline: the previous defaults on "
+        f"{b.get('turns', 0)} of them ({b.get('first', '')} … {b.get('last', '')})"
+    )
     row(
         "raw outputs p^r failing the grammar check",
         f"{new['raw_bad']}/{new['raw_total']} = {_pct(new['raw_bad'], new['raw_total'])}",
@@ -265,6 +272,7 @@ def main() -> None:
     parser.add_argument("--backend", default="", help="paraphrase backend (default: the default config's)")
     parser.add_argument("--adapter", default="", help="fine-tuned adapter, passed as params['adapter']")
     parser.add_argument("--param", action="append", default=[], help="paraphrase param key=value (repeatable)")
+    parser.add_argument("--max-minutes", type=float, default=float("inf"), help="stop starting turns after this")
     parser.add_argument("--skip-tables", action="store_true", help="leave out the CQR and Table 9 figures")
     args = parser.parse_args()
     import torch
@@ -283,11 +291,13 @@ def main() -> None:
     print(f"model and MiniLM load: {time.perf_counter() - t0:.1f} s; few-shot pool: {len(examples)} ECAsT pairs")
     print(f"[config] {json.dumps(config)}")
     print(f"  {len(turns)} CAsT {args.year} turns ({turns[0].turn_id} … {turns[-1].turn_id}), seed 0")
-    new = measure(turns, config, examples, "new")
+    start = time.perf_counter()
+    budget = args.max_minutes * 60.0
+    # The baseline runs first on its few turns, so a time budget cuts the new defaults' turns, never the comparison.
     base = None
     if args.baseline_turns:
-        with previous_defaults(config) as previous:
-            base = measure(turns[: args.baseline_turns], previous, [], "baseline")
+        base = measure(turns[: args.baseline_turns], previous_defaults(config), [], "baseline", start + budget)
+    new = measure(turns, config, examples, "new", start + budget)
     report(new, base)
     if not args.skip_tables:
         print("\nCQR: corpus BLEU of r_i vs m_i, turns ≥ 2 with m_i")

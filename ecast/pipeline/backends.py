@@ -281,6 +281,11 @@ PROMPT_TEMPLATES: dict[str, tuple[str, str, list[Any]]] = {
 CHAT_BACKENDS = ("smollm", "openai")  # the backends that prompt a chat model with PROMPT_TEMPLATES
 
 
+def uses_shots(config: dict[str, Any]) -> bool:
+    """Whether a job's paraphrase stage prompts a chat model, whose prompt takes retrieved few-shot pairs."""
+    return ((config.get("paraphrase") or {}).get("backend") or "smollm") in CHAT_BACKENDS
+
+
 def prompt_template(stage: str) -> dict[str, str]:
     """Name and sha256 of a stage's prompt (system text and shots), for provenance: a changed prompt shows."""
     name, system, shots = PROMPT_TEMPLATES[stage]

@@ -13,10 +13,11 @@ Registry (:data:`RULES`, in the order they are tried; the first that fires names
   word or request at its start.
 - ``entities`` — lost or swapped entities: a proper noun of the source is missing while a new one came in
   ("How does Amazon compare to Hulu?" for "How does Netflix compare to Hulu?"); the first noun of the source is
-  missing and a third-person pronoun the source does not have stands in for it in a one-sentence output ("How does their lack spoil something?"
-  for "Why does honey not spoil?": a paraphrase of m_i stands alone, so the pronoun points nowhere); or more than
-  half of the source's content nouns are missing *and* the output brings nouns that are neither in the source nor
-  in the conversation so far ("What is the purpose of their demise?" for "What can be done to stop bees dying?").
+  missing and a third-person pronoun the source does not have stands in for it in a one-sentence output
+  ("How does their lack spoil something?" for "Why does honey not spoil?": a paraphrase of m_i stands alone, so
+  the pronoun points nowhere); or more than half of the source's content nouns are missing *and* the output
+  brings nouns that are neither in the source nor in the conversation so far ("What is the purpose of their
+  demise?" for "What can be done to stop bees dying?").
   Words are compared by a crude stem (lower case, first five letters after dropping a plural s), so "cancer of
   the throat" keeps "throat cancer".
 - ``polarity`` — a polarity flip: a negation (not, n't, no, never, without, none, nothing, cannot) added or

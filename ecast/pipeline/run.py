@@ -38,8 +38,9 @@ DEFAULT_CONFIG: dict[str, Any] = {
         "sources": ["r", "m"],
     },
     "cr": {"backend": "anaphora", "params": {}},
-    # keep: the best k paraphrases of a turn survive the ranking (None keeps every one that passed the checks).
-    "clean": {"min_similarity": 0.6, "keep": 4},
+    # keep: the best k paraphrases of a turn survive the ranking (None keeps every one that passed the checks);
+    # meaning_checks: the rules of ecast.pipeline.filters (off only to measure without them, or for random models).
+    "clean": {"min_similarity": 0.6, "keep": 4, "meaning_checks": True},
 }
 # Parameters a caller adds when it runs a job (the endpoint's key, limits, reply cache): never stored with the job,
 # never in provenance.
@@ -115,6 +116,12 @@ def keep_count(config: dict[str, Any]) -> int | None:
     return None if keep is None or keep == "" else int(keep)
 
 
+def meaning_checks(config: dict[str, Any]) -> bool:
+    """Whether the paraphrase stage runs the meaning rules (on unless the config turns them off)."""
+    spec = config.get("clean")
+    return True if spec is None else bool(spec.get("meaning_checks", True))
+
+
 def drop_counts(dropped: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     """Dropped outputs counted per stage and reason: {"paraphrase": {"ungrammatical": 2, ...}, ...}."""
     counts: dict[str, dict[str, int]] = {}
@@ -182,9 +189,8 @@ def run_turn(
         text = (rewrite if rewrite_usable else "") if key == "r" else (turn.manual or "")
         if text and text not in [t for _, t in sources]:
             sources.append((key, text))
-    _, _, para_name = _stage(config, "paraphrase")
     shots: list[list[tuple[str, str]]] = []
-    if para_name in backends.CHAT_BACKENDS:
+    if backends.uses_shots(config):
         shots = [fewshot.select(t, examples or (), conversation=turn.topic) for _, t in sources]
     runtime = {"seed": s, **({"shots": shots} if shots else {})}
     generated = para_backend.paraphrase([t for _, t in sources], {**para_params, **runtime}) if sources else []
@@ -201,7 +207,9 @@ def run_turn(
         sources=[t for _, t in sources] + [question],
         similarity=similarity if floor is not None else None,
         min_similarity=floor,
-        check=lambda text: filters.first_failure(text, origin.get(text, ("", question))[1], context),
+        check=(lambda text: filters.first_failure(text, origin.get(text, ("", question))[1], context))
+        if meaning_checks(config)
+        else None,
     )
     kept, ranked_out, _ = fewshot.rank(
         cleaned.kept,
