@@ -92,10 +92,12 @@ def config_for(args: argparse.Namespace, year: int) -> dict[str, Any]:
 
 
 def previous_defaults(config: dict[str, Any]) -> dict[str, Any]:
-    """The defaults before issue 38: 5 samples, fixed shots (no pool is passed), no meaning checks, no ranking."""
+    """The defaults before issue 38: 5 samples at temperature 1, fixed shots (no pool is passed), no meaning checks,
+    no floor to m_i, no ranking."""
     base = json.loads(json.dumps(config))
     base["paraphrase"]["params"]["num_return_sequences"] = 5
-    base["clean"].update(keep=None, meaning_checks=False)
+    base["paraphrase"]["params"].pop("temperature", None)
+    base["clean"].update(keep=None, meaning_checks=False, meaning_floor=None)
     return base
 
 

@@ -11,7 +11,10 @@ candidate sources): questions of the same form ("What can be done to stop …") 
 best :data:`SHOTS` come in order of score, at most one per source text (so three paraphrases of one question do
 not crowd out the rest). With no usable candidate scoring above zero the prompt gets :data:`FALLBACK`.
 
-Ranking. After the drops (:mod:`ecast.pipeline.clean`, :mod:`ecast.pipeline.filters`) a turn may keep more
+Ranking. After the drops (:mod:`ecast.pipeline.clean`, :mod:`ecast.pipeline.filters`) a paraphrase whose
+MiniLM cosine to the turn's manual rewrite m_i is below the meaning floor (``clean.meaning_floor``, default 0.75)
+is dropped as "below similarity floor": m_i is the meaning every pair must keep, whichever source (r_i or m_i) the
+paraphrase came from, while the general floor compares it with its closest source only. A turn may still keep more
 paraphrases than a curator wants to read. Each survivor is scored
 
     score = cos(p, m_i) − DIVERSITY_WEIGHT × overlap(p, source)
@@ -148,21 +151,23 @@ def rank(
     reference: str,
     similarity: Callable[[list[str], list[str]], list[float]] | None,
     keep: int | None,
-) -> tuple[list[str], list[str], list[float]]:
-    """(kept, ranked out, scores of the input texts): the best ``keep`` texts by the module docstring's score, kept
-    in their input order; all of them when ``keep`` is None. ``sources[i]`` is text i's own source; ``reference``
-    is m_i ("" when the turn has none: each text is then compared with its own source)."""
+    floor: float | None = None,
+) -> tuple[list[str], list[str], list[str], list[float]]:
+    """(kept, below the floor, ranked out, scores of the input texts). Texts whose cosine to ``reference`` is below
+    ``floor`` are dropped first; of the rest the best ``keep`` by the module docstring's score are kept, in their
+    input order (all of them when ``keep`` is None). ``sources[i]`` is text i's own source; ``reference`` is m_i
+    ("" when the turn has none: each text is then compared with its own source, and no floor applies)."""
     if not texts:
-        return [], [], []
+        return [], [], [], []
     refs = [reference or s for s in sources]
     sims = similarity(list(texts), refs) if similarity is not None else [1.0] * len(texts)
     scores = [sim - DIVERSITY_WEIGHT * overlap(t, s) for t, s, sim in zip(texts, sources, sims, strict=True)]
-    if keep is None or keep >= len(texts):
-        return list(texts), [], scores
-    order = sorted(range(len(texts)), key=lambda i: (-scores[i], i))
-    best = set(order[: max(keep, 0)])
+    low = {i for i, sim in enumerate(sims) if floor is not None and reference and similarity and sim < floor}
+    order = [i for i in sorted(range(len(texts)), key=lambda i: (-scores[i], i)) if i not in low]
+    best = set(order if keep is None else order[: max(keep, 0)])
     return (
         [t for i, t in enumerate(texts) if i in best],
-        [t for i, t in enumerate(texts) if i not in best],
+        [t for i, t in enumerate(texts) if i in low],
+        [t for i, t in enumerate(texts) if i not in best and i not in low],
         scores,
     )

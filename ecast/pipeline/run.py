@@ -34,13 +34,15 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "cqr": {"backend": "best", "params": {}},
     "paraphrase": {
         "backend": "smollm",
-        "params": {"num_return_sequences": 8, "top_k": 50, "top_p": 0.95},
+        # Over-generate (the ranking keeps the best clean.keep); a temperature below 1 keeps closer to the meaning.
+        "params": {"num_return_sequences": 8, "top_k": 50, "top_p": 0.95, "temperature": 0.7},
         "sources": ["r", "m"],
     },
     "cr": {"backend": "anaphora", "params": {}},
     # keep: the best k paraphrases of a turn survive the ranking (None keeps every one that passed the checks);
     # meaning_checks: the rules of ecast.pipeline.filters (off only to measure without them, or for random models).
-    "clean": {"min_similarity": 0.6, "keep": 4, "meaning_checks": True},
+    # meaning_floor: a paraphrase's MiniLM cosine to m_i must reach it (ecast.pipeline.fewshot.rank).
+    "clean": {"min_similarity": 0.6, "keep": 4, "meaning_checks": True, "meaning_floor": 0.75},
 }
 # Parameters a caller adds when it runs a job (the endpoint's key, limits, reply cache): never stored with the job,
 # never in provenance.
@@ -114,6 +116,15 @@ def keep_count(config: dict[str, Any]) -> int | None:
         spec = DEFAULT_CONFIG["clean"]
     keep = spec.get("keep")
     return None if keep is None or keep == "" else int(keep)
+
+
+def meaning_floor(config: dict[str, Any]) -> float | None:
+    """The floor a paraphrase's cosine to m_i must reach; None (a config whose clean section lacks it) for none."""
+    spec = config.get("clean")
+    if spec is None:
+        spec = DEFAULT_CONFIG["clean"]
+    floor = spec.get("meaning_floor")
+    return None if floor is None or floor == "" else float(floor)
 
 
 def meaning_checks(config: dict[str, Any]) -> bool:
@@ -211,15 +222,16 @@ def run_turn(
         if meaning_checks(config)
         else None,
     )
-    kept, ranked_out, _ = fewshot.rank(
+    kept, below, ranked_out, _ = fewshot.rank(
         cleaned.kept,
         [origin[t][1] for t in cleaned.kept],
         reference=turn.manual,
         similarity=similarity,
         keep=keep_count(config),
+        floor=meaning_floor(config) if floor is not None else None,
     )
     cleaned.kept = kept
-    cleaned.dropped += [(t, clean.RANKED_OUT) for t in ranked_out]
+    cleaned.dropped += [(t, clean.BELOW_FLOOR) for t in below] + [(t, clean.RANKED_OUT) for t in ranked_out]
     for text, reason in cleaned.dropped:
         dropped.append(_drop("paraphrase", text, reason, origin.get(text, ("", ""))[1], cleaned.rules.get(text)))
 

@@ -67,17 +67,10 @@ def test_the_entity_removal_baseline_has_its_broken_outputs_dropped_and_counted(
 
 def test_a_job_created_without_a_config_gets_anaphora_and_the_similarity_floor(throat, admin_client):
     job = services.generation_job_create(collection=throat)
-    assert job.config["cr"]["backend"] == "anaphora" and job.config["clean"] == {
-        "min_similarity": 0.6,
-        "keep": 4,
-        "meaning_checks": True,
-    }
+    defaults = {"min_similarity": 0.6, "keep": 4, "meaning_checks": True, "meaning_floor": 0.75}
+    assert job.config["cr"]["backend"] == "anaphora" and job.config["clean"] == defaults
     job = services.generation_job_create(collection=throat, config={"clean": {"min_similarity": None}})
-    assert job.config["clean"] == {
-        "min_similarity": None,
-        "keep": 4,
-        "meaning_checks": True,
-    }  # an explicit null turns the floor off
+    assert job.config["clean"] == {**defaults, "min_similarity": None}  # an explicit null turns the floor off
     form = admin_client.get(reverse("generation-jobs")).content.decode()
     assert '<option value="anaphora" selected>' in form and '<option value="entity_removal">' in form
 

@@ -56,7 +56,7 @@ def test_overlap_is_the_share_of_bigrams_the_source_also_has():
 def test_ranking_keeps_the_best_k_by_meaning_less_a_diversity_penalty():
     texts = ["Is throat cancer treatable?!", "Can throat cancer be cured?", "How do I bake bread?"]
     sims = {texts[0]: 0.95, texts[1]: 0.9, texts[2]: 0.2}
-    kept, out, scores = fewshot.rank(
+    kept, below, out, scores = fewshot.rank(
         texts,
         ["Is throat cancer treatable?"] * 3,
         reference="Is throat cancer treatable?",
@@ -66,9 +66,23 @@ def test_ranking_keeps_the_best_k_by_meaning_less_a_diversity_penalty():
     # the near copy: 0.95 − 0.3 × 1.0 = 0.65; the rewording: 0.9 − 0.3 × 2/6 (<s> can … ; "cancer be" etc. differ)
     assert scores[0] == pytest.approx(0.65)
     assert scores[1] == pytest.approx(0.9 - 0.3 * fewshot.overlap(texts[1], "Is throat cancer treatable?"))
-    assert kept == ["Can throat cancer be cured?"] and out == [texts[0], texts[2]]
+    assert kept == ["Can throat cancer be cured?"] and below == [] and out == [texts[0], texts[2]]
+
+
+def test_paraphrases_far_from_the_manual_rewrite_fall_below_the_meaning_floor():
+    texts = ["Can throat cancer be cured?", "How do I bake bread?"]
+    sims = {texts[0]: 0.9, texts[1]: 0.2}
+    kept, below, out, _ = fewshot.rank(
+        texts,
+        ["x", "x"],
+        reference="Is throat cancer treatable?",
+        similarity=lambda a, b: [sims[t] for t in a],
+        keep=4,
+        floor=0.75,
+    )
+    assert (kept, below, out) == (["Can throat cancer be cured?"], ["How do I bake bread?"], [])
 
 
 def test_ranking_keeps_everything_without_a_limit():
-    kept, out, _ = fewshot.rank(["a b", "c d"], ["x", "y"], reference="", similarity=None, keep=None)
-    assert kept == ["a b", "c d"] and out == []
+    kept, below, out, _ = fewshot.rank(["a b", "c d"], ["x", "y"], reference="", similarity=None, keep=None)
+    assert kept == ["a b", "c d"] and below == out == []
