@@ -27,22 +27,44 @@ from ecast.pipeline.bleu import corpus_bleu  # noqa: E402
 from tests.ecast.pipeline.cqr_helpers import cast_turns  # noqa: E402
 
 
-def main() -> None:
-    print(f"{'year':<6}{'turns':>6}{'raw':>8}{'organisers':>12}{'rule':>8}{'rule, turns only':>18}{'best':>8}  picked")
+def cqr_rows(shared: Path = SHARED) -> list[dict]:
+    """Per CAsT year: turns scored and the corpus BLEU vs m_i of raw, organisers, rule (with and without the
+    responses) and best, and the backend best picked."""
+    rows = []
     for year in (2019, 2020, 2021):
-        turns = cast_turns(SHARED, year)
+        turns = cast_turns(shared, year)
         scored = cqr.scored_turns(turns)
         refs = [t.manual for t in scored]
-        organisers = corpus_bleu([t.automatic_rewrite for t in scored], refs) if year != 2019 else None
         bare = [cqr.CqrTurn(t.history, t.utterance, [], t.automatic_rewrite, t.manual) for t in scored]
         choice = cqr.choose(turns)
         scores = choice["scores"]
-        print(
-            f"{year:<6}{len(scored):>6}{scores['raw']:>8.2f}"
-            f"{'—' if organisers is None else f'{organisers:.2f}':>12}{scores['rule']:>8.2f}"
-            f"{corpus_bleu(cqr.rewrites('rule', bare), refs) or 0.0:>18.2f}"
-            f"{scores[choice['use']]:>8.2f}  {choice['use']}"
+        rows.append(
+            {
+                "year": year,
+                "turns": len(scored),
+                "raw": scores["raw"],
+                "organisers": corpus_bleu([t.automatic_rewrite for t in scored], refs) if year != 2019 else None,
+                "rule": scores["rule"],
+                "rule_turns_only": corpus_bleu(cqr.rewrites("rule", bare), refs) or 0.0,
+                "best": scores[choice["use"]],
+                "picked": choice["use"],
+            }
         )
+    return rows
+
+
+def print_cqr_rows(rows: list[dict]) -> None:
+    print(f"{'year':<6}{'turns':>6}{'raw':>8}{'organisers':>12}{'rule':>8}{'rule, turns only':>18}{'best':>8}  picked")
+    for r in rows:
+        organisers = "—" if r["organisers"] is None else f"{r['organisers']:.2f}"
+        print(
+            f"{r['year']:<6}{r['turns']:>6}{r['raw']:>8.2f}{organisers:>12}{r['rule']:>8.2f}"
+            f"{r['rule_turns_only']:>18.2f}{r['best']:>8.2f}  {r['picked']}"
+        )
+
+
+def main() -> None:
+    print_cqr_rows(cqr_rows())
 
 
 if __name__ == "__main__":

@@ -1,15 +1,25 @@
-"""Benchmark of paraphrase generation with the defaults a new user gets.
+"""Benchmark of paraphrase generation with the defaults a new user gets (issue 38).
 
-1. The default pipeline (``ecast.pipeline.run.DEFAULT_CONFIG``: rule CQR → SmolLM2 paraphrases from r_i and m_i,
-   5 samples each → MiniLM similarity floor 0.6 → anaphora context removal) on the first N real CAsT 2020
-   turns (default 50; the bench reads ../shared/data): the share of raw outputs p^r that fail the grammar check
-   (``ecast.pipeline.grammar``; goal 0 %), before and after the stage drops, pairs kept per turn, seconds per
-   turn, what each stage dropped and why, and 20 consecutive real outputs (turn id, u_i, m_i, p^m, p^r).
-2. With ``--batching``: batched vs one-at-a-time generation, same backend and inputs, measured in the same run
-   (SmolLM2 greedy context removal of 20 CAsT 2020 manual rewrites, and a tiny random T5).
+1. The default pipeline (``ecast.pipeline.run.DEFAULT_CONFIG``: best CQR → SmolLM2 paraphrases of r_i and m_i,
+   over-generated with few-shot examples retrieved from curated pairs → grammar and meaning checks → MiniLM floor →
+   ranking, best k kept → anaphora context removal) on the first N CAsT 2021 turns (default 50; the bench reads
+   ../shared/data). The few-shot pool is the ECAsT pairs of CAsT 2019 and 2020, so no conversation of the measured
+   turns gives an example. Figures: the share of raw outputs p^r failing the grammar check (goal 0 %); the share of
+   kept p^m whose MiniLM cosine to m_i is ≥ 0.75 (goal ≥ 90 %); diversity, corpus BLEU(p^m vs m_i) (goal ≤ 40;
+   ECAsT Table 10's ParaAuto is 32.06); pairs kept per turn; seconds per turn (wall and CPU); what each stage
+   dropped and why.
+2. The baseline, measured in the same run on the first ``--baseline-turns`` of those turns: the previous defaults
+   (5 samples per source, the fixed shots, no meaning checks, no ranking), and the ratios.
+3. CQR BLEU vs m_i per CAsT year 2019–2021 (raw utterance, organisers' rewrite, rule, best; bench/bench_cqr.py).
+4. ECAsT Table 9 (context-removal BLEU vs the raw turns, every turn) on CAsT 2020 and 2021 beside the paper.
+5. ``--samples N`` consecutive real outputs (turn, u_i, m_i, r_i, p^m, p^r), printed, and written as JSON lines to
+   ``--samples-file`` when given.
 
-Prints figures; asserts nothing about time.
-Usage: python bench/bench_generation.py [--turns 50] [--examples 20] [--start 0] [--batching]
+``--backend`` / ``--adapter`` / ``--param key=value`` change the paraphrase stage (a fine-tuned adapter is passed to
+the backend as ``params["adapter"]``). Prints figures; asserts nothing about time.
+Usage: python bench/bench_generation.py [--turns 50] [--baseline-turns 10] [--samples 30 --samples-file out.jsonl]
+       [--backend smollm] [--adapter PATH] [--param temperature=0.8] [--max-minutes 60] [--skip-tables]
+``--max-minutes``: no turn starts after that time (a loaded machine); the figures say how many turns they cover.
 """
 
 from __future__ import annotations
@@ -18,7 +28,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -29,77 +38,87 @@ SHARED = Path(os.environ.get("ECAST_SHARED_DATA", REPO.parent / "shared" / "data
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from ecast.pipeline import backends, grammar, hf  # noqa: E402
+from bench.bench_cqr import cqr_rows, print_cqr_rows  # noqa: E402
+from bench.common import load_average, row  # noqa: E402
+from ecast.pipeline import backends, cqr, grammar, hf  # noqa: E402
+from ecast.pipeline.bleu import PAPER_TABLE9, PAPER_TABLE10_PARA_AUTO, corpus_bleu  # noqa: E402
+from ecast.pipeline.fewshot import Example  # noqa: E402
+from ecast.pipeline.rules import entity_removal  # noqa: E402
 from ecast.pipeline.run import DEFAULT_CONFIG, TurnInput, run_turn  # noqa: E402
 from ecast.pipeline.similarity import cosine  # noqa: E402
-from ecast.pipeline.tiny import make_tiny_t5  # noqa: E402
+from tests.ecast.pipeline.cqr_helpers import cast_turns  # noqa: E402
+from tests.ecast.pipeline.ecast_helpers import cast_topics, ecast_pairs  # noqa: E402
+
+MEANING_FLOOR = 0.75
 
 
-def cast2020_turns(n: int) -> list[TurnInput]:
-    """The first n turns of CAsT 2020 (manual topics), in conversation order, with raw and manual histories."""
-    topics = json.loads((SHARED / "cast/2020/2020_manual_evaluation_topics_v1.0.json").read_text())
+def turn_inputs(year: int, n: int) -> list[TurnInput]:
+    """The first n turns of a CAsT year in conversation order, with histories, responses and organisers' rewrite."""
     out: list[TurnInput] = []
-    for topic in topics:
-        history: list[str] = []
-        manual: list[str] = []
-        for turn in topic["turn"]:
+    for conv in cast_topics(SHARED, year):
+        for i, t in enumerate(conv):
+            before = conv[:i]
             out.append(
                 TurnInput(
-                    f"{topic['number']}_{turn['number']}",
-                    turn["number"],
-                    turn["raw_utterance"],
-                    turn.get("manual_rewritten_utterance", ""),
-                    list(history),
-                    list(manual),
+                    t.turn_id,
+                    t.number,
+                    t.raw,
+                    t.manual,
+                    [b.raw for b in before],
+                    [b.manual for b in before],
+                    [b.response for b in before],
+                    t.automatic,
+                    conversation=t.turn_id.split("_")[0],
                 )
             )
-            history.append(turn["raw_utterance"])
-            manual.append(turn.get("manual_rewritten_utterance", ""))
             if len(out) == n:
                 return out
     return out
 
 
-def batched_vs_single(label: str, backend: Any, texts: list[str], params: dict) -> None:
-    backend.cr(texts[:2], [[]] * 2, {**params, "batch_size": 2})  # load and warm up
-    t0 = time.perf_counter()
-    single = [backend.cr([t], [[]], {**params, "batch_size": 1})[0] for t in texts]
-    t_single = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    batched = backend.cr(texts, [[]] * len(texts), {**params, "batch_size": len(texts)})
-    t_batched = time.perf_counter() - t0
-    same = sum(a == b for a, b in zip(single, batched, strict=True))
-    print(
-        f"[{label}] {len(texts)} inputs: one-at-a-time {t_single:.2f} s ({len(texts) / t_single:.2f}/s), "
-        f"batched {t_batched:.2f} s ({len(texts) / t_batched:.2f}/s); ratio batched/one-at-a-time throughput "
-        f"= {t_single / t_batched:.2f}x; identical outputs {same}/{len(texts)}"
-    )
-
-
-def batching(turns: list[TurnInput]) -> None:
-    manual = [t.manual for t in turns[:20]]
-    with tempfile.TemporaryDirectory() as tmp:
-        tiny = make_tiny_t5(Path(tmp) / "tiny")
-        batched_vs_single("tiny T5", backends.get("cr", "t5"), manual, {"model": str(tiny), "max_new_tokens": 24})
-    batched_vs_single("SmolLM2", backends.get("cr", "smollm"), manual, {"max_new_tokens": 24})
-
-
-def _pct(part: int, whole: int) -> str:
-    return f"{100.0 * part / whole:.1f} %" if whole else "n/a"
-
-
-def default_pipeline(turns: list[TurnInput], *, examples: int, start: int) -> None:
+def config_for(args: argparse.Namespace, year: int) -> dict[str, Any]:
+    """The defaults, the best CQR chosen on the year's turns as a job does, and the paraphrase options asked for."""
     config = json.loads(json.dumps(DEFAULT_CONFIG))
-    print(f"[default pipeline] {json.dumps(config)}")
-    print(f"  {len(turns)} CAsT 2020 turns ({turns[0].turn_id} … {turns[-1].turn_id}), seed 0")
-    seconds, kept = [], []
+    config["cqr"]["params"].update(cqr.choose(cast_turns(SHARED, year)))
+    para = config["paraphrase"]
+    if args.backend:
+        para["backend"] = args.backend
+    if args.adapter:
+        para["params"]["adapter"] = args.adapter
+    for item in args.param:
+        key, _, value = item.partition("=")
+        para["params"][key] = json.loads(value) if value[:1] in "0123456789[{tfn-" else value
+    return config
+
+
+def previous_defaults(config: dict[str, Any]) -> dict[str, Any]:
+    """The defaults before issue 38: 5 samples at temperature 1, fixed shots (no pool is passed), no meaning checks,
+    no floor to m_i, no ranking."""
+    base = json.loads(json.dumps(config))
+    base["paraphrase"]["params"]["num_return_sequences"] = 5
+    base["paraphrase"]["params"].pop("temperature", None)
+    base["clean"].update(keep=None, meaning_checks=False, meaning_floor=None)
+    return base
+
+
+def measure(
+    turns: list[TurnInput], config: dict[str, Any], examples: list[Example], label: str, deadline: float
+) -> dict[str, Any]:
+    """Run the turns in order until they are done or the clock passes ``deadline`` (figures cover the turns done)."""
+    seconds, cpu, kept = [], [], []
     drops: dict[str, dict[str, int]] = {}
-    raw_total = raw_bad = kept_bad = para_total = para_bad = 0
-    rows: list[tuple[TurnInput, dict[str, str]]] = []
+    raw_total = raw_bad = 0
+    rows: list[dict[str, str]] = []
+    done = 0
     for turn in turns:
-        t0 = time.perf_counter()
-        result = run_turn(turn, config, seed=0, similarity=cosine)
+        if time.perf_counter() > deadline:
+            print(f"  [{label}] time budget spent: {done} of {len(turns)} turns measured", flush=True)
+            break
+        done += 1
+        t0, c0 = time.perf_counter(), time.process_time()
+        result = run_turn(turn, config, seed=0, similarity=cosine, examples=examples)
         seconds.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
         kept.append(len(result["outputs"]))
         for stage, reasons in result["drops"].items():
             for reason, n in reasons.items():
@@ -108,51 +127,186 @@ def default_pipeline(turns: list[TurnInput], *, examples: int, start: int) -> No
         raws = result["cr_outputs"] if result["context_removed"] else [o["raw"] for o in result["outputs"]]
         raw_total += len(raws)
         raw_bad += sum(1 for r in raws if r and not grammar.is_grammatical(r))
-        kept_bad += sum(1 for o in result["outputs"] if not grammar.is_grammatical(o["raw"]))
-        para_total += result["generated"]
-        para_bad += result["drops"].get("paraphrase", {}).get("ungrammatical", 0)
-        rows.extend((turn, out) for out in result["outputs"])
-        print(f"  {turn.turn_id}: {kept[-1]} pairs kept, {seconds[-1]:.1f} s", flush=True)
-    n = len(turns)
-    print(f"\n  raw outputs p^r failing the grammar check, before the stage drops: {raw_bad}/{raw_total} = "
-          f"{_pct(raw_bad, raw_total)} (goal 0 %)")  # fmt: skip
-    kept_total = sum(kept)
-    print(f"  kept raw outputs failing the check: {kept_bad}/{kept_total} = {_pct(kept_bad, kept_total)}")
-    print(f"  SmolLM2 paraphrases dropped as ungrammatical: {para_bad}/{para_total} = {_pct(para_bad, para_total)}")
-    print(f"  pairs kept per turn: {kept_total / n:.2f} (min {min(kept)}, max {max(kept)}; {kept_total} pairs, "
-          f"{sum(1 for k in kept if k == 0)} turns with none)")  # fmt: skip
-    ordered = sorted(seconds)
-    print(f"  seconds per turn: mean {sum(seconds) / n:.2f}, median {ordered[n // 2]:.2f}, max {max(seconds):.2f} "
-          f"(model loading excluded; torch threads {os.environ.get('ECAST_TORCH_THREADS') or 'default'})")  # fmt: skip
-    print("  dropped, per stage and reason:")
+        for out in result["outputs"]:
+            rows.append(
+                {
+                    "turn": turn.turn_id,
+                    "u": turn.raw,
+                    "m": turn.manual,
+                    "r": result["rewrite"],
+                    "p_m": out["manual"],
+                    "p_r": out["raw"],
+                    "source": out["source"],
+                }
+            )
+        print(f"  [{label}] {turn.turn_id}: {kept[-1]} pairs kept, {seconds[-1]:.1f} s", flush=True)
+    with_manual = [r for r in rows if r["m"]]
+    sims = cosine([r["p_m"] for r in with_manual], [r["m"] for r in with_manual]) if with_manual else []
+    return {
+        "turns": done,
+        "first": turns[0].turn_id,
+        "last": turns[done - 1].turn_id if done else "",
+        "pairs": len(rows),
+        "rows": rows,
+        "raw_total": raw_total,
+        "raw_bad": raw_bad,
+        "kept_bad": sum(1 for r in rows if not grammar.is_grammatical(r["p_r"])),
+        "meaning": sum(1 for s in sims if s >= MEANING_FLOOR),
+        "meaning_of": len(sims),
+        "bleu": corpus_bleu([r["p_m"] for r in with_manual], [r["m"] for r in with_manual]),
+        "seconds": sum(seconds),
+        "cpu": sum(cpu),
+        "drops": drops,
+    }
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{100.0 * part / whole:.1f} %" if whole else "n/a"
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    return f"{a / b:.2f}x" if a is not None and b else "n/a"
+
+
+def report(new: dict[str, Any], base: dict[str, Any] | None) -> None:
+    n = max(new["turns"], 1)
+    b = base or {}
+    bn = b.get("turns") or 1
+
+    def base_pct(part: str, whole: str) -> str:
+        return _pct(b[part], b[whole]) if base else "not measured"
+
+    print(
+        f"\n  figures on {new['turns']} turns ({new['first']} … {new['last']}); baseline: the previous defaults on "
+        f"{b.get('turns', 0)} of them ({b.get('first', '')} … {b.get('last', '')})"
+    )
+    row(
+        "raw outputs p^r failing the grammar check",
+        f"{new['raw_bad']}/{new['raw_total']} = {_pct(new['raw_bad'], new['raw_total'])}",
+        base_pct("raw_bad", "raw_total"),
+        "",
+        "0 %",
+    )
+    row(
+        f"kept p^m with MiniLM cosine to m_i ≥ {MEANING_FLOOR}",
+        f"{new['meaning']}/{new['meaning_of']} = {_pct(new['meaning'], new['meaning_of'])}",
+        base_pct("meaning", "meaning_of"),
+        "",
+        "≥ 90 %",
+    )
+    bleu, bbleu = new["bleu"], b.get("bleu")
+    row(
+        "diversity: corpus BLEU(p^m vs m_i)",
+        f"{bleu:.2f}" if bleu is not None else "n/a",
+        f"{bbleu:.2f}" if bbleu is not None else "not measured",
+        _ratio(bleu, bbleu),
+        f"≤ 40 (ECAsT ParaAuto {PAPER_TABLE10_PARA_AUTO})",
+    )
+    row(
+        "pairs kept per turn",
+        f"{new['pairs'] / n:.2f}",
+        f"{b['pairs'] / bn:.2f}" if base else "not measured",
+        _ratio(new["pairs"] / n, b["pairs"] / bn if base else None),
+        "—",
+    )
+    row(
+        "seconds per turn (wall / CPU)",
+        f"{new['seconds'] / n:.1f} / {new['cpu'] / n:.1f}",
+        f"{b['seconds'] / bn:.1f} / {b['cpu'] / bn:.1f}" if base else "not measured",
+        _ratio(new["seconds"] / n, b["seconds"] / bn if base else None),
+        "—",
+    )
+    print(f"  kept p^r failing the check: {new['kept_bad']}/{new['pairs']}")
+    print("  dropped, per stage and reason (new defaults):")
     for stage in ("cqr", "paraphrase", "cr"):
-        for reason, count in sorted((drops.get(stage) or {}).items()):
-            print(f"    {stage:<10} {reason:<24} {count}")
-    print(f"\n  {examples} consecutive outputs (from output {start}):")
-    for turn, out in rows[start : start + examples]:
-        print(f"  - {turn.turn_id} u: {turn.raw!r}\n    m: {turn.manual!r}")
-        print(f"    p^m ({out['source']}): {out['manual']!r}\n    p^r: {out['raw']!r}")
+        for reason, count in sorted((new["drops"].get(stage) or {}).items(), key=lambda kv: -kv[1]):
+            print(f"    {stage:<10} {reason:<26} {count}")
+
+
+def table9() -> None:
+    print("\nECAsT Table 9: context-removal BLEU vs the raw turns u_i, every turn with m_i (turn 1: m_1 itself)")
+    anaphora = backends.get("cr", "anaphora")
+    for year in (2020, 2021):
+        manual, raws, cr = [], [], []
+        for conv in cast_topics(SHARED, year):
+            for i, t in enumerate(conv):
+                if not t.manual:
+                    continue
+                before = conv[:i]
+                out = t.manual
+                if t.number >= 2:
+                    params = {"manual_history": [b.manual for b in before]}
+                    out = anaphora.cr([t.manual], [[b.raw for b in before]], params)[0] or t.manual
+                manual.append(t.manual)
+                raws.append(t.raw)
+                cr.append(out)
+        paper = PAPER_TABLE9[year]
+        figures = {
+            "Original manual": (corpus_bleu(manual, raws), paper["Original manual"]),
+            "Entity removal": (corpus_bleu([entity_removal(m) for m in manual], raws), paper["Entity removal"]),
+            "CR anaphora (default)": (corpus_bleu(cr, raws), paper["T5-CR"]),
+        }
+        line = "; ".join(
+            f"{k} {v or 0:.2f} (paper {p}{', T5-CR' if 'CR' in k else ''})" for k, (v, p) in figures.items()
+        )
+        print(f"  CAsT {year} ({len(raws)} turns): {line}")
+
+
+def samples(rows: list[dict[str, str]], n: int, start: int, path: str) -> None:
+    chosen = rows[start : start + n]
+    print(f"\n{len(chosen)} consecutive outputs (from output {start}):")
+    for r in chosen:
+        print(f"  - {r['turn']} u: {r['u']!r}\n    m: {r['m']!r}\n    r: {r['r']!r}")
+        print(f"    p^m ({r['source']}): {r['p_m']!r}\n    p^r: {r['p_r']!r}")
+    if path:
+        Path(path).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in chosen))
+        print(f"  written to {path}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=50)
-    parser.add_argument("--examples", type=int, default=20)
-    parser.add_argument("--start", type=int, default=0, help="first output shown among the examples")
-    parser.add_argument("--batching", action="store_true", help="also compare batched and one-at-a-time")
+    parser.add_argument("--year", type=int, default=2021)
+    parser.add_argument("--baseline-turns", type=int, default=10, help="0: no baseline")
+    parser.add_argument("--samples", type=int, default=30)
+    parser.add_argument("--samples-file", default="")
+    parser.add_argument("--start", type=int, default=0, help="first output shown among the samples")
+    parser.add_argument("--backend", default="", help="paraphrase backend (default: the default config's)")
+    parser.add_argument("--adapter", default="", help="fine-tuned adapter, passed as params['adapter']")
+    parser.add_argument("--param", action="append", default=[], help="paraphrase param key=value (repeatable)")
+    parser.add_argument("--max-minutes", type=float, default=float("inf"), help="stop starting turns after this")
+    parser.add_argument("--skip-tables", action="store_true", help="leave out the CQR and Table 9 figures")
     args = parser.parse_args()
     import torch
 
     threads = os.environ.get("ECAST_TORCH_THREADS")
     print(f"torch {torch.__version__}, device {hf.device()}, threads {threads or torch.get_num_threads()}")
-    turns = cast2020_turns(args.turns)
+    print(load_average())
+    turns = turn_inputs(args.year, args.turns)
+    examples = [Example(p.manual, p.para_manual, p.topic) for p in ecast_pairs(SHARED, (2019, 2020))]
+    assert not {e.conversation for e in examples} & {t.topic for t in turns}, "few-shot pool overlaps the turns"
+    config = config_for(args, args.year)
     t0 = time.perf_counter()
-    hf.load_smollm()
+    if config["paraphrase"]["backend"] == "smollm":
+        hf.load_smollm()
     cosine(["warm up"], ["warm up"])
-    print(f"SmolLM2-135M (GGUF dequantised by transformers) and MiniLM load: {time.perf_counter() - t0:.1f} s")
-    if args.batching:
-        batching(turns)
-    default_pipeline(turns, examples=args.examples, start=args.start)
+    print(f"model and MiniLM load: {time.perf_counter() - t0:.1f} s; few-shot pool: {len(examples)} ECAsT pairs")
+    print(f"[config] {json.dumps(config)}")
+    print(f"  {len(turns)} CAsT {args.year} turns ({turns[0].turn_id} … {turns[-1].turn_id}), seed 0")
+    start = time.perf_counter()
+    budget = args.max_minutes * 60.0
+    # The baseline runs first on its few turns, so a time budget cuts the new defaults' turns, never the comparison.
+    base = None
+    if args.baseline_turns:
+        base = measure(turns[: args.baseline_turns], previous_defaults(config), [], "baseline", start + budget)
+    new = measure(turns, config, examples, "new", start + budget)
+    report(new, base)
+    if not args.skip_tables:
+        print("\nCQR: corpus BLEU of r_i vs m_i, turns ≥ 2 with m_i")
+        print_cqr_rows(cqr_rows(SHARED))
+        table9()
+    samples(new["rows"], args.samples, args.start, args.samples_file)
+    print(load_average())
 
 
 if __name__ == "__main__":

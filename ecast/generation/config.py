@@ -62,7 +62,35 @@ def config_normalise(config: dict[str, Any] | None) -> dict[str, Any]:
                 errors["clean"] = "min_similarity must be between 0 and 1"
     else:
         floor = None
-    out["clean"] = {"min_similarity": floor}
+    # keep: how many paraphrases of a turn the ranking keeps; absent → the default, null (or "") → all of them.
+    keep = (clean_spec or {}).get("keep", DEFAULT_CONFIG["clean"]["keep"]) if clean_spec is not None else None
+    if keep is not None and keep != "":
+        try:
+            keep = int(keep)
+        except (TypeError, ValueError):
+            errors["clean"] = "keep must be a whole number"
+            keep = None
+        else:
+            if keep < 1:
+                errors["clean"] = "keep must be at least 1 (or null to keep every paraphrase)"
+    else:
+        keep = None
+    checks = (clean_spec or {}).get("meaning_checks", True) if clean_spec is not None else True
+    if not isinstance(checks, bool):
+        errors["clean"] = "meaning_checks must be true or false"
+    meaning = (clean_spec or {}).get("meaning_floor", DEFAULT_CONFIG["clean"]["meaning_floor"])
+    if clean_spec is None or meaning == "":
+        meaning = None
+    if meaning is not None:
+        try:
+            meaning = float(meaning)
+        except (TypeError, ValueError):
+            errors["clean"] = "meaning_floor must be a number"
+            meaning = None
+        else:
+            if not 0.0 <= meaning <= 1.0:
+                errors["clean"] = "meaning_floor must be between 0 and 1"
+    out["clean"] = {"min_similarity": floor, "keep": keep, "meaning_checks": bool(checks), "meaning_floor": meaning}
     if errors:
         raise ValidationError(errors)
     return out

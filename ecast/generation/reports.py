@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ecast.models import Collection, GenerationJob, GenerationTurn, Paraphrase, Turn
-from ecast.pipeline.bleu import corpus_bleu
+from ecast.pipeline.bleu import PAPER_TABLE9, corpus_bleu
 from ecast.pipeline.rules import entity_removal
 
 
@@ -63,11 +63,6 @@ def diversity_rows(*, collections: list[Collection] | None = None) -> list[dict[
     return rows
 
 
-# ECAsT Table 9 (Al-Thani, Jansen & Elsayed 2023), shown beside the app's figures for the collections it covers.
-PAPER_TABLE9: dict[int, dict[str, float]] = {
-    2020: {"Original manual": 44.72, "Rewrite": 56.57, "Entity removal": 30.16, "T5-CR": 53.70},
-    2021: {"Original manual": 44.92, "Rewrite": 56.01, "Entity removal": 34.09, "T5-CR": 51.85},
-}
 # Which turns, as the paper has it ("T5 for context removal (RQ1)"): the systems' outputs "are compared with raw
 # turns as our ground truth", every turn of the collection. First turns carry their full context, so context removal
 # leaves m_1 as it is (the pipeline's p^r = p^m) and a CR system's output there is m_1 itself. With every CAsT 2020

@@ -9,9 +9,10 @@ from typing import Any
 from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 
-from ecast.models import Collection, GenerationJob, GenerationTurn, Participant, Passage, Turn
+from ecast.models import Collection, GenerationJob, GenerationTurn, Paraphrase, Participant, Passage, Turn
 from ecast.pipeline.clean import REASONS
 from ecast.pipeline.cqr import CqrTurn
+from ecast.pipeline.fewshot import Example
 from ecast.pipeline.run import STAGE_LABELS
 from ecast.selectors import turn_paths
 
@@ -83,7 +84,12 @@ def generation_job_drops(*, job: GenerationJob) -> dict[str, Any]:
             for reason, n in reasons.items():
                 bucket[reason] = bucket.get(reason, 0) + n
     rows = generation_drop_rows(totals)
-    return {"by_stage": totals, "rows": rows, "total": sum(r["count"] for r in rows)}
+    return {
+        "by_stage": totals,
+        "rows": rows,
+        "total": sum(r["count"] for r in rows),
+        "paraphrase_summary": paraphrase_drop_summary(totals),
+    }
 
 
 def response_passages(turns: Sequence[Turn]) -> dict[str, str]:
@@ -131,3 +137,27 @@ def collection_has_automatic_rewrites(*, collection: Collection | None) -> bool:
     rewrite, the imported CQR's input."""
     turns = Turn.objects.exclude(participant=Participant.SYSTEM).exclude(automatic_rewrite="")
     return (turns.filter(collection=collection) if collection is not None else turns).exists()
+
+
+def approved_examples(*, collection: Collection) -> list[Example]:
+    """The collection's approved, current manual paraphrases with the manual rewrite they paraphrase and their
+    conversation's topic id: the pool the paraphrase prompt's few-shot pairs are drawn from (the pipeline never
+    draws from the turn's own conversation). Turns without a manual rewrite have no source to show."""
+    rows = (
+        Paraphrase.objects.filter(
+            turn__collection=collection,
+            kind=Paraphrase.Kind.MANUAL,
+            status=Paraphrase.Status.APPROVED,
+            is_current=True,
+        )
+        .exclude(turn__manual_rewrite="")
+        .order_by("turn__conversation_id", "turn__number", "id")
+        .values_list("turn__manual_rewrite", "text", "turn__conversation__topic_id")
+    )
+    return [Example(source, text, str(topic)) for source, text, topic in rows]
+
+
+def paraphrase_drop_summary(drops: dict[str, dict[str, int]]) -> str:
+    """The paraphrase stage's drops in one line, most frequent first: "4 polarity flip, 2 prompt echo, …"."""
+    reasons = sorted((drops.get("paraphrase") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(f"{n} {reason}" for reason, n in reasons)

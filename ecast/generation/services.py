@@ -29,7 +29,7 @@ from ecast.models import (
     Passage,
     Turn,
 )
-from ecast.pipeline import cqr, preprocess
+from ecast.pipeline import backends, cqr, preprocess
 from ecast.pipeline.run import TurnInput, provenance_base, run_turn
 from ecast.pipeline.similarity import cosine
 from ecast.selectors import turn_history, turn_paths
@@ -232,6 +232,7 @@ def _turn_input(turn: Turn) -> TurnInput:
         manuals,
         responses,
         turn.automatic_rewrite,
+        conversation=str(turn.conversation.topic_id),
     )
 
 
@@ -241,9 +242,22 @@ def _similarity(config: dict[str, Any]) -> Callable[[list[str], list[str]], list
     return cosine
 
 
+_EXAMPLES: dict[tuple[int, int], list[Any]] = {}
+
+
+def _examples(job: GenerationJob) -> list[Any]:
+    """The collection's approved pairs for the few-shot prompt, read once per job and worker process (a chunk's
+    turns share them; pairs approved while the job runs are used by the next job)."""
+    key = (job.pk, job.collection_id)
+    if key not in _EXAMPLES:
+        _EXAMPLES.clear()  # one job's pool at a time per worker
+        _EXAMPLES[key] = selectors.approved_examples(collection=job.collection)
+    return _EXAMPLES[key]
+
+
 def generation_turn_process(*, gen_turn_id: int, crash_after_compute: bool = False) -> str:
     """Run the pipeline for one GenerationTurn unless it is no longer pending; returns its final status."""
-    gt = GenerationTurn.objects.select_related("job", "turn").get(pk=gen_turn_id)
+    gt = GenerationTurn.objects.select_related("job", "turn__conversation").get(pk=gen_turn_id)
     job = gt.job
     if gt.status != GenerationTurn.Status.PENDING:
         return gt.status
@@ -255,7 +269,10 @@ def generation_turn_process(*, gen_turn_id: int, crash_after_compute: bool = Fal
     started = time.perf_counter()
     try:
         config = job_config.config_runtime(job.config, api_key=job.api_key)
-        result = run_turn(_turn_input(gt.turn), config, seed=job.seed, similarity=_similarity(job.config))
+        examples = _examples(job) if backends.uses_shots(job.config) else None
+        result = run_turn(
+            _turn_input(gt.turn), config, seed=job.seed, similarity=_similarity(job.config), examples=examples
+        )
     except Exception as exc:  # noqa: BLE001 - any backend failure fails this turn only, with its reason
         GenerationTurn.objects.filter(pk=gt.pk, status=GenerationTurn.Status.PENDING).update(
             status=GenerationTurn.Status.FAILED,
@@ -333,6 +350,7 @@ def _generation_turn_commit(*, gt_id: int, result: dict[str, Any], seconds: floa
             "rewrite_from",
             "sources",
             "generated",
+            "shots",
             "dropped",
             "drops",
             "rejected_by_similarity",

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ecast.core.errors import DomainError
-from ecast.pipeline import anaphora, hf, openai_compat, resolver, rules
+from ecast.pipeline import anaphora, fewshot, hf, openai_compat, resolver, rules
 
 STAGES = ("cqr", "paraphrase", "cr")
 CANARD_SEPARATOR = " ||| "  # castorini/t5-base-canard joins history and utterance with " ||| "
@@ -242,14 +242,8 @@ def _prefixed(texts: list[str], params: dict[str, Any]) -> list[str]:
     return [prefix + t for t in texts]
 
 
-_PARA_SHOTS = [
-    ("What is throat cancer?", "Can you explain what cancer of the throat is?"),
-    (
-        "How do you know when your garage door opener is going bad?",
-        "What are the signs that a garage door opener is failing?",
-    ),
-    ("Why are so many bees dying?", "What is causing the large number of bee deaths?"),
-]
+# Without retrieved shots (a caller that passes none), the documented fallback set.
+_PARA_SHOTS = [(e.source, e.paraphrase) for e in fewshot.FALLBACK]
 _CQR_SHOTS = [
     (["What is throat cancer?"], "Is it treatable?", "Is throat cancer treatable?"),
     (
@@ -279,11 +273,17 @@ CR_SYSTEM = (
 )
 # The few-shot chat prompts SmolLM and the openai backend share, by stage: (name, system text, shots).
 PROMPT_TEMPLATES: dict[str, tuple[str, str, list[Any]]] = {
-    "paraphrase": ("few-shot-paraphrase/v1", PARA_SYSTEM, _PARA_SHOTS),
+    # v2: the shots are retrieved per turn from the collection's approved pairs (these are the fallback's start).
+    "paraphrase": ("few-shot-paraphrase/v2-retrieved", PARA_SYSTEM, _PARA_SHOTS),
     "cqr": ("few-shot-cqr/v1", CQR_SYSTEM, _CQR_SHOTS),
     "cr": ("few-shot-cr/v1", CR_SYSTEM, _CR_SHOTS),
 }
 CHAT_BACKENDS = ("smollm", "openai")  # the backends that prompt a chat model with PROMPT_TEMPLATES
+
+
+def uses_shots(config: dict[str, Any]) -> bool:
+    """Whether a job's paraphrase stage prompts a chat model, whose prompt takes retrieved few-shot pairs."""
+    return ((config.get("paraphrase") or {}).get("backend") or "smollm") in CHAT_BACKENDS
 
 
 def prompt_template(stage: str) -> dict[str, str]:
@@ -293,8 +293,14 @@ def prompt_template(stage: str) -> dict[str, str]:
     return {"name": name, "sha256": digest}
 
 
-def paraphrase_prompts(sources: list[str]) -> list[list[dict[str, str]]]:
-    return [_chat(PARA_SYSTEM, [(f"Rewrite: {a}", b) for a, b in _PARA_SHOTS], f"Rewrite: {s}") for s in sources]
+def paraphrase_prompts(sources: list[str], shots: list[list[Any]] | None = None) -> list[list[dict[str, str]]]:
+    """One chat per source: the system text, the source's own few-shot pairs (``shots[i]``, which the pipeline
+    retrieves, :mod:`ecast.pipeline.fewshot`) or the fixed ones, then the source."""
+    per_source = list(shots or []) if shots and len(shots) == len(sources) else [_PARA_SHOTS] * len(sources)
+    return [
+        _chat(PARA_SYSTEM, [(f"Rewrite: {a}", b) for a, b in (own or _PARA_SHOTS)], f"Rewrite: {s}")
+        for s, own in zip(sources, per_source, strict=True)
+    ]
 
 
 def cqr_prompts(histories: list[list[str]], utterances: list[str]) -> list[list[dict[str, str]]]:
@@ -330,7 +336,7 @@ class SmolLMBackend:
         return True, f"{Path(folder) / hf.SMOLLM_GGUF}; device {hf.expected_device()}"
 
     def paraphrase(self, sources: list[str], params: dict[str, Any]) -> list[list[str]]:
-        return hf.causal_chat_generate(paraphrase_prompts(sources), params, sample=True)
+        return hf.causal_chat_generate(paraphrase_prompts(sources, params.get("shots")), params, sample=True)
 
     def cqr(self, histories: list[list[str]], utterances: list[str], params: dict[str, Any]) -> list[str]:
         outs = hf.causal_chat_generate(cqr_prompts(histories, utterances), params, sample=False)
@@ -404,7 +410,7 @@ class OpenAIBackend:
         return outs
 
     def paraphrase(self, sources: list[str], params: dict[str, Any]) -> list[list[str]]:
-        return self._replies(paraphrase_prompts(sources), params, sample=True)
+        return self._replies(paraphrase_prompts(sources, params.get("shots")), params, sample=True)
 
     def cqr(self, histories: list[list[str]], utterances: list[str], params: dict[str, Any]) -> list[str]:
         outs = self._replies(cqr_prompts(histories, utterances), params, sample=False)

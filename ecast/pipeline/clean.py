@@ -9,7 +9,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ecast.pipeline import grammar
+from ecast.pipeline import filters, grammar
 
 NEAR_DUPLICATE_CHARS = 3  # "a few characters apart"
 EMPTY = "empty"
@@ -17,7 +17,9 @@ IDENTICAL = "identical to source"
 UNGRAMMATICAL = "ungrammatical"
 NEAR_DUPLICATE = "near duplicate"
 BELOW_FLOOR = "below similarity floor"
-REASONS = (EMPTY, IDENTICAL, UNGRAMMATICAL, NEAR_DUPLICATE, BELOW_FLOOR)
+RANKED_OUT = "ranked out"  # passed every check but fell outside the best k (ecast.pipeline.fewshot.rank)
+# In the order the checks run, which is the order pages list them in.
+REASONS = (EMPTY, IDENTICAL, UNGRAMMATICAL, *filters.REASONS, NEAR_DUPLICATE, BELOW_FLOOR, RANKED_OUT)
 
 
 def strip_control(text: str) -> str:
@@ -79,10 +81,11 @@ def clean(
     min_similarity: float | None = None,
     existing: Sequence[str] = (),
     check_grammar: bool = True,
+    check: Callable[[str], str] | None = None,
 ) -> CleanResult:
-    """Drop empties, copies of a source, texts the grammar check flags, near duplicates of earlier kept texts
-    (or of ``existing`` ones), and, when a floor is given, texts whose similarity to their closest source is
-    below it."""
+    """Drop empties, copies of a source, texts the grammar check flags, texts ``check`` gives a reason for (the
+    meaning rules of :mod:`ecast.pipeline.filters`), near duplicates of earlier kept texts (or of ``existing``
+    ones), and, when a floor is given, texts whose similarity to their closest source is below it."""
     result = CleanResult()
     survivors: list[str] = []
     seen = list(existing)
@@ -96,6 +99,8 @@ def clean(
         elif problems:
             result.dropped.append((text, UNGRAMMATICAL))
             result.rules[text] = problems
+        elif check is not None and (reason := check(text)):
+            result.dropped.append((text, reason))
         elif any(near_duplicate(text, other) for other in seen):
             result.dropped.append((text, NEAR_DUPLICATE))
         else:

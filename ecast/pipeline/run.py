@@ -1,12 +1,19 @@
 """The per-turn generation pipeline (ECAsT Fig. 1 and 3): preprocess → CQR → paraphrase (from r_i and m_i)
-→ clean → context removal (depth ≥ 2; first turns keep full context). Pure data in, pure data out.
+→ clean → rank → context removal (depth ≥ 2; first turns keep full context). Pure data in, pure data out.
+
+Chat backends (smollm, openai) are prompted with few-shot pairs retrieved per source from the curated pairs the
+caller passes (``examples``; never of the turn's own conversation), else a fixed set
+(:mod:`ecast.pipeline.fewshot`). They over-generate; after the drops the best ``clean.keep`` paraphrases by
+the documented score are kept and the rest dropped as "ranked out".
 
 Every stage drops what it should not pass on and counts it by reason (:mod:`ecast.pipeline.clean`):
 
 - CQR (turns with history): r_i is not paraphrased when it is empty, ungrammatical, identical to u_i (it
   resolved nothing; m_i is paraphrased instead, so this applies only when the turn has a manual rewrite), or,
   with a floor, less similar to m_i than the floor.
-- Paraphrase: empty, identical to a source, ungrammatical, a near duplicate, or below the floor to its source.
+- Paraphrase: empty, identical to a source, ungrammatical, failing a meaning rule of
+  :mod:`ecast.pipeline.filters` (prompt echo, a statement where the source asks, a polarity flip, lost or swapped
+  entities), a near duplicate, below the floor to its source, or ranked out.
 - Context removal (depth ≥ 2): the pair is dropped when p^r is empty, ungrammatical, identical to p^m although
   the turn depends on its context (u_i ≠ m_i), or, with a floor, less similar to p^m than the floor *in the
   conversation*: both are read after the first and the previous raw turn, so a pronoun that stands for the
@@ -17,21 +24,25 @@ Every stage drops what it should not pass on and counts it by reason (:mod:`ecas
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ecast.pipeline import backends, clean, cqr, grammar, preprocess
+from ecast.pipeline import backends, clean, cqr, fewshot, filters, grammar, preprocess
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "cqr": {"backend": "best", "params": {}},
     "paraphrase": {
         "backend": "smollm",
-        "params": {"num_return_sequences": 5, "top_k": 50, "top_p": 0.95},
+        # Over-generate (the ranking keeps the best clean.keep); a temperature below 1 keeps closer to the meaning.
+        "params": {"num_return_sequences": 8, "top_k": 50, "top_p": 0.95, "temperature": 0.7},
         "sources": ["r", "m"],
     },
     "cr": {"backend": "anaphora", "params": {}},
-    "clean": {"min_similarity": 0.6},
+    # keep: the best k paraphrases of a turn survive the ranking (None keeps every one that passed the checks);
+    # meaning_checks: the rules of ecast.pipeline.filters (off only to measure without them, or for random models).
+    # meaning_floor: a paraphrase's MiniLM cosine to m_i must reach it (ecast.pipeline.fewshot.rank).
+    "clean": {"min_similarity": 0.6, "keep": 4, "meaning_checks": True, "meaning_floor": 0.75},
 }
 # Parameters a caller adds when it runs a job (the endpoint's key, limits, reply cache): never stored with the job,
 # never in provenance.
@@ -53,6 +64,11 @@ class TurnInput:
     history_manual: list[str] = field(default_factory=list)
     history_responses: list[str] = field(default_factory=list)
     automatic_rewrite: str = ""
+    conversation: str = ""  # its topic id: few-shot examples never come from it ("" → the turn id before "_")
+
+    @property
+    def topic(self) -> str:
+        return self.conversation or self.turn_id.rsplit("_", 1)[0]
 
 
 def turn_seed(seed: int, turn_id: str) -> int:
@@ -93,6 +109,30 @@ def min_similarity(config: dict[str, Any]) -> float | None:
     return None if floor is None or floor == "" else float(floor)
 
 
+def keep_count(config: dict[str, Any]) -> int | None:
+    """How many paraphrases of a turn the ranking keeps; None keeps all (a config without ``keep``)."""
+    spec = config.get("clean")
+    if spec is None:
+        spec = DEFAULT_CONFIG["clean"]
+    keep = spec.get("keep")
+    return None if keep is None or keep == "" else int(keep)
+
+
+def meaning_floor(config: dict[str, Any]) -> float | None:
+    """The floor a paraphrase's cosine to m_i must reach; None (a config whose clean section lacks it) for none."""
+    spec = config.get("clean")
+    if spec is None:
+        spec = DEFAULT_CONFIG["clean"]
+    floor = spec.get("meaning_floor")
+    return None if floor is None or floor == "" else float(floor)
+
+
+def meaning_checks(config: dict[str, Any]) -> bool:
+    """Whether the paraphrase stage runs the meaning rules (on unless the config turns them off)."""
+    spec = config.get("clean")
+    return True if spec is None else bool(spec.get("meaning_checks", True))
+
+
 def drop_counts(dropped: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     """Dropped outputs counted per stage and reason: {"paraphrase": {"ungrammatical": 2, ...}, ...}."""
     counts: dict[str, dict[str, int]] = {}
@@ -115,9 +155,10 @@ def run_turn(
     *,
     seed: int,
     similarity: Callable[[list[str], list[str]], list[float]] | None = None,
+    examples: Sequence[fewshot.Example] | None = None,
 ) -> dict[str, Any]:
     """Generate cleaned manual/raw paraphrase pairs for one turn; returns outputs plus what each stage dropped
-    and why (module docstring)."""
+    and why (module docstring). ``examples``: curated pairs the chat backends' prompts draw their shots from."""
     pre = preprocess.preprocess(turn.raw)
     question = pre.final_question or turn.raw
     history = [preprocess.preprocess(h).final_question or h for h in turn.history]
@@ -159,7 +200,11 @@ def run_turn(
         text = (rewrite if rewrite_usable else "") if key == "r" else (turn.manual or "")
         if text and text not in [t for _, t in sources]:
             sources.append((key, text))
-    generated = para_backend.paraphrase([t for _, t in sources], {**para_params, "seed": s}) if sources else []
+    shots: list[list[tuple[str, str]]] = []
+    if backends.uses_shots(config):
+        shots = [fewshot.select(t, examples or (), conversation=turn.topic) for _, t in sources]
+    runtime = {"seed": s, **({"shots": shots} if shots else {})}
+    generated = para_backend.paraphrase([t for _, t in sources], {**para_params, **runtime}) if sources else []
 
     origin: dict[str, tuple[str, str]] = {}
     candidates: list[str] = []
@@ -167,12 +212,26 @@ def run_turn(
         for out in outs:
             candidates.append(out)
             origin.setdefault(clean.strip_control(out), (key, text))
+    context = " ".join([*turn.history, *turn.history_manual])
     cleaned = clean.clean(
         candidates,
         sources=[t for _, t in sources] + [question],
         similarity=similarity if floor is not None else None,
         min_similarity=floor,
+        check=(lambda text: filters.first_failure(text, origin.get(text, ("", question))[1], context))
+        if meaning_checks(config)
+        else None,
     )
+    kept, below, ranked_out, _ = fewshot.rank(
+        cleaned.kept,
+        [origin[t][1] for t in cleaned.kept],
+        reference=turn.manual,
+        similarity=similarity,
+        keep=keep_count(config),
+        floor=meaning_floor(config) if floor is not None else None,
+    )
+    cleaned.kept = kept
+    cleaned.dropped += [(t, clean.BELOW_FLOOR) for t in below] + [(t, clean.RANKED_OUT) for t in ranked_out]
     for text, reason in cleaned.dropped:
         dropped.append(_drop("paraphrase", text, reason, origin.get(text, ("", ""))[1], cleaned.rules.get(text)))
 
@@ -228,6 +287,7 @@ def run_turn(
         "rewrite_from": cqr.source(config, turn.automatic_rewrite) if history else "",
         "sources": [{"source": k, "text": t} for k, t in sources],
         "generated": len(candidates),
+        "shots": shots,
         "outputs": outputs,
         "dropped": dropped,
         "drops": drop_counts(dropped),

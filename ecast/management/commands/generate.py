@@ -30,7 +30,13 @@ class Command(BaseCommand):
         parser.add_argument("--paraphrase-model", default="")
         parser.add_argument("--cr-model", default="")
         parser.add_argument("--revision", default="", help="hub revision for every t5 stage")
-        parser.add_argument("-n", "--num-return-sequences", type=int, default=5)
+        parser.add_argument(
+            "-n",
+            "--num-return-sequences",
+            type=int,
+            default=DEFAULT_CONFIG["paraphrase"]["params"]["num_return_sequences"],
+            help="samples per source; the ranking keeps the best --keep of a turn (default %(default)s)",
+        )
         parser.add_argument("--top-k", type=int, default=50)
         parser.add_argument("--top-p", type=float, default=0.95)
         parser.add_argument("--max-new-tokens", type=int, default=40)
@@ -41,6 +47,15 @@ class Command(BaseCommand):
             help="MiniLM cosine floor to the source (default %(default)s)",
         )
         parser.add_argument("--no-similarity-floor", action="store_true", help="keep outputs however far they drift")
+        parser.add_argument(
+            "--keep",
+            type=int,
+            default=DEFAULT_CONFIG["clean"]["keep"],
+            help="paraphrases of a turn the ranking keeps; 0 keeps all (default %(default)s)",
+        )
+        parser.add_argument(
+            "--no-meaning-checks", action="store_true", help="keep echoes, statements, polarity flips, lost entities"
+        )
         parser.add_argument("--sources", nargs="+", default=["r", "m"], choices=["r", "m"])
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--chunk-size", type=int, default=10)
@@ -74,7 +89,11 @@ class Command(BaseCommand):
                     "sources": o["sources"],
                 },
                 "cr": stage("cr"),
-                "clean": {"min_similarity": None if o["no_similarity_floor"] else o["min_similarity"]},
+                "clean": {
+                    "min_similarity": None if o["no_similarity_floor"] else o["min_similarity"],
+                    "keep": o["keep"] or None,
+                    "meaning_checks": not o["no_meaning_checks"],
+                },
             }
         )
         try:

@@ -65,8 +65,9 @@ def test_demo_job_is_created_once(small_collection):
 def test_generate_uses_the_pipeline_defaults_unless_told_otherwise(small_collection):
     call_command("generate", "Mini", "--paraphrase", "rule", "-n", "2", "--sync", stdout=io.StringIO())
     job = GenerationJob.objects.get()
-    assert job.config["cr"]["backend"] == "anaphora" and job.config["clean"] == {"min_similarity": 0.6}
+    assert job.config["cr"]["backend"] == "anaphora"
+    assert job.config["clean"] == {"min_similarity": 0.6, "keep": 4, "meaning_checks": True, "meaning_floor": 0.75}
     call_command(
         "generate", "Mini", "--paraphrase", "rule", "-n", "2", "--no-similarity-floor", "--sync", stdout=io.StringIO()
     )
-    assert GenerationJob.objects.latest("pk").config["clean"] == {"min_similarity": None}
+    assert GenerationJob.objects.latest("pk").config["clean"]["min_similarity"] is None

@@ -67,9 +67,10 @@ def test_the_entity_removal_baseline_has_its_broken_outputs_dropped_and_counted(
 
 def test_a_job_created_without_a_config_gets_anaphora_and_the_similarity_floor(throat, admin_client):
     job = services.generation_job_create(collection=throat)
-    assert job.config["cr"]["backend"] == "anaphora" and job.config["clean"] == {"min_similarity": 0.6}
+    defaults = {"min_similarity": 0.6, "keep": 4, "meaning_checks": True, "meaning_floor": 0.75}
+    assert job.config["cr"]["backend"] == "anaphora" and job.config["clean"] == defaults
     job = services.generation_job_create(collection=throat, config={"clean": {"min_similarity": None}})
-    assert job.config["clean"] == {"min_similarity": None}  # an explicit null turns the floor off
+    assert job.config["clean"] == {**defaults, "min_similarity": None}  # an explicit null turns the floor off
     form = admin_client.get(reverse("generation-jobs")).content.decode()
     assert '<option value="anaphora" selected>' in form and '<option value="entity_removal">' in form
 
@@ -78,3 +79,70 @@ def test_turns_finished_before_the_stages_counted_drops_show_their_paraphrase_dr
     details = {"dropped": [{"text": "x", "reason": "near duplicate"}, {"text": "y", "reason": "similarity"}]}
     assert selectors.generation_turn_drops(details=details) == {"paraphrase": {"near duplicate": 1, "similarity": 1}}
     assert selectors.generation_turn_drops(details={}) == {}
+
+
+class Bees:
+    """A chat paraphrase backend (it takes the place of smollm) that records the few-shot pairs it was prompted
+    with and answers with what issue 38's new user got."""
+
+    name = "smollm"
+    stages = ("paraphrase",)
+    outputs = [
+        "What is stopping bees from dying?",  # polarity flip
+        "Can you add this: What is done to stop them from dying?",  # prompt echo
+        "Bees are dying.",  # a statement
+        "What is the purpose of their demise?",  # lost entities
+        "How can we prevent bees from dying?",
+        "What can be done to keep bees from dying?",
+        "How can people stop bees from dying?",
+    ]
+
+    def __init__(self):
+        self.shots = []
+
+    def status(self):
+        return True, "scripted"
+
+    def paraphrase(self, sources, params):
+        self.shots.append(params.get("shots"))
+        return [list(self.outputs) for _ in sources]
+
+
+def test_a_job_prompts_with_approved_pairs_of_other_conversations_and_shows_why_it_dropped(
+    monkeypatch, admin_client, admin_api
+):
+    from ecast.pipeline import backends
+
+    bees = Bees()
+    monkeypatch.setitem(backends.REGISTRY["paraphrase"], "smollm", bees)
+    coll = factories.collection(name="Bees", year=2021)
+    other = factories.conversation(coll, "40")
+    shark = factories.turn(
+        other, 1, "What can be done to stop sharks dying?", manual="What can be done to stop sharks dying?"
+    )
+    factories.paraphrase_pair(shark, "How can we keep sharks alive?", "How can we keep them alive?")
+    factories.paraphrase_pair(shark, "Rejected one?", "x", status="rejected")
+    conv = factories.conversation(coll, "83")
+    own = factories.turn(conv, 1, "What can be done to stop bees dying?", manual="What can be done to stop bees dying?")
+    factories.paraphrase_pair(own, "How do we save the bees?", "How do we save them?")  # same conversation: never
+    config = {"paraphrase": {"backend": "smollm", "sources": ["m"]}, "clean": {"min_similarity": None, "keep": 2}}
+    job = services.generation_job_create(collection=coll, config=config, selection={"conversations": ["83"]})
+    generation_job_dispatch_task(job.pk)
+    # one call, one source (m_i), one retrieved pair: the rejected one and the own conversation's never
+    assert bees.shots == [[[("What can be done to stop sharks dying?", "How can we keep sharks alive?")]]]
+    gt = GenerationTurn.objects.get(job=job)
+    assert gt.details["drops"]["paraphrase"] == {
+        "polarity flip": 1,
+        "prompt echo": 1,
+        "statement for a question": 1,
+        "lost or swapped entities": 1,
+        "ranked out": 1,
+    }
+    assert gt.outputs == 2
+    page = admin_client.get(reverse("generation-job-detail", args=[job.pk])).content.decode()
+    assert (
+        "Paraphrases dropped: 1 lost or swapped entities, 1 polarity flip, 1 prompt echo, 1 ranked out, "
+        "1 statement for a question" in page
+    )
+    detail = admin_api.get(reverse("api-generation-job-detail", args=[job.pk])).json()
+    assert detail["drops"]["paraphrase"]["polarity flip"] == 1

@@ -23,5 +23,6 @@ def t5_config(model, *, n: int = 3) -> dict:
         "cqr": {"backend": "t5", "params": common},
         "paraphrase": {"backend": "t5", "params": {**common, "num_return_sequences": n, "top_k": 50, "top_p": 0.95}},
         "cr": {"backend": "t5", "params": common},
-        "clean": {"min_similarity": None},  # random texts are never similar to anything
+        # random texts are never similar to anything, nor questions: no floor, no meaning checks, no ranking
+        "clean": {"min_similarity": None, "keep": None, "meaning_checks": False},
     }

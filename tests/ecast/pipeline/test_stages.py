@@ -67,7 +67,7 @@ def test_every_stage_drops_and_counts_identical_ungrammatical_and_dissimilar_out
             "What are the of?",  # ungrammatical
             "Can throat cancer be cured?",
             "Can throat cancer be cured ?",  # near duplicate
-            "How do I bake cookies?",  # below the floor
+            "Is throat cancer treatable with cookies?",  # below the floor
             "Can doctors treat throat cancer?",
             "Is there a treatment for throat cancer?",
         ]

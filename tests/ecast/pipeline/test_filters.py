@@ -1,0 +1,78 @@
+"""The meaning rules drop what issue 38's new user got (worked by hand on those outputs) and pass the curated ECAsT
+paraphrases of CAsT 2019–2020 almost always."""
+
+from __future__ import annotations
+
+import pytest
+
+from ecast.pipeline import filters
+from tests.ecast.pipeline.ecast_helpers import ecast_pairs
+
+BEES = "What can be done to stop bees dying?"
+HONEY = "Why does honey not spoil?"
+
+
+@pytest.mark.parametrize(
+    ("source", "text", "reason"),
+    [
+        # "stop X" asked for a means; "what is stopping X" asks what keeps them alive: the meaning is reversed.
+        (BEES, "What is stopping bees from dying?", filters.POLARITY),
+        (BEES, "Can you add this: What is done to stop them from dying?", filters.ECHO),
+        (BEES, "Rewrite: How can bees be saved?", filters.ECHO),
+        (BEES, "Here is the question with different words: how do we save bees?", filters.ECHO),
+        (HONEY, "The reason honey does not spoil is that they eat honey, so why not?", filters.STATEMENT),
+        (HONEY, "Honey never spoils.", filters.STATEMENT),
+        # the bees are gone and "demise" / "purpose" came from nowhere in the conversation
+        (BEES, "What is the purpose of their demise?", filters.ENTITIES),
+        (HONEY, "How does their lack spoil something?", filters.ENTITIES),
+        (HONEY, "Why does honey spoil?", filters.POLARITY),  # the negation was dropped
+        ("What causes throat cancer?", "What prevents throat cancer?", filters.POLARITY),
+        ("What are the benefits of a vegan diet?", "What are the risks of a vegan diet?", filters.POLARITY),
+        ("How does Netflix compare to Hulu?", "How does Amazon compare to Hulu?", filters.ENTITIES),
+    ],
+)
+def test_each_rule_drops_the_outputs_that_change_what_the_source_asks(source, text, reason):
+    assert filters.first_failure(text, source, "") == reason
+
+
+@pytest.mark.parametrize(
+    ("source", "text"),
+    [
+        (BEES, "How can we prevent bees from dying?"),
+        (BEES, "What can stop bees from dying?"),
+        (HONEY, "Why doesn't honey go bad?"),
+        (HONEY, "What keeps honey from spoiling? Why doesn't it go off?"),
+        ("Is throat cancer treatable?", "Can cancer of the throat be cured?"),
+        ("Tell me about the Bronze Age collapse.", "What do we know about the collapse of the Bronze Age?"),
+        ("What is throat cancer?", "I would like to know what throat cancer is."),
+        ("What happens if Lyme Disease goes untreated?", "What happens if Lyme disease is not treated?"),
+        ("Did the Justice League or The Avengers come first?", "Which came first: the Avengers or the Justice League?"),
+        ("What do Mako sharks eat?", "What is the diet of a mako shark?"),
+    ],
+)
+def test_faithful_rewordings_pass_every_rule(source, text):
+    assert filters.first_failure(text, source, "") == ""
+
+
+def test_nouns_the_conversation_already_named_are_not_new():
+    source, text = "What are its symptoms?", "How do I know if I have throat cancer?"
+    assert not filters.is_entity_swap(text, source, "What is throat cancer?")
+    assert filters.is_entity_swap(text, source, "")  # "symptoms" gone, "throat cancer" from nowhere
+
+
+def test_a_statement_source_may_be_paraphrased_by_a_statement():
+    assert not filters.is_statement("I would like to learn about sharks.", "Tell me about sharks.")
+    assert not filters.is_statement("Sharks fascinate me.", "I like sharks.")
+
+
+def test_the_rules_pass_almost_every_curated_ecast_paraphrase(shared_data):
+    pairs = [p for p in ecast_pairs(shared_data, (2019, 2020)) if p.para_manual.lower() != p.manual.lower()]
+    failed = {rule.name: 0 for rule in filters.RULES}
+    for p in pairs:
+        for rule in filters.RULES:
+            failed[rule.name] += rule.drops(p.para_manual, p.manual, "")
+    # Measured: 5,456 pairs; echo 0, statement 10, polarity 58, entities 241 (curators kept some drift:
+    # "Was the Neverending Story film a book first?" → "Is The NeverEnding Story a novel adaptation?").
+    assert len(pairs) == 5456
+    assert failed["echo"] <= 5 and failed["statement"] <= 15 and failed["polarity"] <= 60
+    assert failed["entities"] <= 0.05 * len(pairs)
