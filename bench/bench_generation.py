@@ -15,8 +15,9 @@
 5. ``--samples N`` consecutive real outputs (turn, u_i, m_i, r_i, p^m, p^r), printed, and written as JSON lines to
    ``--samples-file`` when given.
 
-``--backend`` / ``--adapter`` / ``--param key=value`` change the paraphrase stage (a fine-tuned adapter is passed to
-the backend as ``params["adapter"]``). Prints figures; asserts nothing about time.
+``--backend`` / ``--adapter`` / ``--param key=value`` change the paraphrase stage (``--adapter FOLDER``: the LoRA
+adapter ``bench/bench_finetune.py`` trained on CAsT 2019/2020 ECAsT pairs, through the ``adapter`` backend).
+Prints figures; asserts nothing about time.
 Usage: python bench/bench_generation.py [--turns 50] [--baseline-turns 10] [--samples 30 --samples-file out.jsonl]
        [--backend smollm] [--adapter PATH] [--param temperature=0.8] [--max-minutes 60] [--skip-tables]
 ``--max-minutes``: no turn starts after that time (a loaded machine); the figures say how many turns they cover.
@@ -84,7 +85,14 @@ def config_for(args: argparse.Namespace, year: int) -> dict[str, Any]:
     if args.backend:
         para["backend"] = args.backend
     if args.adapter:
-        para["params"]["adapter"] = args.adapter
+        # A folder bench/bench_finetune.py wrote: served to the adapter backend as stored adapter #1.
+        from bench.bench_finetune import stored_from
+        from ecast.pipeline import lora
+
+        adapter = stored_from(Path(args.adapter))
+        lora.register_source(lambda _id: adapter)
+        para["backend"] = lora.BACKEND
+        para["params"].update(adapter=adapter.adapter_id, adapter_sha256=adapter.sha256)
     for item in args.param:
         key, _, value = item.partition("=")
         para["params"][key] = json.loads(value) if value[:1] in "0123456789[{tfn-" else value
@@ -272,7 +280,9 @@ def main() -> None:
     parser.add_argument("--samples-file", default="")
     parser.add_argument("--start", type=int, default=0, help="first output shown among the samples")
     parser.add_argument("--backend", default="", help="paraphrase backend (default: the default config's)")
-    parser.add_argument("--adapter", default="", help="fine-tuned adapter, passed as params['adapter']")
+    parser.add_argument(
+        "--adapter", default="", help="folder of an adapter bench/bench_finetune.py wrote (paraphrase stage)"
+    )
     parser.add_argument("--param", action="append", default=[], help="paraphrase param key=value (repeatable)")
     parser.add_argument("--max-minutes", type=float, default=float("inf"), help="stop starting turns after this")
     parser.add_argument("--skip-tables", action="store_true", help="leave out the CQR and Table 9 figures")
