@@ -22,7 +22,9 @@
   const queue = window.EcastSend.queue({
     url: (key) => {
       if (key === "next") return data.next_url;
-      return leaseUrl(key.startsWith("done:") ? data.complete_url : data.labels_url, key.split(":")[1]);
+      // "done:<lease>" finishes an answer; "<lease>:<row>" labels one row of it.
+      if (key.startsWith("done:")) return leaseUrl(data.complete_url, key.split(":")[1]);
+      return leaseUrl(data.labels_url, key.split(":")[0]);
     },
     csrf: root.dataset.csrf,
     message: $("message"),
@@ -70,10 +72,11 @@
     const t = item.turn;
     $("topic-id").textContent = t.topic_id;
     $("turn-id").textContent = t.turn_id;
-    $("topic-title").textContent = t.title && t.title.toLowerCase() !== ("topic " + t.topic_id).toLowerCase() ? t.title : "";
+    // Importers without titles name topics "Topic <id>"; repeating that beside the id is noise.
+    const titled = t.title && t.title.toLowerCase() !== ("topic " + t.topic_id).toLowerCase();
+    $("topic-title").textContent = titled ? " · " + t.title : "";
     J.renderConversation($("conversation"), item.conversation, t.number);
     $("reference").textContent = t.manual || t.raw;
-    $("run-name").textContent = item.response.run;
     if (nuggets) $("answer").textContent = item.response.text;
     const list = $("rows");
     list.innerHTML = "";
@@ -100,7 +103,10 @@
       li.append(num, body, choices(row));
       list.appendChild(li);
     }
-    $("row-count").textContent = nuggets ? rows().length + " nuggets" : item.items.length + " sentences, " + rows().length + " with a citation";
+    const plural = (n, word) => n + " " + word + (n === 1 ? "" : "s");
+    $("row-count").textContent = nuggets
+      ? plural(rows().length, "nugget")
+      : plural(item.items.length, "sentence") + ", " + rows().length + " with a citation";
     renderState();
   }
 
@@ -171,7 +177,7 @@
     if (!item) return;
     const list = rows();
     const open = list.filter((r) => required(r) && !labels.has(r.id)).length;
-    $("item-pos").textContent = "from run " + item.response.run;
+    $("item-pos").textContent = item.turn.turn_id;
     $("item-state").textContent = item.done ? "judged — you are reviewing it" : open ? open + " to label" : "ready to submit";
     $("item-state").className = "badge " + (item.done ? "approved" : open ? "candidate" : "approved");
     for (const li of $("rows").children) {
