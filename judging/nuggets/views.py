@@ -148,6 +148,7 @@ def bank_turn(request: HttpRequest, pk: int, turn: int) -> HttpResponse:
     version_id = query_id(request.GET, "qrels")
     version = next((v for v in versions if v.pk == version_id), versions[0] if versions else None)
     turns = [t["turn"].pk for t in sel.bank_turns(bank=bank)]
+    title = turn_row.conversation.title.strip()
     at = turns.index(turn_row.pk)
     data = {
         "nuggets": sel.nugget_rows(bank=bank, turn=turn_row),
@@ -163,6 +164,8 @@ def bank_turn(request: HttpRequest, pk: int, turn: int) -> HttpResponse:
         {
             "bank": bank,
             "turn": turn_row,
+            # Importers without titles name topics "Topic <id>"; repeating that beside the id is noise.
+            "topic_title": "" if title.lower() == f"topic {turn_row.conversation.topic_id}".lower() else title,
             "passages": sel.relevant_passages(turn=turn_row, version=version),
             "versions": versions,
             "version": version,

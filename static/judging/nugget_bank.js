@@ -86,9 +86,9 @@
       for (const [label, fn] of [["v", () => toggleImportance(n)], ["e", () => startEdit(n)], ["m", () => merge(n)], ["d", () => remove(n)]]) {
         const b = document.createElement("button");
         b.type = "button";
-        b.innerHTML = "<kbd></kbd>";
+        b.innerHTML = "<kbd></kbd> ";
         b.firstChild.textContent = label;
-        b.title = { v: "vital ↔ okay", e: "edit", m: "merge", d: "delete" }[label];
+        b.append({ v: n.importance === "vital" ? "okay" : "vital", e: "edit", m: picked === null ? "merge" : picked === n.id ? "cancel" : "keep this", d: "delete" }[label]);
         b.addEventListener("click", () => {
           focus = i;
           fn();
