@@ -138,8 +138,8 @@ def world(db, settings, assessor) -> list[str]:
     from ecast.models import ImportJob
     from judging.nuggets import leasing
     from judging.relevance import services as relevance
-    from tests.judging.nuggets import helpers as nugget_helpers
     from tests.evaluation import helpers as evaluation
+    from tests.judging.nuggets import helpers as nugget_helpers
     from tests.judging.relevance import helpers as relevance_helpers
 
     settings.DEBUG = False

@@ -96,11 +96,15 @@ def scene(name: str = "RAG test") -> Scene:
     llm_nuggets = ResponseLabelSet.objects.create(
         collection=coll, name="llm nuggets", kind="nuggets", source="llm", bank=bank
     )
-    llm_citations = ResponseLabelSet.objects.create(collection=coll, name="llm citations", kind="citations", source="llm")
+    llm_citations = ResponseLabelSet.objects.create(
+        collection=coll, name="llm citations", kind="citations", source="llm"
+    )
     s = Scene(coll, turns, runs, bank, llm_nuggets, llm_citations)
     # The LLM said "support" for every nugget of run A's answer to 1_1, and "full" for each of its first citations.
     for n in s.nuggets("1_1"):
-        NuggetAssignment.objects.create(label_set=llm_nuggets, response=s.response("runA", "1_1"), nugget=n, label="support")
+        NuggetAssignment.objects.create(
+            label_set=llm_nuggets, response=s.response("runA", "1_1"), nugget=n, label="support"
+        )
     for sentence in s.response("runA", "1_1").sentences.all():
         CitationLabel.objects.create(
             label_set=llm_citations, sentence=sentence, passage_id=sentence.citations[0], support="full"

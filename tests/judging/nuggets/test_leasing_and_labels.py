@@ -42,7 +42,9 @@ def test_task_creation_refuses_what_cannot_be_judged(s):
     with pytest.raises(TaskError, match="needs the nugget bank"):
         services.task_create(collection=s.collection, kind="nuggets", runs=[s.runs["runA"]])
     with pytest.raises(TaskError, match="LLM label set of this collection and kind"):
-        services.task_create(collection=s.collection, kind="citations", runs=[s.runs["runA"]], llm_label_set=s.llm_nuggets)
+        services.task_create(
+            collection=s.collection, kind="citations", runs=[s.runs["runA"]], llm_label_set=s.llm_nuggets
+        )
     human = ResponseLabelSet.objects.create(collection=s.collection, name="human", kind="citations", source="imported")
     with pytest.raises(TaskError, match="not an LLM's"):
         services.task_create(collection=s.collection, kind="citations", runs=[s.runs["runA"]], llm_label_set=human)
