@@ -38,6 +38,7 @@ def _open_task(browser, live_server, task_name: str):
     browser.get(live_server.url + "/judging/relevance/")
     section = browser.find_element(By.ID, "answer-tasks")
     assert task_name in section.text and "0 of 4" in section.text
+    browser.save_screenshot(str(ARTIFACTS / f"judging_queue_{task_name.split(',')[0].lower()}.png"))
     section.find_element(By.LINK_TEXT, "Start").click()
 
 
