@@ -5,4 +5,5 @@ urlpatterns: list = [
     path("", include("judging.relevance.urls")),
     path("", include("judging.ptkb.urls")),
     path("", include("judging.llm.urls")),
+    path("", include("judging.nuggets.urls")),
 ]

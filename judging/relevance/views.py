@@ -28,6 +28,7 @@ from evaluation.models import QrelsVersion, Run
 from evaluation.robustness.selectors import labelled_runs
 from evaluation.robustness.views import robustness_params
 from judging.models import GRADE_LABELS, Pool
+from judging.nuggets import selectors as nugget_selectors
 from judging.relevance import adjudication, ordering, pools, texts, versions
 from judging.relevance import selectors as sel
 from judging.relevance import services as svc
@@ -42,7 +43,8 @@ assessor_required = role_required(ASSESSOR)
 
 @assessor_required
 def queue(request: HttpRequest) -> HttpResponse:
-    """My judging queue: my topics with progress, and the pools I can take a topic from."""
+    """My judging queue: my topics with progress, the pools I can take a topic from, and the answer-judging tasks
+    (nugget assignment, citation support) open to me."""
     assignments = list(sel.assignments_for(user=request.user))
     for a in assignments:
         a.progress = sel.assignment_progress(assignment=a)  # type: ignore[attr-defined]
@@ -53,6 +55,7 @@ def queue(request: HttpRequest) -> HttpResponse:
             "assignments": assignments,
             "pools": sel.pools_open_for(user=request.user),
             "adjudications": adjudication.adjudications_open(),
+            "response_tasks": nugget_selectors.tasks_open_for(user=request.user),
         },
     )
 

@@ -136,8 +136,10 @@ def world(db, settings, assessor) -> list[str]:
     """One of each thing the addresses name (a collection with pairs, qrels, runs, a pool with an assignment, a
     rating campaign, an import), so the fuzz reaches views past their lookups; returns their ids."""
     from ecast.models import FinetuneJob, ImportJob
+    from judging.nuggets import leasing
     from judging.relevance import services as relevance
     from tests.evaluation import helpers as evaluation
+    from tests.judging.nuggets import helpers as nugget_helpers
     from tests.judging.relevance import helpers as relevance_helpers
 
     settings.DEBUG = False
@@ -151,18 +153,12 @@ def world(db, settings, assessor) -> list[str]:
     campaign = factories.rating_campaign(coll, size=1, n=1)
     job = ImportJob.objects.create(kind="qrels", collection=coll, file_name="q.txt", status="failed")
     finetune = FinetuneJob.objects.create(collection=coll, status="failed")
-    objects = [
-        coll,
-        coll.conversations.first(),
-        turn,
-        version,
-        *runs.values(),
-        pool,
-        assignment,
-        campaign,
-        job,
-        finetune,
-    ]
+    # Response judging: answers, a nugget bank, a task with a lease (each id 1 or 2 in its own table).
+    rag = nugget_helpers.scene(name="Fuzz RAG")
+    task = nugget_helpers.nugget_task(rag)
+    lease = leasing.lease_next(task=task, assessor=assessor)
+    objects = [coll, coll.conversations.first(), turn, version, *runs.values(), pool, assignment, campaign, job]
+    objects += [finetune, rag.bank, task, lease, *rag.nuggets("1_1")]
     pairs = pair if isinstance(pair, tuple | list) else [pair]
     return sorted({str(o.pk) for o in [*objects, *pairs] if o is not None}, key=int)[:8]
 
