@@ -32,6 +32,14 @@ def binary_rows(sql: str, params: Sequence[Any]) -> list[tuple]:
         return cursor.fetchall()
 
 
+def binary_stream(sql: str, params: Sequence[Any]) -> Iterator[tuple]:
+    """``binary_rows``, one row at a time as the server sends them: for a read whose rows are large and used one
+    by one, so no more than one of them is held. Nothing else may use this thread's connection until it ends."""
+    connection.ensure_connection()
+    with psycopg.Cursor(connection.connection) as cursor:
+        yield from cursor.stream(sql, params, binary=True)
+
+
 def qrels_dict(*, version: QrelsVersion, turn_ids: Iterable[int] | None = None) -> dict[str, dict[str, int]]:
     """The version's judgments as {turn_id string: {passage_id: grade}} (optionally only some Turn pks)."""
     pks = None if turn_ids is None else [int(t) for t in turn_ids]
