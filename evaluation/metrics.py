@@ -296,19 +296,19 @@ class RankingEvaluator:
         out = {q: [0.0] * width for q in sub}
         if not sub:
             return out
-        for ev, pick, run, slots in self._picks:
+        for ev, pick, span, targets in self._picks:
             # A full recompute reads hundreds of thousands of values here. NaN (trec_eval's 0/0), the only value
             # unequal to itself, reads as 0; their sum is NaN when one of them is, so one test covers them all.
             for q, res in ev.evaluate(sub).items():
-                picked = pick(res)
+                picked: tuple[float, ...] = pick(res)
                 total = sum(picked)
                 if total != total:
                     picked = tuple(value if value == value else 0.0 for value in picked)
-                if run is not None:
-                    out[q][run] = picked
+                if span is not None:
+                    out[q][span] = picked
                 else:
                     row = out[q]
-                    for slot, value in zip(slots, picked, strict=True):
+                    for slot, value in zip(targets, picked, strict=True):
                         row[slot] = value
         if self._judged:
             tops = tops or {}
