@@ -5,6 +5,19 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+# The baseline's measures: what the app stores (``evaluation.metrics.DEFAULT_MEASURES``) as trec_eval computes them,
+# less the two Judged@k the app computes itself.
+TREC_MEASURES = {
+    "ndcg_cut.3,5,10",
+    "map",
+    "recall.100,500,1000",
+    "bpref",
+    "infAP",
+    "P.1,3,5,10",
+    "Rprec",
+    "recip_rank",
+}
+
 
 def load_average() -> str:
     """The machine's 1/5/15-minute load averages and its CPU count, printed beside every figure: on a shared
@@ -13,10 +26,73 @@ def load_average() -> str:
     return f"load average {one:.1f}, {five:.1f}, {fifteen:.1f} on {os.cpu_count()} CPUs"
 
 
-def row(work: str, figure: str, baseline: str, ratio: str, goal: str) -> None:
+def cpu_model() -> str:
+    """The CPU's model name (from /proc/cpuinfo; the platform's processor string elsewhere): ratios measured on one
+    VM kind do not carry over to another, so every row names the CPU it ran on."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or "unknown CPU"
+
+
+def row(work: str, figure: str, baseline: str, ratio: str, goal: str, *, cpu: str | None = None) -> None:
     """One line of the issue's table: the work, its figure, the baseline measured in the same run, the ratio, the
-    goal, and the load right now."""
-    print(f"[row] {work}: {figure} | baseline {baseline} | {ratio} | goal {goal} | {load_average()}")
+    goal, the CPU-time ratio (``cpu``, where the bench measures one: it varies less between VMs than the wall
+    time), and the load and CPU model right now."""
+    cpu_part = f" | CPU {cpu}" if cpu else ""
+    where = f"{load_average()}, {cpu_model()}"
+    print(f"[row] {work}: {figure} | baseline {baseline} | {ratio}{cpu_part} | goal {goal} | {where}")
+
+
+def rss_peak_reset() -> bool:
+    """Start a new peak-RSS window for this process (Linux: writing 5 to /proc/self/clear_refs resets VmHWM), so
+    ``rss_peak_mb`` tells one stretch's peak rather than the process's whole life; False where it cannot."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+def rss_mb() -> float:
+    """This process's resident memory now (MB), from /proc/self/status (0 where there is none)."""
+    return _status_kb("VmRSS") / 1024
+
+
+def rss_peak_mb() -> float:
+    """This process's peak resident memory (MB) since the last ``rss_peak_reset`` (or its start): VmHWM from
+    /proc/self/status, else ``resource.getrusage``'s whole-life peak."""
+    kb = _status_kb("VmHWM")
+    if kb:
+        return kb / 1024
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _status_kb(field: str) -> int:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def loglog_slope(sizes: list[float], values: list[float]) -> float:
+    """The slope of log(values) against log(sizes), least squares (numpy.polyfit): 1 for linear growth, 2 for
+    quadratic; how a cost grows as a collection does."""
+    import math
+
+    import numpy as np
+
+    return float(np.polyfit([math.log(s) for s in sizes], [math.log(max(v, 1e-9)) for v in values], 1)[0])
 
 
 TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100

@@ -249,6 +249,17 @@ class RankingEvaluator:
                     self.qrels, {n for n, _ in names}, relevance_level=level, judged_docs_only_flag=judged_only
                 )
                 self._pte.append((ev, names))
+        # How ``values_ranked`` copies each evaluator's values into a query's row, decided once: one C-level lookup
+        # of all its names (in slot order), and where their slots run without a gap (the defaults: nDCG … RR
+        # fill slots 0–14) one slice assignment instead of a Python loop over the values.
+        self._picks: list[tuple[Any, Callable[[Any], Any], slice | None, list[int]]] = []
+        for ev, names in self._pte:
+            ordered = sorted(names, key=itemgetter(1))
+            slots = [slot for _, slot in ordered]
+            getter = itemgetter(*(name for name, _ in ordered))
+            pick = getter if len(ordered) > 1 else lambda res, get=getter: (get(res),)
+            run = slice(slots[0], slots[-1] + 1) if slots == list(range(slots[0], slots[-1] + 1)) else None
+            self._picks.append((ev, pick, run, slots))
         self._fallback = ir_measures.evaluator(list(fallback), self.qrels) if fallback and self.qrels else None
         self._fallback_slots = fallback
         self.judged_depth = _deepest([k for k, _ in self._judged])
@@ -285,16 +296,20 @@ class RankingEvaluator:
         out = {q: [0.0] * width for q in sub}
         if not sub:
             return out
-        for ev, names in self._pte:
-            # A full recompute reads tens of thousands of values here: one C-level lookup of all a query's names,
-            # and NaN (the only value unequal to itself) tested without a function call.
-            targets = [slot for _, slot in names]
-            pick = itemgetter(*(name for name, _ in names))
+        for ev, pick, span, targets in self._picks:
+            # A full recompute reads hundreds of thousands of values here. NaN (trec_eval's 0/0), the only value
+            # unequal to itself, reads as 0; their sum is NaN when one of them is, so one test covers them all.
             for q, res in ev.evaluate(sub).items():
-                row = out[q]
-                picked = pick(res)
-                for slot, value in zip(targets, picked if len(targets) > 1 else (picked,), strict=True):
-                    row[slot] = value if value == value else 0.0
+                picked: tuple[float, ...] = pick(res)
+                total = sum(picked)
+                if total != total:
+                    picked = tuple(value if value == value else 0.0 for value in picked)
+                if span is not None:
+                    out[q][span] = picked
+                else:
+                    row = out[q]
+                    for slot, value in zip(targets, picked, strict=True):
+                        row[slot] = value
         if self._judged:
             tops = tops or {}
             depth = self.judged_depth or 0

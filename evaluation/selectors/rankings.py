@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from itertools import islice
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -29,6 +30,14 @@ def binary_rows(sql: str, params: Sequence[Any]) -> list[tuple]:
     with psycopg.Cursor(connection.connection) as cursor:
         cursor.execute(sql, params, binary=True)
         return cursor.fetchall()
+
+
+def binary_stream(sql: str, params: Sequence[Any]) -> Iterator[tuple]:
+    """``binary_rows``, one row at a time as the server sends them: for a read whose rows are large and used one
+    by one, so no more than one of them is held. Nothing else may use this thread's connection until it ends."""
+    connection.ensure_connection()
+    with psycopg.Cursor(connection.connection) as cursor:
+        yield from cursor.stream(sql, params, binary=True)
 
 
 def qrels_dict(*, version: QrelsVersion, turn_ids: Iterable[int] | None = None) -> dict[str, dict[str, int]]:
@@ -160,33 +169,58 @@ def rank_scores(n: int) -> list[float]:
     return scores
 
 
+# Rankings whose scores ``rankings_iter`` checks in one numpy pass: each numpy call costs about a microsecond
+# whatever its size, and the check of one ranking took five of them (half the decoding of a 100-document ranking).
+CHECK_CHUNK = 16
+
+
+def _strictly_descending(packed_scores: Sequence[bytes]) -> list[bool]:
+    """For each blob of packed doubles: do its values strictly descend (True for fewer than two)? One numpy pass
+    over all of them: the positions where a value does not exceed the next, and for each blob whether one of them
+    falls inside it (the pair straddling two blobs never counts)."""
+    lengths = [len(raw) // 8 for raw in packed_scores]
+    values = np.frombuffer(b"".join(packed_scores), dtype=np.float64)
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    # NaN compares false both ways: a ranking holding one is "not descending" and takes the general path.
+    bad = np.flatnonzero(~(values[1:] < values[:-1]))
+    inside = np.searchsorted(bad, np.maximum(ends - 1, starts)) - np.searchsorted(bad, starts)
+    return (inside == 0).tolist()
+
+
 def rankings_iter(rows: Iterable[tuple], *, judged_depth: int | None) -> Iterator[tuple[int, int, Ranking]]:
     """(run_id, turn pk, Ranking) for each ``rankings_fetch`` row, decoded one at a time so a caller can evaluate
     a few rankings while they are still in the CPU caches. The doc-id blob is split by its own field; the packed
-    scores are checked for descending order with numpy (rankings are stored in rank order, so Judged@k needs only
-    the head, and strictly descending scores need not be decoded at all: see ``rank_scores``)."""
-    for run_id, tpk, raw_ids, raw_scores in rows:
-        # DocIdsField.from_db_value, inlined: it runs once per ranking, thousands of times per recompute.
-        doc_ids = bytes(raw_ids).decode("utf-8").split("\n") if raw_ids else []
-        packed = np.frombuffer(raw_scores or b"", dtype=np.float64)
-        n = len(doc_ids)
-        top = None
-        if len(packed) == n and (n < 2 or bool((packed[1:] < packed[:-1]).all())):
-            docs = dict(zip(doc_ids, rank_scores(n), strict=True))
-            if len(docs) != n:  # a duplicated doc: its first occurrence wins, as in ``ranking_scores``
-                docs = dict(zip(reversed(doc_ids), reversed(rank_scores(n)), strict=True))
-            elif judged_depth is not None:  # no tie to break: the stored head is the top
-                top = doc_ids[:judged_depth] if judged_depth else doc_ids
-        elif len(packed) != n:
-            docs = ranking_scores(doc_ids, packed.tolist())
-        else:
-            # Stored scores are floats already: no per-value check as in ``ranking_scores``. Built from the reversed
-            # lists so the first occurrence of a duplicated doc wins, at C speed.
-            scores = packed.tolist()
-            docs = dict(zip(reversed(doc_ids), reversed(scores), strict=True))
-            if judged_depth is not None and len(docs) == n and bool((packed[1:] <= packed[:-1]).all()):
-                top = metrics.top_slice(doc_ids, scores, judged_depth, descending=True)
-        yield run_id, tpk, Ranking(docs, top)
+    scores are checked for descending order with numpy, ``CHECK_CHUNK`` rankings at a time (rankings are stored in
+    rank order, so Judged@k needs only the head, and strictly descending scores need not be decoded at all: see
+    ``rank_scores``)."""
+    rows = iter(rows)
+    while chunk := list(islice(rows, CHECK_CHUNK)):
+        descending = _strictly_descending([raw_scores or b"" for *_, raw_scores in chunk])
+        for (run_id, tpk, raw_ids, raw_scores), strict in zip(chunk, descending, strict=True):
+            # DocIdsField.from_db_value, inlined: it runs once per ranking, thousands of times per recompute.
+            doc_ids = bytes(raw_ids).decode("utf-8").split("\n") if raw_ids else []
+            n = len(doc_ids)
+            top = None
+            if strict and len(raw_scores or b"") == 8 * n:
+                docs = dict(zip(doc_ids, rank_scores(n), strict=True))
+                if len(docs) != n:  # a duplicated doc: its first occurrence wins, as in ``ranking_scores``
+                    docs = dict(zip(reversed(doc_ids), reversed(rank_scores(n)), strict=True))
+                elif judged_depth is not None:  # no tie to break: the stored head is the top
+                    top = doc_ids[:judged_depth] if judged_depth else doc_ids
+                yield run_id, tpk, Ranking(docs, top)
+                continue
+            packed = np.frombuffer(raw_scores or b"", dtype=np.float64)
+            if len(packed) != n:
+                docs = ranking_scores(doc_ids, packed.tolist())
+            else:
+                # Stored scores are floats already: no per-value check as in ``ranking_scores``. Built from the
+                # reversed lists so the first occurrence of a duplicated doc wins, at C speed.
+                scores = packed.tolist()
+                docs = dict(zip(reversed(doc_ids), reversed(scores), strict=True))
+                if judged_depth is not None and len(docs) == n and bool((packed[1:] <= packed[:-1]).all()):
+                    top = metrics.top_slice(doc_ids, scores, judged_depth, descending=True)
+            yield run_id, tpk, Ranking(docs, top)
 
 
 def rankings_top(*, run: Run, depth: int, turn_ids: Iterable[str] | None = None) -> dict[str, list[str]]:

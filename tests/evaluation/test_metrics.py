@@ -194,6 +194,32 @@ def test_a_top_slice_refuses_rankings_not_in_descending_score_order():
     assert metrics.top_slice(["a", "c", "b"], [2.0, 1.0, 1.0], 2) == ["a", "b"]
 
 
+def test_rankings_decoded_together_are_each_checked_for_descending_scores_on_their_own():
+    # Scores are checked many rankings at a time: a ranking's order is its own (the step from one ranking's last
+    # score to the next one's first never counts), and short, scoreless, tied or unordered ones keep their paths.
+    from evaluation.models.core import DocIdsField, ScoresField
+    from evaluation.selectors import rankings_iter
+
+    stored = [
+        (["a", "b", "c"], [3.0, 2.0, 1.0]),  # strictly descending: shared rank scores, the stored head is the top
+        (["d"], [5.0]),  # one document, scoring above the ranking before's last
+        (["e", "f"], [1.0, 1.0]),  # a tie: its own scores, the top in Judged order
+        (["g", "h"], []),  # no scores: rank scores
+        (["k", "l", "m"], [1.0, 2.0, 0.5]),  # out of order: its own scores, no top from the stored order
+        ([], []),  # nothing ranked
+    ]
+    rows = [(1, i, DocIdsField.pack(ids), ScoresField.pack(scores)) for i, (ids, scores) in enumerate(stored)]
+    decoded = [(tpk, ranking.docs, ranking.top) for _, tpk, ranking in rankings_iter(rows, judged_depth=2)]
+    assert decoded == [
+        (0, {"a": 3.0, "b": 2.0, "c": 1.0}, ["a", "b"]),
+        (1, {"d": 1.0}, ["d"]),
+        (2, {"e": 1.0, "f": 1.0}, ["e", "f"]),
+        (3, {"g": 2.0, "h": 1.0}, None),
+        (4, {"k": 1.0, "l": 2.0, "m": 0.5}, None),
+        (5, {}, []),
+    ]
+
+
 @pytest.mark.parametrize("threshold", [1, 2])
 def test_stored_rankings_decoded_for_a_recompute_score_exactly_as_their_own_scores(shared_data, qrels_2019, threshold):
     # Strictly descending rankings are evaluated with shared rank scores instead of their own (trec_eval reads
