@@ -43,14 +43,18 @@ def _text(sentence: Mapping[str, Any]) -> str:
     return sentence["text"] if isinstance(sentence["text"], str) else ""
 
 
-def collection_of_topics(name: str, qids: Iterable[str]) -> tuple[Collection, dict[str, Turn]]:
-    """A collection with one conversation of one turn per topic id (the turn id is the topic id)."""
+def collection_of_topics(
+    name: str, qids: Iterable[str], queries: Mapping[str, str] | None = None
+) -> tuple[Collection, dict[str, Turn]]:
+    """A collection with one conversation of one turn per topic id (the turn id is the topic id; the utterance is
+    the query given, else the id)."""
     coll = Collection.objects.create(name=name, year=2024, relevance_threshold=1)
     turns = {}
     for qid in sorted(set(qids)):
         conv = Conversation.objects.create(collection=coll, topic_id=qid)
+        text = (queries or {}).get(qid, qid)
         turns[qid] = Turn.objects.create(
-            conversation=conv, collection=coll, number=1, turn_id=qid, raw_utterance=qid, manual_rewrite=qid
+            conversation=conv, collection=coll, number=1, turn_id=qid, raw_utterance=text, manual_rewrite=text
         )
     return coll, turns
 
@@ -64,7 +68,7 @@ def _runs(coll: Collection, names: Iterable[str]) -> dict[str, ResponseRun]:
 
 def load_nugget_assignments(rows: Sequence[Mapping[str, Any]], *, name: str = "RAG 2024") -> ResponseLabelSet:
     """The nugget-assignment file's rows as a bank (one per file), runs, responses and an imported label set."""
-    coll, turns = collection_of_topics(name, (r["qid"] for r in rows))
+    coll, turns = collection_of_topics(name, (r["qid"] for r in rows), {r["qid"]: r["query"] for r in rows})
     runs = _runs(coll, (r["run_id"] for r in rows))
     bank = NuggetBank.objects.create(collection=coll, name="NIST post-edited")
     nuggets: dict[tuple[str, str], Nugget] = {}

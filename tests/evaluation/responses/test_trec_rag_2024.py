@@ -6,10 +6,12 @@ against figures worked out by hand."""
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from fractions import Fraction
 
 import pytest
+from django.urls import reverse
 
 from evaluation.responses import selectors as sel
 from tests.evaluation.responses import helpers
@@ -99,3 +101,40 @@ def test_citation_support_of_the_9_topic_file_equals_a_hand_checked_computation(
     for run, (precision, recall) in plain_citation_support(rows).items():
         assert board[run].values["precision"] == pytest.approx(precision, abs=1e-12), run
         assert board[run].values["recall"] == pytest.approx(recall, abs=1e-12), run
+
+
+def _download(client, url: str) -> list[dict]:
+    response = client.get(url)
+    assert response.status_code == 200
+    return [json.loads(line) for line in b"".join(response.streaming_content).decode().splitlines()]
+
+
+def test_the_nuggetizer_exports_give_back_the_21_topic_file(shared_data, admin_client):
+    rows = list(helpers.read_jsonl(shared_data / helpers.NUGGETS_FILE))
+    label_set = helpers.load_nugget_assignments(rows)
+    exported = _download(
+        admin_client, reverse("responses-label-set-download", args=[label_set.pk, "assignments.jsonl"])
+    )
+    key = lambda r: (r["qid"], r["run_id"])  # noqa: E731
+    assert sorted(exported, key=key) == sorted(rows, key=key)
+    nuggets = _download(admin_client, reverse("responses-bank-download", args=[label_set.bank_id]))
+    first = {r["qid"]: r for r in rows}
+    assert sorted(nuggets, key=lambda r: r["qid"]) == [
+        {
+            "query": r["query"],
+            "qid": qid,
+            "nuggets": [{"text": n["text"], "importance": n["importance"]} for n in r["nuggets"]],
+        }
+        for qid, r in sorted(first.items())
+    ]
+
+
+def test_the_citation_export_gives_back_the_9_topic_file(shared_data, admin_client):
+    rows = list(helpers.read_jsonl(shared_data / helpers.CITATIONS_FILE))
+    label_set = helpers.load_citation_judgments(rows)
+    exported = _download(admin_client, reverse("responses-label-set-download", args=[label_set.pk, "citations.jsonl"]))
+    for row in rows:  # the file's 11 NaN sentence texts are stored without text
+        for s in row["sentences"]:
+            s["text"] = s["text"] if isinstance(s["text"], str) else ""
+    key = lambda r: (r["topic_id"], r["run_id"])  # noqa: E731
+    assert sorted(exported, key=key) == sorted(rows, key=key)
