@@ -279,16 +279,18 @@ class LabelSetDetailApi(AdminApi):
 
 class LabelOutput(serializers.Serializer):
     id = serializers.IntegerField()
-    response = serializers.IntegerField()
+    response = serializers.IntegerField(source="response_id")
     run = serializers.CharField()
     turn = serializers.CharField()
-    nugget = serializers.IntegerField(required=False, help_text="nugget-assignment sets")
+    nugget = serializers.IntegerField(source="nugget_id", required=False, help_text="nugget-assignment sets")
     label = serializers.CharField(required=False, help_text="nugget-assignment sets")  # type: ignore[assignment]
-    sentence = serializers.IntegerField(required=False, help_text="citation sets: the sentence's index")
+    sentence = serializers.IntegerField(
+        source="sentence_index", required=False, help_text="citation sets: the sentence's index"
+    )
     passage_id = serializers.CharField(required=False, help_text="citation sets")
     support = serializers.CharField(required=False, help_text="citation sets")
     condition = serializers.CharField()
-    assessor = serializers.CharField(allow_null=True)
+    assessor = serializers.CharField(source="assessor_name", allow_null=True)
     provenance = serializers.JSONField()
     updated_at = serializers.DateTimeField()
 
@@ -306,8 +308,8 @@ class LabelSetLabelsApi(AdminApi):
                 NuggetAssignment.objects.filter(label_set=label_set)
                 .order_by("id")
                 .values(
-                    *common, "nugget", "label", response=F("response_id"), run=F("response__run__name"),
-                    turn=F("response__turn__turn_id"), assessor=F("assessor__username"),
+                    *common, "nugget_id", "label", "response_id", run=F("response__run__name"),
+                    turn=F("response__turn__turn_id"), assessor_name=F("assessor__username"),
                 )
             )  # fmt: skip
         else:
@@ -315,9 +317,9 @@ class LabelSetLabelsApi(AdminApi):
                 CitationLabel.objects.filter(label_set=label_set)
                 .order_by("id")
                 .values(
-                    *common, "passage_id", "support", response=F("sentence__response_id"),
+                    *common, "passage_id", "support", response_id=F("sentence__response_id"),
                     run=F("sentence__response__run__name"), turn=F("sentence__response__turn__turn_id"),
-                    sentence=F("sentence__index"), assessor=F("assessor__username"),
+                    sentence_index=F("sentence__index"), assessor_name=F("assessor__username"),
                 )
             )  # fmt: skip
         return _paged(request, self, rows, LabelOutput)

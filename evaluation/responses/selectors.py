@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import BooleanField, Count, ExpressionWrapper, Max, Q, QuerySet
 
 from ecast.core.cache import CACHE_DOWN, cache_down, cache_recently_down
 from ecast.models import Collection, Passage
@@ -72,7 +72,8 @@ def nugget_counts(*, bank_ids: list[int]) -> dict[int, dict[str, Any]]:
     """bank id → {"importance": {vital: n, okay: n}, "origin": {...}, "merged": n}, one grouped read."""
     rows = (
         Nugget.objects.filter(bank_id__in=bank_ids)
-        .values_list("bank_id", "importance", "origin", "merged_into__isnull")
+        .annotate(live=ExpressionWrapper(Q(merged_into__isnull=True), output_field=BooleanField()))
+        .values_list("bank_id", "importance", "origin", "live")
         .annotate(n=Count("id"))
         .order_by()
     )
@@ -83,10 +84,11 @@ def nugget_counts(*, bank_ids: list[int]) -> dict[int, dict[str, Any]]:
             continue
         out[bank]["importance"][importance] += n
         out[bank]["origin"][origin] += n
-    return out
+    # Plain dicts: a template's ``counts.importance.items`` would read a Counter's missing key "items" as 0.
+    return {b: {k: dict(v) if isinstance(v, Counter) else v for k, v in c.items()} for b, c in out.items()}
 
 
-def label_counts(*, label_sets: list[ResponseLabelSet]) -> dict[int, dict[str, Counter]]:
+def label_counts(*, label_sets: list[ResponseLabelSet]) -> dict[int, dict[str, dict[str, int]]]:
     """label set id → {"label": Counter, "condition": Counter}, one grouped read per kind."""
     out: dict[int, dict[str, Counter]] = {ls.pk: {"label": Counter(), "condition": Counter()} for ls in label_sets}
     ids = {kind: [ls.pk for ls in label_sets if ls.kind == kind] for kind in ResponseLabelSet.Kind.values}
@@ -106,7 +108,7 @@ def label_counts(*, label_sets: list[ResponseLabelSet]) -> dict[int, dict[str, C
         for pk, label, condition, n in grouped:
             out[pk]["label"][label] += n
             out[pk]["condition"][condition or "not recorded"] += n
-    return out
+    return {pk: {k: dict(v) for k, v in c.items()} for pk, c in out.items()}
 
 
 def response_page(*, ids: list[int]) -> list[dict[str, Any]]:
