@@ -138,6 +138,7 @@ def world(db, settings, assessor) -> list[str]:
     from ecast.models import ImportJob
     from judging.relevance import services as relevance
     from tests.evaluation import helpers as evaluation
+    from tests.evaluation.responses.helpers import small_scene
     from tests.judging.relevance import helpers as relevance_helpers
 
     settings.DEBUG = False
@@ -150,7 +151,10 @@ def world(db, settings, assessor) -> list[str]:
     assignment = relevance.assignment_take(pool=pool, assessor=assessor)
     campaign = factories.rating_campaign(coll, size=1, n=1)
     job = ImportJob.objects.create(kind="qrels", collection=coll, file_name="q.txt", status="failed")
+    responses = small_scene()  # response runs, answers, a nugget bank and both kinds of label set
     objects = [coll, coll.conversations.first(), turn, version, *runs.values(), pool, assignment, campaign, job]
+    objects += [*responses["runs"], *responses["responses"], responses["bank"]]
+    objects += [responses["nugget_set"], responses["citation_set"]]
     pairs = pair if isinstance(pair, tuple | list) else [pair]
     return sorted({str(o.pk) for o in [*objects, *pairs] if o is not None}, key=int)[:8]
 
