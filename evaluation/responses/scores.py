@@ -31,6 +31,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ecast.core.errors import DomainError
+
 NUGGET_MEASURES = ("V_strict", "A_strict", "V", "A")
 CITATION_MEASURES = ("precision", "recall")
 
@@ -43,6 +45,10 @@ CITATION_WEIGHTS = {FULL: 1.0, PARTIAL_CITATION: 0.5, NONE: 0.0}
 CITATION_LABELS = (FULL, PARTIAL_CITATION, NONE, NOT_NEEDED)
 
 
+class ScoreError(DomainError, ValueError):
+    """A label the scores do not know (a nugget assignment or citation-support value outside the definitions)."""
+
+
 def _ratio(numerator: float, denominator: int) -> float:
     return numerator / denominator if denominator else 0.0
 
@@ -52,7 +58,7 @@ def nugget_scores(nuggets: Iterable[tuple[str, str]]) -> dict[str, float]:
     vital = vital_support = vital_partial = total = support = partial = 0
     for importance, label in nuggets:
         if label not in NUGGET_LABELS:
-            raise ValueError(f"unknown nugget assignment {label!r}")
+            raise ScoreError(f"unknown nugget assignment {label!r}")
         total += 1
         support += label == SUPPORT
         partial += label == PARTIAL
@@ -88,7 +94,7 @@ def citation_support(sentences: Sequence[SentenceSupport]) -> dict[str, float]:
         if s.label is None or s.label == NOT_NEEDED:
             continue
         if s.label not in CITATION_WEIGHTS:
-            raise ValueError(f"unknown citation-support label {s.label!r}")
+            raise ScoreError(f"unknown citation-support label {s.label!r}")
         judged += 1
         counted += 1
         weight += CITATION_WEIGHTS[s.label]
