@@ -3,12 +3,14 @@
 Scores are computed from a few ``values_list`` reads (responses, the bank's nuggets, the set's labels) by the plain
 functions of :mod:`evaluation.responses.scores`, and cached under the stamps of everything they read: the label
 set's ``updated_at`` (bumped by ``services.label_set_touch`` on every label write), its bank's ``updated_at``
-(``services.nugget_bank_touch``) and the collection's runs (count and newest id: an import or a deletion changes
-it). A leaderboard read after a label arrives therefore recomputes once, in the request, and no job is queued.
+(``services.nugget_bank_touch``) and the collection's answers (count and newest id of responses, and of sentences
+for citation sets: an import, a re-import or a deletion changes them). A leaderboard read after a label arrives
+therefore recomputes once, in the request, and no job is queued.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -181,17 +183,38 @@ def bank_turns(*, bank: NuggetBank) -> list[tuple[str, list[Nugget]]]:
 # --- scores --------------------------------------------------------------------------------------------------------
 
 
-def _runs_stamp(collection_id: int) -> str:
-    agg = ResponseRun.objects.filter(collection_id=collection_id).aggregate(n=Count("id"), top=Max("id"))
-    return f"{agg['n']}-{agg['top']}"
+def _answers_stamp(collection_id: int, *, sentences: bool) -> str:
+    """Count and newest id of a collection's responses (and, for citation scores, of their sentences): a run
+    imported, re-imported or deleted changes it, with no write of its own to remember."""
+    agg = Response.objects.filter(run__collection_id=collection_id).aggregate(n=Count("id"), top=Max("id"))
+    stamp = f"{agg['n']}-{agg['top']}"
+    if sentences:
+        agg = ResponseSentence.objects.filter(response__run__collection_id=collection_id).aggregate(
+            n=Count("id"), top=Max("id")
+        )
+        stamp += f"-{agg['n']}-{agg['top']}"
+    return stamp
 
 
 def _scores_key(label_set: ResponseLabelSet) -> str:
-    parts = [str(label_set.pk), label_set.updated_at.isoformat(), _runs_stamp(label_set.collection_id)]
+    citations = label_set.kind == ResponseLabelSet.Kind.CITATIONS
+    parts = [
+        str(label_set.pk),
+        label_set.updated_at.isoformat(),
+        _answers_stamp(label_set.collection_id, sentences=citations),
+    ]
     if label_set.bank_id is not None:
-        bank_stamp = NuggetBank.objects.filter(pk=label_set.bank_id).values_list("updated_at", flat=True).first()
-        parts.append(bank_stamp.isoformat() if bank_stamp else "none")
-    return "response-scores:v1:" + ":".join(parts)
+        # The bank's own stamp (nugget_bank_touch) and its nuggets' count, newest id and newest edit: a writer that
+        # forgets the touch (a bulk re-import of a turn's nuggets) still moves the key.
+        bank = (
+            NuggetBank.objects.filter(pk=label_set.bank_id)
+            .annotate(n=Count("nuggets"), top=Max("nuggets__id"), edited=Max("nuggets__updated_at"))
+            .values_list("updated_at", "n", "top", "edited")
+            .first()
+        )
+        parts.append("-".join(str(v) for v in bank) if bank else "none")
+    # Hashed: the stamps hold spaces, which memcached-style keys may not.
+    return f"response-scores:v1:{label_set.pk}:" + hashlib.sha256(":".join(parts).encode()).hexdigest()[:32]
 
 
 def _responses(collection_id: int) -> list[tuple[int, int, int]]:

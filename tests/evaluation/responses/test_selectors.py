@@ -92,3 +92,16 @@ def test_label_counts_group_by_label_and_condition(scene):
     assert counts[scene["citation_set"].pk]["label"] == {"full": 3, "none": 2, "partial": 1, "not_needed": 1}
     banks = sel.nugget_counts(bank_ids=[scene["bank"].pk])[scene["bank"].pk]
     assert banks["importance"] == {"vital": 4, "okay": 2} and banks["origin"] == {"imported": 5, "added": 1}
+
+
+def test_writers_that_forget_the_touch_still_move_the_key_when_they_add_or_remove_rows(scene):
+    label_set = scene["citation_set"]
+    assert {r.run for r in sel.leaderboard(label_set=label_set, measure="precision")} == {"A", "B"}
+    scene["runs"][1].delete()  # its answers and their labels go with it; no touch
+    board = sel.leaderboard(label_set=label_set, measure="precision")
+    assert [(r.run, r.values["precision"]) for r in board] == [("A", 0.5)]
+    nugget_set, bank = scene["nugget_set"], scene["bank"]
+    before = sel.leaderboard(label_set=nugget_set, measure="A")[0].values["V_strict"]
+    bank.nuggets.filter(text="m0").delete()  # t2's only nugget, as a bulk re-import would rewrite it
+    after = sel.leaderboard(label_set=nugget_set, measure="A")[0]
+    assert before == pytest.approx(2 / 3) and after.values["V_strict"] == pytest.approx(1 / 3) and after.scored == 1
