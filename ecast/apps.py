@@ -24,6 +24,11 @@ class EcastConfig(AppConfig):
         # The generation demo draws the paraphrase test sets that the other features' demos run and judge.
         demo_part_register(module="ecast.generation.demo", stage="paraphrases")
         _forget_tokens_on_change()
+        # The adapter backend reads trained adapters from the database, so any worker can load any of them.
+        from ecast.generation.finetune import adapter_stored
+        from ecast.pipeline import lora
+
+        lora.register_source(adapter_stored)
 
 
 def _forget_tokens_on_change() -> None:

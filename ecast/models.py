@@ -336,6 +336,58 @@ class GenerationTurn(models.Model):
         indexes = [models.Index(fields=["job", "status"])]
 
 
+class FinetuneJob(Job):
+    """Fine-tune the chat model on a collection's approved pairs as a LoRA adapter (``ecast.pipeline.lora``)."""
+
+    job_kind = "finetune"
+
+    class Stage(models.TextChoices):
+        PARAPHRASE = "paraphrase", "Paraphrase (m_i → p^m)"
+        CR = "cr", "Context removal (p^m → p^r)"
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="finetune_jobs")
+    stage = models.CharField(max_length=10, choices=Stage.choices, default=Stage.PARAPHRASE)
+    base_model = models.CharField(max_length=1000, default="smollm", help_text="'smollm' or a local model path.")
+    params = models.JSONField(default=dict, blank=True)
+    # Conversations whose pairs never train or validate the adapter (a test collection's turns kept unseen).
+    exclude_topics = models.JSONField(default=list, blank=True)
+    cancel_requested = models.BooleanField(default=False)
+    metrics = models.JSONField(default=dict, blank=True, help_text="Losses, pair counts, seconds, device.")
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"Fine-tune {self.pk} ({self.collection.name}, {self.stage})"
+
+
+class Adapter(models.Model):
+    """A trained LoRA adapter, kept in the database so every worker can load it; a generation backend."""
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="adapters")
+    job = models.OneToOneField(FinetuneJob, on_delete=models.SET_NULL, null=True, blank=True, related_name="adapter")
+    stage = models.CharField(max_length=10, choices=FinetuneJob.Stage.choices)
+    base_model = models.CharField(max_length=1000)
+    weights = models.BinaryField()
+    sha256 = models.CharField(max_length=64)
+    config = models.JSONField(default=dict, help_text="The peft LoRA configuration.")
+    metrics = models.JSONField(default=dict, blank=True)
+    # What it learnt from: pair counts, the approved paraphrase ids, the conversations held out and excluded.
+    training = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.label
+
+    @property
+    def label(self) -> str:
+        base = "SmolLM2" if self.base_model in ("", "smollm") else self.base_model.rsplit("/", 1)[-1]
+        return f"{base} + {self.collection.name} adapter #{self.pk} ({self.get_stage_display()})"
+
+
 class JobRecovery(models.Model):
     """What the sweeper (or the broker's redelivery) did about a job whose worker died or whose message was lost.
 

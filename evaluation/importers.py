@@ -193,6 +193,7 @@ def write_run(ctx: Context) -> Result:
     text = ctx.text()
     parse = parse_pyterrier_run if header_of(text) is not None else parse_run
     parsed = parse(text, file=ctx.name, progress=ctx.progress)
+    del text  # the parsed rankings are all that is written: the file's text is not held through the write
     raise_if(parsed.errors)
     data: RunData = parsed.records[0]
     report: dict[str, Any] = dict(data.report)
@@ -338,3 +339,7 @@ def register() -> None:
         after="qrels",
     )
     providers.qrels_lookup_register(selectors.turn_qrels)
+    # Answers of RAG systems, nugget banks and their label sets (issue 33): their own module, same registry.
+    from evaluation.responses import importers as response_importers
+
+    response_importers.register()

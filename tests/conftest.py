@@ -65,6 +65,16 @@ def ir_datasets_home(shared_data) -> Path:
     return IR_DATASETS_HOME
 
 
+@pytest.fixture(scope="session")
+def tiny_causal(tmp_path_factory):
+    """A tiny random causal chat model saved once per session (no download): LLM judge and fine-tune tests."""
+    from ecast.pipeline.tiny import make_tiny_causal
+
+    # Two shared cores: torch's default thread pool makes tiny models slower there.
+    os.environ.setdefault("ECAST_TORCH_THREADS", "1")
+    return make_tiny_causal(tmp_path_factory.mktemp("tiny-causal"), seed=0)
+
+
 @pytest.fixture
 def admin_user(db) -> User:
     return factories.user("admin1", ADMIN, staff=True)

@@ -9,7 +9,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 
 from ecast.core import openai_endpoint
-from ecast.pipeline import backends, openai_compat
+from ecast.pipeline import backends, lora, openai_compat
 from ecast.pipeline.run import DEFAULT_CONFIG
 
 
@@ -28,6 +28,14 @@ def config_normalise(config: dict[str, Any] | None) -> dict[str, Any]:
             continue
         if backend.name == "t5" and not str(spec["params"].get("model") or "").strip():
             errors[stage] = "the t5 backend needs params.model (a local folder or a hub id)"
+        if backend.name == lora.BACKEND:
+            try:
+                adapter = lora.stored(spec["params"].get("adapter"))
+            except lora.AdapterError as exc:
+                errors[stage] = str(exc)
+                continue
+            spec["params"]["adapter"] = adapter.adapter_id
+            spec["params"]["adapter_sha256"] = adapter.sha256  # provenance names the exact weights
         if backend.name == "openai":
             spec["params"].pop("api_key", None)  # the caller moved it to the job's key; never stored in config
             spec["params"] = openai_endpoint.with_defaults(spec["params"])

@@ -8,12 +8,20 @@ from django import forms
 
 from ecast.core.fields import IdChoiceField
 from ecast.generation.selectors import collection_has_automatic_rewrites
-from ecast.models import Collection, TestSet
+from ecast.models import Adapter, Collection, TestSet
+from ecast.pipeline import lora
 from ecast.pipeline.backends import REGISTRY
 
 
 def _choices(stage: str) -> list[tuple[str, str]]:
-    return [(name, name) for name in sorted(REGISTRY[stage])]
+    # The adapter backend is offered as its trained adapters, one choice each ("adapter:<id>").
+    return [(name, name) for name in sorted(REGISTRY[stage]) if name != lora.BACKEND]
+
+
+def _adapter_choices(stage: str) -> list[tuple[str, str]]:
+    return [
+        (f"{lora.BACKEND}:{a.pk}", a.label) for a in Adapter.objects.filter(stage=stage).select_related("collection")
+    ]
 
 
 def _ids(text: str) -> list[str]:
@@ -99,6 +107,12 @@ class GenerationJobForm(forms.Form):
             field = self.fields["cqr_backend"]
             assert isinstance(field, forms.ChoiceField)
             field.choices = [(n, label) for n, label in _choices("cqr") if n != "imported"]
+        for stage in lora.STAGES:
+            adapters = _adapter_choices(stage)
+            if adapters:
+                field = self.fields[f"{stage}_backend"]
+                assert isinstance(field, forms.ChoiceField)
+                field.choices = [*_choices(stage), ("Fine-tuned adapters", adapters)]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -118,7 +132,10 @@ class GenerationJobForm(forms.Form):
                 params["revision"] = d[f"{name}_revision"].strip()
             if d[f"{name}_backend"] == "openai" and d.get("openai_base_url"):
                 params["base_url"] = d["openai_base_url"].strip()
-            return {"backend": d[f"{name}_backend"], "params": params}
+            backend = d[f"{name}_backend"]
+            if backend.startswith(f"{lora.BACKEND}:"):
+                backend, params["adapter"] = lora.BACKEND, int(backend.split(":", 1)[1])
+            return {"backend": backend, "params": params}
 
         para_extra = {k: d[k] for k in ("num_return_sequences", "top_k", "top_p", "temperature")}
         if d.get("paraphrase_prefix"):

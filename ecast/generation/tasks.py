@@ -5,8 +5,8 @@ from __future__ import annotations
 from celery import shared_task
 
 from ecast.core import jobs
-from ecast.generation import selectors, services
-from ecast.models import GenerationJob
+from ecast.generation import finetune, selectors, services
+from ecast.models import FinetuneJob, GenerationJob
 
 
 @shared_task(name="ecast.generation.dispatch")
@@ -30,5 +30,27 @@ jobs.register_kind(
         fail=lambda job_id, reason: services.generation_job_fail(job_id=job_id, reason=reason),
         model=GenerationJob,
         detail=lambda job: selectors.generation_job_progress(job=job),
+    )
+)
+
+
+@shared_task(name=finetune.RUN_TASK)
+def finetune_run_task(job_id: int) -> int:
+    """Train the job's adapter (one worker at a time; a redelivered copy trains again from the start)."""
+    try:
+        return jobs.job_unit(finetune.KIND, job_id, lambda: finetune.finetune_run(job_id=job_id), claim=True) or 0
+    except Exception as exc:  # noqa: BLE001 - any failure is shown on the job page instead of lost in a log
+        finetune.finetune_fail(job_id=job_id, reason=f"{type(exc).__name__}: {exc}")
+        raise
+
+
+jobs.register_kind(
+    jobs.JobKind(
+        name=finetune.KIND,
+        active=finetune.finetune_jobs_active,
+        resume=lambda job_id: finetune.finetune_requeue(job_id=job_id),
+        fail=lambda job_id, reason: finetune.finetune_fail(job_id=job_id, reason=reason),
+        model=FinetuneJob,
+        detail=lambda job: finetune.finetune_progress(job=job),
     )
 )

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from ecast.generation import apis, views
+from ecast.generation import apis, finetune_apis, finetune_views, views
 
 urlpatterns = [
     path("generation/", views.job_list, name="generation-jobs"),
@@ -16,7 +16,25 @@ urlpatterns = [
     path("generation/test-sets/", views.test_set_list, name="generation-test-sets"),
     path("generation/test-sets/<int:pk>/", views.test_set_detail, name="generation-test-set-detail"),
     path("generation/test-sets/<int:pk>/export/", views.test_set_export, name="generation-test-set-export"),
+    path("generation/finetune/", finetune_views.finetune_list, name="generation-finetune"),
+    path("generation/finetune/<int:pk>/", finetune_views.finetune_detail, name="generation-finetune-detail"),
+    path("generation/finetune/<int:pk>/cancel/", finetune_views.finetune_cancel, name="generation-finetune-cancel"),
     # REST API
+    path("api/generation/finetune/", finetune_apis.FinetuneJobListApi.as_view(), name="api-finetune-jobs"),
+    path(
+        "api/generation/finetune/create/", finetune_apis.FinetuneJobCreateApi.as_view(), name="api-finetune-job-create"
+    ),
+    path(
+        "api/generation/finetune/<int:pk>/",
+        finetune_apis.FinetuneJobDetailApi.as_view(),
+        name="api-finetune-job-detail",
+    ),
+    path(
+        "api/generation/finetune/<int:pk>/cancel/",
+        finetune_apis.FinetuneJobCancelApi.as_view(),
+        name="api-finetune-job-cancel",
+    ),
+    path("api/generation/adapters/", finetune_apis.AdapterListApi.as_view(), name="api-generation-adapters"),
     path("api/generation/jobs/", apis.GenerationJobListApi.as_view(), name="api-generation-jobs"),
     path("api/generation/jobs/create/", apis.GenerationJobCreateApi.as_view(), name="api-generation-job-create"),
     path("api/generation/jobs/<int:pk>/", apis.GenerationJobDetailApi.as_view(), name="api-generation-job-detail"),

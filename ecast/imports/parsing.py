@@ -61,6 +61,31 @@ def text_lines(text: str) -> list[str]:
     return text.splitlines()
 
 
+def iter_lines(text: str) -> Iterator[str]:
+    """The lines of a text one at a time (as ``text_lines`` gives them for \\n and \\r\\n files), without a list
+    of them: a run of 20 M lines would hold a second copy of itself as line objects."""
+    if "\n" not in text:
+        yield from text.splitlines()  # one line, or old Mac \\r line ends
+        return
+    start = 0
+    find = text.find
+    while True:
+        end = find("\n", start)
+        if end < 0:
+            if start < len(text):
+                yield text[start:].rstrip("\r")
+            return
+        yield text[start : end - 1] if end > start and text[end - 1] == "\r" else text[start:end]
+        start = end + 1
+
+
+def line_count(text: str) -> int:
+    """How many lines ``iter_lines`` yields (for progress), counted without splitting."""
+    if "\n" not in text:
+        return len(text.splitlines())
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
 class LineIndex:
     """Offset → 1-based line number (for errors in files parsed as a whole: JSON, XML)."""
 

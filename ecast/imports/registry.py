@@ -53,6 +53,8 @@ class ImportKind:
     # The file formats it reads (names of ``sniff.READABLE``): a file that looks like another format is refused
     # with one message before it is parsed. Empty: any file goes to the parser.
     formats: tuple[str, ...] = ()
+    # A sentence or two for the import page: what the kind makes of a file and the options that matter.
+    help: str = ""
 
 
 _KINDS: dict[str, ImportKind] = {}

@@ -51,6 +51,16 @@ READABLE: dict[str, str] = {
     "crowd_csv": "MTurk batch CSV with Input.passage_id and Input.passage columns",
     "clef_queries_xml": "CLEF eHealth 2016–2018 queries XML (<queries><query><id>…</id><en>…</en>)",
     "clef_topics_xml": "CLEF eHealth 2021 topics XML (<topics><topic><id>…</id><query>…</query>)",
+    "rag_answers_jsonl": (
+        "TREC RAG answer JSONL (run_id, topic_id, references, answer: [{text, citations}]; 2025: under 'metadata')"
+    ),
+    "ikat_responses_json": (
+        "iKAT responses JSON (a run {run_name, turns: [{turn_id, responses}]} or {turn: {run: text}})"
+    ),
+    "responses_tsv": "responses TSV (turn<TAB>run<TAB>response)",
+    "nuggets_jsonl": "nuggetizer JSONL (qid, nuggets: [{text, importance}]; with run_id and assignments)",
+    "ikat_nuggets_json": 'iKAT nugget JSON ({turn: {"[n]": {text, relevance}}})',
+    "citation_support_jsonl": "TREC RAG citation support JSONL (topic_id, run_id, sentences: [{text, citations}])",
 }
 
 # iKAT passage texts JSONL: one passage a line, named "<doc_id>:<passage_id>" in runs and qrels (kept equal to
@@ -227,7 +237,42 @@ def _topics_list(first: Any) -> Sniffed:
     return _unknown(f"a JSON list of objects with keys {_keys(first)}")
 
 
+def _response_level(obj: dict[str, Any]) -> Sniffed | None:
+    """The response-level JSON formats (issue 33): a JSONL row or a whole JSON object."""
+    if "answer" in obj and ("topic_id" in obj or isinstance(obj.get("metadata"), dict)):
+        return _known("rag_answers_jsonl", "TREC RAG answer JSONL")
+    if "nuggets" in obj and "qid" in obj:
+        with_runs = " with assignments" if "run_id" in obj else ""
+        return _known("nuggets_jsonl", f"nuggetizer JSONL{with_runs}")
+    if "sentences" in obj and "topic_id" in obj and "run_id" in obj:
+        return _known("citation_support_jsonl", "TREC RAG citation support JSONL")
+    if "run_name" in obj and "turns" in obj:
+        return _known("ikat_responses_json", "an iKAT run with responses (run_name, turns)")
+    first = next(iter(obj.values()), None)
+    if isinstance(first, dict) and first:
+        inner = next(iter(first.values()))
+        if isinstance(inner, str):
+            return _known("ikat_responses_json", "iKAT responses JSON ({turn: {run: response}})")
+        if isinstance(inner, dict) and "text" in inner and "relevance" in inner:
+            return _known("ikat_nuggets_json", "iKAT nugget JSON")
+    return None
+
+
+# The same, from the head of a JSON object too big to be read whole.
+_IKAT_HEADS = (
+    (re.compile(r'^\{\s*"[^"]+"\s*:\s*\{\s*"\[\d+\]"\s*:\s*\{'), "ikat_nuggets_json", "iKAT nugget JSON"),
+    (
+        re.compile(r'^\{\s*"[^"]+"\s*:\s*\{\s*"[^"]+"\s*:\s*"'),
+        "ikat_responses_json",
+        "iKAT responses JSON ({turn: {run: response}})",
+    ),
+)
+
+
 def _json_object(obj: dict[str, Any]) -> Sniffed:
+    found = _response_level(obj)
+    if found is not None:
+        return found
     values = list(obj.values())[:5]
     if values and all(isinstance(v, list) and all(isinstance(x, str) and "-" in x for x in v) for v in values):
         return _unknown(
@@ -281,10 +326,18 @@ def _json(text: str, complete: bool) -> Sniffed | None:
     ok, value = _first_json_value(text, 0)
     if ok and isinstance(value, dict):
         return _json_object(value)
+    for pattern, name, looks in _IKAT_HEADS:
+        if pattern.match(text):
+            return _known(name, looks)
+    if re.search(r'"run_name"\s*:', text) and re.search(r'"turns"\s*:', text):
+        return _known("ikat_responses_json", "an iKAT run with responses (run_name, turns)")
     return None
 
 
 def _jsonl(objects: list[dict[str, Any]]) -> Sniffed:
+    found = _response_level(objects[0])
+    if found is not None:
+        return found
     if any(set(IKAT_KEYS) <= set(o) for o in objects):
         return _known("passages_jsonl", "an iKAT passage texts JSONL file (doc_id, passage_id, passage_text)")
     # One object with an id and a text is enough: the other lines then get the passage parser's own errors.
@@ -351,6 +404,15 @@ _LINE_FORMATS: dict[str, LinePredicate] = {
         and (c[1].strip().lower() == "x" or bool(_TURN_ID.match(c[1].strip())))
     ),
     "cast2019_resolved_tsv": lambda s: len(c := _cols(s)) == 2 and bool(_TURN_ID.match(c[0].strip())),
+    # turn<TAB>run<TAB>response: ids without spaces, then a text (utterance labels end with SE/FT/PT instead).
+    "responses_tsv": lambda s: (
+        len(c := s.split("\t", 2)) == 3
+        and bool(c[0].strip())
+        and " " not in c[0].strip()
+        and bool(c[1].strip())
+        and " " not in c[1].strip()
+        and " " in c[2].strip()
+    ),
     "passages_tsv": lambda s: len(_cols(s)) == 2,  # exactly id<TAB>text: the passages import refuses more fields
 }
 _LOOKS = {
@@ -361,6 +423,7 @@ _LOOKS = {
     "castur_tsv": "a CAsTUR TSV (current_turn<TAB>relevant_turn)",
     "cast2019_resolved_tsv": "a TSV of turn ids and texts (turn_id<TAB>text)",
     "passages_tsv": "a two-column TSV file (id<TAB>text)",
+    "responses_tsv": "a responses TSV (turn<TAB>run<TAB>response)",
 }
 # A file that is mostly qrels or run lines is not a passages TSV just because its columns are tab-separated, nor is
 # one whose ids are turn ids (rewrites or CAsTUR labels would be stored as passages named 31_2).

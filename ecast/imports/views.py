@@ -143,7 +143,10 @@ def import_page(request: HttpRequest) -> HttpResponse:
             )
             return redirect("import-job", pk=job.pk)
     jobs = ImportJob.objects.select_related("collection", "created_by").order_by("-created_at")[:30]
-    option_help = {k.name: ", ".join(k.options) if k.options else "no options" for k in registry.kinds()}
+    option_help = {
+        k.name: (", ".join(k.options) if k.options else "no options") + (f". {k.help}" if k.help else "")
+        for k in registry.kinds()
+    }
     context = {
         "form": form,
         "dataset_form": dataset_form,

@@ -446,6 +446,15 @@ REGISTRY: dict[str, dict[str, Any]] = {
 }
 
 
+def register(backend: Any) -> None:
+    """Add a backend defined outside this module (the LoRA adapter backend registers itself on import)."""
+    BACKENDS[backend.name] = backend
+    for stage in STAGES:
+        REGISTRY[stage].pop(backend.name, None)
+        if stage in backend.stages:
+            REGISTRY[stage][backend.name] = backend
+
+
 def get(stage: str, name: str) -> Any:
     """The backend registered for a stage under a name, or a BackendError naming the valid choices."""
     if stage not in REGISTRY:

@@ -214,13 +214,18 @@ def seq2seq_generate(
 
 
 def causal_chat_generate(
-    prompts: list[list[dict[str, str]]], params: dict[str, Any], *, sample: bool
+    prompts: list[list[dict[str, str]]],
+    params: dict[str, Any],
+    *,
+    sample: bool,
+    model: tuple[Any, Any] | None = None,
 ) -> list[list[str]]:
-    """Batched chat generation with SmolLM2: one list of replies per message list (first line of each reply)."""
+    """Batched chat generation with SmolLM2 (or ``model``, a loaded (model, tokenizer)): one list of replies per
+    message list (first line of each reply)."""
     if not prompts:
         return []
     torch = _torch()
-    net, tok = load_smollm()
+    net, tok = model or load_smollm()
     kwargs = generation_kwargs(params, sample=sample)
     per_input = kwargs.get("num_return_sequences", 1)
     batch_size = max(1, int(params.get("batch_size", 8)))

@@ -130,11 +130,15 @@ def _queries(ctx: Context) -> Parsed | None:
     return parsed
 
 
-def _create_adhoc_turns(collection: Collection, qids: Iterable[str], queries: Parsed | None) -> dict[str, Turn]:
+def _create_adhoc_turns(
+    collection: Collection, qids: Iterable[str], queries: Parsed | None, texts: dict[str, str] | None = None
+) -> dict[str, Turn]:
     """One single-turn conversation per qid (topic id = turn id = qid), created or updated in bulk. A topic's
-    narrative (CLEF eHealth 2021) is its conversation's description: the task assessors judge against."""
+    narrative (CLEF eHealth 2021) is its conversation's description: the task assessors judge against. The query
+    texts come from ``texts`` (those a file carries beside its rows: a TREC RAG answer's ``topic``), then from the
+    queries file, which wins."""
     qids = sorted(set(qids))
-    texts = read_queries_map(queries) if queries else {}
+    texts = {**(texts or {}), **(read_queries_map(queries) if queries else {})}
     narratives: dict[str, str] = queries.extra.get("narratives", {}) if queries else {}
     convs = {c.topic_id: c for c in Conversation.objects.filter(collection=collection, topic_id__in=qids)}
     new_convs = [
@@ -188,15 +192,18 @@ def write_clef_queries(ctx: Context) -> Result:
 TURN_ID_SAFE = re.compile(r"^[\w.\-:]+$")
 
 
-def resolve_qids(ctx: Context, qids: set[str], *, kind: str) -> tuple[Collection, dict[str, int], set[str]]:
-    """The target collection, qid → turn pk, and the unknown qids (created as ad hoc turns with create_turns)."""
+def resolve_qids(
+    ctx: Context, qids: set[str], *, kind: str, texts: dict[str, str] | None = None
+) -> tuple[Collection, dict[str, int], set[str]]:
+    """The target collection, qid → turn pk, and the unknown qids (created as ad hoc turns with create_turns, their
+    query texts from ``texts`` — what the file itself says of its qids — or the ``queries`` file)."""
     if ctx.flag("create_turns"):
         if ctx.collection is None:
             raise ImportFailed([row_error(ctx.name, None, f"create_turns needs a collection for this {kind}")])
         bad = sorted(q for q in qids if not TURN_ID_SAFE.match(q) or len(q) > 64)
         if bad:
             raise ImportFailed([row_error(ctx.name, None, f"qid {q!r} cannot be a turn id") for q in bad])
-        turns = _create_adhoc_turns(ctx.collection, qids, _queries(ctx))
+        turns = _create_adhoc_turns(ctx.collection, qids, _queries(ctx), texts)
         return ctx.collection, {q: t.pk for q, t in turns.items()}, set()
     # One query both finds the turns and, without a chosen collection, the collection holding most of them.
     keys = turn_keys(qids, ctx.collection)

@@ -10,7 +10,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from ecast.imports.parsing import Parsed, Progress, parse_file, text_lines
+from ecast.imports.parsing import Parsed, Progress, iter_lines, line_count, parse_file
 
 # trec_eval ranks by score descending and breaks ties by docid descending (strcmp on the docno); the importer
 # recomputes ranks the same way so stored rank order is exactly what trec_eval would evaluate.
@@ -38,14 +38,13 @@ def parse_run(text: str, *, file: str, progress: Progress = None) -> Parsed:
     duplicates = 0
     dup_examples: list[str] = []
     tags: dict[str, int] = {}
-    lines = text_lines(text)
-    total = len(lines)
+    total = line_count(text)
     blank = 0
     isfinite = math.isfinite
     # Lines of one qid come together: its dict is looked up again only when the qid changes.
     last_qid: str | None = None
     docs: dict[str, float] = {}
-    for n, line in enumerate(lines, start=1):
+    for n, line in enumerate(iter_lines(text), start=1):
         if progress and n % 20000 == 0:
             progress(n, total)
         cols = line.split()

@@ -135,7 +135,7 @@ def _requests(client: APIClient, path: str, *, thorough: bool) -> Iterator[str]:
 def world(db, settings, assessor) -> list[str]:
     """One of each thing the addresses name (a collection with pairs, qrels, runs, a pool with an assignment, a
     rating campaign, an import), so the fuzz reaches views past their lookups; returns their ids."""
-    from ecast.models import ImportJob
+    from ecast.models import FinetuneJob, ImportJob
     from judging.relevance import services as relevance
     from tests.evaluation import helpers as evaluation
     from tests.evaluation.responses.helpers import small_scene
@@ -151,8 +151,20 @@ def world(db, settings, assessor) -> list[str]:
     assignment = relevance.assignment_take(pool=pool, assessor=assessor)
     campaign = factories.rating_campaign(coll, size=1, n=1)
     job = ImportJob.objects.create(kind="qrels", collection=coll, file_name="q.txt", status="failed")
+    finetune = FinetuneJob.objects.create(collection=coll, status="failed")
+    objects = [
+        coll,
+        coll.conversations.first(),
+        turn,
+        version,
+        *runs.values(),
+        pool,
+        assignment,
+        campaign,
+        job,
+        finetune,
+    ]
     responses = small_scene()  # response runs, answers, a nugget bank and both kinds of label set
-    objects = [coll, coll.conversations.first(), turn, version, *runs.values(), pool, assignment, campaign, job]
     objects += [*responses["runs"], *responses["responses"], responses["bank"]]
     objects += [responses["nugget_set"], responses["citation_set"]]
     pairs = pair if isinstance(pair, tuple | list) else [pair]

@@ -19,7 +19,7 @@ from django.utils import timezone
 from ecast.core import jobs
 from ecast.core.models import Job, JobStatus
 from ecast.core.rest import job_health_data
-from ecast.models import Collection, GenerationJob, ImportJob, JobRecovery
+from ecast.models import Collection, FinetuneJob, GenerationJob, ImportJob, JobRecovery
 from ecast.templatetags.job_health import heartbeat_age
 from evaluation.models import (
     BudgetSimulation,
@@ -84,6 +84,12 @@ CASES: dict[str, Case] = {
         page=lambda job: f"/generation/jobs/{job.pk}/",
         api=lambda job: f"/api/generation/jobs/{job.pk}/",
         list_api="/api/generation/jobs/",
+    ),
+    "finetune": Case(
+        make=lambda coll: FinetuneJob.objects.create(collection=coll, status=JobStatus.RUNNING, progress_total=8),
+        page=lambda job: f"/generation/finetune/{job.pk}/",
+        api=lambda job: f"/api/generation/finetune/{job.pk}/",
+        list_api="/api/generation/finetune/",
     ),
     "evaluation": Case(
         make=lambda coll: EvaluationJob.objects.create(

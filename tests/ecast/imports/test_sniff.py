@@ -82,6 +82,19 @@ READ_BY_KIND = {
         "cast/2022/2022_evaluation_topics_flattened_duplicated_v1.0.json",
     ],
     "clef_queries": ["clef_ehealth_2018/clef2018_queries_task1_task4.txt", "topics.txt", "topics_narrative.txt"],
+    "responses": [
+        *(f"rag/trec_rag_2024/baseline_rag24.test_{m}_top20.jsonl.fixed.gz" for m in ("gpt-4o", "command-r-plus")),
+        "rag/ikat_2024_cone_rag/automatic_responses.json.gz",
+        "rag/ikat_2024_cone_rag/manual_responses.json",
+    ],
+    "nuggets": [
+        "rag/trec_rag_2024/nugget_assignment.20241108.jl.gz",
+        "rag/trec_rag_2025/rag25-dev-nuggets.jsonl",
+        "rag/ikat_2024_cone_rag/gold_nuggets_human.json",
+        "rag/ikat_2024_cone_rag/gold_nuggets_human_deduplicated.json",
+        "rag/ikat_2024_cone_rag/gold_nuggets_llm.json.gz",
+    ],
+    "citation_support": ["rag/trec_rag_2024/final.citation_judgments_without_prediction.20241025.jsonl"],
 }
 
 # Real files no kind reads, and what they are taken for.
@@ -255,3 +268,11 @@ def test_the_registry_lists_the_formats_of_each_kind_and_refuses_unknown_ones():
 def test_sniffing_loads_neither_django_nor_celery():
     code = "import sys, ecast.imports.sniff; assert not {'django', 'celery'} & set(sys.modules), sys.modules"
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)
+
+
+def test_a_responses_tsv_is_told_from_utterance_labels_and_passages():
+    text = "turn\trun\tresponse\n1_1\tr1\tThe answer is yes.\n1_2\tr1\tIt depends on the season.\n"
+    sniffed = sniff.sniff(sniff.Head(text.encode(), complete=True))
+    assert sniffed is not None and sniffed.formats == {"responses_tsv"}
+    labels = "31_1\tWhat is throat cancer?\tSE\n31_2\tIs it treatable?\tFT\n"
+    assert sniff.sniff(sniff.Head(labels.encode(), complete=True)).formats == {"utterance_labels_tsv"}
