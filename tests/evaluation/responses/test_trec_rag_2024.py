@@ -13,7 +13,10 @@ from fractions import Fraction
 import pytest
 from django.urls import reverse
 
+from evaluation.models import ResponseLabelSet
 from evaluation.responses import selectors as sel
+from tests import factories
+from tests.ecast.imports.conftest import ok
 from tests.evaluation.responses import helpers
 
 pytestmark = pytest.mark.django_db
@@ -40,10 +43,20 @@ def nuggetizer_scores(nuggets: list[dict]) -> dict[str, float]:
     }
 
 
-def test_per_run_nugget_scores_of_the_21_topic_file_equal_nuggetizers_formulas(shared_data):
+def imported(kind: str, path) -> ResponseLabelSet:
+    """The file through the product's importer (one turn per topic, made from the file)."""
+    ok(kind, path, collection=factories.collection("TREC RAG 2024", year=2024), options={"create_turns": True})
+    return ResponseLabelSet.objects.get()
+
+
+@pytest.mark.parametrize("through", ["test loader", "importer"])
+def test_per_run_nugget_scores_of_the_21_topic_file_equal_nuggetizers_formulas(shared_data, through):
     rows = list(helpers.read_jsonl(shared_data / helpers.NUGGETS_FILE))
     assert len(rows) == 927
-    label_set = helpers.load_nugget_assignments(rows)
+    if through == "importer":
+        label_set = imported("nuggets", shared_data / helpers.NUGGETS_FILE)
+    else:
+        label_set = helpers.load_nugget_assignments(rows)
 
     expected: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
@@ -81,10 +94,14 @@ def plain_citation_support(rows: list[dict]) -> dict[str, tuple[float, float]]:
     return {run: (float(p / len(topics)), float(r / len(topics))) for run, (p, r) in sums.items()}
 
 
-def test_citation_support_of_the_9_topic_file_equals_a_hand_checked_computation(shared_data):
+@pytest.mark.parametrize("through", ["test loader", "importer"])
+def test_citation_support_of_the_9_topic_file_equals_a_hand_checked_computation(shared_data, through):
     rows = list(helpers.read_jsonl(shared_data / helpers.CITATIONS_FILE))
     assert len(rows) == 381
-    label_set = helpers.load_citation_judgments(rows)
+    if through == "importer":
+        label_set = imported("citation_support", shared_data / helpers.CITATIONS_FILE)
+    else:
+        label_set = helpers.load_citation_judgments(rows)
     board = {r.run: r for r in sel.leaderboard(label_set=label_set, measure="precision")}
     assert len(board) == 45
 
