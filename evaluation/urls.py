@@ -10,6 +10,7 @@ urlpatterns: list = [
     path("", include("evaluation.robustness.urls")),
     path("", include("evaluation.agreement.urls")),
     path("", include("evaluation.exports.urls")),
+    path("", include("evaluation.responses.urls")),
     # Stored scores: leaderboard (live), runs, comparison, history.
     path("evaluation/", views.leaderboard, name="evaluation-leaderboard"),
     path("evaluation/recompute/", views.recompute, name="evaluation-recompute"),

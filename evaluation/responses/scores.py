@@ -46,7 +46,7 @@ CITATION_LABELS = (FULL, PARTIAL_CITATION, NONE, NOT_NEEDED)
 
 
 class ScoreError(DomainError, ValueError):
-    """A label the definitions do not know."""
+    """A label the scores do not know (a nugget assignment or citation-support value outside the definitions)."""
 
 
 def _ratio(numerator: float, denominator: int) -> float:
@@ -113,3 +113,118 @@ def run_nugget_scores(per_response: Iterable[Mapping[str, float]]) -> dict[str, 
     """A run's nugget scores: the mean of each measure over its scored responses (0 when it has none)."""
     rows = list(per_response)
     return {m: _ratio(sum(r[m] for r in rows), len(rows)) for m in NUGGET_MEASURES}
+
+
+# --- whole label sets: the plain rows a label set's selectors read, scored in one pass -----------------------------
+
+
+@dataclass
+class NuggetTable:
+    """A nugget label set scored: per response (only the fully labelled ones) and per run."""
+
+    per_response: dict[int, dict[str, float]]
+    # Responses with at least one label: the coverage's denominator.
+    labelled: dict[int, int]  # response id → labels it has
+    per_run: dict[int, dict[str, float]]
+    # run id → (responses scored, responses with any label, responses in all)
+    run_coverage: dict[int, tuple[int, int, int]]
+
+
+def nugget_table(
+    responses: Iterable[tuple[int, int, int]],
+    nuggets: Iterable[tuple[int, int, str]],
+    labels: Iterable[tuple[int, int, str]],
+) -> NuggetTable:
+    """Score a nugget label set from ``responses`` (id, run id, turn id), the bank's ``nuggets`` (id, turn id,
+    importance; merged ones left out by the caller) and ``labels`` (response id, nugget id, assignment).
+
+    A response is scored when every nugget of its turn has a label; labels of nuggets the bank no longer holds, or
+    of another turn's nuggets, are ignored."""
+    turn_nuggets: dict[int, dict[int, str]] = {}
+    for nid, turn, importance in nuggets:
+        turn_nuggets.setdefault(turn, {})[nid] = importance
+    response_turn: dict[int, int] = {}
+    run_of: dict[int, int] = {}
+    for rid, run, turn in responses:
+        response_turn[rid] = turn
+        run_of[rid] = run
+    got: dict[int, dict[int, str]] = {}
+    for rid, nid, label in labels:
+        of = response_turn.get(rid)
+        if of is None or nid not in turn_nuggets.get(of, ()):
+            continue
+        got.setdefault(rid, {})[nid] = label
+    per_response: dict[int, dict[str, float]] = {}
+    for rid, have in got.items():
+        wanted = turn_nuggets[response_turn[rid]]
+        if len(have) == len(wanted):
+            per_response[rid] = nugget_scores((wanted[nid], label) for nid, label in have.items())
+    by_run: dict[int, list[dict[str, float]]] = {}
+    counts: dict[int, list[int]] = {}
+    for rid, run in run_of.items():
+        c = counts.setdefault(run, [0, 0, 0])
+        c[2] += 1
+        if rid in got:
+            c[1] += 1
+        if rid in per_response:
+            c[0] += 1
+            by_run.setdefault(run, []).append(per_response[rid])
+    return NuggetTable(
+        per_response=per_response,
+        labelled={rid: len(have) for rid, have in got.items()},
+        per_run={run: run_nugget_scores(by_run.get(run, ())) for run in counts},
+        run_coverage={run: (c[0], c[1], c[2]) for run, c in counts.items()},
+    )
+
+
+@dataclass
+class CitationTable:
+    """A citation label set scored: per response to a judged topic, per run over the judged topics."""
+
+    judged_turns: set[int]
+    # response id → {"precision", "recall", "sentences", "cited", "judged"}
+    per_response: dict[int, dict[str, float]]
+    per_run: dict[int, dict[str, float]]
+    # run id → (judged topics it answered, judged topics)
+    run_coverage: dict[int, tuple[int, int]]
+
+
+def citation_table(
+    responses: Iterable[tuple[int, int, int]],
+    sentences: Iterable[tuple[int, int, str | None]],
+    labels: Iterable[tuple[int, str, str]],
+    judged_turns: Iterable[int],
+) -> CitationTable:
+    """Score a citation label set from ``responses`` (id, run id, turn id), the answers' ``sentences`` (response
+    id, sentence id, first cited passage or None, in sentence order), ``labels`` (sentence id, passage id,
+    support) and the turns with at least one label (``judged_turns``)."""
+    judged = set(judged_turns)
+    label_of = {(sid, passage): support for sid, passage, support in labels}
+    run_of: dict[int, int] = {}
+    turn_of: dict[int, int] = {}
+    for rid, run, turn in responses:
+        run_of[rid] = run
+        turn_of[rid] = turn
+    read: dict[int, list[SentenceSupport]] = {rid: [] for rid, turn in turn_of.items() if turn in judged}
+    for rid, sid, first in sentences:
+        if rid in read:
+            if first:
+                read[rid].append(SentenceSupport(cited=True, label=label_of.get((sid, first))))
+            else:
+                read[rid].append(SentenceSupport(cited=False, label=None))
+    per_response: dict[int, dict[str, float]] = {}
+    per_topic: dict[int, dict[int, dict[str, float]]] = {}
+    for rid, rows in read.items():
+        figures: dict[str, float] = dict(citation_support(rows))
+        figures["sentences"] = len(rows)
+        figures["cited"] = sum(s.cited for s in rows)
+        figures["judged"] = sum(s.label is not None for s in rows)
+        per_response[rid] = figures
+        per_topic.setdefault(run_of[rid], {})[turn_of[rid]] = figures
+    runs = set(run_of.values())
+    per_run = {
+        run: run_citation_support({str(t): v for t, v in per_topic.get(run, {}).items()}, [str(t) for t in judged])
+        for run in runs
+    }
+    coverage = {run: (len(per_topic.get(run, {})), len(judged)) for run in runs}
+    return CitationTable(judged_turns=judged, per_response=per_response, per_run=per_run, run_coverage=coverage)

@@ -16,6 +16,7 @@ from django.core.management import call_command
 from ecast.core.csvfiles import FORMULA_STARTS, PLAIN_NUMBER, csv_line, csv_response, csv_text, restore_cell, safe_cell
 from ecast.imports.services import import_file
 from ecast.models import Paraphrase, Turn
+from evaluation.models import ResponseLabelSet, ResponseRun
 
 REPO = Path(__file__).resolve().parents[3]
 CMD = "=cmd|' /C calc'!A0"
@@ -125,7 +126,24 @@ def hostile(db, tmp_path, admin_user):
     runs["strong"].name = LINK
     runs["strong"].save()
     evaluation_services.scores_compute_for_version(version=version)
-    return {"coll": coll, "job": failed, "camp": camp, "version": version, "run": runs["strong"], "tmp": tmp_path}
+
+    # Response judging: a run, a label set and a turn id that read as formulas.
+    from tests.evaluation.responses.helpers import small_scene
+
+    scene = small_scene()
+    ResponseRun.objects.filter(pk=scene["runs"][0].pk).update(name=LINK)
+    ResponseLabelSet.objects.filter(pk=scene["nugget_set"].pk).update(name=CMD)
+    Turn.objects.filter(pk=scene["turns"]["t1"].pk).update(turn_id="@t1")
+    return {
+        "coll": coll,
+        "job": failed,
+        "camp": camp,
+        "version": version,
+        "run": runs["strong"],
+        "tmp": tmp_path,
+        "nugget_set": scene["nugget_set"],
+        "citation_set": scene["citation_set"],
+    }
 
 
 def _body(response) -> str:
@@ -171,6 +189,18 @@ DOWNLOADS = [
     (
         "per-query scores",
         lambda h, api, web: _body(web.get(f"/evaluation/versions/{h['version'].pk}/per-query/csv/")),
+        [LINK],
+    ),
+    (
+        "response scores per response",
+        lambda h, api, web: _body(
+            web.get(f"/evaluation/responses/label-sets/{h['nugget_set'].pk}/download/per-response.csv")
+        ),
+        [LINK, CMD, "@t1"],
+    ),
+    (
+        "response scores per run",
+        lambda h, api, web: _body(api.get(f"/api/responses/label-sets/{h['citation_set'].pk}/download/per-run.csv")),
         [LINK],
     ),
 ]

@@ -139,6 +139,7 @@ def world(db, settings, assessor) -> list[str]:
     from judging.nuggets import leasing
     from judging.relevance import services as relevance
     from tests.evaluation import helpers as evaluation
+    from tests.evaluation.responses.helpers import small_scene
     from tests.judging.nuggets import helpers as nugget_helpers
     from tests.judging.relevance import helpers as relevance_helpers
 
@@ -159,6 +160,9 @@ def world(db, settings, assessor) -> list[str]:
     lease = leasing.lease_next(task=task, assessor=assessor)
     objects = [coll, coll.conversations.first(), turn, version, *runs.values(), pool, assignment, campaign, job]
     objects += [finetune, rag.bank, task, lease, *rag.nuggets("1_1")]
+    responses = small_scene()  # response runs, answers, a nugget bank and both kinds of label set
+    objects += [*responses["runs"], *responses["responses"], responses["bank"]]
+    objects += [responses["nugget_set"], responses["citation_set"]]
     pairs = pair if isinstance(pair, tuple | list) else [pair]
     return sorted({str(o.pk) for o in [*objects, *pairs] if o is not None}, key=int)[:8]
 
