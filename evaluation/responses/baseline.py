@@ -81,6 +81,4 @@ def extractive_answer(query: str, passages: Sequence[tuple[str, str]], *, params
         chosen.append((rank, pos, pid, sentence))
     chosen.sort()
     out = [AnswerSentence(text=s, citations=(pid,)) for _, _, pid, s in chosen]
-    return Answer(
-        text=" ".join(s.text for s in out), sentences=out, references=[pid for pid, _ in passages]
-    )
+    return Answer(text=" ".join(s.text for s in out), sentences=out, references=[pid for pid, _ in passages])

@@ -27,7 +27,9 @@ class ResponseJobForm(forms.Form):
     task = forms.ChoiceField(choices=ResponseLlmJob.Task.choices, widget=forms.HiddenInput)
     collection = IdChoiceField(queryset=Collection.objects.none(), required=False)
     qrels_version = NamedChoiceField(
-        queryset=QrelsVersion.objects.none(), required=False, help_text="Nuggets are read from the passages it judged relevant."
+        queryset=QrelsVersion.objects.none(),
+        required=False,
+        help_text="Nuggets are read from the passages it judged relevant.",
     )
     threshold = forms.IntegerField(
         required=False, min_value=0, max_value=4, help_text="Relevant: grade ≥ this (empty: the collection's)."

@@ -81,7 +81,9 @@ def done_items(job: ResponseLlmJob) -> set[Any]:
     if job.task == Task.CREATE_NUGGETS:
         return set(job.done)
     if job.task == Task.ASSIGN_NUGGETS:
-        return set(NuggetAssignment.objects.filter(label_set_id=job.label_set_id).values_list("response_id", "nugget_id"))
+        return set(
+            NuggetAssignment.objects.filter(label_set_id=job.label_set_id).values_list("response_id", "nugget_id")
+        )
     if job.task == Task.CITATION_SUPPORT:
         return set(CitationLabel.objects.filter(label_set_id=job.label_set_id).values_list("sentence_id", "passage_id"))
     return set(Response.objects.filter(run_id=job.run_id).values_list("turn_id", flat=True))
@@ -147,7 +149,9 @@ def baseline_batch(job: ResponseLlmJob, index: Any, items: Sequence[int]) -> lis
     turns = list(Turn.objects.filter(pk__in=list(items)))
     hits = {t.pk: index.search([(_query(t), 1.0)], k)[0] for t in turns}
     texts = dict(
-        Passage.objects.filter(passage_id__in={p for ids in hits.values() for p in ids}).values_list("passage_id", "text")
+        Passage.objects.filter(passage_id__in={p for ids in hits.values() for p in ids}).values_list(
+            "passage_id", "text"
+        )
     )
     out = []
     for t in turns:

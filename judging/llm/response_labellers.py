@@ -82,7 +82,9 @@ class LocalLabeller:
     def draft(self, question: str, passages: Sequence[str]) -> Drafted:
         """Candidate sentences from the passages; the model gives each its importance."""
         candidates = rp.candidate_nuggets(question, passages, max_nuggets=int(self.params["max_nuggets"]))
-        labelled = self.classify([rp.importance_messages(question=question, nugget=c) for c in candidates], rp.IMPORTANCE)
+        labelled = self.classify(
+            [rp.importance_messages(question=question, nugget=c) for c in candidates], rp.IMPORTANCE
+        )
         return Drafted(
             nuggets=[rp.DraftNugget(c, lab.label) for c, lab in zip(candidates, labelled, strict=True)],
             prompts=[lab.prompt for lab in labelled],
@@ -118,7 +120,9 @@ class EndpointLabeller:
         limit = int(self.params[limit_name])
         return text if len(words) <= limit else " ".join(words[:limit]) + " …"
 
-    def ask(self, chats: Sequence[list[dict[str, str]]], request: dict[str, Any], read: Callable[[str], Any]) -> list[tuple[Any, str]]:
+    def ask(
+        self, chats: Sequence[list[dict[str, str]]], request: dict[str, Any], read: Callable[[str], Any]
+    ) -> list[tuple[Any, str]]:
         """(read value, reply) for each chat; only well-formed replies are cached, the rest asked again."""
         out: list[tuple[Any, str] | None] = [None] * len(chats)
         todo = list(range(len(chats)))
@@ -155,8 +159,12 @@ class EndpointLabeller:
     def classify(self, chats: Sequence[list[dict[str, str]]], task: str) -> list[Labelled]:
         labels = rp.LABELS[task]
         out = []
-        for chat, (label, reply) in zip(chats, self.ask(chats, CLASSIFY_REQUEST, lambda r: rp.label_of(r, task)), strict=True):
-            out.append(Labelled(label, [1.0 if x == label else 0.0 for x in labels], 1.0, rp.prompt_record(chat), reply))
+        for chat, (label, reply) in zip(
+            chats, self.ask(chats, CLASSIFY_REQUEST, lambda r: rp.label_of(r, task)), strict=True
+        ):
+            out.append(
+                Labelled(label, [1.0 if x == label else 0.0 for x in labels], 1.0, rp.prompt_record(chat), reply)
+            )
         return out
 
     def draft(self, question: str, passages: Sequence[str]) -> Drafted:

@@ -45,12 +45,27 @@ ASSIGN_LABELS = ("not_support", "partial_support", "support")
 CITE_LABELS = ("none", "partial", "full")
 IMPORTANCE_LABELS = ("okay", "vital")
 LABELS = {ASSIGN: ASSIGN_LABELS, CITE: CITE_LABELS, IMPORTANCE: IMPORTANCE_LABELS}
-# Words a reply may give instead of a digit (first match wins, longest words first so "not supported" is not
-# read as "supported").
+# Words a reply may give instead of a digit: the one earliest in the reply wins ("not supported" is read at "not
+# support", before its "support"); a bare "not" is no label ("I am not sure").
 WORDS = {
-    ASSIGN: (("partial", 1), ("not", 0), ("no support", 0), ("support", 2)),
-    CITE: (("partial", 1), ("none", 0), ("no support", 0), ("not", 0), ("full", 2), ("support", 2)),
-    IMPORTANCE: (("vital", 1), ("okay", 0), ("ok", 0)),
+    ASSIGN: (
+        ("partial", 1),
+        ("not support", 0),
+        ("not_support", 0),
+        ("no support", 0),
+        ("unsupported", 0),
+        ("support", 2),
+    ),
+    CITE: (
+        ("partial", 1),
+        ("no support", 0),
+        ("not support", 0),
+        ("unsupported", 0),
+        ("none", 0),
+        ("full", 2),
+        ("support", 2),
+    ),
+    IMPORTANCE: (("vital", 1), ("okay", 0)),
 }
 
 ASSIGN_TEMPLATE = """Decide whether the answer below supports the fact (a "nugget") a good answer to the question \
@@ -160,7 +175,8 @@ def label_of(reply: str, task: str) -> str | None:
     if match:
         return labels[int(match.group(1))]
     low = reply.lower()
-    hits = [(low.find(word), digit) for word, digit in WORDS[task] if word in low]
+    # A word at a word start only ("cannot" is no "not"; "supported" is "support").
+    hits = [(m.start(), digit) for word, digit in WORDS[task] if (m := re.search(rf"\b{word}", low))]
     if not hits:
         return None
     return labels[min(hits)[1]]

@@ -95,7 +95,9 @@ def _model_provenance(task: str, model: str, revision: str, params: dict[str, An
     """(model id, provenance) of a local model or an endpoint; a ValidationError when neither can be used."""
     spec = judge.ModelSpec(model=model, revision=revision, params={})
     if model == endpoint_judge.BACKEND:
-        stored = openai_endpoint.with_defaults({"base_url": params.get("base_url"), "model": params.get("served_model")})
+        stored = openai_endpoint.with_defaults(
+            {"base_url": params.get("base_url"), "model": params.get("served_model")}
+        )
         try:
             openai_endpoint.check(stored)
         except openai_compat.EndpointError as exc:

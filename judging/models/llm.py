@@ -91,9 +91,7 @@ class ResponseLlmJob(Job):
         ResponseLabelSet, on_delete=models.SET_NULL, null=True, blank=True, related_name="llm_jobs"
     )
     # Baseline: the run written.
-    run = models.ForeignKey(
-        ResponseRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="baseline_jobs"
-    )
+    run = models.ForeignKey(ResponseRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="baseline_jobs")
     model = models.CharField(max_length=1000, help_text="'smollm', a local model folder / .gguf, or 'openai'.")
     model_id = models.CharField(max_length=300)
     revision = models.CharField(max_length=300, blank=True)

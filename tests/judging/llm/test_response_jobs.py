@@ -34,7 +34,14 @@ def start(django_capture_on_commit_callbacks):
 
 def test_nugget_assignment_labels_every_response_nugget_pair_into_an_llm_set(setup, start, tiny_causal):
     coll, _, runs, bank = setup
-    job = start(task=Task.ASSIGN_NUGGETS, collection=coll, model=str(tiny_causal), bank=bank, runs=list(runs.values()), params={"batch_size": 2})
+    job = start(
+        task=Task.ASSIGN_NUGGETS,
+        collection=coll,
+        model=str(tiny_causal),
+        bank=bank,
+        runs=list(runs.values()),
+        params={"batch_size": 2},
+    )
     assert (job.status, job.progress_done, job.progress_total) == ("succeeded", 5, 5)
     ls = job.label_set
     assert (ls.kind, ls.source, ls.bank_id, ls.name) == ("nuggets", "llm", bank.pk, f"llm nuggets: {tiny_causal.name}")
