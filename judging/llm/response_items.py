@@ -31,7 +31,7 @@ Task = ResponseLlmJob.Task
 def relevant_passages(job: ResponseLlmJob) -> dict[int, list[str]]:
     """Turn pk → ids of the passages the version judged at least ``threshold`` that have text, best grade first."""
     rows = (
-        Qrel.objects.filter(version_id=job.qrels_version_id, grade__gte=job.threshold or 0)
+        Qrel.objects.filter(version_id=job.qrels_version_id, grade__gte=job.threshold or 0, **_turns(job, "turn__"))
         .filter(passage_id__in=Passage.objects.exclude(text="").values("passage_id"))
         .order_by("turn__conversation__topic_id", "turn__number", "-grade", "passage_id")
         .values_list("turn_id", "passage_id")
@@ -52,15 +52,15 @@ def all_items(job: ResponseLlmJob) -> list[Any]:
             "pk", "turn_id"
         ):
             nuggets.setdefault(turn, []).append(nid)
-        responses = Response.objects.filter(run__in=job.runs.all(), turn_id__in=list(nuggets)).order_by(
-            "run__name", "turn__conversation__topic_id", "turn__number"
-        )
+        responses = Response.objects.filter(
+            run__in=job.runs.all(), turn_id__in=list(nuggets), **_turns(job, "turn__")
+        ).order_by("run__name", "turn__conversation__topic_id", "turn__number")
         items = [(rid, nid) for rid, turn in responses.values_list("pk", "turn_id") for nid in nuggets[turn]]
     elif job.task == Task.CITATION_SUPPORT:
         with_text = set(Passage.objects.exclude(text="").values_list("passage_id", flat=True))
-        sentences = ResponseSentence.objects.filter(response__run__in=job.runs.all()).order_by(
-            "response__run__name", "response__turn__conversation__topic_id", "response__turn__number", "index"
-        )
+        sentences = ResponseSentence.objects.filter(
+            response__run__in=job.runs.all(), **_turns(job, "response__turn__")
+        ).order_by("response__run__name", "response__turn__conversation__topic_id", "response__turn__number", "index")
         items = [
             (sid, pid)
             for sid, cited in sentences.values_list("pk", "citations")
@@ -69,12 +69,17 @@ def all_items(job: ResponseLlmJob) -> list[Any]:
         ]
     else:
         items = list(
-            Turn.objects.filter(collection_id=job.collection_id)
+            Turn.objects.filter(collection_id=job.collection_id, **_turns(job, ""))
             .exclude(participant=Participant.SYSTEM)
             .order_by("conversation__topic_id", "number")
             .values_list("pk", flat=True)
         )
     return items[: job.limit] if job.limit else items
+
+
+def _turns(job: ResponseLlmJob, path: str) -> dict[str, Any]:
+    """The filter restricting a query to the job's turns (none when it has no restriction)."""
+    return {f"{path}turn_id__in": list(job.turns)} if job.turns else {}
 
 
 def done_items(job: ResponseLlmJob) -> set[Any]:

@@ -130,6 +130,7 @@ def response_job_create(
     runs: list[ResponseRun] | None = None,
     run_name: str = "",
     limit: int | None = None,
+    turns: list[str] | None = None,
     created_by: Any = None,
     api_key: str = "",
     queue: bool = True,
@@ -138,7 +139,14 @@ def response_job_create(
     if task not in Task.values:
         raise ValidationError(f"task: one of {', '.join(Task.values)}")
     clean = params_clean(params)
-    job = ResponseLlmJob(task=task, collection=collection, limit=limit, created_by=created_by, api_key=api_key.strip())
+    job = ResponseLlmJob(
+        task=task,
+        collection=collection,
+        limit=limit,
+        turns=list(turns or []),
+        created_by=created_by,
+        api_key=api_key.strip(),
+    )
     if limit is not None and limit < 1:
         raise ValidationError("limit: at least 1 item")
     if task == Task.BASELINE:

@@ -98,6 +98,8 @@ class ResponseLlmJob(Job):
     params = models.JSONField(default=dict, blank=True)
     provenance = models.JSONField(default=dict, blank=True)
     limit = models.PositiveIntegerField(null=True, blank=True, help_text="Do only the first N items.")
+    # Turn ids ("81_2") the job is restricted to; empty: every turn.
+    turns = models.JSONField(default=list, blank=True)
     seconds = models.FloatField(default=0.0, help_text="Model time spent (for items per second).")
     # Keys of the items finished where the written rows cannot say so (a turn that drafted no nugget).
     done = models.JSONField(default=list, blank=True)
