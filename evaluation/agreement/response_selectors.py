@@ -35,12 +35,14 @@ def response_default_pair(
     if a is None:
         paired = [s for s in sets if len(_partners(s, sets)) > 0]
         humans = [s for s in paired if s.source != ResponseLabelSet.Source.LLM]
-        a = (humans or paired or [None])[0]
+        first = humans or paired
+        a = first[0] if first else None
     if a is None:
         return None, None
     partners = _partners(a, sets)
     llm = [s for s in partners if s.source == ResponseLabelSet.Source.LLM]
-    return a, ((llm or partners or [None])[-1])
+    last = llm or partners
+    return a, (last[-1] if last else None)
 
 
 def _partners(a: ResponseLabelSet, sets: list[ResponseLabelSet]) -> list[ResponseLabelSet]:

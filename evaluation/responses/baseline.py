@@ -71,7 +71,7 @@ def extractive_answer(query: str, passages: Sequence[tuple[str, str]], *, params
     # Best first; ties to the better-ranked passage, then the earlier sentence (deterministic).
     scored.sort(key=lambda s: (-s[0], s[1], s[2]))
     taken: dict[str, int] = {}
-    chosen = []
+    chosen: list[tuple[int, int, str, str]] = []
     for score, rank, pos, pid, sentence in scored:
         if len(chosen) >= int(merged["sentences"]):
             break

@@ -20,6 +20,7 @@ def response_job_list() -> QuerySet[ResponseLlmJob]:
 
 def response_job_label_counts(*, job: ResponseLlmJob) -> list[dict[str, Any]]:
     """Rows per label (every label of the task shown, even one the model never gave)."""
+    values: Any
     if job.task == Task.ASSIGN_NUGGETS:
         values = NuggetAssignment.objects.filter(label_set_id=job.label_set_id).values_list("label", flat=True)
         labels: tuple[str, ...] = rp.ASSIGN_LABELS

@@ -327,14 +327,24 @@ def response_rows_write(*, job_id: int, keys: list[Any], rows: list[dict[str, An
     job = ResponseLlmJob.objects.select_for_update().get(pk=job_id)
     if job.status == ResponseLlmJob.Status.CANCELLED:
         return None
+    # The bank, label set or run the job writes into: deleted meanwhile, the job cannot go on.
+    target = {
+        Task.CREATE_NUGGETS: job.bank_id,
+        Task.ASSIGN_NUGGETS: job.label_set_id,
+        Task.CITATION_SUPPORT: job.label_set_id,
+        Task.BASELINE: job.run_id,
+    }[Task(job.task)]
+    if target is None:
+        raise DomainError("what this job writes into (its bank, label set or run) was deleted", code="conflict")
+    label_set_id = target
     if job.task == Task.CREATE_NUGGETS:
-        _nuggets_write(job, rows)
+        _nuggets_write(job, target, rows)
         job.done = [*job.done, *keys]
     elif job.task == Task.ASSIGN_NUGGETS:
         NuggetAssignment.objects.bulk_create(
             [
                 NuggetAssignment(
-                    label_set_id=job.label_set_id,
+                    label_set_id=label_set_id,
                     response_id=r["response_id"],
                     nugget_id=r["nugget_id"],
                     label=r["labelled"].label,
@@ -350,7 +360,7 @@ def response_rows_write(*, job_id: int, keys: list[Any], rows: list[dict[str, An
         CitationLabel.objects.bulk_create(
             [
                 CitationLabel(
-                    label_set_id=job.label_set_id,
+                    label_set_id=label_set_id,
                     sentence_id=r["sentence_id"],
                     passage_id=r["passage_id"],
                     support=r["labelled"].label,
@@ -380,7 +390,7 @@ def _label_provenance(job: ResponseLlmJob, labelled: rl.Labelled) -> dict[str, A
     return {**job.provenance, **extra}
 
 
-def _nuggets_write(job: ResponseLlmJob, rows: list[dict[str, Any]]) -> None:
+def _nuggets_write(job: ResponseLlmJob, bank_id: int, rows: list[dict[str, Any]]) -> None:
     out = []
     for r in rows:
         drafted: rl.Drafted = r["drafted"]
@@ -390,7 +400,7 @@ def _nuggets_write(job: ResponseLlmJob, rows: list[dict[str, Any]]) -> None:
                 extra["importance_probabilities"] = drafted.probabilities[i]
             out.append(
                 Nugget(
-                    bank_id=job.bank_id,
+                    bank_id=bank_id,
                     turn_id=r["turn_id"],
                     position=i,
                     text=nugget.text,
@@ -401,8 +411,7 @@ def _nuggets_write(job: ResponseLlmJob, rows: list[dict[str, Any]]) -> None:
                 )
             )
     Nugget.objects.bulk_create(out)
-    if job.bank_id:
-        NuggetBank.objects.filter(pk=job.bank_id).update(updated_at=timezone.now())
+    NuggetBank.objects.filter(pk=bank_id).update(updated_at=timezone.now())
 
 
 def _answers_write(job: ResponseLlmJob, rows: list[dict[str, Any]]) -> None:
