@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from ecast.core.errors import DomainError
 from ecast.trees import natural_key
 from evaluation.agreement import algorithms
 from evaluation.responses import scores
@@ -45,6 +46,10 @@ CI_METHOD = (
     f"percentile bootstrap over items: {BOOTSTRAP} resamples with replacement (numpy default_rng({SEED})), "
     "κ of each from its confusion table, the 2.5th and 97.5th percentiles of the defined ones"
 )
+
+
+class LabelError(DomainError, ValueError):
+    """A label set holds a label outside its kind's scale."""
 
 
 def kappa_of_table(table: np.ndarray) -> float | None:
@@ -108,7 +113,7 @@ def label_agreement(
     for side, got in (("A", a), ("B", b)):
         unknown = sorted({v for v in got.values() if v not in code})
         if unknown:
-            raise ValueError(f"{side}: labels {unknown} are not in {list(labels)}")
+            raise LabelError(f"{side}: labels {unknown} are not in {list(labels)}")
     shared = sorted(set(a) & set(b))
     ca = [code[a[key]] for key in shared]
     cb = [code[b[key]] for key in shared]

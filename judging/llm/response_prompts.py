@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ecast.core.errors import DomainError
 from evaluation.responses import baseline
 
 PROMPT_VERSION = "ecast-response-judge/v1"
@@ -112,6 +113,10 @@ Question: {question}
 Nuggets:"""
 
 
+class PromptError(DomainError, ValueError):
+    """Probabilities that do not fit the task's labels."""
+
+
 def question_text(utterance: str, rewrite: str = "") -> str:
     """The question as asked, with its manual rewrite when it differs (what assessors are shown)."""
     if rewrite and rewrite.strip() != utterance.strip():
@@ -151,7 +156,7 @@ def label_probabilities(digit_probs: Sequence[float], task: str) -> tuple[str, l
     labels = LABELS[task]
     probs = [float(p) for p in digit_probs[: len(labels)]]
     if len(probs) != len(labels):
-        raise ValueError(f"{task}: expected {len(labels)} probabilities, got {len(probs)}")
+        raise PromptError(f"{task}: expected {len(labels)} probabilities, got {len(probs)}")
     mass = sum(probs)
     if mass <= 0:
         return labels[0], [1.0 / len(labels)] * len(labels), 0.0
