@@ -272,13 +272,3 @@ def synthetic_store(qids, qrels, runs, depth: int):
                 cursor.execute(f"ANALYZE {connection.ops.quote_name(model._meta.db_table)}")
     return coll, version, run_rows, pk_of
 
-
-def cpu_model() -> str:
-    """The CPU model name (from /proc/cpuinfo) and count: ratios are compared between machines of one kind."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return f"{line.split(':', 1)[1].strip()} × {os.cpu_count()}"
-    except OSError:
-        pass
-    return f"unknown CPU × {os.cpu_count()}"

@@ -24,6 +24,8 @@ def _register_demo_parts() -> None:
     # The relevance demo pools the BM25 runs the robustness demo made (stage "runs"), and its derived version is
     # scored with the others (stage "scores").
     demo_part_register(module="judging.relevance.demo", stage="judgments")
+    # Baseline answers over the demo corpus and a written nugget bank: responses an assessor can judge.
+    demo_part_register(module="judging.llm.response_demo", stage="judgments")
     demo_part_register(module="judging.ptkb.demo", stage="other collections")
 
 

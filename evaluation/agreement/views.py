@@ -14,8 +14,9 @@ from ecast.core.permissions import admin_required
 from ecast.models import Collection
 from evaluation import metrics
 from evaluation import selectors as sel
+from evaluation.agreement import response_selectors as rsel
 from evaluation.agreement import selectors as asel
-from evaluation.models import QrelsVersion
+from evaluation.models import QrelsVersion, ResponseLabelSet
 
 
 def version_param(value: str | None, field: str) -> QrelsVersion | None:
@@ -117,7 +118,56 @@ def agreement(request: HttpRequest) -> HttpResponse:
             context["topics"] = [
                 {**t, "exact_pct": _pct(t["exact"]), "overlap_pct": _pct(t["overlap"])} for t in report["topics"]
             ]
+    context.update(response_section(request, collection))
     return render(request, "evaluation/agreement.html", context)
+
+
+def label_set_param(value: str | None, field: str) -> ResponseLabelSet | None:
+    """The response label set a query parameter names (None when absent); 404 for anything else."""
+    if not value:
+        return None
+    if not value.isdigit():
+        raise Http404(f"{field}: not a label set id")
+    return get_object_or_404(ResponseLabelSet.objects.select_related("collection", "bank"), pk=int(value))
+
+
+def response_section(request: HttpRequest, collection: Collection | None) -> dict[str, Any]:
+    """The response-label part of the report: two label sets of one kind (?ra=&rb=, defaults as for versions)."""
+    ra = label_set_param(request.GET.get("ra"), "ra")
+    rb = label_set_param(request.GET.get("rb"), "rb")
+    picked = ra or rb
+    owner = picked.collection if picked else collection or next(iter(rsel.collections_with_label_sets()), None)
+    out: dict[str, Any] = {"response_collection": owner, "response_sets": [], "response_report": None}
+    if owner is None:
+        return out
+    out["response_sets"] = rsel.response_label_sets(collection=owner)
+    if ra is None:
+        ra, default_b = rsel.response_default_pair(collection=owner)
+        if rb is not None and (ra is None or ra.pk == rb.pk):
+            # Only B given (an LLM job's "Agreement" link): A is a set of its kind other than B itself.
+            ra = rsel.response_default_pair(collection=owner, a=rb)[1]
+    else:
+        default_b = rsel.response_default_pair(collection=owner, a=ra)[1]
+    rb = rb or default_b
+    out.update(ra=ra, rb=rb)
+    if ra is None or rb is None:
+        return out
+    with refusal_shown() as refused:
+        report = rsel.response_agreement_report(a=ra, b=rb)
+    if refused:
+        out["response_error"] = refused.text
+        return out
+    labels = report["labels"]
+    top = max((c for row in report["confusion"] for c in row), default=0) or 1
+    out["response_report"] = report
+    out["response_confusion"] = [
+        (la, [(lb, c, c / top) for lb, c in zip(labels, row, strict=True)])
+        for la, row in zip(labels, report["confusion"], strict=True)
+    ]
+    out["response_exact_pct"] = _pct(report["exact"])
+    out["response_topics"] = [{**t, "exact_pct": _pct(t["exact"])} for t in report["topics"]]
+    out["response_conditions"] = [{**c, "exact_pct": _pct(c["exact"])} for c in report["conditions"]]
+    return out
 
 
 def _int_param(request: HttpRequest, name: str) -> int | None:

@@ -7,9 +7,9 @@ from django.db import models
 
 from ecast.core.models import Job
 from ecast.models import Collection, Turn
-from evaluation.models import QrelsVersion
+from evaluation.models import NuggetBank, QrelsVersion, ResponseLabelSet, ResponseRun
 
-__all__ = ["LlmJudgeJob", "LlmLabel"]
+__all__ = ["LlmJudgeJob", "LlmLabel", "ResponseLlmJob"]
 
 
 class LlmJudgeJob(Job):
@@ -57,3 +57,56 @@ class LlmLabel(models.Model):
     class Meta:
         ordering = ["job_id", "id"]
         constraints = [models.UniqueConstraint(fields=["job", "turn", "passage_id"], name="uniq_llm_label")]
+
+
+class ResponseLlmJob(Job):
+    """One LLM job over responses (or, for ``baseline``, one built-in run of answers); every label in its own set.
+
+    ``task``: ``create_nuggets`` drafts a nugget bank from the judged-relevant passages of ``qrels_version``;
+    ``assign_nuggets`` labels the responses of ``runs`` against ``bank``; ``citation_support`` labels the citations
+    of the answer sentences of ``runs``; ``baseline`` answers the collection's turns into ``run``.
+    """
+
+    job_kind = "response_llm"
+
+    class Task(models.TextChoices):
+        CREATE_NUGGETS = "create_nuggets", "Nugget creation"
+        ASSIGN_NUGGETS = "assign_nuggets", "Nugget assignment"
+        CITATION_SUPPORT = "citation_support", "Citation support"
+        BASELINE = "baseline", "Baseline answers"
+
+    task = models.CharField(max_length=20, choices=Task.choices)
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="response_llm_jobs")
+    # Nugget creation: the version whose judged-relevant passages (grade >= threshold) the nuggets are read from.
+    qrels_version = models.ForeignKey(
+        QrelsVersion, on_delete=models.PROTECT, null=True, blank=True, related_name="response_llm_jobs"
+    )
+    threshold = models.PositiveSmallIntegerField(null=True, blank=True)
+    # Assignment: the bank read; creation: the bank written ("LLM draft: <model>").
+    bank = models.ForeignKey(
+        NuggetBank, on_delete=models.SET_NULL, null=True, blank=True, related_name="response_llm_jobs"
+    )
+    runs = models.ManyToManyField(ResponseRun, blank=True, related_name="llm_jobs_reading")
+    label_set = models.ForeignKey(
+        ResponseLabelSet, on_delete=models.SET_NULL, null=True, blank=True, related_name="llm_jobs"
+    )
+    # Baseline: the run written.
+    run = models.ForeignKey(ResponseRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="baseline_jobs")
+    model = models.CharField(max_length=1000, help_text="'smollm', a local model folder / .gguf, or 'openai'.")
+    model_id = models.CharField(max_length=300)
+    revision = models.CharField(max_length=300, blank=True)
+    params = models.JSONField(default=dict, blank=True)
+    provenance = models.JSONField(default=dict, blank=True)
+    limit = models.PositiveIntegerField(null=True, blank=True, help_text="Do only the first N items.")
+    # Turn ids ("81_2") the job is restricted to; empty: every turn.
+    turns = models.JSONField(default=list, blank=True)
+    seconds = models.FloatField(default=0.0, help_text="Model time spent (for items per second).")
+    # Keys of the items finished where the written rows cannot say so (a turn that drafted no nugget).
+    done = models.JSONField(default=list, blank=True)
+    api_key = models.CharField(max_length=500, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.get_task_display()} {self.pk} ({self.model_id})"

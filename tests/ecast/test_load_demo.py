@@ -97,6 +97,7 @@ def test_every_feature_registers_its_demo_part_and_they_load_in_the_order_of_the
         "judging.rating.demo",
         "evaluation.robustness.demo",
         "judging.relevance.demo",
+        "judging.llm.response_demo",
         "evaluation.demo",
         "evaluation.permutations.demo",
         "evaluation.analyses.demo",

@@ -163,8 +163,33 @@ def world(db, settings, assessor) -> list[str]:
     responses = small_scene()  # response runs, answers, a nugget bank and both kinds of label set
     objects += [*responses["runs"], *responses["responses"], responses["bank"]]
     objects += [responses["nugget_set"], responses["citation_set"]]
+    objects += _response_objects(coll, turn)
     pairs = pair if isinstance(pair, tuple | list) else [pair]
     return sorted({str(o.pk) for o in [*objects, *pairs] if o is not None}, key=int)[:8]
+
+
+def _response_objects(coll, turn) -> list:
+    """A response run with an answer, a nugget bank, a label set of each kind and a response-LLM job."""
+    from evaluation.models import Nugget, NuggetBank, Response, ResponseLabelSet, ResponseRun, ResponseSentence
+    from judging.models import ResponseLlmJob
+
+    run = ResponseRun.objects.create(collection=coll, name="fuzz-answers")
+    response = Response.objects.create(run=run, turn=turn, text="An answer.")
+    sentence = ResponseSentence.objects.create(response=response, index=0, text="An answer.", citations=["d1"])
+    bank = NuggetBank.objects.create(collection=coll, name="fuzz bank")
+    nugget = Nugget.objects.create(bank=bank, turn=turn, text="A fact")
+    nuggets = ResponseLabelSet.objects.create(collection=coll, name="fuzz n", kind="nuggets", source="llm", bank=bank)
+    cites = ResponseLabelSet.objects.create(collection=coll, name="fuzz c", kind="citations", source="assessed")
+    job = ResponseLlmJob.objects.create(
+        task="assign_nuggets",
+        collection=coll,
+        bank=bank,
+        label_set=nuggets,
+        model="smollm",
+        model_id="m",
+        status="failed",
+    )
+    return [run, response, sentence, bank, nugget, nuggets, cites, job]
 
 
 def _client(user=None) -> APIClient:

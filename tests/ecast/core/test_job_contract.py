@@ -31,7 +31,7 @@ from evaluation.models import (
     Run,
     StochasticSystem,
 )
-from judging.models import LlmJudgeJob, Pool, PoolBuild
+from judging.models import LlmJudgeJob, Pool, PoolBuild, ResponseLlmJob
 from tests import factories
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
@@ -128,6 +128,19 @@ CASES: dict[str, Case] = {
         page=lambda job: f"/judging/llm/{job.pk}/",
         api=lambda job: f"/api/judging/llm/jobs/{job.pk}/",
         list_api="/api/judging/llm/jobs/",
+    ),
+    "response_llm": Case(
+        make=lambda coll: ResponseLlmJob.objects.create(
+            task="baseline",
+            collection=coll,
+            model="extractive",
+            model_id="extractive",
+            status=JobStatus.RUNNING,
+            progress_total=6,
+        ),  # fmt: skip
+        page=lambda job: f"/judging/llm/responses/{job.pk}/",
+        api=lambda job: f"/api/judging/llm/responses/{job.pk}/",
+        list_api="/api/judging/llm/responses/",
     ),
     "pool": Case(
         make=make_pool_build,
