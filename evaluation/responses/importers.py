@@ -8,7 +8,7 @@ from collections import defaultdict
 from typing import Any
 
 from django.db import transaction
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 
 from ecast.core.bulk import rows_insert
 from ecast.imports import registry
@@ -227,27 +227,15 @@ def write_citation_support(ctx: Context) -> Result:
 # ---------------------------------------------------------------- registration
 
 
-def _url(name: str, pk: int | None = None) -> str | None:
-    """The page ``name`` (with ``pk``) when this branch has it: the response pages come with the scores work."""
-    try:
-        return reverse(name, kwargs={"pk": pk}) if pk is not None else reverse(name)
-    except NoReverseMatch:
-        return None
-
-
 def _links(job: ImportJob) -> dict[str, str]:
+    """What the import wrote (its run, bank or label set) and the collection's responses page."""
     counts = job.counts or {}
-    found = {
-        "Response run": _url("evaluation:response-run-detail", counts.get("run_id")) if counts.get("run_id") else None,
-        "Nugget bank": _url("evaluation:nugget-bank-detail", counts.get("bank_id")) if counts.get("bank_id") else None,
-        "Label set": (
-            _url("evaluation:response-label-set-detail", counts.get("label_set_id"))
-            if counts.get("label_set_id")
-            else None
-        ),
-        "Responses": _url("evaluation:responses"),
-    }
-    return {label: url for label, url in found.items() if url}
+    pages = {"Response run": "responses-run", "Nugget bank": "responses-bank", "Label set": "responses-label-set"}
+    keys = {"Response run": "run_id", "Nugget bank": "bank_id", "Label set": "label_set_id"}
+    found = {label: reverse(pages[label], args=[counts[keys[label]]]) for label in pages if counts.get(keys[label])}
+    index = reverse("responses-index")
+    found["Responses"] = f"{index}?collection={job.collection_id}" if job.collection_id else index
+    return found
 
 
 def _existing_run(collection: Collection, options: dict[str, Any]) -> ResponseRun | None:

@@ -35,6 +35,7 @@ from evaluation.models import (
 )
 from evaluation.permutations import retrieval
 from evaluation.responses import baseline
+from evaluation.responses.services import label_set_touch, nugget_bank_touch
 from judging.llm import endpoint_judge, judge
 from judging.llm import response_items as items_
 from judging.llm import response_labellers as rl
@@ -375,7 +376,7 @@ def response_rows_write(*, job_id: int, keys: list[Any], rows: list[dict[str, An
     else:
         _answers_write(job, rows)
     if job.label_set_id:
-        ResponseLabelSet.objects.filter(pk=job.label_set_id).update(updated_at=timezone.now())
+        label_set_touch(label_set=job.label_set_id)
     # Counted from what is stored, so a redelivered batch (its rows already there) does not count twice.
     job.progress_done = min(job.progress_total, len(items_.done_items(job)))
     job.seconds += seconds
@@ -411,7 +412,7 @@ def _nuggets_write(job: ResponseLlmJob, bank_id: int, rows: list[dict[str, Any]]
                 )
             )
     Nugget.objects.bulk_create(out)
-    NuggetBank.objects.filter(pk=bank_id).update(updated_at=timezone.now())
+    nugget_bank_touch(bank=bank_id)
 
 
 def _answers_write(job: ResponseLlmJob, rows: list[dict[str, Any]]) -> None:

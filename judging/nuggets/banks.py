@@ -17,6 +17,7 @@ from django.utils import timezone
 from ecast.core.permissions import is_admin, is_assessor
 from ecast.models import Collection, Turn
 from evaluation.models import Nugget, NuggetBank
+from evaluation.responses.services import nugget_bank_touch
 from judging.models import ResponseTask
 from judging.nuggets.leasing import TaskError
 
@@ -84,10 +85,6 @@ def _importance(value: str) -> str:
     return value
 
 
-def _touch(bank: NuggetBank) -> None:
-    NuggetBank.objects.filter(pk=bank.pk).update(updated_at=timezone.now())
-
-
 @transaction.atomic
 def nugget_add(
     *,
@@ -114,7 +111,7 @@ def nugget_add(
         source_passages=[str(p)[:200] for p in source_passages][:20],
         provenance={"by": user.username},
     )
-    _touch(bank)
+    nugget_bank_touch(bank=bank)
     return nugget
 
 
@@ -136,7 +133,7 @@ def nugget_edit(*, nugget: Nugget, user: Any, text: str | None = None, importanc
         nugget.origin = Nugget.Origin.EDITED
     nugget.text, nugget.importance = new_text, new_importance
     nugget.save()
-    _touch(nugget.bank)
+    nugget_bank_touch(bank=nugget.bank)
     return True
 
 
@@ -151,7 +148,7 @@ def nugget_delete(*, nugget: Nugget, user: Any) -> None:
     Nugget.objects.filter(merged_into=nugget).update(merged_into=None)
     bank = nugget.bank
     nugget.delete()
-    _touch(bank)
+    nugget_bank_touch(bank=bank)
 
 
 @transaction.atomic
@@ -167,4 +164,4 @@ def nugget_merge(*, nugget: Nugget, into: Nugget, user: Any) -> None:
     Nugget.objects.filter(merged_into=nugget).update(merged_into=into)
     nugget.merged_into = into
     nugget.save(update_fields=["merged_into", "updated_at"])
-    _touch(nugget.bank)
+    nugget_bank_touch(bank=nugget.bank)

@@ -22,18 +22,12 @@ from evaluation.models import (
     ResponseRun,
     ResponseSentence,
 )
+from evaluation.responses.services import label_set_touch
 from judging.models import ResponseLease, ResponseTask
 from judging.nuggets.leasing import TaskError, lease_hold
 
 NUGGET_LABELS = tuple(NuggetAssignment.Label.values)
 SUPPORT_LABELS = tuple(CitationLabel.Support.values)
-
-
-def label_set_touch(label_set: ResponseLabelSet) -> None:
-    """Mark the set changed, so scores cached from it are stale.
-
-    Stands in for ``evaluation.responses.label_set_touch`` until the score selectors provide it."""
-    ResponseLabelSet.objects.filter(pk=label_set.pk).update(updated_at=timezone.now())
 
 
 @transaction.atomic
@@ -171,7 +165,7 @@ def labels_submit(*, lease: ResponseLease, labels: Mapping[str, str]) -> int:
             cited = {"sentence": target, "passage_id": target.citations[0]}
             changed += _store(CitationLabel, cited, "support", value, lease, {})
     if changed:
-        label_set_touch(lease.task.label_set)
+        label_set_touch(label_set=lease.task.label_set)
     return changed
 
 
