@@ -14,7 +14,10 @@ Usage: DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis:
        python bench/bench_rating_load.py [--duration 60] [--raters 50] [--items 3000] [--n 5] [--workers 2] [--think 5]
                                          [--procs 4]
 With --think, each rater spends 0.5–1.5 × that many seconds on an item (500 raters × 5 s is the issue's target);
-CPU seconds of the gunicorn processes and of the PostgreSQL backends are divided by the requests served.
+CPU seconds of the gunicorn processes and of the PostgreSQL backends are divided by the requests served, and the
+share of the cores that everything else on the machine took meanwhile is printed beside them (on a shared machine it
+decides the latency). With --server-times each request's latency is split, from the server's own times of the same
+request, into the wait before a gunicorn thread began it, the time inside it and the time after.
 """
 
 from __future__ import annotations
@@ -40,12 +43,73 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.common import cpu_seconds, drop_database, load_average, make_database, postgres_cpu, row  # noqa: E402
+from bench.common import (  # noqa: E402
+    cpu_seconds,
+    drop_database,
+    load_average,
+    machine_cpu,
+    make_database,
+    postgres_cpu,
+    row,
+)
 
 
 def var_dir() -> str:
-    """The server's files (static files, the access log) for this run, removed at the end."""
+    """The server's files (static files, the request times of --server-times) for this run, removed at the end."""
     return f"/tmp/bench-rating-{os.getpid()}"
+
+
+# gunicorn hooks (its config file, with --server-times): each worker writes, per request, the bench's request id, the
+# wall-clock time its thread began the request (headers parsed) and the time the response was written.
+SERVER_HOOKS = """
+import os, threading, time
+
+_lock, _files = threading.Lock(), {}
+
+
+def pre_request(worker, req):
+    req.bench_started = time.time()
+
+
+def post_request(worker, req, environ, resp):
+    ended = time.time()
+    rid = next((v for k, v in req.headers if k == "X-BENCH-ID"), None)
+    if rid is None:
+        return
+    with _lock:
+        out = _files.get(os.getpid())
+        if out is None:
+            out = _files[os.getpid()] = open(f"{os.environ['ECAST_VAR_DIR']}/times-{os.getpid()}.log", "a")
+        out.write(f"{rid} {req.bench_started} {ended}\\n")
+        out.flush()
+"""
+
+
+def endpoint(path: str) -> str:
+    return "me" if path.endswith("/me/") else "next" if path.endswith("/next/") else "submit"
+
+
+def latency_split(trace: list[tuple[str, str, float, float]], server_dir: str) -> dict[str, dict[str, list[float]]]:
+    """Each request's latency in three parts, per endpoint: before a server thread began it (connecting, the
+    listen backlog, gunicorn's poller and the wait for a free thread), inside it (the application, as the access log
+    would time it), and after (the response on its way back and the load process's thread waking up to read it)."""
+    server: dict[str, tuple[float, float]] = {}
+    for log in Path(server_dir).glob("times-*.log"):
+        for line in log.read_text().splitlines():
+            rid, started, ended = line.split()
+            server[rid] = (float(started), float(ended))
+    parts: dict[str, dict[str, list[float]]] = {k: {"before": [], "inside": [], "after": []} for k in ENDPOINTS}
+    for rid, path, sent, answered in trace:
+        if rid in server:
+            started, ended = server[rid]
+            split = parts[endpoint(path)]
+            split["before"].append(started - sent)
+            split["inside"].append(ended - started)
+            split["after"].append(answered - ended)
+    return parts
+
+
+ENDPOINTS = ("me", "next", "submit")
 
 
 def free_port() -> int:
@@ -113,12 +177,17 @@ class Client:
     def __init__(self, port: int, token: str):
         self.port, self.token = port, token
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        # (request id, path, wall-clock time sent, wall-clock time answered) of each call, matched with the server's
+        # own times of the same request (``SERVER_HOOKS``) to tell where its latency went.
+        self.trace: list[tuple[str, str, float, float]] = []
 
     def call(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict | None, float]:
         data = json.dumps(body).encode() if body is not None else None
-        headers = {"Authorization": f"Token {self.token}", "Accept": "application/json"}
+        request_id = f"{self.token[:12]}-{len(self.trace)}"
+        headers = {"Authorization": f"Token {self.token}", "Accept": "application/json", "X-Bench-Id": request_id}
         if data is not None:
             headers["Content-Type"] = "application/json"
+        sent = time.time()
         t0 = time.perf_counter()
         for attempt in range(2):
             try:
@@ -132,6 +201,7 @@ class Client:
                 self.conn.close()
                 self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
         elapsed = time.perf_counter() - t0
+        self.trace.append((request_id, path, sent, sent + elapsed))
         try:
             parsed = json.loads(raw) if raw else None
         except ValueError:
@@ -139,11 +209,23 @@ class Client:
         return resp.status, parsed, elapsed
 
 
+def warm_up(port: int, token: str, patience: float = 300.0) -> None:
+    """Three answered calls. On a crowded machine a gunicorn worker may take longer to load the app than a call's
+    timeout: the calls are repeated until answered rather than left to fail."""
+    deadline, answered = time.perf_counter() + patience, 0
+    while answered < 3 and time.perf_counter() < deadline:
+        try:
+            status, _, _ = Client(port, token).call("GET", "/api/rating/me/")
+            answered += status == 200
+        except (OSError, http.client.HTTPException):
+            time.sleep(0.5)
+
+
 def rater_loop(
     client: Client, campaign_id: int, deadline: float, stats: dict, lock: threading.Lock, think: float = 0.0
 ) -> None:
     rng = random.Random(client.token)
-    local: dict[str, list] = {"me": [], "next": [], "submit": [], "created": [], "errors": []}
+    local: dict[str, list] = {"me": [], "next": [], "submit": [], "created": [], "errors": [], "trace": []}
     if think:  # raters arrive spread over one think time, not all in the same instant
         time.sleep(rng.uniform(0, think))
     while time.perf_counter() < deadline:
@@ -171,6 +253,7 @@ def rater_loop(
                 local["created"].append(body["rating_id"])
             elif status != 200:
                 local["errors"].append(("submit", status))
+    local["trace"] = client.trace
     with lock:
         for k, v in local.items():
             stats[k].extend(v)
@@ -178,7 +261,7 @@ def rater_loop(
 
 def load_slice(port: int, tokens: list[str], campaign_id: int, deadline: float, think: float) -> dict[str, list]:
     """One load process: a thread per rater token until ``deadline``; returns the merged timings."""
-    stats: dict[str, list] = {"me": [], "next": [], "submit": [], "created": [], "errors": [], "cpu": []}
+    stats: dict[str, list] = {k: [] for k in ("me", "next", "submit", "created", "errors", "cpu", "trace")}
     lock = threading.Lock()
     cpu0 = time.process_time()
     threads = [
@@ -208,7 +291,9 @@ def main() -> None:
     ap.add_argument("--think", type=float, default=0.0, help="seconds a rater spends on an item (0.5–1.5 × this)")
     ap.add_argument("--keep-alive", type=int, default=2, help="gunicorn keep-alive seconds")
     ap.add_argument(
-        "--server-times", action="store_true", help="also log each request's time inside gunicorn and print its p95"
+        "--server-times",
+        action="store_true",
+        help="split each request's latency: before a gunicorn thread began it, inside, after",
     )
     ap.add_argument("--procs", type=int, default=4, help="load-generating processes the raters are spread over")
     args = ap.parse_args()
@@ -244,13 +329,14 @@ def run(args: argparse.Namespace, db_url: str) -> None:
         campaign_id, tokens = seed_data(args.items, args.raters, args.n)
         print(f"setup: {args.items} items, N={args.n}, {args.raters} raters in {time.perf_counter() - t0:.1f} s")
         port = free_port()
-        access_log = f"{settings_env['ECAST_VAR_DIR']}/access.log"
+        hooks = f"{settings_env['ECAST_VAR_DIR']}/gunicorn_hooks.py"
         os.makedirs(settings_env["ECAST_VAR_DIR"], exist_ok=True)
+        Path(hooks).write_text(SERVER_HOOKS)
         server = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "ecast.wsgi:application", "--bind", f"127.0.0.1:{port}",
              "--workers", str(args.workers), "--threads", str(args.threads), "--worker-class", "gthread",
              "--log-level", "warning", "--keep-alive", str(args.keep_alive)]
-            + (["--access-logfile", access_log, "--access-logformat", "%(U)s %(D)s"] if args.server_times else []),
+            + (["--config", hooks] if args.server_times else []),
             cwd=REPO, env=env,
         )  # fmt: skip
         for _ in range(100):
@@ -262,18 +348,26 @@ def run(args: argparse.Namespace, db_url: str) -> None:
         else:
             sys.exit("server did not start")
         # Warm-up: every worker process loads the app on its first requests; keep that out of the figures.
-        warm = [threading.Thread(target=lambda tok=tok: [Client(port, tok).call("GET", "/api/rating/me/")
-                                                         for _ in range(3)]) for tok in tokens[:16]]  # fmt: skip
+        warm = [threading.Thread(target=warm_up, args=(port, tok)) for tok in tokens[:16]]
         for th in warm:
             th.start()
         for th in warm:
             th.join()
-        stats: dict[str, list] = {"me": [], "next": [], "submit": [], "created": [], "errors": [], "cpu": []}
+        stats: dict[str, list] = {
+            "me": [],
+            "next": [],
+            "submit": [],
+            "created": [],
+            "errors": [],
+            "cpu": [],
+            "trace": [],
+        }
         db_name = urllib.parse.urlparse(db_url).path.lstrip("/")
         procs = max(1, min(args.procs, len(tokens)))
         slices = [tokens[i::procs] for i in range(procs)]
         # (gunicorn master and workers, the PostgreSQL backends serving the bench database)
         cpu_before = cpu_seconds(server.pid), postgres_cpu(db_name)
+        machine_before = machine_cpu()
         start = time.perf_counter()
         deadline = start + args.duration  # CLOCK_MONOTONIC: the same clock in every load process
         # The simulated raters are spread over several processes: hundreds of threads in one interpreter queue for
@@ -285,10 +379,15 @@ def run(args: argparse.Namespace, db_url: str) -> None:
                     stats[key].extend(values)
         wall = time.perf_counter() - start
         cpu_after = cpu_seconds(server.pid), postgres_cpu(db_name)
+        machine_after = machine_cpu()
     finally:
         if server is not None:
             server.terminate()
-            server.wait(10)
+            try:
+                server.wait(30)
+            except subprocess.TimeoutExpired:  # a worker still busy on a crowded machine
+                server.kill()
+                server.wait()
 
     from django.db import connection
     from django.db.models import Count
@@ -338,6 +437,15 @@ def run(args: argparse.Namespace, db_url: str) -> None:
         f"the load processes themselves {driver_cpu / wall / cores:.0%} ({1000 * driver_cpu / max(total, 1):.1f} ms "
         "per request)"
     )
+    # What else ran meanwhile: on a shared machine the other processes' CPU (and the hypervisor's steal) is what the
+    # server did not get, and it is what makes two runs of the same code differ several-fold in latency.
+    busy, stolen = (after - before for after, before in zip(machine_after, machine_before, strict=True))
+    others = max(busy - web_cpu - db_cpu - driver_cpu, 0.0)
+    print(
+        f"cores busy {busy / wall / cores:.0%}: this run {(web_cpu + db_cpu + driver_cpu) / wall / cores:.0%}, "
+        f"everything else (Redis, other people's work) {others / wall / cores:.0%}; stolen by the hypervisor "
+        f"{stolen / wall / cores:.0%}"
+    )
     errors = sorted(set(stats["errors"]))[:5]
     print(
         f"requests: {total} ({total / wall:.0f} req/s); ratings stored {len(stored)} ({len(stored) / wall:.0f}/s); "
@@ -350,16 +458,14 @@ def run(args: argparse.Namespace, db_url: str) -> None:
         print(f"{name:<22}{len(vals):>8}{pct(vals, 50):>9.1f}{pct(vals, 95):>9.1f}{pct(vals, 99):>9.1f}"
               f"{pct(vals, 50) / base50:>10.2f}×")  # fmt: skip
     if args.server_times:
-        # Time inside gunicorn (parsed request to response written), per endpoint: what the client measured beyond
-        # it was spent in connecting, queueing for a worker thread or the load process itself.
-        inside: dict[str, list[float]] = {"me": [], "next": [], "submit": []}
-        with open(access_log) as fh:
-            for line in fh:
-                path, _, micros = line.rpartition(" ")
-                key = "me" if path.endswith("/me/") else "next" if path.endswith("/next/") else "submit"
-                inside[key].append(int(micros) / 1e6)
-        print("inside gunicorn: " + ", ".join(f"{k} p50 {pct(v, 50):.1f} / p95 {pct(v, 95):.1f} ms"
-                                               for k, v in inside.items()))  # fmt: skip
+        # Where each request's latency went, from the server's own times of the same requests (same machine clock).
+        parts = latency_split(stats["trace"], settings_env["ECAST_VAR_DIR"])
+        print(f"{'where the time went':<22}{'before p50':>11}{'p95':>8}{'inside p50':>12}{'p95':>8}{'after p50':>11}"
+              f"{'p95':>8}  (ms; before: connect, backlog, poller, wait for a thread)")  # fmt: skip
+        for key in ENDPOINTS:
+            b, i, a = (parts[key][p] for p in ("before", "inside", "after"))
+            print(f"{key:<22}{pct(b, 50):>11.1f}{pct(b, 95):>8.1f}{pct(i, 50):>12.1f}{pct(i, 95):>8.1f}"
+                  f"{pct(a, 50):>11.1f}{pct(a, 95):>8.1f}")  # fmt: skip
     work_ms = pct(stats["next"], 95), pct(stats["submit"], 95)
     row(
         f"rating next + submit, {args.raters} raters, think {args.think:.0f} s",

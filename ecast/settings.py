@@ -247,6 +247,8 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # DRF's negotiation with a shortcut for the plain "Accept: application/json" every script call sends.
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "ecast.core.negotiation.JsonNegotiation",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],

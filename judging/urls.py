@@ -1,7 +1,7 @@
 from django.urls import include, path
 
 urlpatterns: list = [
-    path("", include("judging.rating.urls")),
+    # judging.rating.urls is listed first in the root URLconf (ecast.urls says why).
     path("", include("judging.relevance.urls")),
     path("", include("judging.ptkb.urls")),
     path("", include("judging.llm.urls")),

@@ -23,10 +23,10 @@ from rest_framework.views import APIView
 from ecast import releases
 from ecast.core.csvfiles import csv_streaming_response
 from ecast.core.permissions import IsRater, user_roles
-from ecast.core.rest import AdminApi, render, validated
+from ecast.core.rest import AdminApi, validated
 from ecast.models import Collection
 from judging.models import DEFAULT_MEASURES, MEASURES, Campaign, RatingAssignment
-from judging.rating import leasing, sampling
+from judging.rating import leasing, rendering, sampling
 from judging.rating import selectors as sel
 from judging.rating import services as svc
 
@@ -111,7 +111,7 @@ class AssignmentNextApi(APIView):
             raise Http404("no such campaign") from exc
         lease = leasing.assignment_lease(campaign=campaign, rater=request.user)
         payload = sel.assignment_payload(assignment=lease.assignment) if lease.assignment else None
-        return Response(render(self.OutputSerializer, {"assignment": payload, "done": lease.done}))
+        return Response(rendering.next_json(payload, lease.done))
 
 
 class RatingSubmitApi(APIView):
@@ -141,14 +141,7 @@ class RatingSubmitApi(APIView):
             idempotency_key=data["idempotency_key"],
             seconds_on_task=data.get("seconds_on_task"),
         )
-        out = {
-            "pk": rating.pk,
-            "assignment_id": rating.assignment_id,
-            "values": rating.values,
-            "submitted_at": rating.submitted_at,
-            "created": created,
-        }
-        return Response(render(self.OutputSerializer, out), status=201 if created else 200)
+        return Response(rendering.submit_json(rating=rating, created=created), status=201 if created else 200)
 
 
 class RatingUndoApi(APIView):
