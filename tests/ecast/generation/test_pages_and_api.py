@@ -141,7 +141,18 @@ def test_the_api_creates_a_job_and_reports_progress(
 
 def test_backends_page_says_which_backends_are_usable(admin_client, admin_api):
     rows = {r["name"]: r for r in admin_api.get(reverse("api-generation-backends")).json()}
-    assert set(rows) == {"rule", "anaphora", "entity_removal", "t5", "smollm", "openai", "imported", "raw", "best"}
+    assert set(rows) == {
+        "rule",
+        "anaphora",
+        "entity_removal",
+        "t5",
+        "smollm",
+        "openai",
+        "imported",
+        "raw",
+        "best",
+        "adapter",
+    }
     assert rows["imported"]["stages"] == rows["raw"]["stages"] == rows["best"]["stages"] == ["cqr"]
     assert rows["rule"]["usable"] is True and rows["rule"]["stages"] == ["cqr", "paraphrase", "cr"]
     assert rows["anaphora"]["usable"] is True and rows["anaphora"]["stages"] == ["cr"]
