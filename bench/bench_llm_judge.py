@@ -1,13 +1,17 @@
-"""Benchmark of the LLM relevance judge (judging.llm.judge): pairs per second by batch size.
+"""Benchmark of the LLM relevance judge (judging.llm.judge): pairs per second and CPU seconds per pair.
 
-The baseline, measured in the same run on the same pairs, is the plain loop that labels one pair at a time
-(batch size 1); each batched run is reported as a ratio to it, and its labels are checked equal to the loop's.
+The baseline, measured in the same run on the same pairs and batch size, is the whole-prompt computation
+(``Judge(..., reuse_prefix=False)``: every prompt run whole, full logits, pairs in the order given); "after" is the
+default one, which computes the shared prompt prefix's key/value cache once, extends it by what a batch's prompts of
+one turn share, batches by length and computes only the last position's logits (judging.llm.scoring). The labels of
+both are compared: same grades, and the largest difference of a grade probability.
 Pairs: the first N crowd-annotated CAsT 2020 passages with text (../shared/data/crowd/, as the agreement tests read
-them), with their turns' utterances, rewrites and histories. Model: the shipped SmolLM2-135M-Instruct by default,
-or --model (a transformers folder or .gguf file), or --tiny (a random 2-layer model, no weights needed).
+them), with their turns' utterances, rewrites and histories; in that file order, a turn's pairs are together, as a
+job's are. Model: the shipped SmolLM2-135M-Instruct by default, or --model (a transformers folder or .gguf file),
+or --tiny (a random 2-layer model, no weights needed). --threads sets torch's intra-op threads (default: torch's).
 
-Prints figures; asserts nothing about time.
-Usage: python bench/bench_llm_judge.py [--pairs 48] [--batches 4,8,16] [--model smollm|PATH] [--tiny]
+Prints figures, CPU time and the load average (a shared machine's wall time says little alone); asserts nothing.
+Usage: python bench/bench_llm_judge.py [--pairs 24] [--batches 8] [--model smollm|PATH] [--tiny] [--threads N]
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ SHARED = Path(os.environ.get("ECAST_SHARED_DATA", REPO.parent / "shared" / "data
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+from bench.common import load_average, row  # noqa: E402
 from ecast.pipeline import hf  # noqa: E402
 from ecast.pipeline.tiny import make_tiny_causal  # noqa: E402
 from judging.llm import judge  # noqa: E402
@@ -40,21 +45,26 @@ def pairs(n: int) -> list[judge.Pair]:
     return out
 
 
-def timed(model: str, items: list[judge.Pair], batch: int) -> tuple[float, list[judge.Label]]:
-    j = judge.Judge(judge.ModelSpec(model=model, params={"batch_size": batch}))
-    j.label(items[:batch])  # warm-up: first-call allocations are not the steady rate
-    began = time.perf_counter()
+def timed(model: str, items: list[judge.Pair], batch: int, *, reuse: bool) -> tuple[float, float, list[judge.Label]]:
+    """(wall seconds, CPU seconds of this process, labels) of labelling ``items`` after a one-batch warm-up (the
+    first call's allocations, and the cached prefix's one-off computation, are not the steady rate)."""
+    j = judge.Judge(judge.ModelSpec(model=model, params={"batch_size": batch}), reuse_prefix=reuse)
+    j.label(items[:batch])
+    began, cpu = time.perf_counter(), time.process_time()
     labels = j.label(items)
-    return time.perf_counter() - began, labels
+    return time.perf_counter() - began, time.process_time() - cpu, labels
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--pairs", type=int, default=48)
-    ap.add_argument("--batches", default="4,8,16")
+    ap.add_argument("--pairs", type=int, default=24)
+    ap.add_argument("--batches", default="8")
     ap.add_argument("--model", default=judge.DEFAULT_MODEL)
     ap.add_argument("--tiny", action="store_true")
+    ap.add_argument("--threads", type=int, default=0)
     args = ap.parse_args()
+    if args.threads:
+        os.environ["ECAST_TORCH_THREADS"] = str(args.threads)
     model = args.model
     if args.tiny:
         model = str(make_tiny_causal(Path(tempfile.mkdtemp(prefix="tiny-causal-")), seed=0))
@@ -64,16 +74,36 @@ def main() -> None:
     judge.Judge(judge.ModelSpec(model=model))
     print(f"model {judge.ModelSpec(model=model).model_id()}: loaded in {time.perf_counter() - began:.1f} s")
     print(f"{len(items)} crowd CAsT 2020 pairs, device {hf.device()}, torch threads {torch.get_num_threads()}")
-    base_s, base = timed(model, items, 1)
-    base_rate = len(items) / base_s
-    print(f"{'batch':>6} {'seconds':>8} {'pairs/s':>8} {'vs loop':>8} {'same labels':>12}")
-    print(f"{'1 loop':>6} {base_s:8.2f} {base_rate:8.2f} {1.0:8.2f} {'(baseline)':>12}")
+    print(
+        f"{'batch':>5} {'computation':>12} {'wall s':>7} {'pairs/s':>8} {'CPU s/pair':>10} {'speed-up':>8} "
+        f"{'same grades':>11} {'max |Δp|':>9}  load"
+    )
     for size in (int(b) for b in args.batches.split(",")):
-        secs, labels = timed(model, items, size)
+        base_s, base_cpu, base = timed(model, items, size, reuse=False)
+        print(
+            f"{size:>5} {'whole prompt':>12} {base_s:7.1f} {len(items) / base_s:8.3f} {base_cpu / len(items):10.2f} "
+            f"{1.0:8.2f} {'(baseline)':>11} {'':>9}  {load_average()}"
+        )
+        secs, cpu, labels = timed(model, items, size, reuse=True)
         same = sum(a.grade == b.grade for a, b in zip(labels, base, strict=True))
-        print(f"{size:>6} {secs:8.2f} {len(items) / secs:8.2f} {base_s / secs:8.2f} {same:>8}/{len(items)}")
+        diff = max(
+            abs(p - q)
+            for a, b in zip(labels, base, strict=True)
+            for p, q in zip(a.probabilities, b.probabilities, strict=True)
+        )
+        print(
+            f"{size:>5} {'cached pref.':>12} {secs:7.1f} {len(items) / secs:8.3f} {cpu / len(items):10.2f} "
+            f"{base_s / secs:8.2f} {f'{same}/{len(items)}':>11} {diff:9.1e}  {load_average()}"
+        )
+        row(
+            f"LLM pre-judgments, {judge.ModelSpec(model=model).model_id()}, batch {size}",
+            f"{len(items) / secs:.2f} pairs/s ({cpu / len(items):.2f} CPU s/pair)",
+            f"{len(items) / base_s:.2f} pairs/s ({base_cpu / len(items):.2f} CPU s/pair) whole prompts",
+            f"×{base_s / secs:.2f} wall, ×{base_cpu / cpu:.2f} CPU",
+            "≥ 1 pair/s on 2 idle cores",
+        )
     grades = [lb.grade for lb in base]
-    print("grades given by the loop:", {g: grades.count(g) for g in judge.GRADES})
+    print("grades given (whole prompts):", {g: grades.count(g) for g in judge.GRADES})
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from itertools import groupby
 from typing import Any
 
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, Max, Min, Q, QuerySet
 from django.utils import timezone
 
 from ecast.models import Collection, GenerationJob, GenerationTurn, Paraphrase, Participant, Passage, Turn
@@ -33,11 +33,16 @@ def generation_job_progress(*, job: GenerationJob) -> dict[str, Any]:
     outputs = sum(job.turns.values_list("outputs", flat=True))
     finished = counts["done"] + counts["failed"]
     eta = None
-    last = job.turns.aggregate(last=Max("finished_at"))["last"]
+    span = job.turns.aggregate(first=Min("finished_at"), last=Max("finished_at"))
+    first, last = span["first"], span["last"]
     if job.status == GenerationJob.Status.RUNNING and job.started_at and last and finished and counts["pending"]:
         # The pace of the turns finished so far, counted down since the last one finished: the estimate falls while
-        # the next turn computes instead of growing with the time elapsed.
-        per_turn = max(0.0, (last - job.started_at).total_seconds()) / finished
+        # the next turn computes instead of growing with the time elapsed. From the third finished turn on, the
+        # pace is read from the first finished turn, not the start: a worker's first turn also loads the models
+        # (a minute on a laptop for seconds-long turns), which would inflate the estimate for the whole job. (The
+        # second finished turn may be a parallel worker's first.)
+        began = first if finished >= 3 and first else job.started_at
+        per_turn = max(0.0, (last - began).total_seconds()) / (finished - 1 if began == first else finished)
         since_last = (timezone.now() - last).total_seconds()
         eta = round(max(0.0, per_turn * counts["pending"] - since_last), 1)
     total = job.progress_total or 1

@@ -30,6 +30,7 @@ from typing import Any
 
 from ecast.core.errors import DomainError
 from ecast.pipeline import hf
+from judging.llm import scoring
 
 GRADES = (0, 1, 2, 3, 4)
 PROMPT_VERSION = "umbrela-cast-0-4/v1"
@@ -216,7 +217,9 @@ def weights_fingerprint(path: Path) -> str:
 class Judge:
     """Labels pairs in batches with one model (loaded once per process through :mod:`ecast.pipeline.hf`)."""
 
-    def __init__(self, spec: ModelSpec) -> None:
+    def __init__(self, spec: ModelSpec, *, reuse_prefix: bool = True) -> None:
+        """``reuse_prefix`` False: every prompt is run whole, in the order given (the reference the default
+        computation, which reuses the shared prefix's key/value cache, equals within float rounding)."""
         self.spec = spec
         self.params = spec.merged_params()
         try:
@@ -224,6 +227,8 @@ class Judge:
         except hf.ModelUnavailable as exc:
             raise JudgeError(str(exc)) from exc
         self.digits = digit_token_ids(self.tok)
+        self.reuse_prefix = reuse_prefix
+        self.scorer: scoring.PrefixScorer | None = None
 
     def prompt(self, pair: Pair) -> str:
         """The full text the model reads for a pair: chat template, then the reply prefix."""
@@ -234,19 +239,49 @@ class Judge:
         return self.tok.apply_chat_template(chat, tokenize=False, add_generation_prompt=True) + ANSWER_PREFIX
 
     def label(self, pairs: Sequence[Pair]) -> list[Label]:
-        """Labels for ``pairs``, computed ``batch_size`` at a time."""
+        """Labels for ``pairs`` (in their order), computed ``batch_size`` at a time."""
         size = max(1, int(self.params["batch_size"]))
+        prompts = [self.prompt(p) for p in pairs]
+        if self.reuse_prefix:
+            probs = self.digit_probabilities_cached(pairs, prompts, size)
+        else:
+            probs = []
+            for start in range(0, len(prompts), size):
+                probs.extend(self.digit_probabilities(prompts[start : start + size]))
         out: list[Label] = []
-        for start in range(0, len(pairs), size):
-            batch = list(pairs[start : start + size])
-            prompts = [self.prompt(p) for p in batch]
-            for pair, prompt, probs in zip(batch, prompts, self.digit_probabilities(prompts), strict=True):
-                grade, dist, mass = grade_probabilities(probs)
-                out.append(Label(pair.turn_id, pair.passage_id, grade, dist, mass, prompt))
+        for pair, prompt, row in zip(pairs, prompts, probs, strict=True):
+            grade, dist, mass = grade_probabilities(row)
+            out.append(Label(pair.turn_id, pair.passage_id, grade, dist, mass, prompt))
+        return out
+
+    def shared_prefix(self) -> list[int]:
+        """The token ids every prompt begins with: the common start of two prompts that differ from the
+        conversation on (chat template, system message, grading instructions)."""
+        one = self.prompt(Pair("", "", "a", "a"))
+        two = self.prompt(Pair("", "", "b", "b", history=("b",)))
+        rows = [self.tok.encode(t, add_special_tokens=False) for t in (one, two)]
+        return rows[0][: scoring.common_prefix_length(rows)]
+
+    def digit_probabilities_cached(self, pairs: Sequence[Pair], prompts: list[str], size: int) -> list[list[float]]:
+        """:meth:`digit_probabilities` of every prompt, with the shared prefix's key/value cache computed once per
+        process and reused: batches hold one turn's pairs where they can (they share the conversation and the
+        question too) in order of length (little padding); results in the prompts' order."""
+        torch = hf.torch_module()
+        if self.scorer is None:
+            self.scorer = scoring.PrefixScorer(self.net, torch, self.tok.pad_token_id or self.tok.eos_token_id or 0)
+            self.scorer.prefix(self.shared_prefix())
+        ids = [self.tok.encode(p, add_special_tokens=False) for p in prompts]
+        order = sorted(range(len(ids)), key=lambda i: (pairs[i].turn_id, question_text(pairs[i]), len(ids[i])))
+        out: list[list[float]] = [[] for _ in ids]
+        for start in range(0, len(order), size):
+            batch = order[start : start + size]
+            for i, row in zip(batch, self.scorer.distributions([ids[i] for i in batch]), strict=True):
+                out[i] = [float(row[d].sum()) for d in self.digits]
         return out
 
     def digit_probabilities(self, prompts: list[str]) -> list[list[float]]:
-        """For each prompt, the next-token probability of each grade's digit (one forward pass for the batch)."""
+        """For each prompt, the next-token probability of each grade's digit (one forward pass for the batch over
+        whole prompts: the reference computation)."""
         torch = hf.torch_module()
         enc = self.tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
         enc = {k: v.to(self.net.device) for k, v in enc.items()}

@@ -23,3 +23,19 @@ def test_the_eta_counts_down_between_finished_turns_instead_of_growing(small_col
         GenerationTurn.objects.create(job=job, turn=turn, position=i, **finished)
     # Two turns in 80 s (40 s each), the last one 20 s ago: two pending turns need 80 s, 20 of which have passed.
     assert generation_job_progress(job=job)["eta_seconds"] == pytest.approx(60.0, abs=1.0)
+
+
+@pytest.mark.django_db
+def test_the_eta_leaves_out_the_first_turns_model_loading_once_three_turns_are_done(small_collection):
+    now = timezone.now()
+    job = GenerationJob.objects.create(
+        collection=small_collection, status="running", started_at=now - timedelta(seconds=100), progress_total=5
+    )
+    turns = list(small_collection.turns.order_by("pk")[:5])
+    # The first turn took 80 s (the models loaded), the next two 10 s each; the last finished just now.
+    ends = [-20, -10, 0]
+    for i, turn in enumerate(turns):
+        finished = {"status": "done", "finished_at": now + timedelta(seconds=ends[i])} if i < 3 else {}
+        GenerationTurn.objects.create(job=job, turn=turn, position=i, **finished)
+    # Pace from the first finished turn: 20 s for two turns, 10 s each; two pending turns: 20 s (not 2 × 100 / 3).
+    assert generation_job_progress(job=job)["eta_seconds"] == pytest.approx(20.0, abs=1.0)
