@@ -271,4 +271,3 @@ def synthetic_store(qids, qrels, runs, depth: int):
             for model in (Turn, Qrel, RunTurn):
                 cursor.execute(f"ANALYZE {connection.ops.quote_name(model._meta.db_table)}")
     return coll, version, run_rows, pk_of
-
