@@ -30,6 +30,15 @@ NUGGET_LABELS = tuple(NuggetAssignment.Label.values)
 SUPPORT_LABELS = tuple(CitationLabel.Support.values)
 
 
+def _any_cited_text(runs: Sequence[ResponseRun], turn_ids: Sequence[str]) -> bool:
+    """Whether some sentence of the runs' answers (in the chosen turns) cites a passage whose text ecast holds."""
+    sentences = ResponseSentence.objects.filter(response__run__in=runs)
+    if turn_ids:
+        sentences = sentences.filter(response__turn__turn_id__in=list(turn_ids))
+    cited = {c[0] for c in sentences.values_list("citations", flat=True).iterator() if c}
+    return Passage.objects.filter(passage_id__in=cited).exclude(text="").exists()
+
+
 @transaction.atomic
 def task_create(
     *,
@@ -67,6 +76,12 @@ def task_create(
             raise TaskError("llm_label_set: it assigns the nuggets of another bank")
     if lease_seconds < 60:
         raise TaskError("lease_seconds: at least 60")
+    if not nuggets and not _any_cited_text(runs, turn_ids):
+        # An assessor could mark every sentence "needs no citation" and nothing else: refuse, as the LLM form does.
+        raise TaskError(
+            "runs: no answer sentence cites a passage with text; import the cited passages' texts (passages import) "
+            "first"
+        )
     condition = LabelCondition.POST_EDIT if llm_label_set else LabelCondition.BLIND
     how = "post-edit" if llm_label_set else "blind"
     name = name.strip() or f"{ResponseLabelSet.Kind(kind).label} ({how})"

@@ -34,6 +34,7 @@
       busy = false;
       if (result.ok) show(result.body);
       else if (key === "next") {
+        root.hidden = true;  // the answer just finished is not left on screen with live buttons
         $("empty").hidden = false;
         $("empty").querySelector("p").textContent = result.detail;
       }

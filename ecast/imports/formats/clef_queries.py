@@ -199,7 +199,8 @@ def resolve_qids(
     query texts from ``texts`` — what the file itself says of its qids — or the ``queries`` file)."""
     if ctx.flag("create_turns"):
         if ctx.collection is None:
-            raise ImportFailed([row_error(ctx.name, None, f"create_turns needs a collection for this {kind}")])
+            reason = f"create_turns needs a collection for this {kind}: choose one, or make one (Data → Collections)"
+            raise ImportFailed([row_error(ctx.name, None, reason)])
         bad = sorted(q for q in qids if not TURN_ID_SAFE.match(q) or len(q) > 64)
         if bad:
             raise ImportFailed([row_error(ctx.name, None, f"qid {q!r} cannot be a turn id") for q in bad])

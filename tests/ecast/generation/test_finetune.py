@@ -108,7 +108,8 @@ def test_the_form_starts_a_job_and_says_why_it_cannot(admin_client, settings):
     coll = curated(topics=2)
     url = reverse("generation-finetune")
     empty = admin_client.get(url).content.decode()
-    assert "No adapters yet: approve paraphrases on the curation page" in empty
+    guide = 'No adapters yet: approve paraphrases on the curation page (<a href="/collections/">Collections</a>)'
+    assert guide in empty
     bad = factories.paraphrase_collection(name="Nothing approved", topics=1, turns=1, status="candidate")
     refused = admin_client.post(url, {"collection": bad.pk, "stage": "paraphrase", "epochs": 1, "learning_rate": 0.001,
                                       "rank": 8, "batch_size": 8, "seed": 0})  # fmt: skip
