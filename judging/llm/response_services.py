@@ -40,6 +40,7 @@ from judging.llm import endpoint_judge, judge
 from judging.llm import response_items as items_
 from judging.llm import response_labellers as rl
 from judging.llm import response_prompts as rp
+from judging.llm import services as llm_services
 from judging.models import ResponseLlmJob
 
 KIND = ResponseLlmJob.job_kind
@@ -58,26 +59,6 @@ PARAM_BOUNDS: dict[str, tuple[int, int]] = {
 }
 SET_PREFIX = {Task.ASSIGN_NUGGETS: "llm nuggets: ", Task.CITATION_SUPPORT: "llm citations: "}
 BANK_PREFIX = "LLM draft: "
-
-
-def params_clean(params: dict[str, Any] | None) -> dict[str, Any]:
-    """Integer parameters within their bounds, the endpoint's base URL and served model as text."""
-    out: dict[str, Any] = {}
-    for name, value in (params or {}).items():
-        if name in endpoint_judge.STRING_PARAMS:
-            out[name] = str(value or "").strip()
-            continue
-        if name not in PARAM_BOUNDS:
-            raise ValidationError(f"params: unknown parameter {name!r}; known: {', '.join(sorted(PARAM_BOUNDS))}")
-        low, high = PARAM_BOUNDS[name]
-        try:
-            number = int(value)
-        except (TypeError, ValueError) as exc:
-            raise ValidationError(f"params.{name}: {value!r} is not an integer") from exc
-        if not low <= number <= high:
-            raise ValidationError(f"params.{name}: {number} is outside {low}..{high}")
-        out[name] = number
-    return out
 
 
 def free_name(model: type[models.Model], *, collection: Collection, base: str) -> str:
@@ -139,7 +120,7 @@ def response_job_create(
     """Create a job and the (empty) bank, label set or run it writes into, and queue it."""
     if task not in Task.values:
         raise ValidationError(f"task: one of {', '.join(Task.values)}")
-    clean = params_clean(params)
+    clean = llm_services.params_clean(params, bounds=PARAM_BOUNDS)
     job = ResponseLlmJob(
         task=task,
         collection=collection,

@@ -48,7 +48,7 @@ def llm_pairs(*, version: QrelsVersion) -> list[tuple[int, str]]:
     )
 
 
-def params_clean(params: dict[str, Any] | None) -> dict[str, Any]:
+def params_clean(params: dict[str, Any] | None, *, bounds: dict[str, tuple[int, int]] = PARAM_BOUNDS) -> dict[str, Any]:
     """Integer parameters within their bounds (and an endpoint's base URL and served model as text); a
     ValidationError naming the first bad one."""
     out: dict[str, Any] = {}
@@ -56,9 +56,9 @@ def params_clean(params: dict[str, Any] | None) -> dict[str, Any]:
         if name in endpoint_judge.STRING_PARAMS:
             out[name] = str(value or "").strip()
             continue
-        if name not in PARAM_BOUNDS:
-            raise ValidationError(f"params: unknown parameter {name!r}; known: {', '.join(sorted(PARAM_BOUNDS))}")
-        low, high = PARAM_BOUNDS[name]
+        if name not in bounds:
+            raise ValidationError(f"params: unknown parameter {name!r}; known: {', '.join(sorted(bounds))}")
+        low, high = bounds[name]
         try:
             number = int(value)
         except (TypeError, ValueError) as exc:
