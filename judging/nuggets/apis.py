@@ -7,6 +7,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import BasePermission, IsAuthenticated
@@ -42,7 +43,7 @@ def task_for(user: Any, pk: int) -> ResponseTask:
     return task
 
 
-class TaskOutputSerializer(serializers.Serializer):
+class ResponseTaskOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
     kind = serializers.CharField()
@@ -71,9 +72,9 @@ class TaskOutputSerializer(serializers.Serializer):
 class TaskListApi(AdminApi):
     """Every response-judging task with its progress (admins)."""
 
-    @extend_schema(responses={200: TaskOutputSerializer(many=True)})
+    @extend_schema(responses={200: ResponseTaskOutputSerializer(many=True)})
     def get(self, request):
-        return Response(TaskOutputSerializer(sel.task_list(), many=True).data)
+        return Response(ResponseTaskOutputSerializer(sel.task_list(), many=True).data)
 
 
 class TaskCreateApi(AdminApi):
@@ -92,7 +93,7 @@ class TaskCreateApi(AdminApi):
         assessors = serializers.ListField(child=serializers.IntegerField(), required=False, default=list)
         lease_seconds = serializers.IntegerField(required=False, default=1800, min_value=60, max_value=86400)
 
-    @extend_schema(request=InputSerializer, responses={201: TaskOutputSerializer})
+    @extend_schema(request=InputSerializer, responses={201: ResponseTaskOutputSerializer})
     def post(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -115,7 +116,7 @@ class TaskCreateApi(AdminApi):
             lease_seconds=v["lease_seconds"],
             created_by=request.user,
         )
-        return Response(TaskOutputSerializer(task).data, status=status.HTTP_201_CREATED)
+        return Response(ResponseTaskOutputSerializer(task).data, status=status.HTTP_201_CREATED)
 
 
 ITEM_HELP = (
@@ -209,7 +210,7 @@ class BankCreateApi(JudgeApi):
         copy_of = serializers.IntegerField(required=False, allow_null=True, default=None)
         description = serializers.CharField(required=False, allow_blank=True, default="")
 
-    @extend_schema(request=InputSerializer, responses={201: serializers.DictField()})
+    @extend_schema(request=InputSerializer, responses={201: OpenApiTypes.OBJECT})
     def post(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -246,7 +247,7 @@ def _rows(bank: NuggetBank, turn_id: int) -> dict[str, Any]:
 class BankTurnApi(JudgeApi):
     """The nuggets of one turn in a bank the caller may edit (merged ones last)."""
 
-    @extend_schema(responses={200: serializers.DictField()})
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request, pk: int, turn: int):
         bank = bank_for(request.user, pk)
         get_object_or_404(Turn, pk=turn, collection_id=bank.collection_id)
@@ -263,7 +264,7 @@ class NuggetAddApi(JudgeApi):
             child=serializers.CharField(max_length=200), required=False, default=list
         )
 
-    @extend_schema(request=InputSerializer, responses={201: serializers.DictField()})
+    @extend_schema(request=InputSerializer, responses={201: OpenApiTypes.OBJECT})
     def post(self, request, pk: int, turn: int):
         bank = bank_for(request.user, pk)
         turn_row = get_object_or_404(Turn, pk=turn, collection_id=bank.collection_id)
@@ -280,7 +281,7 @@ class NuggetEditApi(JudgeApi):
         text = serializers.CharField(required=False, max_length=banks.MAX_NUGGET_CHARS)
         importance = serializers.ChoiceField(choices=Nugget.Importance.values, required=False)
 
-    @extend_schema(request=InputSerializer, responses={200: serializers.DictField()})
+    @extend_schema(request=InputSerializer, responses={200: OpenApiTypes.OBJECT})
     def post(self, request, pk: int):
         nugget = nugget_for(request.user, pk)
         data = self.InputSerializer(data=request.data)
@@ -292,7 +293,7 @@ class NuggetEditApi(JudgeApi):
 class NuggetDeleteApi(JudgeApi):
     """Delete a nugget without labels."""
 
-    @extend_schema(request=None, responses={200: serializers.DictField()})
+    @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT})
     def post(self, request, pk: int):
         nugget = nugget_for(request.user, pk)
         bank, turn = nugget.bank, nugget.turn_id
@@ -306,7 +307,7 @@ class NuggetMergeApi(JudgeApi):
     class InputSerializer(serializers.Serializer):
         into = serializers.IntegerField()
 
-    @extend_schema(request=InputSerializer, responses={200: serializers.DictField()})
+    @extend_schema(request=InputSerializer, responses={200: OpenApiTypes.OBJECT})
     def post(self, request, pk: int):
         nugget = nugget_for(request.user, pk)
         data = self.InputSerializer(data=request.data)
