@@ -11,6 +11,7 @@ from ecast.generation.selectors import collection_has_automatic_rewrites
 from ecast.models import Adapter, Collection, TestSet
 from ecast.pipeline import lora
 from ecast.pipeline.backends import REGISTRY
+from ecast.pipeline.run import DEFAULT_CONFIG
 
 
 def _choices(stage: str) -> list[tuple[str, str]]:
@@ -82,10 +83,14 @@ class GenerationJobForm(forms.Form):
     )
     source_r = forms.BooleanField(required=False, initial=True, label="Paraphrase r_i (CQR output)")
     source_m = forms.BooleanField(required=False, initial=True, label="Paraphrase m_i (manual rewrite)")
-    num_return_sequences = forms.IntegerField(min_value=1, max_value=50, initial=5)
+    num_return_sequences = forms.IntegerField(
+        min_value=1, max_value=50, initial=DEFAULT_CONFIG["paraphrase"]["params"]["num_return_sequences"]
+    )
     top_k = forms.IntegerField(min_value=0, max_value=1000, initial=50)
     top_p = forms.FloatField(min_value=0.01, max_value=1.0, initial=0.95)
-    temperature = forms.FloatField(min_value=0.01, max_value=5.0, initial=1.0)
+    temperature = forms.FloatField(
+        min_value=0.01, max_value=5.0, initial=DEFAULT_CONFIG["paraphrase"]["params"]["temperature"]
+    )
     max_new_tokens = forms.IntegerField(min_value=4, max_value=256, initial=40)
     min_similarity = forms.FloatField(
         required=False,
