@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -36,18 +35,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.common import cpu_model, load_average  # noqa: E402
+from bench.common import cpu_model, load_average, loglog_slope, process_cpu, rss_peak_mb  # noqa: E402
 
 DEPTH = 1000
 
 
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def cpu_now() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
+    return process_cpu(os.getpid())
 
 
 def database_cpu() -> float:
@@ -107,7 +101,7 @@ def child_runs(lines: int, tmp: Path) -> dict:
             line.split()
             n += 1
     base_wall, base_cpu = time.perf_counter() - w0, cpu_now() - c0
-    rss_base = peak_rss_mb()
+    rss_base = rss_peak_mb()
     scratch = django_setup("bench_growth_runs")
     try:
         from bench.common import synthetic_store
@@ -136,7 +130,7 @@ def child_runs(lines: int, tmp: Path) -> dict:
         "base_cpu": base_cpu,
         "db_cpu": db_cpu if scratch else None,
         "rss_base_mb": rss_base,
-        "rss_mb": peak_rss_mb(),
+        "rss_mb": rss_peak_mb(),
         "lines_read": n,
     }
 
@@ -162,7 +156,7 @@ def child_pool(turns: int) -> dict:
 
             drop_database(scratch)
     db = db_cpu if scratch else None
-    return {"size": turns, "pairs": pairs, "wall": wall, "cpu": cpu, "db_cpu": db, "rss_mb": peak_rss_mb()}
+    return {"size": turns, "pairs": pairs, "wall": wall, "cpu": cpu, "db_cpu": db, "rss_mb": rss_peak_mb()}
 
 
 def child_budget(turns: int) -> dict:
@@ -175,17 +169,11 @@ def child_budget(turns: int) -> dict:
     w0, c0 = time.perf_counter(), cpu_now()
     res = budget.simulate(runs=runs, qrels=qrels, depth=10, threshold=1)
     wall, cpu = time.perf_counter() - w0, cpu_now() - c0
-    return {"size": turns, "topics": res["topics"], "wall": wall, "cpu": cpu, "rss_mb": peak_rss_mb()}
+    return {"size": turns, "topics": res["topics"], "wall": wall, "cpu": cpu, "rss_mb": rss_peak_mb()}
 
 
 def slope(rows: list[dict], key: str = "cpu") -> float:
-    import numpy as np
-
-    if len(rows) < 2:
-        return float("nan")
-    x = np.log([r["size"] for r in rows])
-    y = np.log([max(r[key], 1e-6) for r in rows])
-    return float(np.polyfit(x, y, 1)[0])
+    return loglog_slope([r["size"] for r in rows], [r[key] for r in rows]) if len(rows) > 1 else float("nan")
 
 
 def run_child(kind: str, size: int, tmp: Path) -> dict:
