@@ -9,6 +9,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 
 from ecast.core import openai_endpoint
+from ecast.models import Adapter
 from ecast.pipeline import backends, lora, openai_compat
 from ecast.pipeline.run import DEFAULT_CONFIG
 
@@ -29,13 +30,10 @@ def config_normalise(config: dict[str, Any] | None) -> dict[str, Any]:
         if backend.name == "t5" and not str(spec["params"].get("model") or "").strip():
             errors[stage] = "the t5 backend needs params.model (a local folder or a hub id)"
         if backend.name == lora.BACKEND:
-            try:
-                adapter = lora.stored(spec["params"].get("adapter"))
-            except lora.AdapterError as exc:
-                errors[stage] = str(exc)
+            error = _adapter_check(spec["params"], stage)
+            if error:
+                errors[stage] = error
                 continue
-            spec["params"]["adapter"] = adapter.adapter_id
-            spec["params"]["adapter_sha256"] = adapter.sha256  # provenance names the exact weights
         if backend.name == "openai":
             spec["params"].pop("api_key", None)  # the caller moved it to the job's key; never stored in config
             spec["params"] = openai_endpoint.with_defaults(spec["params"])
@@ -105,3 +103,18 @@ def config_runtime(stored: dict[str, Any], *, api_key: str = "") -> dict[str, An
             params = openai_endpoint.runtime_params(dict(spec.get("params") or {}), api_key=api_key)
             config[stage] = {**spec, "params": params}
     return config
+
+
+def _adapter_check(params: dict[str, Any], stage: str) -> str:
+    """Name the adapter's weights in ``params`` (provenance then says which weights made an output), or say what is
+    wrong; reads the adapter's row without its weights (a request never loads them)."""
+    value = str(params.get("adapter") or "")
+    if not value.isdigit():
+        return f"params.adapter: {params.get('adapter')!r} is not an adapter id"
+    row = Adapter.objects.filter(pk=int(value)).values_list("sha256", "stage").first()
+    if row is None:
+        return f"params.adapter: no adapter #{value}"
+    if row[1] != stage:
+        return f"params.adapter: adapter #{value} was trained for the {row[1]} stage, not {stage}"
+    params["adapter"], params["adapter_sha256"] = int(value), row[0]
+    return ""
