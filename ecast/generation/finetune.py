@@ -123,7 +123,10 @@ def finetune_run(*, job_id: int) -> int | None:
         if now - last[0] < PROGRESS_EVERY_S and 0 < done < total:
             return
         last[0] = now
-        FinetuneJob.objects.filter(pk=job_id).update(progress_done=done, progress_total=total, message=message[:300])
+        # Only while running: a job cancelled meanwhile keeps the step it was cancelled at.
+        FinetuneJob.objects.filter(pk=job_id, status=FinetuneJob.Status.RUNNING).update(
+            progress_done=done, progress_total=total, message=message[:300]
+        )
 
     def cancelled() -> bool:
         return FinetuneJob.objects.filter(pk=job_id, cancel_requested=True).exists()
