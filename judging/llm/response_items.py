@@ -8,7 +8,7 @@ draft no nugget), nugget assignment (response pk, nugget pk) and citation suppor
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ecast.models import Participant, Passage, Turn
@@ -28,10 +28,14 @@ from judging.models import ResponseLlmJob
 Task = ResponseLlmJob.Task
 
 
-def relevant_passages(job: ResponseLlmJob) -> dict[int, list[str]]:
-    """Turn pk → ids of the passages the version judged at least ``threshold`` that have text, best grade first."""
+def relevant_passages(job: ResponseLlmJob, turns: Iterable[int] | None = None) -> dict[int, list[str]]:
+    """Turn pk → ids of the passages the version judged at least ``threshold`` that have text, best grade first
+    (of ``turns`` only, when given)."""
+    only = {"turn_id__in": list(turns)} if turns is not None else {}
     rows = (
-        Qrel.objects.filter(version_id=job.qrels_version_id, grade__gte=job.threshold or 0, **_turns(job, "turn__"))
+        Qrel.objects.filter(
+            version_id=job.qrels_version_id, grade__gte=job.threshold or 0, **_turns(job, "turn__"), **only
+        )
         .filter(passage_id__in=Passage.objects.exclude(text="").values("passage_id"))
         .order_by("turn__conversation__topic_id", "turn__number", "-grade", "passage_id")
         .values_list("turn_id", "passage_id")
@@ -57,16 +61,16 @@ def all_items(job: ResponseLlmJob) -> list[Any]:
         ).order_by("run__name", "turn__conversation__topic_id", "turn__number")
         items = [(rid, nid) for rid, turn in responses.values_list("pk", "turn_id") for nid in nuggets[turn]]
     elif job.task == Task.CITATION_SUPPORT:
-        with_text = set(Passage.objects.exclude(text="").values_list("passage_id", flat=True))
         sentences = ResponseSentence.objects.filter(
             response__run__in=job.runs.all(), **_turns(job, "response__turn__")
         ).order_by("response__run__name", "response__turn__conversation__topic_id", "response__turn__number", "index")
-        items = [
-            (sid, pid)
-            for sid, cited in sentences.values_list("pk", "citations")
-            for pid in dict.fromkeys(cited or [])
-            if pid in with_text
-        ]
+        rows = list(sentences.values_list("pk", "citations"))
+        # Only the cited passages are looked up: a corpus may hold millions of others.
+        cited_ids = {pid for _sid, cited in rows for pid in cited or []}
+        with_text = set(
+            Passage.objects.filter(passage_id__in=cited_ids).exclude(text="").values_list("passage_id", flat=True)
+        )
+        items = [(sid, pid) for sid, cited in rows for pid in dict.fromkeys(cited or []) if pid in with_text]
     else:
         items = list(
             Turn.objects.filter(collection_id=job.collection_id, **_turns(job, ""))
@@ -132,7 +136,7 @@ def label_batch(job: ResponseLlmJob, model: Any, items: Sequence[Any]) -> list[d
 
 
 def _create(job: ResponseLlmJob, model: Any, items: Sequence[int]) -> list[dict[str, Any]]:
-    relevant = relevant_passages(job)
+    relevant = relevant_passages(job, items)
     turns = {t.pk: t for t in Turn.objects.filter(pk__in=list(items))}
     most = int(model.params["max_passages"])
     wanted = {pid for t in items for pid in relevant.get(t, [])[:most]}

@@ -150,6 +150,8 @@ def test_citation_labels_judge_the_first_citation_and_a_passage_without_text_is_
             break
         items = selectors.lease_payload(lease=lease)["items"]
         services.lease_complete(lease=lease, labels={str(i["id"]): "none" for i in items if i["citations"]})
+    else:
+        pytest.fail("runB's answer to 2_1 was never leased")
     item = selectors.lease_payload(lease=lease)["items"][0]
     assert item["passage"] is None and item["citations"] == [helpers.MISSING]
     assert services.lease_missing(lease) == []
