@@ -133,11 +133,11 @@ def _lease_sentences(lease: ResponseLease) -> dict[int, ResponseSentence]:
     return {s.pk: s for s in ResponseSentence.objects.filter(response_id=lease.response_id).exclude(citations=[])}
 
 
-def _store(model: Any, key: dict[str, Any], field: str, value: str, lease: ResponseLease, extra: dict) -> bool:
-    """Create or relabel one row of the task's set; the earlier label goes to ``history``. False for a repeat."""
+def _store(model: Any, key: dict[str, Any], field: str, value: str, lease: ResponseLease, row: Any) -> bool:
+    """Create or relabel one row of the task's set (``row``: its current one, locked, or None); the earlier label
+    goes to ``history``. False for a repeat."""
     task = lease.task
-    row = model.objects.select_for_update().filter(label_set=task.label_set, **key).first()
-    fields = {"condition": task.condition, "assessor_id": lease.assessor_id, **extra}
+    fields = {"condition": task.condition, "assessor_id": lease.assessor_id}
     if row is None:
         model.objects.create(label_set=task.label_set, **key, **{field: value}, **fields)
         return True
@@ -170,15 +170,25 @@ def labels_submit(*, lease: ResponseLease, labels: Mapping[str, str]) -> int:
         if value not in allowed:
             raise TaskError(f"{key}: the label is one of {', '.join(allowed)}, got {value!r}")
         checked.append((targets[pk], value))
+    # The answer's current labels, locked and read once (an answer's "done" sends every label again).
     changed = 0
-    for target, value in checked:
-        if nuggets:
+    if nuggets:
+        assigned = NuggetAssignment.objects.filter(label_set=lease.task.label_set, response_id=lease.response_id)
+        rows = {r.nugget_id: r for r in assigned.select_for_update(of=("self",)).select_related("assessor")}
+        for target, value in checked:
+            where = {"response_id": lease.response_id, "nugget": target}
+            changed += _store(NuggetAssignment, where, "label", value, lease, rows.get(target.pk))
+    else:
+        existing = CitationLabel.objects.filter(label_set=lease.task.label_set, sentence_id__in=list(targets))
+        cites = {
+            (r.sentence_id, r.passage_id): r
+            for r in existing.select_for_update(of=("self",)).select_related("assessor")
+        }
+        for target, value in checked:
+            where = {"sentence": target, "passage_id": target.citations[0]}
             changed += _store(
-                NuggetAssignment, {"response_id": lease.response_id, "nugget": target}, "label", value, lease, {}
+                CitationLabel, where, "support", value, lease, cites.get((target.pk, target.citations[0]))
             )
-        else:
-            cited = {"sentence": target, "passage_id": target.citations[0]}
-            changed += _store(CitationLabel, cited, "support", value, lease, {})
     if changed:
         label_set_touch(label_set=lease.task.label_set)
     return changed
