@@ -12,7 +12,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import models, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from ecast.core import openai_endpoint
@@ -59,18 +59,6 @@ PARAM_BOUNDS: dict[str, tuple[int, int]] = {
 }
 SET_PREFIX = {Task.ASSIGN_NUGGETS: "llm nuggets: ", Task.CITATION_SUPPORT: "llm citations: "}
 BANK_PREFIX = "LLM draft: "
-
-
-def free_name(model: type[models.Model], *, collection: Collection, base: str) -> str:
-    """``base``, numbered " #2", " #3" … when the collection already has a bank or set of that name."""
-    base = base[:90]
-    taken = set(model.objects.filter(collection=collection, name__startswith=base).values_list("name", flat=True))  # type: ignore[attr-defined]
-    if base not in taken:
-        return base
-    n = 2
-    while f"{base} #{n}" in taken:
-        n += 1
-    return f"{base} #{n}"
 
 
 def _model_provenance(task: str, model: str, revision: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -172,7 +160,7 @@ def _create_setup(job: ResponseLlmJob, version: QrelsVersion | None, threshold: 
     job.provenance.update(qrels_version=version.name, threshold=job.threshold)
     bank = NuggetBank(
         collection=job.collection,
-        name=free_name(NuggetBank, collection=job.collection, base=f"{BANK_PREFIX}{job.model_id}"),
+        name=llm_services.free_name(NuggetBank, collection=job.collection, base=f"{BANK_PREFIX}{job.model_id}"),
         description=f"Nuggets drafted by {job.model_id} from the passages {version.name!r} judged ≥ {job.threshold}.",
         provenance=job.provenance,
         created_by=user,
@@ -193,7 +181,9 @@ def _label_setup(job: ResponseLlmJob, bank: NuggetBank | None, runs: list[Respon
     job.provenance["runs"] = [r.name for r in runs]
     label_set = ResponseLabelSet(
         collection=job.collection,
-        name=free_name(ResponseLabelSet, collection=job.collection, base=f"{SET_PREFIX[Task(job.task)]}{job.model_id}"),
+        name=llm_services.free_name(
+            ResponseLabelSet, collection=job.collection, base=f"{SET_PREFIX[Task(job.task)]}{job.model_id}"
+        ),
         kind=kind,
         source=ResponseLabelSet.Source.LLM,
         bank=job.bank if kind == ResponseLabelSet.Kind.NUGGETS else None,

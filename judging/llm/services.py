@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import models, transaction
 from django.utils import timezone
 
 from ecast.core import openai_endpoint
@@ -69,18 +69,21 @@ def params_clean(params: dict[str, Any] | None, *, bounds: dict[str, tuple[int, 
     return out
 
 
-def llm_version_name(*, collection: Collection, model_id: str) -> str:
-    """ "llm: <model>", numbered when the collection already has one of that name."""
-    base = f"{VERSION_PREFIX}{model_id}"[:90]
-    taken = set(
-        QrelsVersion.objects.filter(collection=collection, name__startswith=base).values_list("name", flat=True)
-    )
+def free_name(model: type[models.Model], *, collection: Collection, base: str) -> str:
+    """``base``, numbered " #2", " #3" … when the collection already has a version, bank or set of that name."""
+    base = base[:90]
+    taken = set(model.objects.filter(collection=collection, name__startswith=base).values_list("name", flat=True))  # type: ignore[attr-defined]
     if base not in taken:
         return base
     n = 2
     while f"{base} #{n}" in taken:
         n += 1
     return f"{base} #{n}"
+
+
+def llm_version_name(*, collection: Collection, model_id: str) -> str:
+    """ "llm: <model>", numbered when the collection already has one of that name."""
+    return free_name(QrelsVersion, collection=collection, base=f"{VERSION_PREFIX}{model_id}")
 
 
 def is_llm_version(version: QrelsVersion) -> bool:
