@@ -9,7 +9,9 @@ from typing import Any
 from ecast.models import Collection
 from evaluation.agreement import responses
 from evaluation.agreement.selectors import AgreementError
-from evaluation.models import CitationLabel, Nugget, NuggetAssignment, ResponseLabelSet, ResponseSentence
+from evaluation.models import CitationLabel, NuggetAssignment, ResponseLabelSet, ResponseRun
+from evaluation.responses import scores
+from evaluation.responses.selectors import label_set_scores
 
 SEP = "\x1f"  # joins run name and item ids into one item id (no run name holds it)
 
@@ -89,42 +91,11 @@ def set_items(*, label_set: ResponseLabelSet) -> tuple[dict[responses.Key, str],
     return labels, conditions
 
 
-def set_run_scores(*, label_set: ResponseLabelSet) -> dict[str, dict[str, float]]:
-    """Per run, the scores this set's labels alone give (the nuggetizer measures, or citation support)."""
-    if label_set.kind == ResponseLabelSet.Kind.NUGGETS:
-        nuggets: dict[str, list[tuple[str, str]]] = {}
-        for turn, pk, importance in Nugget.objects.filter(
-            bank_id=label_set.bank_id, merged_into__isnull=True
-        ).values_list("turn__turn_id", "pk", "importance"):
-            nuggets.setdefault(turn, []).append((str(pk), importance))
-        labels = {
-            (run, turn, str(n)): label
-            for turn, run, n, label in NuggetAssignment.objects.filter(label_set=label_set).values_list(
-                "response__turn__turn_id", "response__run__name", "nugget_id", "label"
-            )
-        }
-        return responses.nugget_run_scores(labels, nuggets)
-    rows = CitationLabel.objects.filter(label_set=label_set).values_list(
-        "sentence__response__run_id",
-        "sentence__response__run__name",
-        "sentence__response__turn__turn_id",
-        "sentence__index",
-        "sentence__citations",
-        "passage_id",
-        "support",
-    )
-    first: dict[tuple[str, str, int], str] = {}
-    run_ids = set()
-    for run_id, run, turn, index, cited, pid, support in rows:
-        run_ids.add(run_id)
-        if cited and cited[0] == pid:  # citation support reads the first citation only
-            first[(run, turn, index)] = support
-    sentences: dict[tuple[str, str], list[tuple[int, bool]]] = {}
-    for run, turn, index, cited in ResponseSentence.objects.filter(response__run_id__in=run_ids).values_list(
-        "response__run__name", "response__turn__turn_id", "index", "citations"
-    ):
-        sentences.setdefault((run, turn), []).append((index, bool(cited)))
-    return responses.citation_run_scores(first, sentences)
+def shared_run_scores(*, a: ResponseLabelSet, b: ResponseLabelSet) -> tuple[dict, dict]:
+    """Per run name, the scores A's and B's labels give over the items both scored (the leaderboard's tables)."""
+    by_a, by_b = scores.shared_run_scores(label_set_scores(label_set=a), label_set_scores(label_set=b))
+    names = dict(ResponseRun.objects.filter(collection_id=a.collection_id).values_list("pk", "name"))
+    return {names[r]: v for r, v in by_a.items()}, {names[r]: v for r, v in by_b.items()}
 
 
 def response_agreement_report(*, a: ResponseLabelSet, b: ResponseLabelSet) -> dict[str, Any]:
@@ -134,8 +105,6 @@ def response_agreement_report(*, a: ResponseLabelSet, b: ResponseLabelSet) -> di
     labels_b, cond_b = set_items(label_set=b)
     conditions = {k: cond_a.get(k) or cond_b.get(k) or "" for k in set(labels_a) & set(labels_b)}
     report = responses.label_agreement(labels_a, labels_b, labels=responses.LABELS[a.kind], conditions=conditions)
-    report["taus"] = responses.ranking_taus(
-        set_run_scores(label_set=a), set_run_scores(label_set=b), responses.MEASURES[a.kind]
-    )
+    report["taus"] = responses.ranking_taus(*shared_run_scores(a=a, b=b), responses.MEASURES[a.kind])
     report.update(a=a, b=b, kind=a.kind)
     return report

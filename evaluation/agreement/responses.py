@@ -23,7 +23,6 @@ Item keys: ``(turn id, item id)``, the turn first so a topic is ``algorithms.top
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -143,38 +142,6 @@ def label_agreement(
     return report
 
 
-def nugget_run_scores(
-    labels: Mapping[tuple[str, str, str], str], nuggets: Mapping[str, Sequence[tuple[str, str]]]
-) -> dict[str, dict[str, float]]:
-    """{run: V_strict, A_strict, V, A} from one set's labels {(run, turn, nugget): label} and each turn's
-    [(nugget, importance)]; a response is scored only when every nugget of its turn is labelled."""
-    responses: dict[tuple[str, str], dict[str, str]] = {}
-    for (run, turn, nugget), label in labels.items():
-        responses.setdefault((run, turn), {})[nugget] = label
-    per_run: dict[str, list[dict[str, float]]] = {}
-    for (run, turn), got in sorted(responses.items()):
-        wanted = nuggets.get(turn, [])
-        if not wanted or any(n not in got for n, _ in wanted):
-            continue
-        per_run.setdefault(run, []).append(scores.nugget_scores((imp, got[n]) for n, imp in wanted))
-    return {run: scores.run_nugget_scores(rows) for run, rows in per_run.items()}
-
-
-def citation_run_scores(
-    labels: Mapping[tuple[str, str, int], str], sentences: Mapping[tuple[str, str], Sequence[tuple[int, bool]]]
-) -> dict[str, dict[str, float]]:
-    """{run: precision, recall} from one set's first-citation labels {(run, turn, sentence index): label} and each
-    response's [(sentence index, has a citation)]; the judged topics are the turns the set labelled at all."""
-    judged = sorted({turn for _, turn, _ in labels})
-    per_run: dict[str, dict[str, dict[str, float]]] = {}
-    for (run, turn), rows in sentences.items():
-        if turn not in judged:
-            continue
-        support = [scores.SentenceSupport(cited, labels.get((run, turn, i))) for i, cited in rows]
-        per_run.setdefault(run, {})[turn] = scores.citation_support(support)
-    return {run: scores.run_citation_support(topics, judged) for run, topics in per_run.items()}
-
-
 def ranking_taus(
     a: Mapping[str, Mapping[str, float]], b: Mapping[str, Mapping[str, float]], measures: Sequence[str]
 ) -> list[dict[str, Any]]:
@@ -186,7 +153,7 @@ def ranking_taus(
         out.append(
             {
                 "measure": m,
-                "tau": None if tau is None or (isinstance(tau, float) and math.isnan(tau)) else tau,
+                "tau": tau,
                 "n": res["n"],
                 "swapped": len(res["swapped"]),
                 "why_undefined": res["why_undefined"],

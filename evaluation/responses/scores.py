@@ -29,7 +29,7 @@ least one label in the set) divided by their number; a judged topic the run did 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ecast.core.errors import DomainError
 
@@ -128,6 +128,7 @@ class NuggetTable:
     per_run: dict[int, dict[str, float]]
     # run id → (responses scored, responses with any label, responses in all)
     run_coverage: dict[int, tuple[int, int, int]]
+    response_run: dict[int, int] = field(default_factory=dict)  # response id → its run id
 
 
 def nugget_table(
@@ -174,6 +175,7 @@ def nugget_table(
         labelled={rid: len(have) for rid, have in got.items()},
         per_run={run: run_nugget_scores(by_run.get(run, ())) for run in counts},
         run_coverage={run: (c[0], c[1], c[2]) for run, c in counts.items()},
+        response_run=run_of,
     )
 
 
@@ -187,6 +189,8 @@ class CitationTable:
     per_run: dict[int, dict[str, float]]
     # run id → (judged topics it answered, judged topics)
     run_coverage: dict[int, tuple[int, int]]
+    response_run: dict[int, int] = field(default_factory=dict)  # response id → its run id
+    response_turn: dict[int, int] = field(default_factory=dict)  # response id → its turn id
 
 
 def citation_table(
@@ -227,4 +231,40 @@ def citation_table(
         for run in runs
     }
     coverage = {run: (len(per_topic.get(run, {})), len(judged)) for run in runs}
-    return CitationTable(judged_turns=judged, per_response=per_response, per_run=per_run, run_coverage=coverage)
+    return CitationTable(
+        judged_turns=judged,
+        per_response=per_response,
+        per_run=per_run,
+        run_coverage=coverage,
+        response_run=run_of,
+        response_turn=turn_of,
+    )
+
+
+def shared_run_scores(
+    a: NuggetTable | CitationTable, b: NuggetTable | CitationTable
+) -> tuple[dict[int, dict[str, float]], dict[int, dict[str, float]]]:
+    """Per run, A's and B's scores over what both scored: the responses both fully labelled (nuggets), or the topics
+    both judged (citations), so a ranking difference between two label sets is disagreement, not coverage."""
+    if isinstance(a, NuggetTable) and isinstance(b, NuggetTable):
+        shared = a.per_response.keys() & b.per_response.keys()
+
+        def nugget_runs(t: NuggetTable) -> dict[int, dict[str, float]]:
+            by_run: dict[int, list[dict[str, float]]] = {}
+            for rid in shared:
+                by_run.setdefault(t.response_run[rid], []).append(t.per_response[rid])
+            return {run: run_nugget_scores(rows) for run, rows in by_run.items()}
+
+        return nugget_runs(a), nugget_runs(b)
+    if isinstance(a, CitationTable) and isinstance(b, CitationTable):
+        judged = sorted(a.judged_turns & b.judged_turns)
+
+        def citation_runs(t: CitationTable) -> dict[int, dict[str, float]]:
+            per_topic: dict[int, dict[str, dict[str, float]]] = {run: {} for run in t.response_run.values()}
+            for rid, figures in t.per_response.items():
+                if t.response_turn[rid] in judged:
+                    per_topic[t.response_run[rid]][str(t.response_turn[rid])] = figures
+            return {run: run_citation_support(topics, map(str, judged)) for run, topics in per_topic.items()}
+
+        return (citation_runs(a), citation_runs(b)) if judged else ({}, {})
+    raise ScoreError("two label sets of different kinds have no shared items")

@@ -214,7 +214,7 @@ def _scores_key(label_set: ResponseLabelSet) -> str:
         )
         parts.append("-".join(str(v) for v in bank) if bank else "none")
     # Hashed: the stamps hold spaces, which memcached-style keys may not.
-    return f"response-scores:v1:{label_set.pk}:" + hashlib.sha256(":".join(parts).encode()).hexdigest()[:32]
+    return f"response-scores:v2:{label_set.pk}:" + hashlib.sha256(":".join(parts).encode()).hexdigest()[:32]
 
 
 def _responses(collection_id: int) -> list[tuple[int, int, int]]:

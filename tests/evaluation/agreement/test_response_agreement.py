@@ -8,6 +8,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from evaluation.agreement import responses as ra
+from evaluation.responses import scores
 
 S, P, N = "support", "partial_support", "not_support"
 A = {("1_1", "k1"): S, ("1_1", "k2"): S, ("1_1", "k3"): N, ("2_1", "k4"): P, ("2_1", "k5"): N, ("2_1", "k6"): S}
@@ -59,29 +60,40 @@ def test_undefined_kappa_says_why_and_unknown_labels_are_refused():
         ra.label_agreement({("1_1", "k"): "maybe"}, same, labels=ra.NUGGET_LABELS)
 
 
-def test_nugget_run_scores_from_one_sets_labels_by_hand():
-    nuggets = {"t1": [("n1", "vital"), ("n2", "okay")], "t2": [("n3", "vital")]}
-    labels = {
-        ("r1", "t1", "n1"): S,
-        ("r1", "t1", "n2"): P,
-        ("r1", "t2", "n3"): N,
-        ("r2", "t1", "n1"): P,
-        ("r2", "t1", "n2"): S,
-        # r2's answer to t2 is not labelled: it is not scored
-    }
-    got = ra.nugget_run_scores(labels, nuggets)
-    # r1: t1 (V_strict 1, A_strict 1/2, V 1, A 3/4) and t2 (all 0), averaged; r2: t1 only.
-    assert got["r1"] == pytest.approx({"V_strict": 0.5, "A_strict": 0.25, "V": 0.5, "A": 0.375})
-    assert got["r2"] == pytest.approx({"V_strict": 0.0, "A_strict": 0.5, "V": 0.5, "A": 0.75})
+def test_run_scores_of_two_nugget_sets_cover_only_the_responses_both_fully_labelled():
+    nuggets = [(1, 1, "vital"), (2, 1, "okay"), (3, 2, "vital")]
+    responses = [(10, 1, 1), (11, 1, 2), (20, 2, 1), (21, 2, 2)]
+    a = scores.nugget_table(
+        responses, nuggets, [(10, 1, S), (10, 2, P), (11, 3, N), (20, 1, P), (20, 2, S), (21, 3, S)]
+    )
+    # B leaves response 11 unlabelled: it drops out of both sides.
+    b = scores.nugget_table(responses, nuggets, [(10, 1, S), (10, 2, S), (20, 1, N), (20, 2, S), (21, 3, S)])
+    by_a, by_b = scores.shared_run_scores(a, b)
+    # run 1 is response 10 alone: A has n1 S, n2 P → V_strict 1, A_strict 1/2, V 1, A 3/4.
+    assert by_a[1] == pytest.approx({"V_strict": 1.0, "A_strict": 0.5, "V": 1.0, "A": 0.75})
+    # run 2 is responses 20 (0, 1/2, 1/2, 3/4) and 21 (all 1), averaged.
+    assert by_a[2] == pytest.approx({"V_strict": 0.5, "A_strict": 0.75, "V": 0.75, "A": 0.875})
+    assert by_b[1] == pytest.approx({"V_strict": 1.0, "A_strict": 1.0, "V": 1.0, "A": 1.0})
+    assert by_b[2] == pytest.approx({"V_strict": 0.5, "A_strict": 0.75, "V": 0.5, "A": 0.75})
 
 
-def test_citation_run_scores_count_an_unanswered_judged_topic_as_zero():
-    sentences = {("r1", "t1"): [(0, True), (1, True), (2, False)], ("r2", "t1"): [(0, True)], ("r1", "t2"): [(0, True)]}
-    labels = {("r1", "t1", 0): "full", ("r1", "t1", 1): "partial", ("r2", "t1", 0): "none", ("r1", "t2", 0): "full"}
-    got = ra.citation_run_scores(labels, sentences)
-    # r1: t1 P (1 + .5)/2 = .75, R 1.5/3 = .5; t2 P 1, R 1 → (.875, .75). r2: t1 0; t2 unanswered counts 0.
-    assert got["r1"] == pytest.approx({"precision": 0.875, "recall": 0.75})
-    assert got["r2"] == pytest.approx({"precision": 0.0, "recall": 0.0})
+def test_run_scores_of_two_citation_sets_cover_only_the_topics_both_judged():
+    responses = [(10, 1, 1), (11, 1, 2), (20, 2, 1)]
+    sentences = [(10, 100, "p1"), (10, 101, "p2"), (10, 102, None), (11, 110, "p3"), (20, 200, "p4")]
+    a = scores.citation_table(
+        responses,
+        sentences,
+        [(100, "p1", "full"), (101, "p2", "partial"), (110, "p3", "full"), (200, "p4", "none")],
+        [1, 2],
+    )
+    b = scores.citation_table(responses, sentences, [(100, "p1", "partial"), (200, "p4", "full")], [1])
+    by_a, by_b = scores.shared_run_scores(a, b)
+    # Topic 2 (judged in A only) is left out. A, run 1 on topic 1: P (1 + .5) / 2, R 1.5 / 3 (the uncited sentence).
+    assert by_a == {1: {"precision": 0.75, "recall": 0.5}, 2: {"precision": 0.0, "recall": 0.0}}
+    # B, run 1: sentence 101 unjudged is left out: P .5 / 1, R .5 / 2; run 2: full.
+    assert by_b == {1: {"precision": 0.5, "recall": 0.25}, 2: {"precision": 1.0, "recall": 1.0}}
+    with pytest.raises(scores.ScoreError, match="different kinds"):
+        scores.shared_run_scores(a, scores.nugget_table([], [], []))
 
 
 def test_kendall_tau_between_the_run_rankings_of_two_sets():
