@@ -369,8 +369,8 @@ class LabelSetScoresApi(AdminApi):
         if measure not in measures:
             raise serializers.ValidationError({"detail": f"measure must be one of {', '.join(measures)}"})
         table = sel.label_set_scores(label_set=label_set)
-        runs = sel.leaderboard(label_set=label_set, measure=measure)
-        run_of = dict(Response.objects.filter(pk__in=list(table.per_response)).values_list("pk", "run_id"))
+        runs = sel.leaderboard(label_set=label_set, measure=measure, table=table)
+        run_of = table.response_run
         body = {
             "label_set": label_set.pk,
             "kind": label_set.kind,
@@ -381,7 +381,6 @@ class LabelSetScoresApi(AdminApi):
             "responses": [
                 {"response": pk, "run": run_of[pk], "values": {m: v[m] for m in measures}}
                 for pk, v in sorted(table.per_response.items())
-                if pk in run_of
             ],
         }
         return ApiResponse(ScoresOutput(body).data)

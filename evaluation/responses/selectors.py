@@ -60,7 +60,7 @@ def response_run_list(*, collection: Collection | None = None) -> QuerySet[Respo
 def nugget_bank_list(*, collection: Collection | None = None) -> QuerySet[NuggetBank]:
     """Banks (of one collection, or all) with ``n_nuggets`` (merged ones left out)."""
     live = Q(nuggets__merged_into__isnull=True)
-    qs = NuggetBank.objects.select_related("collection").annotate(n_nuggets=Count("nuggets", filter=live))
+    qs = NuggetBank.objects.select_related("collection", "parent").annotate(n_nuggets=Count("nuggets", filter=live))
     return qs.filter(collection=collection) if collection is not None else qs
 
 
@@ -288,9 +288,12 @@ class RunRow:
     responses: int
 
 
-def leaderboard(*, label_set: ResponseLabelSet, measure: str) -> list[RunRow]:
-    """Every run of the collection with its figures, ranked by ``measure`` (runs nothing was scored for last)."""
-    table = label_set_scores(label_set=label_set)
+def leaderboard(
+    *, label_set: ResponseLabelSet, measure: str, table: scores.NuggetTable | scores.CitationTable | None = None
+) -> list[RunRow]:
+    """Every run of the collection with its figures, ranked by ``measure`` (runs nothing was scored for last);
+    ``table``: the set's scores when the caller has already read them."""
+    table = table or label_set_scores(label_set=label_set)
     names = dict(ResponseRun.objects.filter(collection_id=label_set.collection_id).values_list("pk", "name"))
     rows = []
     for run_id, name in names.items():

@@ -95,8 +95,8 @@ def _measure(request: HttpRequest, label_set: ResponseLabelSet) -> str:
 def label_set_detail(request: HttpRequest, pk: int) -> HttpResponse:
     label_set = get_object_or_404(ResponseLabelSet.objects.select_related("collection", "bank"), pk=pk)
     measure = _measure(request, label_set)
-    rows = sel.leaderboard(label_set=label_set, measure=measure)
     table = sel.label_set_scores(label_set=label_set)
+    rows = sel.leaderboard(label_set=label_set, measure=measure, table=table)
     measures = sel.measures_of(label_set)
     return render(
         request,
