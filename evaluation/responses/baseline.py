@@ -16,27 +16,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ecast.curation import STOPWORDS
+from ecast.pipeline.preprocess import split_sentences
+
 BACKEND = "extractive"
 DEFAULT_PARAMS: dict[str, Any] = {"k": 5, "sentences": 3, "per_passage": 1, "max_sentence_chars": 400}
 DECISION = (
     "extractive: the sentences of the BM25 top-k passages with the largest share of the query's content words, "
     "weighted by 1/rank of their passage; at most per_passage sentences a passage; each cites its passage"
 )
-# A sentence ends at . ! or ? followed by a space and an upper-case letter, a digit or a quote (no abbreviation
-# list: "U.S. Army" splits wrongly, which an extractive answer survives).
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'“(A-Z0-9])")
 WORD = re.compile(r"[a-z0-9]+")
-STOP = frozenset(
-    "the a an and or of to in on for with is are was were be been it its this that these those what which who whom "
-    "how why when where do does did can could should would will may might about from by as at into than then there "
-    "their they them you your i me my we our he she his her not no yes any some more most much many tell".split()
-)
-
-
-def sentences_of(text: str) -> list[str]:
-    """The sentences of a text (whitespace folded)."""
-    folded = " ".join(text.split())
-    return [s.strip() for s in SENTENCE_END.split(folded) if s.strip()]
+# The curation page's stopwords, and the few question words it keeps that say nothing of a topic.
+STOP = STOPWORDS | {"may", "might", "yes"}
+# Punkt, as everywhere in ecast (abbreviations such as "U.S." or "Dr." do not end a sentence).
+sentences_of = split_sentences
 
 
 def content_words(text: str) -> set[str]:

@@ -5,13 +5,13 @@ from __future__ import annotations
 from evaluation.responses import baseline
 
 
-def test_sentences_split_at_end_marks_before_a_capital_or_digit():
-    text = "Throat cancer is rare.  It is treatable! Is it? yes. 3 cases were seen."
+def test_sentences_are_punkt_sentences_so_abbreviations_do_not_end_one():
+    text = "Throat cancer is rare.  It is treatable! The U.S. Army saw 3 cases. Dr. Smith treats it."
     assert baseline.sentences_of(text) == [
         "Throat cancer is rare.",
         "It is treatable!",
-        "Is it? yes.",
-        "3 cases were seen.",
+        "The U.S. Army saw 3 cases.",
+        "Dr. Smith treats it.",
     ]
 
 
