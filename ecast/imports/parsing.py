@@ -98,6 +98,41 @@ class LineIndex:
         return bisect.bisect_right(self.newlines, offset - 1) + 1
 
 
+def key_lines(text: str) -> dict[str, int]:
+    """The line of the first ``"key": {`` or ``"key": [`` of each key (for messages about a JSON object's entries)."""
+    line_of = LineIndex(text)
+    lines: dict[str, int] = {}
+    for m in re.finditer(r'"((?:[^"\\]|\\.)*)"\s*:\s*[\[{]', text):
+        lines.setdefault(m.group(1), line_of(m.start()))
+    return lines
+
+
+# ---------------------------------------------------------------- JSON lines
+
+
+def jsonl_objects(p: Parsed, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line, object) of each non-blank line of a JSON-lines file; a line that is not a JSON object is an error."""
+    for n, line in enumerate(text_lines(text), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            p.error(n, f"invalid JSON: {exc.msg} (column {exc.colno})")
+            continue
+        if not isinstance(obj, dict):
+            p.error(n, f"expected a JSON object, got {type(obj).__name__}")
+            continue
+        yield n, obj
+
+
+def id_value(value: Any) -> str:
+    """An id given as a string or an integer (TREC RAG 2025 narrative ids are numbers), stripped; "" otherwise."""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        return ""
+    return str(value).strip()
+
+
 # ---------------------------------------------------------------- simple TSVs
 
 

@@ -546,6 +546,12 @@ def sniff(head: Head | None) -> Sniffed | None:
     return _lines(text, head.complete)
 
 
+def sniff_text(text: str) -> Sniffed | None:
+    """``sniff`` of a file already read (a writer choosing among the formats its kind reads)."""
+    data = text[:HEAD_BYTES].encode("utf-8")[:HEAD_BYTES]
+    return sniff(Head(data, complete=len(text) <= HEAD_BYTES and len(data) < HEAD_BYTES))
+
+
 def sniff_path(path: Path) -> Sniffed | None:
     """``sniff`` of a file on disk, reading its head only."""
     return sniff(read_head_of(path))

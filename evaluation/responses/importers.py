@@ -5,13 +5,14 @@ re-imports, is in :mod:`evaluation.responses.importing`."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
 from django.urls import reverse
 
 from ecast.core.bulk import rows_insert
-from ecast.imports import registry
+from ecast.imports import registry, sniff
 from ecast.imports.errors import row_error
 from ecast.imports.formats.nuggets import parse_citation_judgments, parse_ikat_nuggets, parse_nuggets_jsonl
 from ecast.imports.formats.rag_answers import (
@@ -20,6 +21,7 @@ from ecast.imports.formats.rag_answers import (
     parse_rag_answers,
     parse_responses_tsv,
 )
+from ecast.imports.parsing import Parsed
 from ecast.imports.writing import Context, Result, raise_if
 from ecast.models import Collection, ImportJob
 from evaluation.models import (
@@ -50,21 +52,31 @@ NUGGET_OPTIONS = ("bank", "label_set", "create_turns", "queries")
 CITATION_OPTIONS = ("label_set", "condition", "drop_team", "create_turns", "queries")
 
 
-def _response_parse(text: str):
-    """The parser of a responses file, from how it starts: JSONL of TREC RAG answers, an iKAT JSON, else a TSV."""
-    if not text.lstrip().startswith("{"):
-        return parse_responses_tsv
-    first = first_json_object(text)
-    if first is not None and ("answer" in first or "metadata" in first):
-        return parse_rag_answers
-    return parse_ikat_responses
+def parser_of(text: str, parsers: dict[str, Callable[..., Parsed]], fallback: str) -> Callable[..., Parsed]:
+    """The parser of the format the sniffer sees (``ecast.imports.sniff``, the one place a file's format is told
+    from how it starts); ``fallback``'s when it sees none of ``parsers``, whose errors then say what is wrong."""
+    sniffed = sniff.sniff_text(text)
+    seen = [f for f in parsers if sniffed is not None and f in sniffed.formats]
+    return parsers[seen[0] if seen else fallback]
+
+
+RESPONSE_PARSERS: dict[str, Callable[..., Parsed]] = {
+    "rag_answers_jsonl": parse_rag_answers,
+    "ikat_responses_json": parse_ikat_responses,
+    "responses_tsv": parse_responses_tsv,
+}
+NUGGET_PARSERS: dict[str, Callable[..., Parsed]] = {
+    "nuggets_jsonl": parse_nuggets_jsonl,
+    "ikat_nuggets_json": parse_ikat_nuggets,
+}
 
 
 def write_responses(ctx: Context) -> Result:
     """Answers into response runs, one per run id of the file (option ``name`` renames a file's only run); a run of
     the same name is replaced (see ``importing``)."""
     text = ctx.text()
-    parsed = _response_parse(text)(text, file=ctx.name)
+    fallback = "ikat_responses_json" if text.lstrip().startswith("{") else "responses_tsv"
+    parsed = parser_of(text, RESPONSE_PARSERS, fallback)(text, file=ctx.name)
     raise_if(parsed.errors)
     ctx.warnings.extend(parsed.warnings)
     records: list[ResponseRecord] = parsed.records
@@ -116,9 +128,11 @@ def write_nuggets(ctx: Context) -> Result:
     """A nugget bank (option ``bank``, default the file's name) from nuggetizer JSONL or iKAT nugget JSON; with
     assignments, also an imported nugget-assignment label set (option ``label_set``) and the answers it judges."""
     text = ctx.text()
-    first = first_json_object(text)
-    ikat = first is None or "qid" not in first
-    parsed = (parse_ikat_nuggets if ikat else parse_nuggets_jsonl)(text, file=ctx.name)
+    # Unseen: a first line that is a whole object is a JSONL row (its parser names what the row lacks).
+    fallback = "nuggets_jsonl" if first_json_object(text) is not None else "ikat_nuggets_json"
+    parse = parser_of(text, NUGGET_PARSERS, fallback)
+    ikat = parse is parse_ikat_nuggets
+    parsed = parse(text, file=ctx.name)
     raise_if(parsed.errors)
     ctx.warnings.extend(parsed.warnings)
     if ikat and ctx.flag("create_turns"):

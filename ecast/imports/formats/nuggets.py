@@ -17,8 +17,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ecast.imports.formats.rag_answers import key_lines
-from ecast.imports.parsing import Parsed, text_lines
+from ecast.imports.parsing import Parsed, id_value, jsonl_objects, key_lines
 
 IMPORTANCE = ("vital", "okay")
 ASSIGNMENTS = ("support", "partial_support", "not_support")
@@ -67,25 +66,6 @@ class CitationRow:
     sentences: list[JudgedSentence]
 
 
-def _jsonl(p: Parsed, text: str):
-    for n, line in enumerate(text_lines(text), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            p.error(n, f"invalid JSON: {exc.msg} (column {exc.colno})")
-            continue
-        if not isinstance(obj, dict):
-            p.error(n, f"expected a JSON object, got {type(obj).__name__}")
-            continue
-        yield n, obj
-
-
-def _id(value: Any) -> str:
-    return "" if isinstance(value, bool) or not isinstance(value, str | int) else str(value).strip()
-
-
 def _nugget(p: Parsed, n: int, where: str, obj: Any, *, assigned: bool) -> tuple[NuggetItem, str | None] | None:
     if not isinstance(obj, dict) or not isinstance(obj.get("text"), str) or not obj["text"].strip():
         p.error(n, f"{where}: expected an object with a non-empty 'text'")
@@ -114,8 +94,8 @@ def parse_nuggets_jsonl(text: str, *, file: str) -> Parsed:
     first: dict[str, tuple[int, list[NuggetItem]]] = {}
     seen_runs: dict[tuple[str, str], int] = {}
     with_runs = None
-    for n, obj in _jsonl(p, text):
-        qid = _id(obj.get("qid"))
+    for n, obj in jsonl_objects(p, text):
+        qid = id_value(obj.get("qid"))
         if not qid:
             p.error(n, "missing 'qid'")
             continue
@@ -123,7 +103,7 @@ def parse_nuggets_jsonl(text: str, *, file: str) -> Parsed:
         if not isinstance(nuggets, list) or not nuggets:
             p.error(n, f"{qid}: 'nuggets' must be a non-empty list")
             continue
-        run = _id(obj.get("run_id"))
+        run = id_value(obj.get("run_id"))
         if with_runs is None:
             with_runs = bool(run)
         elif with_runs != bool(run):
@@ -145,7 +125,7 @@ def parse_nuggets_jsonl(text: str, *, file: str) -> Parsed:
             continue
         first.setdefault(qid, (n, items))
         length = obj.get("response_length")
-        row = NuggetRow(n, qid, items, _id(obj.get("query")), run)
+        row = NuggetRow(n, qid, items, id_value(obj.get("query")), run)
         if run:
             if (qid, run) in seen_runs:
                 p.error(n, f"{qid}: run {run!r} assessed twice (first on line {seen_runs[(qid, run)]})")
@@ -199,7 +179,7 @@ def parse_ikat_nuggets(text: str, *, file: str) -> Parsed:
             if not isinstance(obj, dict) or not isinstance(obj.get("text"), str) or not obj["text"].strip():
                 p.error(at, f"turn {qid}, nugget {key}: expected an object with a non-empty 'text'")
                 continue
-            grade = _id(obj.get("relevance"))
+            grade = id_value(obj.get("relevance"))
             if grade not in ("1", "2", "3", "4"):
                 p.error(at, f"turn {qid}, nugget {key}: relevance {obj.get('relevance')!r} is not 1–4")
                 continue
@@ -223,8 +203,8 @@ def parse_citation_judgments(text: str, *, file: str) -> Parsed:
     p = Parsed(file)
     seen: dict[tuple[str, str], int] = {}
     textless = 0
-    for n, obj in _jsonl(p, text):
-        qid, run = _id(obj.get("topic_id")), _id(obj.get("run_id"))
+    for n, obj in jsonl_objects(p, text):
+        qid, run = id_value(obj.get("topic_id")), id_value(obj.get("run_id"))
         if not qid or not run:
             p.error(n, "missing 'topic_id' or 'run_id'")
             continue
@@ -255,7 +235,7 @@ def parse_citation_judgments(text: str, *, file: str) -> Parsed:
             sentence = JudgedSentence(index, s["text"].strip() if isinstance(s.get("text"), str) else "")
             for c in s.get("citations") or []:
                 ref = c.get("reference") if isinstance(c, dict) else None
-                support = _id(c.get("support")) if isinstance(c, dict) else ""
+                support = id_value(c.get("support")) if isinstance(c, dict) else ""
                 if not isinstance(ref, str) or not ref.strip():
                     p.error(n, f"{qid} / {run}, sentence {index}: a citation without a 'reference'")
                     ok = False

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ecast.imports.parsing import LineIndex, Parsed, array_spans, text_lines
+from ecast.imports.parsing import LineIndex, Parsed, array_spans, id_value, jsonl_objects, key_lines, text_lines
 
 RAG24, RAG25, IKAT, TSV = "rag24", "rag25", "ikat", "tsv"
 RESPONSES_HEADER = ("turn", "run", "response")
@@ -67,13 +67,6 @@ def _finish(p: Parsed, fmt: str) -> Parsed:
     return p
 
 
-def _str(value: Any) -> str:
-    """An id given as a string or an integer (2025 narrative ids are numbers in the guidelines), stripped."""
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        return ""
-    return str(value).strip()
-
-
 def _answer(p: Parsed, n: int, where: str, answer: Any, references: list[str]) -> list[tuple[str, list[str]]] | None:
     """The sentences of a TREC RAG answer with their citations as segment ids; None (errors recorded) when bad."""
     if not isinstance(answer, list) or not answer:
@@ -113,25 +106,15 @@ def parse_rag_answers(text: str, *, file: str) -> Parsed:
     """TREC RAG 2024 or 2025 answer JSONL (see the module). Records: ResponseRecord, sentences with segment ids."""
     p = Parsed(file)
     fmt = RAG24
-    for n, line in enumerate(text_lines(text), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            p.error(n, f"invalid JSON: {exc.msg} (column {exc.colno})")
-            continue
-        if not isinstance(obj, dict):
-            p.error(n, f"expected a JSON object, got {type(obj).__name__}")
-            continue
+    for n, obj in jsonl_objects(p, text):
         meta = obj.get("metadata")
         if isinstance(meta, dict):
             fmt = RAG25
-            run, qid = _str(meta.get("run_id")), _str(meta.get("narrative_id", meta.get("topic_id")))
-            query = _str(meta.get("narrative", meta.get("topic", "")))
+            run, qid = id_value(meta.get("run_id")), id_value(meta.get("narrative_id", meta.get("topic_id")))
+            query = id_value(meta.get("narrative", meta.get("topic", "")))
             extra = {k: meta[k] for k in ("team_id", "type", "prompt") if isinstance(meta.get(k), str)}
         else:
-            run, qid, query = _str(obj.get("run_id")), _str(obj.get("topic_id")), _str(obj.get("topic", ""))
+            run, qid, query = id_value(obj.get("run_id")), id_value(obj.get("topic_id")), id_value(obj.get("topic", ""))
             extra = {}
         where = f"{run or '?'} / {qid or '?'}"
         if not run:
@@ -155,15 +138,6 @@ def parse_rag_answers(text: str, *, file: str) -> Parsed:
     return _finish(p, fmt)
 
 
-def key_lines(text: str) -> dict[str, int]:
-    """The line of the first ``"key": {`` or ``"key": [`` of each key (for messages about a JSON object's entries)."""
-    line_of = LineIndex(text)
-    lines: dict[str, int] = {}
-    for m in re.finditer(r'"((?:[^"\\]|\\.)*)"\s*:\s*[\[{]', text):
-        lines.setdefault(m.group(1), line_of(m.start()))
-    return lines
-
-
 def _citations(value: Any) -> list[str] | None:
     """iKAT response citations: {passage id: score} (ordered by score, best first) or a list of ids; None if bad."""
     if value is None:
@@ -181,7 +155,7 @@ def _ikat_run(p: Parsed, data: dict[str, Any], lines: dict[str, int], text: str)
     key = re.search(r'"turns"\s*:\s*\[', text)
     line_of = LineIndex(text)
     starts = [line_of(start) for start, _end in array_spans(text, key.end() - 1)] if key else []
-    run = _str(data.get("run_name"))
+    run = id_value(data.get("run_name"))
     if not run:
         p.error(lines.get("turns"), "an iKAT run file needs a 'run_name'")
     turns = data.get("turns")
@@ -189,7 +163,7 @@ def _ikat_run(p: Parsed, data: dict[str, Any], lines: dict[str, int], text: str)
         p.error(lines.get("turns"), "'turns' must be a list of {turn_id, responses}")
         return
     for j, turn in enumerate(turns, start=1):
-        qid = _str(turn.get("turn_id")) if isinstance(turn, dict) else ""
+        qid = id_value(turn.get("turn_id")) if isinstance(turn, dict) else ""
         n = starts[j - 1] if j <= len(starts) else lines.get("turns")
         if not qid:
             p.error(n, f"turn #{j}: expected an object with a 'turn_id'")
@@ -210,7 +184,7 @@ def _ikat_run(p: Parsed, data: dict[str, Any], lines: dict[str, int], text: str)
         if len(ranked) > 1:
             p.warn(n, f"turn {qid}: {len(ranked)} responses, kept the best-ranked one", kind="several responses")
         meta = {"ptkb_provenance": best["ptkb_provenance"]} if "ptkb_provenance" in best else {}
-        if run_type := _str(data.get("run_type")):
+        if run_type := id_value(data.get("run_type")):
             meta["run_type"] = run_type
         p.records.append(ResponseRecord(n, run, qid, best["text"].strip(), None, citations, metadata=meta))
 
