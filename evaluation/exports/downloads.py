@@ -38,7 +38,8 @@ def _format(table: dict[str, tuple[str, str]], fmt: str) -> tuple[str, str]:
     return table[fmt]
 
 
-def _response(body: Iterable[str] | Iterator[bytes], filename: str, content_type: str) -> StreamingHttpResponse:
+def attachment(body: Iterable[str] | Iterator[bytes], filename: str, content_type: str) -> StreamingHttpResponse:
+    """A streamed download saved as ``filename``."""
     response = StreamingHttpResponse(body, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
@@ -55,7 +56,7 @@ def run_download(*, run: Run, fmt: str) -> StreamingHttpResponse:
         body = formats.run_csv_chunks(rankings)
     else:
         body = formats.run_ranx_chunks(rankings)
-    return _response(body, file_stem(run.collection.name, run.name) + suffix, content_type)
+    return attachment(body, file_stem(run.collection.name, run.name) + suffix, content_type)
 
 
 _QRELS_WRITERS: dict[str, Callable[[Iterable[tuple[str, str, int]]], Iterator[str]]] = {
@@ -69,14 +70,14 @@ def qrels_download(*, version: QrelsVersion, fmt: str) -> StreamingHttpResponse:
     """The grades a version's scores were computed from, as TREC qrels, PyTerrier CSV or ranx JSON, streamed."""
     suffix, content_type = _format(QRELS_FORMATS, fmt)
     body = _QRELS_WRITERS[fmt](sel.qrels_rows(version=version))
-    return _response(body, file_stem(version.collection.name, version.name) + suffix, content_type)
+    return attachment(body, file_stem(version.collection.name, version.name) + suffix, content_type)
 
 
 def per_query_download(*, version: QrelsVersion, fmt: str) -> StreamingHttpResponse:
     """Every stored per-query score under a version as the long table ``name,qid,measure,value``, streamed."""
     suffix, content_type = _format(PER_QUERY_FORMATS, fmt)
     body = formats.per_query_csv_chunks(sel.per_query_rows(version=version))
-    return _response(body, file_stem(version.collection.name, version.name) + suffix, content_type)
+    return attachment(body, file_stem(version.collection.name, version.name) + suffix, content_type)
 
 
 def experiment_download(*, experiment: PermutationExperiment) -> StreamingHttpResponse:
@@ -84,4 +85,4 @@ def experiment_download(*, experiment: PermutationExperiment) -> StreamingHttpRe
     the system and the order (``bm25-raw@original``, ``bm25-raw@order7``): split it by tag to evaluate each run."""
     body = formats.gzipped(formats.trec_tagged_chunks(sel.experiment_rankings(experiment=experiment)))
     name = file_stem(experiment.collection.name, experiment.name, "runs") + ".run.gz"
-    return _response(body, name, "application/gzip")
+    return attachment(body, name, "application/gzip")

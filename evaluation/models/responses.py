@@ -98,10 +98,6 @@ class ResponseSentence(models.Model):
         ordering = ["response_id", "index"]
         constraints = [models.UniqueConstraint(fields=["response", "index"], name="uniq_sentence_index")]
 
-    @property
-    def first_citation(self) -> str | None:
-        return self.citations[0] if self.citations else None
-
 
 class NuggetBank(models.Model):
     """A version of the nuggets of a collection's turns, versioned like qrels ("LLM draft", "post-edited")."""

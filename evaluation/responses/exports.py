@@ -8,7 +8,7 @@ from typing import Any
 from django.http import Http404, StreamingHttpResponse
 
 from ecast.core.csvfiles import CSV_CONTENT_TYPE
-from evaluation.exports.downloads import file_stem
+from evaluation.exports.downloads import attachment, file_stem
 from evaluation.models import (
     CitationLabel,
     Nugget,
@@ -35,12 +35,6 @@ LABEL_SET_FILES = {
 def files_for(label_set: ResponseLabelSet) -> list[str]:
     """The downloads a label set offers."""
     return [what for what, (kinds, _) in LABEL_SET_FILES.items() if label_set.kind in kinds]
-
-
-def _response(body: Iterable[str], filename: str, content_type: str) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(body, content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
 
 
 def _live_nuggets(bank_id: int | None) -> dict[int, list[tuple[int, str, str]]]:
@@ -77,7 +71,7 @@ def bank_nuggets_rows(*, bank: NuggetBank) -> Iterator[tuple[str, str, list[tupl
 def bank_download(*, bank: NuggetBank) -> StreamingHttpResponse:
     """A bank as nuggetizer nuggets JSONL."""
     body = formats.nuggets_jsonl(bank_nuggets_rows(bank=bank))
-    return _response(body, file_stem(bank.collection.name, bank.name) + ".nuggets.jsonl", JSONL)
+    return attachment(body, file_stem(bank.collection.name, bank.name) + ".nuggets.jsonl", JSONL)
 
 
 def _labelled_responses(
@@ -192,4 +186,4 @@ def label_set_download(*, label_set: ResponseLabelSet, what: str) -> StreamingHt
     else:
         header = ["label_set", "run", *measures, *PER_RUN_EXTRA[label_set.kind]]
         body = formats.score_csv(header, per_run_rows(label_set=label_set))
-    return _response(body, file_stem(label_set.collection.name, label_set.name) + "." + what, content_type)
+    return attachment(body, file_stem(label_set.collection.name, label_set.name) + "." + what, content_type)
