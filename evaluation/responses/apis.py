@@ -63,6 +63,12 @@ def _collection_filter(request: Any) -> int | None:
     return query_id(request.query_params, "collection")
 
 
+def _listed(request: Any, rows: Any, output: type[serializers.Serializer]) -> ApiResponse:
+    """A list API's answer: ``rows`` of the ``?collection=`` asked for (all when none), as ``output``."""
+    cid = _collection_filter(request)
+    return ApiResponse(output(rows if cid is None else rows.filter(collection_id=cid), many=True).data)
+
+
 def _paged(request: Any, view: APIView, rows: Any, serializer: type[serializers.Serializer]) -> ApiResponse:
     paginator = PageNumberPagination()
     paginator.page_size = PAGE_SIZE
@@ -91,11 +97,7 @@ class RunListApi(SharedApi):
 
     @extend_schema(parameters=[COLLECTION_PARAM], responses={200: RunOutput(many=True)})
     def get(self, request):
-        qs = sel.response_run_list()
-        cid = _collection_filter(request)
-        if cid is not None:
-            qs = qs.filter(collection_id=cid)
-        return ApiResponse(RunOutput(qs, many=True).data)
+        return _listed(request, sel.response_run_list(), RunOutput)
 
 
 class RunDetailApi(SharedApi):
@@ -189,11 +191,7 @@ class BankListApi(SharedApi):
 
     @extend_schema(parameters=[COLLECTION_PARAM], responses={200: BankOutput(many=True)})
     def get(self, request):
-        qs = sel.nugget_bank_list()
-        cid = _collection_filter(request)
-        if cid is not None:
-            qs = qs.filter(collection_id=cid)
-        return ApiResponse(BankOutput(qs, many=True).data)
+        return _listed(request, sel.nugget_bank_list(), BankOutput)
 
 
 class BankDetailApi(SharedApi):
@@ -252,11 +250,7 @@ class LabelSetListApi(AdminApi):
 
     @extend_schema(parameters=[COLLECTION_PARAM], responses={200: LabelSetOutput(many=True)})
     def get(self, request):
-        qs = sel.label_set_list()
-        cid = _collection_filter(request)
-        if cid is not None:
-            qs = qs.filter(collection_id=cid)
-        return ApiResponse(LabelSetOutput(qs, many=True).data)
+        return _listed(request, sel.label_set_list(), LabelSetOutput)
 
 
 class LabelSetDetailApi(AdminApi):
