@@ -63,6 +63,15 @@ class IsAssessor(BasePermission):
         return is_assessor(request.user)
 
 
+class IsAssessorOrAdmin(BasePermission):
+    """Assessors and admins (judging and adjudication); raters are refused."""
+
+    message = "Only assessors and admins may do this."
+
+    def has_permission(self, request: Any, view: Any) -> bool:
+        return is_assessor(request.user) or is_admin(request.user)
+
+
 def role_required(*roles: str) -> Callable[[Callable[..., HttpResponseBase]], Callable[..., HttpResponseBase]]:
     """Page-view decorator: login required, then 403 unless the user holds one of ``roles``."""
 

@@ -10,12 +10,12 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
-from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ecast.core.pages import query_id
-from ecast.core.permissions import is_admin, is_assessor
+from ecast.core.permissions import IsAssessorOrAdmin
 from ecast.core.rest import AdminApi
 from ecast.models import Collection, Turn
 from evaluation.models import Nugget, NuggetBank, ResponseLabelSet, ResponseRun
@@ -24,15 +24,8 @@ from judging.nuggets import banks, leasing, services
 from judging.nuggets import selectors as sel
 
 
-class IsJudge(BasePermission):
-    message = "Only assessors and admins may do this."
-
-    def has_permission(self, request: Any, view: Any) -> bool:
-        return is_assessor(request.user) or is_admin(request.user)
-
-
 class JudgeApi(APIView):
-    permission_classes = [IsAuthenticated, IsJudge]
+    permission_classes = [IsAuthenticated, IsAssessorOrAdmin]
 
 
 def task_for(user: Any, pk: int) -> ResponseTask:

@@ -19,7 +19,7 @@ from ecast.models import Collection, Turn
 from evaluation.models import Nugget, NuggetBank
 from evaluation.responses.services import nugget_bank_touch
 from judging.models import ResponseTask
-from judging.nuggets.leasing import TaskError
+from judging.nuggets.leasing import TaskError, tasks_judgeable_by
 
 MAX_NUGGET_CHARS = 2000
 
@@ -30,8 +30,7 @@ def banks_editable_by(user: Any):
         return NuggetBank.objects.all()
     if not is_assessor(user):
         return NuggetBank.objects.none()
-    tasks = ResponseTask.objects.filter(status=ResponseTask.Status.OPEN, bank__isnull=False)
-    tasks = tasks.filter(Q(assessors__isnull=True) | Q(assessors=user))
+    tasks = tasks_judgeable_by(user).filter(status=ResponseTask.Status.OPEN, bank__isnull=False)
     return NuggetBank.objects.filter(Q(created_by=user) | Q(pk__in=tasks.values("bank_id"))).distinct()
 
 

@@ -15,6 +15,7 @@ from evaluation.models import (
     NuggetBank,
     Qrel,
     QrelsVersion,
+    Response,
     ResponseLabelSet,
     ResponseSentence,
 )
@@ -32,12 +33,11 @@ def task_list() -> QuerySet[ResponseTask]:
 
 
 def tasks_open_for(*, user: Any) -> list[ResponseTask]:
-    """Open tasks the user may judge (a task without an assessor list is open to every assessor), with progress."""
-    qs = task_list().filter(status=ResponseTask.Status.OPEN)
-    qs = qs.annotate(n_assessors=Count("assessors", distinct=True)).filter(Q(n_assessors=0) | Q(assessors=user))
-    tasks: list[ResponseTask] = list(qs.distinct())
+    """Open tasks the user may judge (``leasing.tasks_judgeable_by``), with progress."""
+    tasks = list(task_list().filter(status=ResponseTask.Status.OPEN, pk__in=leasing.tasks_judgeable_by(user)))
+    progress = leasing.tasks_progress(tasks, user)
     for t in tasks:
-        t.progress = leasing.task_progress(t, user)  # type: ignore[attr-defined]
+        t.progress = progress[t.pk]  # type: ignore[attr-defined]
     return tasks
 
 
@@ -93,12 +93,14 @@ def _sentences(task: ResponseTask, lease: ResponseLease) -> list[dict[str, Any]]
 
 def lease_payload(*, lease: ResponseLease) -> dict[str, Any]:
     """One leased answer as its page shows it; the LLM's labels only in a post-edit task (blind means blind)."""
-    task, response = lease.task, lease.response
+    task = lease.task
+    # The answer with its run and turn in one query (the lease may come without them).
+    response = Response.objects.select_related("run", "turn__conversation").get(pk=lease.response_id)
     items = _nuggets(task, lease) if task.kind == ResponseLabelSet.Kind.NUGGETS else _sentences(task, lease)
     if task.condition != "post_edit":
         for item in items:
             item.pop("llm")
-    turn = Turn.objects.select_related("conversation").get(pk=response.turn_id)
+    turn = response.turn
     return {
         "lease": lease.pk,
         "done": lease.completed_at is not None,

@@ -85,8 +85,9 @@ def tasks_admin(request: HttpRequest) -> HttpResponse:
                 messages.success(request, f"Task {task.name!r} created: assessors find it in their queue.")
                 return redirect(f"{reverse('nuggets-admin')}?collection={collection.pk}")
     tasks = list(sel.task_list())
+    progress = leasing.tasks_progress(tasks)
     for t in tasks:
-        t.progress = leasing.task_progress(t)  # type: ignore[attr-defined]
+        t.progress = progress[t.pk]  # type: ignore[attr-defined]
     return render(
         request,
         "judging/nuggets/admin.html",

@@ -3,28 +3,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ecast.core.permissions import is_admin, is_assessor
+from ecast.core.permissions import IsAssessorOrAdmin
 from ecast.core.rest import AdminApi
 from evaluation.models import QrelsVersion
 from judging.relevance import adjudication as adj
-
-
-class IsAdjudicator(BasePermission):
-    """Admins and assessors adjudicate; raters do not."""
-
-    message = "Only admins and assessors may adjudicate."
-
-    def has_permission(self, request: Any, view: Any) -> bool:
-        return is_admin(request.user) or is_assessor(request.user)
 
 
 class ProgressSerializer(serializers.Serializer):
@@ -67,7 +56,7 @@ class AdjudicationCreateApi(AdminApi):
 class AdjudicationApi(APIView):
     """An adjudication's progress and its next waiting items with both grades (admins and assessors)."""
 
-    permission_classes = [IsAuthenticated, IsAdjudicator]
+    permission_classes = [IsAuthenticated, IsAssessorOrAdmin]
 
     class OutputSerializer(serializers.Serializer):
         version = serializers.IntegerField()
@@ -95,7 +84,7 @@ class AdjudicationSubmitApi(APIView):
     """Set an item's final grade (0–4, "a" or "b" for that version's grade) or take it back (null); repeating the
     stored grade changes nothing (admins and assessors)."""
 
-    permission_classes = [IsAuthenticated, IsAdjudicator]
+    permission_classes = [IsAuthenticated, IsAssessorOrAdmin]
 
     class InputSerializer(serializers.Serializer):
         item = serializers.IntegerField()
