@@ -133,23 +133,32 @@ def _lease_sentences(lease: ResponseLease) -> dict[int, ResponseSentence]:
     return {s.pk: s for s in ResponseSentence.objects.filter(response_id=lease.response_id).exclude(citations=[])}
 
 
-def _store(model: Any, key: dict[str, Any], field: str, value: str, lease: ResponseLease, row: Any) -> bool:
-    """Create or relabel one row of the task's set (``row``: its current one, locked, or None); the earlier label
-    goes to ``history``. False for a repeat."""
+def _store(model: Any, field: str, lease: ResponseLease, items: list[tuple[dict[str, Any], str, Any]]) -> int:
+    """Create or relabel rows of the task's set — ``items``: (the row's key, its label, its current row, locked, or
+    None) — in one insert and one update whatever their number; an earlier label goes to ``history``. Returns how
+    many changed (a repeat changes nothing)."""
     task = lease.task
     fields = {"condition": task.condition, "assessor_id": lease.assessor_id}
-    if row is None:
-        model.objects.create(label_set=task.label_set, **key, **{field: value}, **fields)
-        return True
-    if getattr(row, field) == value and row.assessor_id == lease.assessor_id:
-        return False
-    by = row.assessor.username if row.assessor else ""
-    row.history = [*row.history, {field: getattr(row, field), "at": row.updated_at.isoformat(), "by": by}]
-    setattr(row, field, value)
-    for name, v in fields.items():
-        setattr(row, name, v)
-    row.save()
-    return True
+    now = timezone.now()
+    new, relabelled = [], []
+    for key, value, row in items:
+        if row is None:
+            new.append(model(label_set=task.label_set, **key, **{field: value}, **fields))
+            continue
+        if getattr(row, field) == value and row.assessor_id == lease.assessor_id:
+            continue
+        by = row.assessor.username if row.assessor else ""
+        row.history = [*row.history, {field: getattr(row, field), "at": row.updated_at.isoformat(), "by": by}]
+        setattr(row, field, value)
+        for name, v in fields.items():
+            setattr(row, name, v)
+        row.updated_at = now  # bulk_update does not stamp auto_now fields
+        relabelled.append(row)
+    if new:
+        model.objects.bulk_create(new)
+    if relabelled:
+        model.objects.bulk_update(relabelled, [field, "history", "updated_at", *fields])
+    return len(new) + len(relabelled)
 
 
 @transaction.atomic
@@ -171,24 +180,21 @@ def labels_submit(*, lease: ResponseLease, labels: Mapping[str, str]) -> int:
             raise TaskError(f"{key}: the label is one of {', '.join(allowed)}, got {value!r}")
         checked.append((targets[pk], value))
     # The answer's current labels, locked and read once (an answer's "done" sends every label again).
-    changed = 0
     if nuggets:
         assigned = NuggetAssignment.objects.filter(label_set=lease.task.label_set, response_id=lease.response_id)
         rows = {r.nugget_id: r for r in assigned.select_for_update(of=("self",)).select_related("assessor")}
-        for target, value in checked:
-            where = {"response_id": lease.response_id, "nugget": target}
-            changed += _store(NuggetAssignment, where, "label", value, lease, rows.get(target.pk))
+        items = [({"response_id": lease.response_id, "nugget": t}, v, rows.get(t.pk)) for t, v in checked]
+        changed = _store(NuggetAssignment, "label", lease, items)
     else:
         existing = CitationLabel.objects.filter(label_set=lease.task.label_set, sentence_id__in=list(targets))
         cites = {
             (r.sentence_id, r.passage_id): r
             for r in existing.select_for_update(of=("self",)).select_related("assessor")
         }
-        for target, value in checked:
-            where = {"sentence": target, "passage_id": target.citations[0]}
-            changed += _store(
-                CitationLabel, where, "support", value, lease, cites.get((target.pk, target.citations[0]))
-            )
+        items = [
+            ({"sentence": t, "passage_id": t.citations[0]}, v, cites.get((t.pk, t.citations[0]))) for t, v in checked
+        ]
+        changed = _store(CitationLabel, "support", lease, items)
     if changed:
         label_set_touch(label_set=lease.task.label_set)
     return changed

@@ -123,6 +123,37 @@ def test_a_cancelled_job_writes_nothing_more(setup, tiny_causal):
     assert response_services.response_job_cancel(job_id=job.pk) is False
 
 
+def test_a_job_cancelled_mid_run_keeps_the_batches_stored_before_and_stores_none_after(
+    setup, tiny_causal, monkeypatch
+):
+    coll, _, runs, bank = setup
+    job = response_services.response_job_create(
+        task=Task.ASSIGN_NUGGETS,
+        collection=coll,
+        model=str(tiny_causal),
+        bank=bank,
+        runs=[runs["sysA"]],
+        params={"batch_size": 1},
+        queue=False,
+    )
+    label_batch = response_items.label_batch
+    calls: list[int] = []
+
+    def cancelled_after_first(job_, model, batch):
+        # The admin presses Cancel while the worker labels the second batch.
+        calls.append(len(batch))
+        if len(calls) == 2:
+            assert response_services.response_job_cancel(job_id=job_.pk) is True
+        return label_batch(job_, model, batch)
+
+    monkeypatch.setattr(response_items, "label_batch", cancelled_after_first)
+    assert response_services.response_job_run(job_id=job.pk) == 1
+    job.refresh_from_db()
+    assert job.status == "cancelled" and job.progress_done == 1
+    assert NuggetAssignment.objects.filter(label_set=job.label_set).count() == 1
+    assert len(calls) == 2  # nothing was labelled after the cancel was seen
+
+
 def test_a_job_with_nothing_to_label_is_refused_and_writes_nothing(setup, tiny_causal):
     coll, _, _, bank = setup
     with pytest.raises(ValidationError, match="no response answers a turn"):

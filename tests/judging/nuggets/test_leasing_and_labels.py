@@ -171,3 +171,26 @@ def test_assessors_outside_a_tasks_list_and_raters_cannot_take_its_answers(s, as
     services.task_set_status(task=task, status="closed")
     with pytest.raises(TaskError, match="is closed"):
         leasing.lease_next(task=task, assessor=other)
+
+
+def test_the_label_endpoint_reads_as_many_rows_for_three_labels_as_for_one(s, assessor, client):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from django.urls import reverse
+
+    task = helpers.nugget_task(s)
+    lease = leasing.lease_next(task=task, assessor=assessor)
+    fair, tall, paris = s.nuggets("1_1")
+    client.force_login(assessor)
+    url = reverse("api-nuggets-lease-labels", args=[lease.pk])
+
+    def statements(labels: dict[str, str]) -> int:
+        with CaptureQueriesContext(connection) as queries:
+            r = client.post(url, {"labels": labels}, content_type="application/json")
+        assert r.status_code == 200 and r.json()["changed"] == len(labels), r.content
+        return len(queries.captured_queries)
+
+    one = statements({str(tall.pk): "support"})
+    three = statements({str(fair.pk): "support", str(tall.pk): "not_support", str(paris.pk): "partial_support"})
+    # The labels are locked, read and written in bulk: more labels, not more statements.
+    assert three <= one + 1, (one, three)
