@@ -19,7 +19,7 @@ from ecast.core import openai_endpoint
 from ecast.core.errors import DomainError
 from ecast.core.jobs import enqueue
 from ecast.core.models import ACTIVE_STATUSES
-from ecast.models import Collection
+from ecast.models import Collection, Turn
 from ecast.pipeline import openai_compat
 from evaluation.models import (
     CitationLabel,
@@ -121,7 +121,7 @@ def response_job_create(
         task=task,
         collection=collection,
         limit=limit,
-        turns=list(turns or []),
+        turns=turns_resolve(collection=collection, wanted=turns or []),
         created_by=created_by,
         api_key=api_key.strip(),
     )
@@ -154,7 +154,34 @@ def response_job_create(
     return job
 
 
+def turns_resolve(*, collection: Collection, wanted: list[str]) -> list[str]:
+    """Turn ids ("81_2") and topic ids ("81": every turn of that conversation) → the collection's turn ids, in
+    order; a ValidationError naming the ids the collection does not have."""
+    if not wanted:
+        return []
+    rows = list(
+        Turn.objects.filter(collection=collection)
+        .order_by("conversation__topic_id", "number")
+        .values_list("turn_id", "conversation__topic_id")
+    )
+    turn_ids = {t for t, _ in rows}
+    topics = {c for _, c in rows}
+    unknown = [w for w in wanted if w not in turn_ids and w not in topics]
+    if unknown:
+        raise ValidationError(f"turns: {collection.name} has no turn or topic {', '.join(unknown[:10])}")
+    chosen = set(wanted)
+    return [t for t, c in rows if t in chosen or c in chosen]
+
+
 def _nothing_to_do(job: ResponseLlmJob) -> str:
+    if job.turns:
+        return f"turns: nothing to do for the turns chosen ({', '.join(job.turns[:10])}) — " + _nothing_to_do_at_all(
+            job
+        )
+    return _nothing_to_do_at_all(job)
+
+
+def _nothing_to_do_at_all(job: ResponseLlmJob) -> str:
     return {
         Task.CREATE_NUGGETS: "qrels_version: no turn has a passage judged relevant (grade ≥ threshold) with text",
         Task.ASSIGN_NUGGETS: "runs: no response answers a turn the bank has nuggets for",
