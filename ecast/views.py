@@ -70,17 +70,23 @@ class CollectionForm(forms.ModelForm):
 @admin_required
 def collection_list(request: HttpRequest) -> HttpResponse:
     """All collections with counts; a form to create one."""
-    form = CollectionForm(request.POST or None)
+    # Sent here from a page that needs a collection (the import page): back there with the new one chosen.
+    back = request.POST.get("next") or request.GET.get("next") or ""
+    if not (back.startswith("/") and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()})):
+        back = ""
+    form = CollectionForm(request.POST or None, initial={"name": request.GET.get("name", "")})
     if request.method == "POST" and form.is_valid():
         with refusal_shown(form) as refused:
             collection = services.collection_create(**form.cleaned_data)
         if not refused:
             messages.success(request, f"Collection “{collection.name}” created.")
+            if back:
+                return redirect(f"{back}{'&' if '?' in back else '?'}collection={collection.pk}")
             return redirect("collection-detail", pk=collection.pk)
     return render(
         request,
         "ecast/collection_list.html",
-        {"collections": selectors.collection_list(), "form": form, "imports_url": reverse("imports")},
+        {"collections": selectors.collection_list(), "form": form, "imports_url": reverse("imports"), "back": back},
     )
 
 

@@ -122,7 +122,9 @@ def import_page(request: HttpRequest) -> HttpResponse:
         return redirect("import-job", pk=job.pk)
     # Only the form that was sent is bound: the other is shown empty.
     sent = request.method == "POST" and not posted_dataset
-    form = ImportForm(request.POST if sent else None, request.FILES if sent else None)
+    # Back from making a collection (or a link naming a kind): that kind and collection chosen.
+    chosen = {k: request.GET[k] for k in ("kind", "collection") if request.GET.get(k)}
+    form = ImportForm(request.POST if sent else None, request.FILES if sent else None, initial=chosen)
     if sent and form.is_valid():
         data = form.cleaned_data
         extras = {}

@@ -219,9 +219,11 @@ def causal_chat_generate(
     *,
     sample: bool,
     model: tuple[Any, Any] | None = None,
+    first_line: bool = True,
 ) -> list[list[str]]:
     """Batched chat generation with SmolLM2 (or ``model``, a loaded (model, tokenizer)): one list of replies per
-    message list (first line of each reply)."""
+    message list (the first line of each reply; ``first_line`` False: the whole reply, for answers that may run
+    over several lines)."""
     if not prompts:
         return []
     torch = _torch()
@@ -239,13 +241,17 @@ def causal_chat_generate(
         ]
         enc = tok(batch, return_tensors="pt", padding=True)
         enc = {k: v.to(net.device) for k, v in enc.items()}
-        stop = FirstLineDone(tok, enc["input_ids"].shape[1])
+        stop = [FirstLineDone(tok, enc["input_ids"].shape[1])] if first_line else []
         with torch.inference_mode():
             out = net.generate(
-                **enc, **kwargs, pad_token_id=tok.pad_token_id or tok.eos_token_id, stopping_criteria=[stop]
+                **enc, **kwargs, pad_token_id=tok.pad_token_id or tok.eos_token_id, stopping_criteria=stop
             )
         new = out[:, enc["input_ids"].shape[1] :]
-        texts = [t.strip().split("\n")[0].strip().strip('"') for t in tok.batch_decode(new, skip_special_tokens=True)]
+        decoded = tok.batch_decode(new, skip_special_tokens=True)
+        if first_line:
+            texts = [t.strip().split("\n")[0].strip().strip('"') for t in decoded]
+        else:
+            texts = [t.strip() for t in decoded]
         outputs.extend(texts[i * per_input : (i + 1) * per_input] for i in range(len(batch)))
     return outputs
 

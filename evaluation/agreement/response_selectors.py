@@ -35,19 +35,20 @@ def response_default_pair(
     other set of A's kind (for nugget sets: over A's bank), an LLM set first."""
     sets = response_label_sets(collection=collection)
     if a is None:
-        paired = [s for s in sets if len(_partners(s, sets)) > 0]
+        paired = [s for s in sets if len(partners_of(s, sets)) > 0]
         humans = [s for s in paired if s.source != ResponseLabelSet.Source.LLM]
         first = humans or paired
         a = first[0] if first else None
     if a is None:
         return None, None
-    partners = _partners(a, sets)
+    partners = partners_of(a, sets)
     llm = [s for s in partners if s.source == ResponseLabelSet.Source.LLM]
     last = llm or partners
     return a, (last[-1] if last else None)
 
 
-def _partners(a: ResponseLabelSet, sets: list[ResponseLabelSet]) -> list[ResponseLabelSet]:
+def partners_of(a: ResponseLabelSet, sets: list[ResponseLabelSet]) -> list[ResponseLabelSet]:
+    """The sets of ``sets`` that label the same items as ``a``: its kind and, for nuggets, its bank."""
     return [s for s in sets if s.pk != a.pk and s.kind == a.kind and s.bank_id == a.bank_id]
 
 
@@ -59,10 +60,14 @@ def check_response_pair(*, a: ResponseLabelSet, b: ResponseLabelSet) -> None:
         raise AgreementError("pick two different label sets: a set always agrees with itself")
     if a.kind != b.kind:
         raise AgreementError(
-            f"{a.name!r} labels {a.get_kind_display().lower()}, {b.name!r} {b.get_kind_display().lower()}"
+            f"nothing to compare: {a.name!r} labels {a.get_kind_display().lower()} and {b.name!r} "
+            f"{b.get_kind_display().lower()}, so no item is labelled in both; pick two sets of one kind"
         )
     if a.bank_id != b.bank_id:
-        raise AgreementError(f"{a.name!r} and {b.name!r} assign the nuggets of different banks")
+        raise AgreementError(
+            f"nothing to compare: {a.name!r} and {b.name!r} assign the nuggets of different banks, so no "
+            "(answer, nugget) pair is labelled in both; pick two sets over one bank"
+        )
 
 
 def set_items(*, label_set: ResponseLabelSet) -> tuple[dict[responses.Key, str], dict[responses.Key, str]]:

@@ -150,12 +150,27 @@ def response_section(request: HttpRequest, collection: Collection | None) -> dic
         default_b = rsel.response_default_pair(collection=owner, a=ra)[1]
     rb = rb or default_b
     out.update(ra=ra, rb=rb)
+    sets = out["response_sets"]
+    if (ra is None) != (rb is None):
+        # One set named (a link from its page or its LLM job) and nothing labels its items: say so, rather than
+        # pairing it with a set of another kind that shares no item with it.
+        alone = ra or rb
+        assert alone is not None
+        out["response_error"] = (
+            f"nothing to compare {alone.name!r} with: no other set of {owner.name} labels "
+            f"{alone.get_kind_display().lower()}{' of its nugget bank' if alone.bank_id else ''}. Have an LLM or a "
+            "second assessor label the same answers."
+        )
+        out["response_partners"] = []
+        return out
     if ra is None or rb is None:
         return out
     with refusal_shown() as refused:
         report = rsel.response_agreement_report(a=ra, b=rb)
     if refused:
         out["response_error"] = refused.text
+        # What A can be compared with, so the admin can pick it.
+        out["response_partners"] = rsel.partners_of(ra, sets)
         return out
     labels = report["labels"]
     top = max((c for row in report["confusion"] for c in row), default=0) or 1

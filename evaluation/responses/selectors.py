@@ -286,6 +286,7 @@ class RunRow:
     scored: int  # responses scored (nuggets) / judged topics answered (citations)
     labelled: int  # responses with any label (nuggets) / judged topics (citations)
     responses: int
+    partly: int = 0  # answers with some labels but not all (nuggets)
 
 
 def leaderboard(
@@ -305,7 +306,8 @@ def leaderboard(
             scored, labelled = table.run_coverage.get(run_id, (0, len(table.judged_turns)))
             total = labelled
             values = {m: (figures[m] if figures and table.judged_turns else None) for m in scores.CITATION_MEASURES}
-        rows.append(RunRow(run_id, name, None, values, scored, labelled, total))
+        partly = labelled - scored if isinstance(table, scores.NuggetTable) else 0
+        rows.append(RunRow(run_id, name, None, values, scored, labelled, total, partly))
     rows.sort(key=lambda r: (r.values[measure] is None, -(r.values[measure] or 0.0), r.run))
     rank = 0
     for r in rows:

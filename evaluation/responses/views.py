@@ -109,6 +109,7 @@ def label_set_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "rows": [(r, [r.values[m] for m in measures]) for r in rows],
             "is_nuggets": isinstance(table, scores.NuggetTable),
             "judged_topics": len(table.judged_turns) if isinstance(table, scores.CitationTable) else None,
+            "any_labels": bool(table.labelled if isinstance(table, scores.NuggetTable) else table.judged_turns),
             "files": exports.files_for(label_set),
         },
     )

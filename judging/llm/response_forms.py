@@ -9,8 +9,16 @@ from django import forms
 from ecast.core.fields import IdChoiceField, IdMultipleChoiceField
 from ecast.models import Collection
 from evaluation.models import NuggetBank, QrelsVersion, ResponseRun
+from evaluation.responses import baseline
 from judging.llm import judge
 from judging.models import ResponseLlmJob
+from judging.relevance.pools import split_turn_ids
+
+BASELINE_BACKENDS = [
+    (baseline.BACKEND, "Extractive — no model: the best sentences of the top-k passages, each citing its passage"),
+    (judge.DEFAULT_MODEL, "SmolLM2-135M-Instruct (shipped) writes the answer, citing passages [n]"),
+    ("openai", "The OpenAI-compatible endpoint below writes the answer, citing passages [n]"),
+]
 
 
 class NamedChoiceField(IdChoiceField):
@@ -36,6 +44,16 @@ class ResponseJobForm(forms.Form):
     )
     bank = NamedChoiceField(queryset=NuggetBank.objects.none(), required=False, help_text="The nuggets assigned.")
     runs = RunsField(queryset=ResponseRun.objects.none(), required=False, help_text="The response runs labelled.")
+    backend = forms.ChoiceField(
+        choices=BASELINE_BACKENDS,
+        initial=baseline.BACKEND,
+        required=False,
+        label="Answers written by",
+        widget=forms.RadioSelect,
+        help_text="The model reads the question and the numbered top-k passages; its [n] marks become citations of "
+        "those passages (numbers past k are dropped, sentences without a mark stay uncited). SmolLM2 is small: "
+        "about ten seconds a turn here, and it often leaves sentences uncited.",
+    )
     model = forms.CharField(
         initial=judge.DEFAULT_MODEL,
         max_length=1000,
@@ -51,6 +69,12 @@ class ResponseJobForm(forms.Form):
     batch_size = forms.IntegerField(required=False, min_value=1, max_value=256)
     k = forms.IntegerField(required=False, min_value=1, max_value=100, label="Top k passages")
     run_name = forms.CharField(required=False, max_length=200, label="Run name")
+    turn_ids = forms.CharField(
+        required=False,
+        max_length=5000,
+        label="Turns",
+        help_text="Optional: only these turn ids (81_2) or topics (81), space or comma separated; empty: every turn.",
+    )
     limit = forms.IntegerField(required=False, min_value=1, help_text="Only the first N items (optional).")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -73,6 +97,8 @@ class ResponseJobForm(forms.Form):
     def job_kwargs(self) -> dict[str, Any]:
         d = self.cleaned_data
         model = (d.get("model") or judge.DEFAULT_MODEL).strip()
+        if d["task"] == ResponseLlmJob.Task.BASELINE:
+            model = d.get("backend") or baseline.BACKEND
         params: dict[str, Any] = {}
         if d.get("batch_size"):
             params["batch_size"] = d["batch_size"]
@@ -92,5 +118,6 @@ class ResponseJobForm(forms.Form):
             "runs": list(d.get("runs") or []),
             "run_name": d.get("run_name") or "",
             "limit": d.get("limit"),
+            "turns": split_turn_ids(d.get("turn_ids") or "") or [],
             "api_key": (d.get("api_key") or "").strip(),
         }

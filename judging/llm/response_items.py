@@ -20,6 +20,7 @@ from evaluation.models import (
     Response,
     ResponseSentence,
 )
+from evaluation.responses import answer_prompts as ap
 from evaluation.responses import baseline
 from judging.llm import response_labellers as rl
 from judging.llm import response_prompts as rp
@@ -151,21 +152,59 @@ def _create(job: ResponseLlmJob, model: Any, items: Sequence[int]) -> list[dict[
     return rows
 
 
-def baseline_batch(job: ResponseLlmJob, index: Any, items: Sequence[int]) -> list[dict[str, Any]]:
-    """Each turn's extractive answer over the BM25 top k (``index``: the collection corpus's bm25s index)."""
+def baseline_batch(job: ResponseLlmJob, index: Any, writer: Any, items: Sequence[int]) -> list[dict[str, Any]]:
+    """Each turn's answer over the BM25 top k (``index``: the collection corpus's bm25s index): extractive when
+    ``writer`` is None, else written by the model (``writer``: a labeller's ``write``) citing the passages by number.
+    The model runs here; nothing is written."""
     params = {**baseline.DEFAULT_PARAMS, **job.params}
     k = int(params["k"])
-    turns = list(Turn.objects.filter(pk__in=list(items)))
+    turns = list(Turn.objects.filter(pk__in=list(items)).order_by("conversation__topic_id", "number"))
     hits = {t.pk: index.search([(_query(t), 1.0)], k)[0] for t in turns}
     texts = dict(
         Passage.objects.filter(passage_id__in={p for ids in hits.values() for p in ids}).values_list(
             "passage_id", "text"
         )
     )
+    if writer is None:
+        return [
+            {
+                "turn_id": t.pk,
+                "answer": baseline.extractive_answer(_query(t), [(p, texts[p]) for p in hits[t.pk]], params=params),
+                "metadata": {"query": _query(t)},
+            }
+            for t in turns
+        ]
+    # A turn BM25 finds nothing for gets an empty answer: the model would have nothing to cite.
+    asked = [t for t in turns if hits[t.pk]]
+    chats = [
+        ap.messages(
+            question=_query(t),
+            passages=[writer.cut(texts[p], "max_passage_tokens") for p in hits[t.pk]],
+            sentences=int(params.get("sentences", 3)),
+        )
+        for t in asked
+    ]
+    written = dict(zip([t.pk for t in asked], writer.write(chats, [hits[t.pk] for t in asked]), strict=True))
     out = []
     for t in turns:
-        answer = baseline.extractive_answer(_query(t), [(p, texts[p]) for p in hits[t.pk]], params=params)
-        out.append({"turn_id": t.pk, "answer": answer, "query": _query(t)})
+        w = written.get(t.pk)
+        if w is None:
+            answer = baseline.Answer(text="")
+            metadata: dict[str, Any] = {"query": _query(t), "note": "BM25 retrieved no passage: nothing to answer from"}
+        else:
+            answer = baseline.Answer(
+                text=w.answer.text,
+                sentences=[baseline.AnswerSentence(s.text, s.citations) for s in w.answer.sentences],
+                references=list(hits[t.pk]),
+            )
+            metadata = {
+                "query": _query(t),
+                "prompt": w.prompt,
+                "reply": w.reply[:4000],
+                "uncited_sentences": w.answer.uncited,
+                "dropped_citations": w.answer.dropped,
+            }
+        out.append({"turn_id": t.pk, "answer": answer, "metadata": metadata})
     return out
 
 

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from ecast.core.errors import DomainError
-from ecast.pipeline import openai_compat
+from ecast.pipeline import hf, openai_compat
+from evaluation.responses import answer_prompts as ap
 from judging.llm import judge
 from judging.llm import response_prompts as rp
 
@@ -39,6 +41,15 @@ class Labelled:
     mass: float
     prompt: str
     reply: str = ""
+
+
+@dataclass(frozen=True)
+class Written:
+    """One baseline answer: the sentences read from the reply, the exact prompt and the reply itself."""
+
+    answer: ap.ParsedAnswer
+    prompt: str
+    reply: str
 
 
 @dataclass(frozen=True)
@@ -77,6 +88,25 @@ class LocalLabeller:
             for prompt, probs in zip(prompts, self.judge.digit_probabilities(prompts), strict=True):
                 label, dist, mass = rp.label_probabilities(probs, task)
                 out.append(Labelled(label, dist, mass, prompt))
+        return out
+
+    def write(self, chats: Sequence[list[dict[str, str]]], passage_ids: Sequence[Sequence[str]]) -> list[Written]:
+        """One answer per chat, generated greedily (``passage_ids``: each chat's passages, [n] → the n-th); a reply
+        without a sentence raises :class:`MalformedReply` at once (greedy decoding would give it again)."""
+        net, tok = self.judge.net, self.tok
+        params = {
+            "max_new_tokens": int(self.params.get("max_new_tokens", 160)),
+            "batch_size": self.params["batch_size"],
+        }
+        replies = hf.causal_chat_generate(list(chats), params, sample=False, model=(net, tok), first_line=False)
+        out = []
+        for chat, ids, (reply,) in zip(chats, passage_ids, replies, strict=True):
+            answer = ap.parse_answer(reply, ids, require_citation=bool(self.params.get("require_citation")))
+            if answer is None:
+                excerpt = " ".join(reply.split())[:200] or "(empty)"
+                raise MalformedReply(f"the model's answer had no usable sentence: {excerpt!r}")
+            prompt = tok.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
+            out.append(Written(answer, prompt, reply))
         return out
 
     def draft(self, question: str, passages: Sequence[str]) -> Drafted:
@@ -121,16 +151,22 @@ class EndpointLabeller:
         return text if len(words) <= limit else " ".join(words[:limit]) + " …"
 
     def ask(
-        self, chats: Sequence[list[dict[str, str]]], request: dict[str, Any], read: Callable[[str], Any]
+        self,
+        chats: Sequence[list[dict[str, str]]],
+        request: dict[str, Any],
+        reader: Callable[[str], Any] | Sequence[Callable[[str], Any]],
+        what: str = "label",
     ) -> list[tuple[Any, str]]:
-        """(read value, reply) for each chat; only well-formed replies are cached, the rest asked again."""
+        """(read value, reply) for each chat (``reader``: one for all chats, or one per chat); only well-formed
+        replies are cached, the rest asked again."""
+        reads = [reader] * len(chats) if callable(reader) else list(reader)
         out: list[tuple[Any, str] | None] = [None] * len(chats)
         todo = list(range(len(chats)))
         if self.cache is not None:
             for i in list(todo):
                 hit = self.cache.get(openai_compat.cache_key(self.endpoint, chats[i], request))
-                if isinstance(hit, list) and hit and read(str(hit[0])) is not None:
-                    out[i] = (read(str(hit[0])), str(hit[0]))
+                if isinstance(hit, list) and hit and reads[i](str(hit[0])) is not None:
+                    out[i] = (reads[i](str(hit[0])), str(hit[0]))
                     todo.remove(i)
         kwargs: dict[str, Any] = {} if self.sleep is None else {"sleep": self.sleep}
         last = ""
@@ -141,7 +177,7 @@ class EndpointLabeller:
             still = []
             for i, reply in zip(todo, replies, strict=True):
                 text = reply[0] if reply else ""
-                value = read(text)
+                value = reads[i](text)
                 if value is None:
                     still.append(i)
                     last = text
@@ -153,7 +189,7 @@ class EndpointLabeller:
         if todo:
             tries = int(self.params["malformed_retries"]) + 1
             excerpt = " ".join(last.split())[:200] or "(empty)"
-            raise MalformedReply(f"{len(todo)} reply(ies) gave no usable label in {tries} tries; last: {excerpt!r}")
+            raise MalformedReply(f"{len(todo)} reply(ies) gave no usable {what} in {tries} tries; last: {excerpt!r}")
         return [o for o in out if o is not None]
 
     def classify(self, chats: Sequence[list[dict[str, str]]], task: str) -> list[Labelled]:
@@ -166,6 +202,20 @@ class EndpointLabeller:
                 Labelled(label, [1.0 if x == label else 0.0 for x in labels], 1.0, rp.prompt_record(chat), reply)
             )
         return out
+
+    def write(self, chats: Sequence[list[dict[str, str]]], passage_ids: Sequence[Sequence[str]]) -> list[Written]:
+        """One answer per chat; a malformed reply (no sentence, or with ``require_citation`` no usable citation)
+        is asked again, and raises :class:`MalformedReply` when it stays so."""
+        request = {"temperature": 0.0, "max_tokens": int(self.params.get("max_new_tokens", 160)), "n": 1}
+        strict = bool(self.params.get("require_citation", True))
+        # Each reply is read against its own chat's passages.
+        reads = [partial(ap.parse_answer, passage_ids=ids, require_citation=strict) for ids in passage_ids]
+        return [
+            Written(answer, rp.prompt_record(chat), reply)
+            for chat, (answer, reply) in zip(
+                chats, self.ask(chats, request, reads, what="answer (a sentence citing a listed passage)"), strict=True
+            )
+        ]
 
     def draft(self, question: str, passages: Sequence[str]) -> Drafted:
         most = int(self.params["max_nuggets"])

@@ -19,7 +19,7 @@ from ecast.core import openai_endpoint
 from ecast.core.errors import DomainError
 from ecast.core.jobs import enqueue
 from ecast.core.models import ACTIVE_STATUSES
-from ecast.models import Collection
+from ecast.models import Collection, Turn
 from ecast.pipeline import openai_compat
 from evaluation.models import (
     CitationLabel,
@@ -34,6 +34,7 @@ from evaluation.models import (
     ResponseSentence,
 )
 from evaluation.permutations import retrieval
+from evaluation.responses import answer_prompts as ap
 from evaluation.responses import baseline
 from evaluation.responses.services import label_set_touch, nugget_bank_touch
 from judging.llm import endpoint_judge, judge
@@ -56,7 +57,11 @@ PARAM_BOUNDS: dict[str, tuple[int, int]] = {
     "k": (1, 100),
     "sentences": (1, 20),
     "per_passage": (1, 10),
+    "max_new_tokens": (16, 2048),
+    "require_citation": (0, 1),
 }
+# The generative baseline's defaults: a 135M model reads three passages of 128 tokens well within its context.
+GENERATIVE_DEFAULTS: dict[str, Any] = {"k": 3, "batch_size": 4, "max_passage_tokens": 128, "max_new_tokens": 160}
 SET_PREFIX = {Task.ASSIGN_NUGGETS: "llm nuggets: ", Task.CITATION_SUPPORT: "llm citations: "}
 BANK_PREFIX = "LLM draft: "
 
@@ -91,7 +96,7 @@ def response_job_create(
     *,
     task: str,
     collection: Collection,
-    model: str = judge.DEFAULT_MODEL,
+    model: str = "",
     revision: str = "",
     params: dict[str, Any] | None = None,
     qrels_version: QrelsVersion | None = None,
@@ -105,7 +110,10 @@ def response_job_create(
     api_key: str = "",
     queue: bool = True,
 ) -> ResponseLlmJob:
-    """Create a job and the (empty) bank, label set or run it writes into, and queue it."""
+    """Create a job and the (empty) bank, label set or run it writes into, and queue it.
+
+    ``model``: 'smollm' (the default), a local model folder or .gguf, or 'openai'; for the baseline also
+    'extractive' (its default: no model)."""
     if task not in Task.values:
         raise ValidationError(f"task: one of {', '.join(Task.values)}")
     clean = llm_services.params_clean(params, bounds=PARAM_BOUNDS)
@@ -113,16 +121,19 @@ def response_job_create(
         task=task,
         collection=collection,
         limit=limit,
-        turns=list(turns or []),
+        turns=turns_resolve(collection=collection, wanted=turns or []),
         created_by=created_by,
         api_key=api_key.strip(),
     )
     if limit is not None and limit < 1:
         raise ValidationError("limit: at least 1 item")
     if task == Task.BASELINE:
-        _baseline_setup(job, clean, run_name=run_name, user=created_by)
+        model = (model or baseline.BACKEND).strip()
+        _baseline_setup(job, clean, model=model, revision=revision, run_name=run_name, user=created_by)
     else:
         model = (model or judge.DEFAULT_MODEL).strip()
+        if model == baseline.BACKEND:
+            raise ValidationError("model: 'extractive' makes baseline answers only; choose a model to label with")
         job.model, job.revision = model, revision.strip()
         job.model_id, job.provenance = _model_provenance(task, model, job.revision, clean)
         job.params = {**rl.DEFAULT_PARAMS, **clean}
@@ -143,7 +154,34 @@ def response_job_create(
     return job
 
 
+def turns_resolve(*, collection: Collection, wanted: list[str]) -> list[str]:
+    """Turn ids ("81_2") and topic ids ("81": every turn of that conversation) → the collection's turn ids, in
+    order; a ValidationError naming the ids the collection does not have."""
+    if not wanted:
+        return []
+    rows = list(
+        Turn.objects.filter(collection=collection)
+        .order_by("conversation__topic_id", "number")
+        .values_list("turn_id", "conversation__topic_id")
+    )
+    turn_ids = {t for t, _ in rows}
+    topics = {c for _, c in rows}
+    unknown = [w for w in wanted if w not in turn_ids and w not in topics]
+    if unknown:
+        raise ValidationError(f"turns: {collection.name} has no turn or topic {', '.join(unknown[:10])}")
+    chosen = set(wanted)
+    return [t for t, c in rows if t in chosen or c in chosen]
+
+
 def _nothing_to_do(job: ResponseLlmJob) -> str:
+    if job.turns:
+        return f"turns: nothing to do for the turns chosen ({', '.join(job.turns[:10])}) — " + _nothing_to_do_at_all(
+            job
+        )
+    return _nothing_to_do_at_all(job)
+
+
+def _nothing_to_do_at_all(job: ResponseLlmJob) -> str:
     return {
         Task.CREATE_NUGGETS: "qrels_version: no turn has a passage judged relevant (grade ≥ threshold) with text",
         Task.ASSIGN_NUGGETS: "runs: no response answers a turn the bank has nuggets for",
@@ -195,28 +233,51 @@ def _label_setup(job: ResponseLlmJob, bank: NuggetBank | None, runs: list[Respon
     job.label_set = label_set
 
 
-def _baseline_setup(job: ResponseLlmJob, params: dict[str, Any], *, run_name: str, user: Any) -> None:
+def _baseline_setup(
+    job: ResponseLlmJob, params: dict[str, Any], *, model: str, revision: str, run_name: str, user: Any
+) -> None:
+    """The run the baseline writes: extractive (no model), or written by a model (local or endpoint) citing the
+    BM25 top k (:mod:`evaluation.responses.answer_prompts`)."""
     if not job.collection.corpus.exclude(text="").exists():
         raise DomainError(
             f"no passage of {job.collection.name}'s corpus has text: import passage texts for it first", code="conflict"
         )
-    merged = {**baseline.DEFAULT_PARAMS, **{k: v for k, v in params.items() if k in baseline.DEFAULT_PARAMS}}
-    job.model = job.model_id = baseline.BACKEND
-    job.params = merged
-    job.provenance = {
-        "backend": baseline.BACKEND,
+    retriever = {
         "retriever": f"bm25s (k1={retrieval.K1}, b={retrieval.B}) over the collection's corpus",
         "query": "CAsT automatic rewrite, else manual rewrite, else the utterance",
-        "params": merged,
-        "decision": baseline.DECISION,
     }
-    name = run_name.strip() or f"ecast-baseline-bm25-top{merged['k']}"
+    if model == baseline.BACKEND:
+        merged = {**baseline.DEFAULT_PARAMS, **{k: v for k, v in params.items() if k in baseline.DEFAULT_PARAMS}}
+        job.model = job.model_id = baseline.BACKEND
+        job.params = merged
+        job.provenance = {"backend": baseline.BACKEND, **retriever, "params": merged, "decision": baseline.DECISION}
+        decision, default_name = baseline.DECISION, f"ecast-baseline-bm25-top{merged['k']}"
+    else:
+        wanted = {**rl.DEFAULT_PARAMS, **GENERATIVE_DEFAULTS, "sentences": 3, **params}
+        # An endpoint's model can follow the format, so a reply citing nothing is malformed there (asked again);
+        # the local 135M model often cites nothing, and its uncited sentences are kept (see answer_prompts).
+        wanted.setdefault("require_citation", int(model == endpoint_judge.BACKEND))
+        keep = (*GENERATIVE_DEFAULTS, "sentences", "malformed_retries", "require_citation", "base_url", "served_model")
+        merged = {k: v for k, v in wanted.items() if k in keep}
+        job.model, job.revision = model, revision.strip()
+        job.model_id, job.provenance = _model_provenance(Task.BASELINE, model, job.revision, merged)
+        job.params = merged
+        job.provenance.update(
+            retriever,
+            prompt_version=ap.PROMPT_VERSION,
+            prompt_template=ap.template(),
+            decision=ap.DECISION,
+            reading=ap.__doc__.split("**Reading the reply**", 1)[1].strip() if ap.__doc__ else "",
+        )
+        decision = ap.DECISION
+        default_name = f"ecast-baseline-bm25-top{merged['k']}-{job.model_id.rsplit('/', 1)[-1]}"
+    name = run_name.strip() or default_name
     if ResponseRun.objects.filter(collection=job.collection, name=name).exists():
         raise ValidationError(f"run_name: {job.collection.name} already has a response run {name!r}")
     job.run = ResponseRun.objects.create(
         collection=job.collection,
         name=name,
-        description=f"ecast's built-in baseline: {baseline.DECISION}.",
+        description=f"ecast's built-in baseline ({job.model_id}): {decision}.",
         source_format="baseline",
         provenance=job.provenance,
         created_by=user,
@@ -256,7 +317,11 @@ def response_job_run(*, job_id: int) -> int:
     if job is None:
         return 0
     try:
-        worker = _baseline_index(job) if job.task == Task.BASELINE else labeller(job)
+        if job.task == Task.BASELINE:
+            writer = None if job.model == baseline.BACKEND else labeller(job)
+            worker: Any = (_baseline_index(job), writer)
+        else:
+            worker = labeller(job)
     except (judge.JudgeError, retrieval.RetrievalError) as exc:
         response_job_fail(job_id=job_id, reason=str(exc))
         return 0
@@ -270,7 +335,7 @@ def response_job_run(*, job_id: int) -> int:
         began = time.perf_counter()
         try:
             if job.task == Task.BASELINE:
-                rows = items_.baseline_batch(job, worker, batch)
+                rows = items_.baseline_batch(job, *worker, batch)
             else:
                 rows = items_.label_batch(job, worker, batch)
         except (openai_compat.EndpointError, rl.MalformedReply) as exc:
@@ -392,7 +457,7 @@ def _answers_write(job: ResponseLlmJob, rows: list[dict[str, Any]]) -> None:
         response, created = Response.objects.get_or_create(
             run_id=job.run_id,
             turn_id=r["turn_id"],
-            defaults={"text": answer.text, "references": answer.references, "metadata": {"query": r["query"]}},
+            defaults={"text": answer.text, "references": answer.references, "metadata": r["metadata"]},
         )
         if created:
             ResponseSentence.objects.bulk_create(

@@ -32,7 +32,8 @@ def response_jobs(request: HttpRequest) -> HttpResponse:
     """The jobs with their progress, and one form per task."""
     posted = request.POST.get("task") if request.method == "POST" else None
     forms = {
-        task: ResponseJobForm(request.POST if task == posted else None, initial={"task": task})
+        # Ids per form (id_baseline_k …): the page holds one form per task, and a label must name its own field.
+        task: ResponseJobForm(request.POST if task == posted else None, initial={"task": task}, auto_id=f"id_{task}_%s")
         for task in ResponseLlmJob.Task.values
     }
     if posted in forms and forms[posted].is_valid():

@@ -5,6 +5,14 @@
   const kind = document.getElementById("id_kind");
   const out = document.getElementById("option-help");
   function show() { out.textContent = "Options for " + kind.value + ": " + (help[kind.value] || "none"); }
-  kind.addEventListener("change", show);
+  // The "new collection" link brings the admin back with the kind chosen so far.
+  const link = document.getElementById("new-collection-link");
+  function relink() {
+    if (!link) { return; }
+    const back = link.dataset.back + "?kind=" + encodeURIComponent(kind.value);
+    link.href = link.pathname + "?next=" + encodeURIComponent(back) + "#new-collection";
+  }
+  kind.addEventListener("change", function () { show(); relink(); });
   show();
+  relink();
 })();

@@ -333,3 +333,28 @@ def test_kendall_tau_uses_the_turns_both_versions_judged_and_says_how_many(admin
     # a copy judges the same turns: all five are shared and the means are the leaderboard's
     full = asel.agreement_report(a=original, b=derived, measure="nDCG@3")["ranking"]
     assert (full["shared_turns"], full["restricted"]) == (5, False)
+
+
+def test_response_sets_of_different_kinds_are_never_paired_and_a_mismatched_pick_says_why(db, admin_client):
+    from evaluation.models import ResponseLabelSet
+    from tests.evaluation.responses.helpers import small_scene
+
+    s = small_scene()
+    nls, cls = s["nugget_set"], s["citation_set"]
+    url = reverse("evaluation-agreement")
+    # One set of each kind: no pair to default to, and no mismatched pair shown as if it were one.
+    page = admin_client.get(url, {"collection": s["collection"].pk}).content.decode()
+    assert 'id="response-agreement-empty"' in page and 'id="response-picker"' not in page
+    page = admin_client.get(url, {"rb": cls.pk}).content.decode()
+    assert f"nothing to compare &#x27;{cls.name}&#x27; with: no other set of Responses scene labels citation" in page
+    assert '<option value="" selected>— choose —</option>' in page and 'id="response-items"' not in page
+    llm = ResponseLabelSet.objects.create(
+        collection=s["collection"], name="llm nuggets", kind="nuggets", source="llm", bank=s["bank"]
+    )
+    page = admin_client.get(url, {"collection": s["collection"].pk}).content.decode()
+    assert f'<option value="{nls.pk}" selected>' in page and f'<option value="{llm.pk}" selected>' in page
+    assert '<optgroup label="Nugget assignment">' in page and '<optgroup label="Citation support">' in page
+    page = admin_client.get(url, {"ra": nls.pk, "rb": cls.pk}).content.decode()
+    error = page.split('id="response-agreement-error">')[1].split("</p>")[0]
+    assert "nothing to compare" in error and "no item is labelled in both" in error
+    assert f'href="?ra={nls.pk}&amp;rb={llm.pk}#response-agreement">llm nuggets</a>' in page

@@ -33,3 +33,26 @@ def test_the_nugget_file_imported_through_the_page_shows_its_counts_and_links(
     for label, value in (("nuggets", 298), ("vital", 203), ("labels_written", 13158), ("responses_created", 927)):
         assert f'<th>{label}</th><td class="num">{value}</td>' in html
     assert f'href="/collections/{coll.pk}/"' in html
+
+
+def test_an_admin_without_a_fitting_collection_makes_one_and_comes_back_with_it_chosen(admin_client):
+    from ecast.models import Collection
+
+    page = admin_client.get("/imports/").content.decode()
+    assert 'id="new-collection-link" href="/collections/?next=/imports/#new-collection"' in page
+    form = admin_client.get("/collections/", {"next": "/imports/?kind=responses"}).content.decode()
+    assert 'id="new-collection-back"' in form and 'name="next" value="/imports/?kind=responses"' in form
+    resp = admin_client.post(
+        "/collections/",
+        {"name": "TREC RAG 2024", "year": 2024, "relevance_threshold": 1, "next": "/imports/?kind=responses"},
+    )
+    coll = Collection.objects.get(name="TREC RAG 2024")
+    assert resp.status_code == 302 and resp["Location"] == f"/imports/?kind=responses&collection={coll.pk}"
+    back = admin_client.get(resp["Location"]).content.decode()
+    assert f'<option value="{coll.pk}" selected>TREC RAG 2024</option>' in back
+    assert '<option value="responses" selected>' in back
+    # Only a page of this site is a way back.
+    resp = admin_client.post(
+        "/collections/", {"name": "Other", "relevance_threshold": 1, "next": "https://elsewhere.example/"}
+    )
+    assert resp.status_code == 302 and resp["Location"] == f"/collections/{Collection.objects.get(name='Other').pk}/"

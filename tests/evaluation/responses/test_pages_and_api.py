@@ -215,3 +215,19 @@ def test_the_labels_api_pages_a_sets_labels_with_their_item_and_condition(scene,
     assert first["condition"] == "blind" and first["response"] == scene["responses"][0].pk
     body = admin_api.get(reverse("api-responses-labels", args=[scene["nugget_set"].pk])).json()
     assert [r["label"] for r in body["results"]][:3] == ["support", "partial_support", "not_support"]
+
+
+def test_the_leaderboard_says_what_its_coverage_counts_and_why_a_set_without_labels_shows_no_figure(
+    scene, admin_client
+):
+    nls, cls = scene["nugget_set"], scene["citation_set"]
+    html = admin_client.get(reverse("responses-label-set", args=[nls.pk])).content.decode()
+    assert "<th>Scored</th>" in html and 'id="leaderboard-empty"' not in html
+    cells = [c.split("</td>")[0] for c in html.split('<td class="coverage">')[1:]]
+    assert cells and all(" of " in c and " answer" in c or c == "no answers" for c in cells), cells
+    html = admin_client.get(reverse("responses-label-set", args=[cls.pk])).content.decode()
+    assert "<th>Judged topics</th>" in html and "answered " in html
+    empty = ResponseLabelSet.objects.create(collection=scene["collection"], name="nobody yet", kind="citations")
+    html = admin_client.get(reverse("responses-label-set", args=[empty.pk])).content.decode()
+    assert 'id="leaderboard-empty"' in html and "This set has no label yet" in html
+    assert "no topic judged yet" in html and " / 0" not in html

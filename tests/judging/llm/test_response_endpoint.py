@@ -140,3 +140,94 @@ def test_nugget_creation_parses_the_listed_nuggets(endpoint_settings, start):
     assert len(rows) == 6 and ("1_1", "The passage says something", "vital") in rows
     assert ("2_1", "Another fact", "okay") in rows
     assert job.bank.name == "LLM draft: m1"
+
+
+def asked_collection():
+    """The response collection with real questions on 1_1 and 2_1 (BM25 finds passages for them)."""
+    from ecast.models import Turn
+
+    coll, *_ = response_collection()
+    for turn_id, question in (("1_1", "What is throat cancer?"), ("2_1", "Why are bees dying?")):
+        Turn.objects.filter(collection=coll, turn_id=turn_id).update(
+            raw_utterance=question, manual_rewrite=question, automatic_rewrite=""
+        )
+    return coll
+
+
+def cited_answer(messages, body):
+    """A baseline answer citing the first two passages shown, one number past them, and one sentence uncited."""
+    shown = messages[-1]["content"].split("Question:", 1)[0]
+    assert "[1] " in shown and messages[2]["role"] == "assistant"  # the worked example came first
+    return ["The first passage says so [1]. So does the second [2, 9]. I hope this helps."]
+
+
+def test_the_generative_baseline_maps_each_cited_number_to_its_passage_and_records_how(endpoint_settings, start):
+    from evaluation.models import Response, ResponseSentence
+
+    coll = asked_collection()
+    with openai_server(cited_answer) as server:
+        job = start(
+            task=Task.BASELINE,
+            collection=coll,
+            turns=["1_1", "2_1"],
+            params={"base_url": server.base_url, "served_model": "m1", "k": 3},
+            api_key=KEY,
+        )
+    assert (job.status, job.progress_done, job.progress_total) == ("succeeded", 2, 2), job.error
+    run = job.run
+    assert run.name == "ecast-baseline-bm25-top3-m1" and run.source_format == "baseline"
+    prov = run.provenance
+    assert (prov["backend"], prov["model"], prov["prompt_version"]) == ("openai", "m1", "ecast-baseline-rag/v1")
+    assert (
+        prov["params"]["k"] == 3
+        and prov["params"]["require_citation"] == 1
+        and "{passage 1}" in prov["prompt_template"]
+    )
+    assert KEY not in json.dumps(prov)
+    for response in Response.objects.filter(run=run):
+        top = response.references
+        assert len(top) == 3
+        rows = list(
+            ResponseSentence.objects.filter(response=response).order_by("index").values_list("text", "citations")
+        )
+        assert rows == [
+            ("The first passage says so.", [top[0]]),
+            ("So does the second.", [top[1]]),
+            ("I hope this helps.", []),
+        ]
+        assert response.metadata["dropped_citations"] == [9] and response.metadata["uncited_sentences"] == 1
+        assert json.loads(response.metadata["prompt"])[-1]["content"].startswith("Passages:\n[1] ")
+        assert response.metadata["reply"].startswith("The first passage says so [1].")
+    asked = [r["body"] for r in server.requests]
+    assert {b["temperature"] for b in asked} == {0.0} and {b["model"] for b in asked} == {"m1"}
+
+
+def test_a_baseline_reply_citing_nothing_is_asked_again_and_a_lasting_one_fails_the_job_writing_nothing(
+    endpoint_settings, start
+):
+    from evaluation.models import Response
+
+    coll = asked_collection()
+    uncited = Step(status=200, body=completion(["Bees are dying, I think."], "m1"))
+    with openai_server(cited_answer, script=[uncited]) as server:
+        job = start(
+            task=Task.BASELINE,
+            collection=coll,
+            turns=["1_1"],
+            params={"base_url": server.base_url, "served_model": "m1"},
+        )
+    assert job.status == "succeeded" and len(server.requests) == 2
+    assert Response.objects.get(run=job.run).sentences.count() == 3
+    with openai_server(lambda m, b: ["Bees are dying [7]."]) as server:
+        job = start(
+            task=Task.BASELINE,
+            collection=coll,
+            turns=["1_1"],
+            run_name="never cites a shown passage",
+            params={"base_url": server.base_url, "served_model": "m2", "malformed_retries": 1},
+        )
+    assert (
+        job.status == "failed" and "gave no usable answer (a sentence citing a listed passage) in 2 tries" in job.error
+    )
+    assert "'Bees are dying [7].'" in job.error and len(server.requests) == 2
+    assert not Response.objects.filter(run=job.run).exists()

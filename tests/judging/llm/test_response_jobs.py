@@ -194,3 +194,27 @@ def test_the_baseline_answers_every_turn_with_sentences_citing_their_passage(set
         assert len(s.citations) == 1 and s.citations[0] in s.response.references
     with pytest.raises(ValidationError, match="already has a response run"):
         response_services.response_job_create(task=Task.BASELINE, collection=coll, params={"k": 3})
+
+
+@pytest.mark.slow
+def test_the_shipped_model_writes_baseline_answers_whose_citations_name_the_passages_shown(setup, start):
+    """A real run of the generative baseline with SmolLM2-135M-Instruct (2 turns, k = 3): every turn is answered,
+    each citation is one of the turn's three BM25 passages, and the run records the prompt, model and parameters."""
+    from ecast.models import Turn
+
+    coll, *_ = setup
+    for turn_id, question in (("1_1", "What is throat cancer?"), ("2_1", "Why are bees dying?")):
+        Turn.objects.filter(collection=coll, turn_id=turn_id).update(raw_utterance=question, manual_rewrite=question)
+    job = start(task=Task.BASELINE, collection=coll, model="smollm", turns=["1_1", "2_1"], params={"k": 3})
+    assert (job.status, job.progress_done) == ("succeeded", 2), job.error
+    prov = job.run.provenance
+    assert prov["model"] == "HuggingFaceTB/SmolLM2-135M-Instruct" and prov["backend"] == "local"
+    assert prov["params"]["k"] == 3 and prov["params"]["require_citation"] == 0 and prov["revision"].startswith("llm")
+    responses = list(Response.objects.filter(run=job.run))
+    assert len(responses) == 2
+    for response in responses:
+        sentences = list(response.sentences.all())
+        assert sentences and response.text and len(response.references) == 3
+        assert response.metadata["prompt"].startswith("<|im_start|>system") and response.metadata["reply"]
+        for s in sentences:
+            assert set(s.citations) <= set(response.references) and "[" not in s.text

@@ -3,6 +3,8 @@ it; every other role is refused. The agreement report shows the LLM set against 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -121,3 +123,56 @@ def test_the_agreement_report_says_what_is_missing_without_two_sets(setup, admin
     coll, *_ = setup
     page = admin_client.get(reverse("evaluation-agreement"), {"collection": coll.pk}).content.decode()
     assert 'id="response-agreement-empty"' in page and "has 0 response label set(s)" in page
+
+
+def test_the_baseline_form_offers_its_backends_and_the_endpoint_writes_the_answers(
+    setup, admin_client, django_capture_on_commit_callbacks, settings, fresh_cache
+):
+    from ecast.models import Turn
+    from tests.openai_helpers import endpoint_settings_reset, openai_server
+
+    endpoint_settings_reset(settings, retries=1, timeout=2.0)
+    coll, *_ = setup
+    Turn.objects.filter(collection=coll, turn_id="2_1").update(
+        raw_utterance="Why are bees dying?", manual_rewrite="Why are bees dying?"
+    )
+    page = admin_client.get(reverse("response-llm-jobs")).content.decode()
+    for value in ("extractive", "smollm", "openai"):
+        assert f'name="backend" value="{value}"' in page
+    # Extractive is chosen unless the admin picks a model (SmolLM2 is slow here and cites little).
+    assert re.search(r'<input type="radio" name="backend" value="extractive"[^>]*checked', page)
+    with openai_server(lambda m, b: ["Neonicotinoids harm bees [1]."]) as server:
+        with django_capture_on_commit_callbacks(execute=True):
+            resp = admin_client.post(
+                reverse("response-llm-jobs"),
+                {
+                    "task": "baseline",
+                    "collection": coll.pk,
+                    "backend": "openai",
+                    "base_url": server.base_url,
+                    "served_model": "m1",
+                    "turn_ids": "2_1",
+                },
+            )
+    assert resp.status_code == 302
+    job = ResponseLlmJob.objects.get()
+    job.refresh_from_db()
+    assert (job.status, job.model, job.turns) == ("succeeded", "openai", ["2_1"])
+    response = job.run.responses.get()
+    assert response.text == "Neonicotinoids harm bees." and response.sentences.get().citations == [
+        response.references[0]
+    ]
+    page = admin_client.get(reverse("response-llm-job", args=[job.pk])).content.decode()
+    assert "ecast-baseline-bm25-top3-m1" in page and "ecast-baseline-rag/v1" in page
+
+
+def test_an_llm_form_labels_only_the_turns_or_topics_chosen_and_names_unknown_ones(setup, admin_client, tiny_causal):
+    coll, _, runs, bank = setup
+    form = {"task": "assign_nuggets", "bank": bank.pk, "runs": [runs["sysA"].pk], "model": str(tiny_causal)}
+    resp = admin_client.post(reverse("response-llm-jobs"), {**form, "turn_ids": "1_1, 9_9 7"})
+    assert resp.status_code == 200 and "turns: LlmMini has no turn or topic 9_9, 7" in resp.content.decode()
+    assert not ResponseLlmJob.objects.exists() and not ResponseLabelSet.objects.exists()
+    resp = admin_client.post(reverse("response-llm-jobs"), {**form, "turn_ids": "2"})
+    job = ResponseLlmJob.objects.get()
+    # Topic 2: its turns; sysA answers 2_1 only, and the bank has one nugget for it.
+    assert resp.status_code == 302 and job.turns == ["2_1", "2_2", "2_3"] and job.progress_total == 1
