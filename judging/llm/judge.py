@@ -243,7 +243,9 @@ class Judge:
         size = max(1, int(self.params["batch_size"]))
         prompts = [self.prompt(p) for p in pairs]
         if self.reuse_prefix:
-            probs = self.digit_probabilities_cached(pairs, prompts, size)
+            # One turn's pairs share the conversation and the question too.
+            keys = [(p.turn_id, question_text(p)) for p in pairs]
+            probs = self.digit_probabilities_cached(prompts, size, keys=keys)
         else:
             probs = []
             for start in range(0, len(prompts), size):
@@ -262,16 +264,22 @@ class Judge:
         rows = [self.tok.encode(t, add_special_tokens=False) for t in (one, two)]
         return rows[0][: scoring.common_prefix_length(rows)]
 
-    def digit_probabilities_cached(self, pairs: Sequence[Pair], prompts: list[str], size: int) -> list[list[float]]:
+    def digit_probabilities_cached(
+        self, prompts: list[str], size: int, *, keys: Sequence[Any] | None = None
+    ) -> list[list[float]]:
         """:meth:`digit_probabilities` of every prompt, with the shared prefix's key/value cache computed once per
-        process and reused: batches hold one turn's pairs where they can (they share the conversation and the
-        question too) in order of length (little padding); results in the prompts' order."""
+        process and reused, and each batch's own common prefix computed once for the batch. Batches follow
+        ``keys`` (one sort key a prompt; the length is appended, so a batch pads little), else the token ids
+        (prompts that share the most sit together); results in the prompts' order."""
         torch = hf.torch_module()
         if self.scorer is None:
             self.scorer = scoring.PrefixScorer(self.net, torch, self.tok.pad_token_id or self.tok.eos_token_id or 0)
             self.scorer.prefix(self.shared_prefix())
         ids = [self.tok.encode(p, add_special_tokens=False) for p in prompts]
-        order = sorted(range(len(ids)), key=lambda i: (pairs[i].turn_id, question_text(pairs[i]), len(ids[i])))
+        if keys is None:
+            order = sorted(range(len(ids)), key=lambda i: ids[i])
+        else:
+            order = sorted(range(len(ids)), key=lambda i: (keys[i], len(ids[i])))
         out: list[list[float]] = [[] for _ in ids]
         for start in range(0, len(order), size):
             batch = order[start : start + size]

@@ -79,15 +79,16 @@ class LocalLabeller:
 
     def classify(self, chats: Sequence[list[dict[str, str]]], task: str) -> list[Labelled]:
         size = max(1, int(self.params["batch_size"]))
+        prompts = [
+            self.tok.apply_chat_template(c, tokenize=False, add_generation_prompt=True) + rp.ANSWER_PREFIX
+            for c in chats
+        ]
+        # The prompts of one answer share the instructions, the question and the answer: batched by their token
+        # ids, that common part goes through the model once a batch (exact; see judging.llm.scoring).
         out: list[Labelled] = []
-        for start in range(0, len(chats), size):
-            prompts = [
-                self.tok.apply_chat_template(c, tokenize=False, add_generation_prompt=True) + rp.ANSWER_PREFIX
-                for c in chats[start : start + size]
-            ]
-            for prompt, probs in zip(prompts, self.judge.digit_probabilities(prompts), strict=True):
-                label, dist, mass = rp.label_probabilities(probs, task)
-                out.append(Labelled(label, dist, mass, prompt))
+        for prompt, probs in zip(prompts, self.judge.digit_probabilities_cached(prompts, size), strict=True):
+            label, dist, mass = rp.label_probabilities(probs, task)
+            out.append(Labelled(label, dist, mass, prompt))
         return out
 
     def write(self, chats: Sequence[list[dict[str, str]]], passage_ids: Sequence[Sequence[str]]) -> list[Written]:

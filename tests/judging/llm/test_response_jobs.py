@@ -123,9 +123,7 @@ def test_a_cancelled_job_writes_nothing_more(setup, tiny_causal):
     assert response_services.response_job_cancel(job_id=job.pk) is False
 
 
-def test_a_job_cancelled_mid_run_keeps_the_batches_stored_before_and_stores_none_after(
-    setup, tiny_causal, monkeypatch
-):
+def test_a_job_cancelled_mid_run_keeps_the_batches_stored_before_and_stores_none_after(setup, tiny_causal, monkeypatch):
     coll, _, runs, bank = setup
     job = response_services.response_job_create(
         task=Task.ASSIGN_NUGGETS,

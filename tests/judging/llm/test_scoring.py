@@ -76,3 +76,26 @@ def test_the_shipped_model_gives_the_same_labels_with_and_without_the_cache(shar
         pairs.append(j.Pair(p.turn_id, p.passage_id, raw, p.text, rewrite=rewrite, history=history))
     spec = j.ModelSpec(params={"batch_size": 4})
     assert_same_labels(j.Judge(spec).label(pairs), j.Judge(spec, reuse_prefix=False).label(pairs), 1e-4)
+
+
+@pytest.mark.parametrize("batch_size", [1, 3, 8])
+def test_response_labels_with_the_cache_equal_each_prompt_scored_whole(tiny_causal, batch_size):
+    from judging.llm import response_labellers as rl
+    from judging.llm import response_prompts as rp
+
+    labeller = rl.LocalLabeller(j.ModelSpec(model=str(tiny_causal)), {"batch_size": batch_size})
+    answer = "The Eiffel Tower is 330 metres tall. It stands in Paris."
+    chats = [
+        rp.assign_messages(question="How tall is the Eiffel Tower?", answer=answer, nugget=n)
+        for n in ("330 metres tall", "In Paris", "Built in 1889 for the World's Fair", "Made of wrought iron")
+    ] + [rp.assign_messages(question="What is throat cancer?", answer="A cancer.", nugget="Cancer of the larynx")]
+    labelled = labeller.classify(chats, rp.ASSIGN)
+    whole = labeller.judge.digit_probabilities([x.prompt for x in labelled])
+    assert [x.prompt for x in labelled] == [
+        labeller.tok.apply_chat_template(c, tokenize=False, add_generation_prompt=True) + rp.ANSWER_PREFIX
+        for c in chats
+    ]
+    for x, probs in zip(labelled, whole, strict=True):
+        label, dist, mass = rp.label_probabilities(probs, rp.ASSIGN)
+        assert x.label == label
+        assert x.probabilities == pytest.approx(dist, abs=1e-5) and x.mass == pytest.approx(mass, abs=1e-5)
