@@ -234,7 +234,7 @@ def nugget_for(user: Any, pk: int) -> Nugget:
 
 
 def _rows(bank: NuggetBank, turn_id: int) -> dict[str, Any]:
-    return {"nuggets": sel.nugget_rows(bank=bank, turn=Turn.objects.get(pk=turn_id))}
+    return {"nuggets": sel.nugget_rows(bank=bank, turn_id=turn_id)}
 
 
 class BankTurnApi(JudgeApi):

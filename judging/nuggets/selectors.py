@@ -130,6 +130,17 @@ def bank_turns(*, bank: NuggetBank) -> list[dict[str, Any]]:
     ]
 
 
+def turn_neighbours(*, bank: NuggetBank, turn_id: int) -> tuple[int | None, int | None]:
+    """The turns before and after ``turn_id`` in the bank's list (topic, then number): the editor's ←/→."""
+    order = list(
+        Turn.objects.filter(collection_id=bank.collection_id)
+        .order_by("conversation__topic_id", "number")
+        .values_list("pk", flat=True)
+    )
+    at = order.index(turn_id)
+    return (order[at - 1] if at > 0 else None), (order[at + 1] if at + 1 < len(order) else None)
+
+
 def relevant_passages(*, turn: Turn, version: QrelsVersion | None) -> list[dict[str, Any]]:
     """The turn's passages the version grades at or above the collection's threshold, best first, with text."""
     if version is None:
@@ -142,9 +153,9 @@ def relevant_passages(*, turn: Turn, version: QrelsVersion | None) -> list[dict[
     return [{"id": q.passage_id, "grade": q.grade, "text": texts.get(q.passage_id) or ""} for q in qrels]
 
 
-def nugget_rows(*, bank: NuggetBank, turn: Turn) -> list[dict[str, Any]]:
+def nugget_rows(*, bank: NuggetBank, turn_id: int) -> list[dict[str, Any]]:
     """The turn's nuggets of the bank in the bank's order, merged ones last with whom they were merged into."""
-    nuggets = list(Nugget.objects.filter(bank=bank, turn=turn).annotate(n_labels=Count("assignments")))
+    nuggets = list(Nugget.objects.filter(bank=bank, turn_id=turn_id).annotate(n_labels=Count("assignments")))
     nuggets.sort(key=lambda n: (n.merged_into_id is not None, n.position, n.pk))
     return [
         {"id": n.pk, "text": n.text, "importance": n.importance, "grade": n.grade, "origin": n.origin,

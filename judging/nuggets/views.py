@@ -144,15 +144,15 @@ def bank_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def bank_turn(request: HttpRequest, pk: int, turn: int) -> HttpResponse:
     """One turn of a bank: the turn, its judged-relevant passages (select a span → nugget) and its nuggets."""
     bank = _bank(request, pk)
-    turn_row = get_object_or_404(Turn.objects.select_related("conversation"), pk=turn, collection=bank.collection)
+    turns = Turn.objects.select_related("conversation", "collection")
+    turn_row = get_object_or_404(turns, pk=turn, collection=bank.collection)
     versions = list(QrelsVersion.objects.filter(collection=bank.collection).order_by("created_at", "id"))
     version_id = query_id(request.GET, "qrels")
     version = next((v for v in versions if v.pk == version_id), versions[0] if versions else None)
-    turns = [t["turn"].pk for t in sel.bank_turns(bank=bank)]
+    previous, following = sel.turn_neighbours(bank=bank, turn_id=turn_row.pk)
     title = turn_row.conversation.title.strip()
-    at = turns.index(turn_row.pk)
     data = {
-        "nuggets": sel.nugget_rows(bank=bank, turn=turn_row),
+        "nuggets": sel.nugget_rows(bank=bank, turn_id=turn_row.pk),
         "turn_url": reverse("api-nuggets-bank-turn", args=[bank.pk, turn_row.pk]),
         "add_url": reverse("api-nuggets-nugget-add", args=[bank.pk, turn_row.pk]),
         "edit_url": reverse("api-nuggets-nugget-edit", args=[0]),
@@ -170,8 +170,8 @@ def bank_turn(request: HttpRequest, pk: int, turn: int) -> HttpResponse:
             "passages": sel.relevant_passages(turn=turn_row, version=version),
             "versions": versions,
             "version": version,
-            "previous": turns[at - 1] if at > 0 else None,
-            "next": turns[at + 1] if at + 1 < len(turns) else None,
+            "previous": previous,
+            "next": following,
             "data": data,
         },
     )
