@@ -29,11 +29,11 @@ def collections_with_label_sets() -> list[Collection]:
 
 
 def response_default_pair(
-    *, collection: Collection, a: ResponseLabelSet | None = None
+    sets: list[ResponseLabelSet], *, a: ResponseLabelSet | None = None
 ) -> tuple[ResponseLabelSet | None, ResponseLabelSet | None]:
-    """A = the given set, else the oldest human set (imported or assessed) of a kind with two sets; B = the newest
-    other set of A's kind (for nugget sets: over A's bank), an LLM set first."""
-    sets = response_label_sets(collection=collection)
+    """Among a collection's ``sets`` (:func:`response_label_sets`): A = the given set, else the oldest human set
+    (imported or assessed) of a kind with two sets; B = the newest other set of A's kind (for nugget sets: over A's
+    bank), an LLM set first."""
     if a is None:
         paired = [s for s in sets if len(partners_of(s, sets)) > 0]
         humans = [s for s in paired if s.source != ResponseLabelSet.Source.LLM]

@@ -140,17 +140,16 @@ def response_section(request: HttpRequest, collection: Collection | None) -> dic
     out: dict[str, Any] = {"response_collection": owner, "response_sets": [], "response_report": None}
     if owner is None:
         return out
-    out["response_sets"] = rsel.response_label_sets(collection=owner)
+    sets = out["response_sets"] = rsel.response_label_sets(collection=owner)
     if ra is None:
-        ra, default_b = rsel.response_default_pair(collection=owner)
+        ra, default_b = rsel.response_default_pair(sets)
         if rb is not None and (ra is None or ra.pk == rb.pk):
             # Only B given (an LLM job's "Agreement" link): A is a set of its kind other than B itself.
-            ra = rsel.response_default_pair(collection=owner, a=rb)[1]
+            ra = rsel.response_default_pair(sets, a=rb)[1]
     else:
-        default_b = rsel.response_default_pair(collection=owner, a=ra)[1]
+        default_b = rsel.response_default_pair(sets, a=ra)[1]
     rb = rb or default_b
     out.update(ra=ra, rb=rb)
-    sets = out["response_sets"]
     if (ra is None) != (rb is None):
         # One set named (a link from its page or its LLM job) and nothing labels its items: say so, rather than
         # pairing it with a set of another kind that shares no item with it.
