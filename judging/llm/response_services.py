@@ -70,18 +70,11 @@ def _model_provenance(task: str, model: str, revision: str, params: dict[str, An
     """(model id, provenance) of a local model or an endpoint; a ValidationError when neither can be used."""
     spec = judge.ModelSpec(model=model, revision=revision, params={})
     if model == endpoint_judge.BACKEND:
-        stored = openai_endpoint.with_defaults(
-            {"base_url": params.get("base_url"), "model": params.get("served_model")}
-        )
-        try:
-            openai_endpoint.check(stored)
-        except openai_compat.EndpointError as exc:
-            raise ValidationError(f"model: {exc}") from exc
-        params.update(base_url=stored["base_url"], served_model=stored["model"])
+        params.update(llm_services.endpoint_params(params))
         shown = {k: v for k, v in params.items() if k not in endpoint_judge.STRING_PARAMS}
-        prov = rp.provenance(task=task, model=stored["model"], revision="", params=shown, backend="openai")
-        prov["base_url"] = stored["base_url"]
-        return str(stored["model"]), prov
+        prov = rp.provenance(task=task, model=params["served_model"], revision="", params=shown, backend="openai")
+        prov["base_url"] = params["base_url"]
+        return str(params["served_model"]), prov
     try:
         path, rev = spec.path(), spec.model_revision()
     except judge.JudgeError as exc:
@@ -303,11 +296,7 @@ def labeller(job: ResponseLlmJob) -> Any:
     """The local model's labeller, or the endpoint's (a JudgeError when neither can run)."""
     if job.model != endpoint_judge.BACKEND:
         return rl.LocalLabeller(judge.ModelSpec(model=job.model, revision=job.revision), job.params)
-    point = openai_endpoint.endpoint(
-        base_url=str(job.params.get("base_url") or ""),
-        model=str(job.params.get("served_model") or ""),
-        api_key=job.api_key,
-    )
+    point = llm_services.job_endpoint(job.params, job.api_key)
     return rl.EndpointLabeller(job.params, point, cache=openai_endpoint.DjangoReplyCache())
 
 

@@ -164,17 +164,27 @@ def llm_judge_job_create(
     return job
 
 
-def _endpoint_spec(spec: judge.ModelSpec) -> tuple[judge.ModelSpec, dict[str, Any]]:
-    """An endpoint job's spec with the settings' base URL and model filled in, and its provenance."""
-    stored = openai_endpoint.with_defaults(
-        {"base_url": spec.params.get("base_url"), "model": spec.params.get("served_model")}
-    )
+def endpoint_params(params: dict[str, Any]) -> dict[str, Any]:
+    """An endpoint job's parameters with the settings' base URL and served model where it names none; a
+    ValidationError on the model field when neither names a usable one (relevance and response LLM jobs)."""
+    stored = openai_endpoint.with_defaults({"base_url": params.get("base_url"), "model": params.get("served_model")})
     try:
         openai_endpoint.check(stored)
     except openai_compat.EndpointError as exc:
         raise ValidationError(f"model: {exc}") from exc
-    params = {**spec.params, "base_url": stored["base_url"], "served_model": stored["model"]}
-    spec = judge.ModelSpec(model=spec.model, revision=spec.revision, params=params)
+    return {**params, "base_url": stored["base_url"], "served_model": stored["model"]}
+
+
+def job_endpoint(params: dict[str, Any], api_key: str) -> openai_compat.Endpoint:
+    """The endpoint an LLM job calls: its stored base URL and served model, its key (else the settings')."""
+    return openai_endpoint.endpoint(
+        base_url=str(params.get("base_url") or ""), model=str(params.get("served_model") or ""), api_key=api_key
+    )
+
+
+def _endpoint_spec(spec: judge.ModelSpec) -> tuple[judge.ModelSpec, dict[str, Any]]:
+    """An endpoint job's spec with the settings' base URL and model filled in, and its provenance."""
+    spec = judge.ModelSpec(model=spec.model, revision=spec.revision, params=endpoint_params(spec.params))
     return spec, endpoint_judge.provenance(spec.merged_params())
 
 
@@ -183,11 +193,8 @@ def _labeller(job: LlmJudgeJob) -> Any:
     spec = judge.ModelSpec(model=job.model, revision=job.revision, params=job.params)
     if job.model != endpoint_judge.BACKEND:
         return judge.Judge(spec)
-    params = spec.merged_params()
-    point = openai_endpoint.endpoint(
-        base_url=str(params.get("base_url") or ""), model=str(params.get("served_model") or ""), api_key=job.api_key
-    )
-    return endpoint_judge.EndpointJudge(params, point, cache=openai_endpoint.DjangoReplyCache())
+    point = job_endpoint(spec.merged_params(), job.api_key)
+    return endpoint_judge.EndpointJudge(spec.merged_params(), point, cache=openai_endpoint.DjangoReplyCache())
 
 
 def pending_pairs(*, job: LlmJudgeJob) -> list[tuple[int, str]]:
