@@ -180,6 +180,7 @@ def labels_submit(*, lease: ResponseLease, labels: Mapping[str, str]) -> int:
             raise TaskError(f"{key}: the label is one of {', '.join(allowed)}, got {value!r}")
         checked.append((targets[pk], value))
     # The answer's current labels, locked and read once (an answer's "done" sends every label again).
+    items: list[tuple[dict[str, Any], str, Any]]
     if nuggets:
         assigned = NuggetAssignment.objects.filter(label_set=lease.task.label_set, response_id=lease.response_id)
         rows = {r.nugget_id: r for r in assigned.select_for_update(of=("self",)).select_related("assessor")}
