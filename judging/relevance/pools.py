@@ -9,7 +9,7 @@ have no text until ``depth`` passages with text are taken, so "depth" counts ove
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +17,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from ecast.core.bulk import ids_reserve, rows_insert
 from ecast.core.jobs import enqueue
 from ecast.core.models import ACTIVE_STATUSES
 from ecast.models import Collection, Passage, Turn
@@ -27,6 +28,7 @@ from judging.relevance import dedup, versions
 
 MAX_DEPTH = 100
 _CHUNK = 900  # below SQLite's bound-parameter limit on old builds
+POOL_CHUNK = 2000  # rankings a pool build reads at a time (chunks are whole turns: ≥ one turn's rankings)
 
 
 def split_turn_ids(text: str) -> list[str] | None:
@@ -114,14 +116,19 @@ class _Walk:
     deepest_rank: int = 0  # the deepest rank taken (deeper than the depth when passages without text were passed)
 
 
-def _rankings(runs: Sequence[Run], turns: list[Turn] | None) -> list[Ranking]:
+def _rankings(runs: Sequence[Run], turns: Sequence[Turn | int] | None, *, keep: int | None = None) -> list[Ranking]:
+    """(run pk, turn pk, passage ids) of the runs' rankings (of ``turns`` only, when given); only the first ``keep``
+    ids of each when given (a plain pool never looks deeper than its depth)."""
     qs = RunTurn.objects.filter(run__in=runs)
     if turns is not None:
         qs = qs.filter(turn__in=turns)
-    return list(qs.values_list("run_id", "turn_id", "doc_ids").iterator(chunk_size=500))
+    rows = qs.values_list("run_id", "turn_id", "doc_ids").iterator(chunk_size=500)
+    if keep is None:
+        return list(rows)
+    return [(run_id, turn_pk, doc_ids[:keep]) for run_id, turn_pk, doc_ids in rows]
 
 
-def _judged(qrels_version: QrelsVersion | None, turns: list[Turn] | None) -> set[tuple[int, str]]:
+def _judged(qrels_version: QrelsVersion | None, turns: Sequence[Turn | int] | None) -> set[tuple[int, str]]:
     if qrels_version is None:  # a collection without qrels: nothing is judged yet
         return set()
     qs = Qrel.objects.filter(version=qrels_version)
@@ -317,98 +324,122 @@ def _pool_prepare(
     return pool, run_list, turns
 
 
+def _turn_chunks(runs: Sequence[Run], turns: list[Turn] | None) -> Iterator[list[int]]:
+    """The pks of the turns the runs rank (of ``turns`` only, when given), ascending, in chunks of about
+    ``POOL_CHUNK`` rankings: a build holds one chunk's rankings and pairs at a time, not the runs'."""
+    qs = RunTurn.objects.filter(run__in=runs)
+    if turns is not None:
+        qs = qs.filter(turn__in=turns)
+    pks = sorted(set(qs.values_list("turn_id", flat=True).iterator(chunk_size=10000)))
+    size = max(1, POOL_CHUNK // max(len(runs), 1))
+    for i in range(0, len(pks), size):
+        yield pks[i : i + size]
+
+
+@dataclass
+class _PoolStats:
+    """What the statistics of a pool count, added up chunk by chunk (the pairs themselves are not kept)."""
+
+    run_names: dict[int, str]
+    per_turn: dict[int, int] = field(default_factory=dict)
+    per_run: dict[str, dict[str, int]] = field(default_factory=dict)
+    pairs: int = 0
+    heads: int = 0
+    with_text: int = 0
+    unique: int = 0
+    skipped_judged: int = 0
+
+    def __post_init__(self) -> None:
+        self.per_run = {name: {"contributed": 0, "unique": 0} for name in self.run_names.values()}
+
+    def add(self, turn_pk: int, run_ids: list[int], has_text: bool, head: bool) -> None:
+        self.pairs += 1
+        self.per_turn[turn_pk] = self.per_turn.get(turn_pk, 0) + 1
+        for rid in run_ids:
+            self.per_run[self.run_names[rid]]["contributed"] += 1
+        if len(run_ids) == 1:
+            self.per_run[self.run_names[run_ids[0]]]["unique"] += 1
+            self.unique += 1
+        self.heads += head
+        self.with_text += has_text
+
+    def result(self) -> dict[str, Any]:
+        """Pool statistics: pairs per turn, per-run contribution and unique pairs, texts, clusters."""
+        turn_names = dict(Turn.objects.filter(pk__in=self.per_turn).values_list("pk", "turn_id"))
+        per_turn = {turn_names[pk]: n for pk, n in self.per_turn.items()}
+        counts = sorted(per_turn.values())
+        return {
+            "pairs": self.pairs,
+            "turns": len(per_turn),
+            "judgments_needed": self.heads,
+            "clustered_pairs": self.pairs - self.heads,
+            "with_text": self.with_text,
+            "unique_to_one_run": self.unique,
+            "already_judged_skipped": self.skipped_judged,
+            "per_turn": dict(sorted(per_turn.items(), key=lambda kv: _turn_sort_key(kv[0]))),
+            "per_turn_min": counts[0] if counts else 0,
+            "per_turn_max": counts[-1] if counts else 0,
+            "per_run": self.per_run,
+        }
+
+
 def _pool_fill(*, pool: Pool, runs: list[Run], turns: list[Turn] | None) -> None:
-    """Compute the pool's pairs from the runs' rankings, cluster near duplicates, and store the statistics."""
-    cluster_near_duplicates = pool.cluster_near_duplicates
-    cluster_threshold = pool.cluster_threshold
-    index = _TextIndex()
-    walk = _walk(
-        _rankings(runs, turns),
-        depth=pool.depth,
-        judged=_judged(pool.qrels_version, turns),
-        text_only=pool.text_only,
-        index=index,
-    )
-    pairs = walk.pairs
+    """Compute the pool's pairs from the runs' rankings, cluster near duplicates, and store the statistics.
 
-    run_names = {r.pk: r.name for r in runs}
-
-    texts = _passage_texts(doc for _, doc in pairs) if cluster_near_duplicates else {}
-    ordered = sorted(pairs.items(), key=lambda kv: (kv[0][0], kv[1]["rank"], kv[0][1]))
-    objs = [
-        PoolPair(
-            pool=pool,
-            turn_id=turn_pk,
-            passage_id=doc,
-            run_ids=sorted(entry["runs"]),
-            best_rank=entry["rank"],
-            has_text=doc in index,
+    Turn by turn, in chunks of turns (``_turn_chunks``): each chunk's rankings are walked, its pairs get their ids
+    first (so a cluster's members can point at their head as they are written) and are written in one load, and
+    only the statistics' counts outlive the chunk, so memory does not grow with the pool."""
+    stats = _PoolStats({r.pk: r.name for r in runs})
+    deepest_rank = 0
+    fields = ["id", "pool_id", "turn_id", "passage_id", "run_ids", "best_rank", "has_text", "cluster_head_id"]
+    for chunk in _turn_chunks(runs, turns):
+        index = _TextIndex()
+        walk = _walk(
+            _rankings(runs, chunk, keep=None if pool.text_only else pool.depth),
+            depth=pool.depth,
+            judged=_judged(pool.qrels_version, chunk),
+            text_only=pool.text_only,
+            index=index,
         )
-        for (turn_pk, doc), entry in ordered
-    ]
-    PoolPair.objects.bulk_create(objs, batch_size=1000)
-    if any(o.pk is None for o in objs):  # backends without RETURNING: read the ids back
-        ids = dict(
-            ((t, p), pk) for pk, t, p in PoolPair.objects.filter(pool=pool).values_list("pk", "turn_id", "passage_id")
-        )
-        for o in objs:
-            o.pk = ids[(o.turn_id, o.passage_id)]
-
-    by_turn: dict[int, list[PoolPair]] = defaultdict(list)
-    for o in objs:
-        by_turn[o.turn_id].append(o)
-    for turn_pairs in by_turn.values():
-        if cluster_near_duplicates:
-            groups = dedup.cluster(
-                [(p.passage_id, texts.get(p.passage_id)) for p in turn_pairs], threshold=float(cluster_threshold)
-            )
-            by_pid = {p.passage_id: p for p in turn_pairs}
-            for group in groups:
-                head = by_pid[group[0]]
-                for pid in group:
-                    by_pid[pid].cluster_head_id = head.pk
-        else:
-            for p in turn_pairs:
-                p.cluster_head_id = p.pk
-    PoolPair.objects.bulk_update(objs, ["cluster_head"], batch_size=1000)
-
-    pool.stats = _pool_stats(objs, run_names, skipped_judged=walk.skipped_judged)
+        stats.skipped_judged += walk.skipped_judged
+        deepest_rank = max(deepest_rank, walk.deepest_rank)
+        if not walk.pairs:
+            continue
+        ordered = sorted(walk.pairs.items(), key=lambda kv: (kv[0][0], kv[1]["rank"], kv[0][1]))
+        del walk
+        pks = ids_reserve(PoolPair, len(ordered))
+        heads = _cluster_heads(pool, ordered, pks)
+        rows = []
+        for ((turn_pk, doc), entry), pk, head in zip(ordered, pks, heads, strict=True):
+            run_ids, has_text = sorted(entry["runs"]), doc in index
+            rows.append((pk, pool.pk, turn_pk, doc, run_ids, entry["rank"], has_text, head))
+            stats.add(turn_pk, run_ids, has_text, head == pk)
+        rows_insert(PoolPair, fields, rows)
+    pool.stats = stats.result()
     if pool.text_only:
-        pool.stats["deepest_rank"] = walk.deepest_rank
+        pool.stats["deepest_rank"] = deepest_rank
     pool.save(update_fields=["stats"])
 
 
-def _pool_stats(pairs: list[PoolPair], run_names: dict[int, str], *, skipped_judged: int) -> dict[str, Any]:
-    """Pool statistics: pairs per turn, per-run contribution and unique pairs, texts, clusters."""
-    turn_names = dict(Turn.objects.filter(pk__in={p.turn_id for p in pairs}).values_list("pk", "turn_id"))
-    per_turn: dict[str, int] = defaultdict(int)
-    per_run = {name: {"contributed": 0, "unique": 0} for name in run_names.values()}
-    heads = 0
-    clustered = 0
-    for p in pairs:
-        per_turn[turn_names[p.turn_id]] += 1
-        for rid in p.run_ids:
-            per_run[run_names[rid]]["contributed"] += 1
-        if len(p.run_ids) == 1:
-            per_run[run_names[p.run_ids[0]]]["unique"] += 1
-        if p.cluster_head_id == p.pk:
-            heads += 1
-        else:
-            clustered += 1
-    counts = sorted(per_turn.values())
-    return {
-        "pairs": len(pairs),
-        "turns": len(per_turn),
-        "judgments_needed": heads,
-        "clustered_pairs": clustered,
-        "with_text": sum(1 for p in pairs if p.has_text),
-        "unique_to_one_run": sum(1 for p in pairs if len(p.run_ids) == 1),
-        "already_judged_skipped": skipped_judged,
-        "per_turn": dict(sorted(per_turn.items(), key=lambda kv: _turn_sort_key(kv[0]))),
-        "per_turn_min": counts[0] if counts else 0,
-        "per_turn_max": counts[-1] if counts else 0,
-        "per_run": per_run,
-    }
+def _cluster_heads(pool: Pool, ordered: list[tuple[tuple[int, str], dict[str, Any]]], pks: list[int]) -> list[int]:
+    """The pk of each pair's cluster head, in the order of ``ordered`` (a pair heads itself unless near-duplicate
+    clustering put it in another pair's cluster)."""
+    if not pool.cluster_near_duplicates:
+        return list(pks)
+    texts = _passage_texts(doc for (_t, doc), _e in ordered)
+    by_turn: dict[int, list[tuple[str, int]]] = defaultdict(list)
+    for ((turn_pk, doc), _entry), pk in zip(ordered, pks, strict=True):
+        by_turn[turn_pk].append((doc, pk))
+    head_of: dict[tuple[int, str], int] = {}
+    for turn_pk, turn_pairs in by_turn.items():
+        pk_of = dict(turn_pairs)
+        groups = dedup.cluster(
+            [(doc, texts.get(doc)) for doc, _pk in turn_pairs], threshold=float(pool.cluster_threshold)
+        )
+        for group in groups:
+            for doc in group:
+                head_of[(turn_pk, doc)] = pk_of[group[0]]
+    return [head_of[key] for key, _entry in ordered]
 
 
 def _turn_sort_key(turn_id: str) -> tuple:
