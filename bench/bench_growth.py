@@ -10,7 +10,8 @@ prints the load average. Linear growth is slope ≤ 1.1.
   that splits every line (the floor of any reader). Memory: the child's peak RSS after the baseline and after the
   import (the import streams the file twice, checking it whole and then writing turn by turn: flat).
 - **pool**: a depth-10 pool over 20 runs of 100 passages per turn, for 200 and 2,000 turns (today's demo-size and
-  10×): ``pool_create`` (walk the rankings, drop judged pairs, store the pairs).
+  10×): ``pool_create`` (walk the rankings, drop judged pairs, store the pairs, a chunk of turns at a time). Memory:
+  the peak during the build, beside the RSS before it.
 - **budget**: the judging-budget simulation (``evaluation.analyses.budget.simulate``: four adjudication orders, τ at
   13 shares of the pool) over 16 runs at depth 10, 100 judged passages per turn, for 200 and 2,000 turns.
 
@@ -179,9 +180,14 @@ def child_pool(turns: int) -> dict:
 
         qids, qrels, runs = synthetic_data(turns, 20, 100, 50)
         coll, version, run_rows, _pk = synthetic_store(qids, qrels, runs, 100)
+        del qids, qrels, runs
+        gc.collect()
+        rss_peak_reset()  # the build's own peak, not the synthetic runs' creation
+        rss_start = rss_mb()
         w0, c0, d0 = time.perf_counter(), cpu_now(), database_cpu()
         pool = pool_create(collection=coll, qrels_version=version, runs=run_rows, depth=10, name="growth")
         wall, cpu, db_cpu = time.perf_counter() - w0, cpu_now() - c0, database_cpu() - d0
+        rss_build = rss_peak_mb()
         pairs = pool.pairs.count()
     finally:
         if scratch:
@@ -192,7 +198,15 @@ def child_pool(turns: int) -> dict:
 
             drop_database(scratch)
     db = db_cpu if scratch else None
-    return {"size": turns, "pairs": pairs, "wall": wall, "cpu": cpu, "db_cpu": db, "rss_mb": rss_peak_mb()}
+    return {
+        "size": turns,
+        "pairs": pairs,
+        "wall": wall,
+        "cpu": cpu,
+        "db_cpu": db,
+        "rss_start_mb": rss_start,
+        "rss_mb": rss_build,
+    }
 
 
 def child_budget(turns: int) -> dict:
@@ -261,6 +275,9 @@ def main() -> None:
             else:
                 extra = f" | {r.get('pairs', r.get('topics'))} {'pairs' if kind == 'pool' else 'topics'}"
                 extra += f" | peak RSS {r['rss_mb']:.0f} MB"
+                if "rss_start_mb" in r:
+                    grew = r["rss_mb"] - r["rss_start_mb"]
+                    extra += f" ({r['rss_start_mb']:.0f} MB before the build: +{grew:.0f} MB)"
             figures = f"{r['wall']:8.2f} s wall, {r['cpu']:8.2f} s CPU"
             if r.get("db_cpu") is not None:
                 figures += f" + {r['db_cpu']:.2f} s database CPU"
