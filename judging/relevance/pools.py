@@ -116,6 +116,18 @@ class _Walk:
     deepest_rank: int = 0  # the deepest rank taken (deeper than the depth when passages without text were passed)
 
 
+def _turn_chunks(runs: Sequence[Run], turns: list[Turn] | None) -> Iterator[list[int]]:
+    """The pks of the turns the runs rank (of ``turns`` only, when given), ascending, in chunks of about
+    ``POOL_CHUNK`` rankings: a build holds one chunk's rankings and pairs at a time, not the runs'."""
+    qs = RunTurn.objects.filter(run__in=runs)
+    if turns is not None:
+        qs = qs.filter(turn__in=turns)
+    pks = sorted(set(qs.values_list("turn_id", flat=True).iterator(chunk_size=10000)))
+    size = max(1, POOL_CHUNK // max(len(runs), 1))
+    for i in range(0, len(pks), size):
+        yield pks[i : i + size]
+
+
 def _rankings(runs: Sequence[Run], turns: Sequence[Turn | int] | None, *, keep: int | None = None) -> list[Ranking]:
     """(run pk, turn pk, passage ids) of the runs' rankings (of ``turns`` only, when given); only the first ``keep``
     ids of each when given (a plain pool never looks deeper than its depth)."""
@@ -218,28 +230,49 @@ def pool_preview(
     run_list, turns, depth = _pool_check(
         collection=collection, qrels_version=qrels_version, runs=runs, depth=depth, turn_ids=turn_ids
     )
-    rankings = _rankings(run_list, turns)
-    judged = _judged(qrels_version, turns)
-    index = _TextIndex()
-    plain = _walk(rankings, depth=depth, judged=judged, text_only=False, index=index)
-    passages = {doc for _, doc in plain.pairs}
-    with_text = {doc for doc in passages if doc in index}
-    texted = _walk(rankings, depth=depth, judged=judged, text_only=True, index=index)
+    # A chunk of turns at a time, as a build goes (memory: the pool's distinct passages, not the runs' rankings).
+    pairs = pairs_with_text = skipped = 0
+    pooled_turns: set[int] = set()
+    passages: set[str] = set()
+    with_text: set[str] = set()
+    texted = {"pairs": 0, "skipped": 0, "deepest": 0}
+    texted_turns: set[int] = set()
+    texted_passages: set[str] = set()
+    for chunk in _turn_chunks(run_list, turns):
+        rankings = _rankings(run_list, chunk)
+        judged = _judged(qrels_version, chunk)
+        index = _TextIndex()
+        plain = _walk(rankings, depth=depth, judged=judged, text_only=False, index=index)
+        pairs += len(plain.pairs)
+        skipped += plain.skipped_judged
+        for turn, doc in plain.pairs:
+            pooled_turns.add(turn)
+            passages.add(doc)
+            if doc in index:
+                pairs_with_text += 1
+                with_text.add(doc)
+        del plain
+        walk = _walk(rankings, depth=depth, judged=judged, text_only=True, index=index)
+        texted["pairs"] += len(walk.pairs)
+        texted["skipped"] += walk.skipped_judged
+        texted["deepest"] = max(texted["deepest"], walk.deepest_rank)
+        texted_turns.update(turn for turn, _ in walk.pairs)
+        texted_passages.update(doc for _, doc in walk.pairs)
     return {
         "depth": depth,
         "runs": len(run_list),
-        "turns": len({turn for turn, _ in plain.pairs}),
-        "pairs": len(plain.pairs),
-        "pairs_with_text": sum(1 for _, doc in plain.pairs if doc in index),
+        "turns": len(pooled_turns),
+        "pairs": pairs,
+        "pairs_with_text": pairs_with_text,
         "passages": len(passages),
         "passages_with_text": len(with_text),
-        "already_judged_skipped": plain.skipped_judged,
+        "already_judged_skipped": skipped,
         "text_only": {
-            "pairs": len(texted.pairs),
-            "passages": len({doc for _, doc in texted.pairs}),
-            "turns": len({turn for turn, _ in texted.pairs}),
-            "already_judged_skipped": texted.skipped_judged,
-            "deepest_rank": texted.deepest_rank,
+            "pairs": texted["pairs"],
+            "passages": len(texted_passages),
+            "turns": len(texted_turns),
+            "already_judged_skipped": texted["skipped"],
+            "deepest_rank": texted["deepest"],
         },
         # "Only passages with text" is on by default when any passage of the pool has text.
         "text_only_default": bool(with_text),
@@ -248,11 +281,15 @@ def pool_preview(
 
 def _any_text(qrels_version: QrelsVersion | None, runs: list[Run], turns: list[Turn] | None, *, depth: int) -> bool:
     """Whether any passage of the plain pool has text: the default of ``text_only``, as the preview shows it."""
-    index = _TextIndex()
-    walk = _walk(
-        _rankings(runs, turns), depth=depth, judged=_judged(qrels_version, turns), text_only=False, index=index
-    )
-    return any(doc in index for _, doc in walk.pairs)
+    for chunk in _turn_chunks(runs, turns):
+        index = _TextIndex()
+        walk = _walk(
+            _rankings(runs, chunk, keep=depth), depth=depth, judged=_judged(qrels_version, chunk), text_only=False,
+            index=index,
+        )  # fmt: skip
+        if any(doc in index for _, doc in walk.pairs):
+            return True
+    return False
 
 
 def _pool_prepare(
@@ -322,18 +359,6 @@ def _pool_prepare(
     if feed_version:
         versions.pool_feed_derived_version(pool=pool, created_by=created_by)
     return pool, run_list, turns
-
-
-def _turn_chunks(runs: Sequence[Run], turns: list[Turn] | None) -> Iterator[list[int]]:
-    """The pks of the turns the runs rank (of ``turns`` only, when given), ascending, in chunks of about
-    ``POOL_CHUNK`` rankings: a build holds one chunk's rankings and pairs at a time, not the runs'."""
-    qs = RunTurn.objects.filter(run__in=runs)
-    if turns is not None:
-        qs = qs.filter(turn__in=turns)
-    pks = sorted(set(qs.values_list("turn_id", flat=True).iterator(chunk_size=10000)))
-    size = max(1, POOL_CHUNK // max(len(runs), 1))
-    for i in range(0, len(pks), size):
-        yield pks[i : i + size]
 
 
 @dataclass
