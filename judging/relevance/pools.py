@@ -9,7 +9,7 @@ have no text until ``depth`` passages with text are taken, so "depth" counts ove
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,15 +20,21 @@ from django.utils import timezone
 from ecast.core.bulk import ids_reserve, rows_insert
 from ecast.core.jobs import enqueue
 from ecast.core.models import ACTIVE_STATUSES
-from ecast.models import Collection, Passage, Turn
+from ecast.models import Collection, Turn
 from evaluation.adjudication import BANDITS, DEFAULT_STRATEGY, STRATEGIES
-from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
+from evaluation.models import QrelsVersion, Run
 from judging.models import Pool, PoolBuild, PoolPair
 from judging.relevance import dedup, versions
+from judging.relevance.pool_pairs import (
+    TextIndex,
+    judged_pairs,
+    pairs_walk,
+    passage_texts,
+    rankings_read,
+    turn_chunks,
+)
 
 MAX_DEPTH = 100
-_CHUNK = 900  # below SQLite's bound-parameter limit on old builds
-POOL_CHUNK = 2000  # rankings a pool build reads at a time (chunks are whole turns: ≥ one turn's rankings)
 
 
 def split_turn_ids(text: str) -> list[str] | None:
@@ -52,141 +58,6 @@ def resolve_turns(collection: Collection, turn_ids: Iterable[Any] | None) -> lis
             f"turn_ids: {len(missing)} unknown in {collection.name}: {', '.join(sorted(map(str, missing))[:10])}"
         )
     return found
-
-
-def _passage_texts(passage_ids: Iterable[str]) -> dict[str, str]:
-    ids = sorted(set(passage_ids))
-    texts: dict[str, str] = {}
-    for i in range(0, len(ids), _CHUNK):
-        texts.update(
-            Passage.objects.filter(passage_id__in=ids[i : i + _CHUNK])
-            .exclude(text="")
-            .values_list("passage_id", "text")
-        )
-    return texts
-
-
-class _TextIndex:
-    """Which passage ids have text, looked up once each (a preview and a build ask about the same ids repeatedly).
-
-    Asked about more ids than there are passages with text, it reads every id with text in one pass instead of
-    many IN (...) queries."""
-
-    def __init__(self) -> None:
-        self.with_text: set[str] = set()
-        self._checked: set[str] = set()
-        self._total: int | None = None
-        self._all_read = False
-
-    def check(self, ids: Iterable[str]) -> None:
-        if self._all_read:
-            return
-        new = sorted(set(ids) - self._checked)
-        if not new:
-            return
-        if self._total is None:
-            self._total = Passage.objects.exclude(text="").count()
-        if self._total <= len(new):
-            self.with_text = set(
-                Passage.objects.exclude(text="").values_list("passage_id", flat=True).iterator(chunk_size=10000)
-            )
-            self._all_read = True
-            return
-        for i in range(0, len(new), _CHUNK):
-            self.with_text.update(
-                Passage.objects.filter(passage_id__in=new[i : i + _CHUNK])
-                .exclude(text="")
-                .values_list("passage_id", flat=True)
-            )
-        self._checked.update(new)
-
-    def __contains__(self, passage_id: str) -> bool:
-        return passage_id in self.with_text
-
-
-Ranking = tuple[int, int, list[str]]  # (run pk, turn pk, ranked passage ids)
-
-
-@dataclass
-class _Walk:
-    """The pairs a pool would hold: (turn pk, passage) → {"runs": run pks, "rank": best rank}."""
-
-    pairs: dict[tuple[int, str], dict[str, Any]] = field(default_factory=dict)
-    skipped_judged: int = 0
-    deepest_rank: int = 0  # the deepest rank taken (deeper than the depth when passages without text were passed)
-
-
-def _turn_chunks(runs: Sequence[Run], turns: list[Turn] | None) -> Iterator[list[int]]:
-    """The pks of the turns the runs rank (of ``turns`` only, when given), ascending, in chunks of about
-    ``POOL_CHUNK`` rankings: a build holds one chunk's rankings and pairs at a time, not the runs'."""
-    qs = RunTurn.objects.filter(run__in=runs)
-    if turns is not None:
-        qs = qs.filter(turn__in=turns)
-    pks = sorted(set(qs.values_list("turn_id", flat=True).iterator(chunk_size=10000)))
-    size = max(1, POOL_CHUNK // max(len(runs), 1))
-    for i in range(0, len(pks), size):
-        yield pks[i : i + size]
-
-
-def _rankings(runs: Sequence[Run], turns: Sequence[Turn | int] | None, *, keep: int | None = None) -> list[Ranking]:
-    """(run pk, turn pk, passage ids) of the runs' rankings (of ``turns`` only, when given); only the first ``keep``
-    ids of each when given (a plain pool never looks deeper than its depth)."""
-    qs = RunTurn.objects.filter(run__in=runs)
-    if turns is not None:
-        qs = qs.filter(turn__in=turns)
-    rows = qs.values_list("run_id", "turn_id", "doc_ids").iterator(chunk_size=500)
-    if keep is None:
-        return list(rows)
-    return [(run_id, turn_pk, doc_ids[:keep]) for run_id, turn_pk, doc_ids in rows]
-
-
-def _judged(qrels_version: QrelsVersion | None, turns: Sequence[Turn | int] | None) -> set[tuple[int, str]]:
-    if qrels_version is None:  # a collection without qrels: nothing is judged yet
-        return set()
-    qs = Qrel.objects.filter(version=qrels_version)
-    if turns is not None:
-        qs = qs.filter(turn__in=turns)
-    return set(qs.values_list("turn_id", "passage_id").iterator(chunk_size=5000))
-
-
-def _walk(
-    rankings: list[Ranking], *, depth: int, judged: set[tuple[int, str]], text_only: bool, index: _TextIndex
-) -> _Walk:
-    """The top-``depth`` passages of every ranking that ``judged`` lacks; with ``text_only``, the top ``depth`` of
-    each ranking restricted to passages with text (judged ones count toward the depth and are skipped, as in the
-    plain pool). ``index`` then knows the text of every passage taken."""
-    if text_only:
-        # Widen a window over each ranking until it holds ``depth`` passages with text (or the ranking ends), so
-        # only the ids that may be taken are looked up.
-        window, pending = depth, list(range(len(rankings)))
-        while pending:
-            index.check(d for i in pending for d in rankings[i][2][:window])
-            pending = [
-                i
-                for i in pending
-                if window < len(rankings[i][2]) and sum(d in index for d in rankings[i][2][:window]) < depth
-            ]
-            window *= 4
-    walk = _Walk()
-    for run_id, turn_pk, doc_ids in rankings:
-        taken = 0
-        for rank, doc in enumerate(doc_ids, start=1):
-            if taken == depth:
-                break
-            if text_only and doc not in index:
-                continue
-            taken += 1
-            walk.deepest_rank = max(walk.deepest_rank, rank)
-            key = (turn_pk, doc)
-            if key in judged:
-                walk.skipped_judged += 1
-                continue
-            entry = walk.pairs.setdefault(key, {"runs": set(), "rank": rank})
-            entry["runs"].add(run_id)
-            entry["rank"] = min(entry["rank"], rank)
-    if not text_only:
-        index.check(doc for _, doc in walk.pairs)
-    return walk
 
 
 def _pool_check(
@@ -238,11 +109,11 @@ def pool_preview(
     texted = {"pairs": 0, "skipped": 0, "deepest": 0}
     texted_turns: set[int] = set()
     texted_passages: set[str] = set()
-    for chunk in _turn_chunks(run_list, turns):
-        rankings = _rankings(run_list, chunk)
-        judged = _judged(qrels_version, chunk)
-        index = _TextIndex()
-        plain = _walk(rankings, depth=depth, judged=judged, text_only=False, index=index)
+    for chunk in turn_chunks(run_list, turns):
+        rankings = rankings_read(run_list, chunk)
+        judged = judged_pairs(qrels_version, chunk)
+        index = TextIndex()
+        plain = pairs_walk(rankings, depth=depth, judged=judged, text_only=False, index=index)
         pairs += len(plain.pairs)
         skipped += plain.skipped_judged
         for turn, doc in plain.pairs:
@@ -252,7 +123,7 @@ def pool_preview(
                 pairs_with_text += 1
                 with_text.add(doc)
         del plain
-        walk = _walk(rankings, depth=depth, judged=judged, text_only=True, index=index)
+        walk = pairs_walk(rankings, depth=depth, judged=judged, text_only=True, index=index)
         texted["pairs"] += len(walk.pairs)
         texted["skipped"] += walk.skipped_judged
         texted["deepest"] = max(texted["deepest"], walk.deepest_rank)
@@ -281,12 +152,10 @@ def pool_preview(
 
 def _any_text(qrels_version: QrelsVersion | None, runs: list[Run], turns: list[Turn] | None, *, depth: int) -> bool:
     """Whether any passage of the plain pool has text: the default of ``text_only``, as the preview shows it."""
-    for chunk in _turn_chunks(runs, turns):
-        index = _TextIndex()
-        walk = _walk(
-            _rankings(runs, chunk, keep=depth), depth=depth, judged=_judged(qrels_version, chunk), text_only=False,
-            index=index,
-        )  # fmt: skip
+    for chunk in turn_chunks(runs, turns):
+        index = TextIndex()
+        rankings, judged = rankings_read(runs, chunk, keep=depth), judged_pairs(qrels_version, chunk)
+        walk = pairs_walk(rankings, depth=depth, judged=judged, text_only=False, index=index)
         if any(doc in index for _, doc in walk.pairs):
             return True
     return False
@@ -411,18 +280,18 @@ class _PoolStats:
 def _pool_fill(*, pool: Pool, runs: list[Run], turns: list[Turn] | None) -> None:
     """Compute the pool's pairs from the runs' rankings, cluster near duplicates, and store the statistics.
 
-    Turn by turn, in chunks of turns (``_turn_chunks``): each chunk's rankings are walked, its pairs get their ids
+    Turn by turn, in chunks of turns (``turn_chunks``): each chunk's rankings are walked, its pairs get their ids
     first (so a cluster's members can point at their head as they are written) and are written in one load, and
     only the statistics' counts outlive the chunk, so memory does not grow with the pool."""
     stats = _PoolStats({r.pk: r.name for r in runs})
     deepest_rank = 0
     fields = ["id", "pool_id", "turn_id", "passage_id", "run_ids", "best_rank", "has_text", "cluster_head_id"]
-    for chunk in _turn_chunks(runs, turns):
-        index = _TextIndex()
-        walk = _walk(
-            _rankings(runs, chunk, keep=None if pool.text_only else pool.depth),
+    for chunk in turn_chunks(runs, turns):
+        index = TextIndex()
+        walk = pairs_walk(
+            rankings_read(runs, chunk, keep=None if pool.text_only else pool.depth),
             depth=pool.depth,
-            judged=_judged(pool.qrels_version, chunk),
+            judged=judged_pairs(pool.qrels_version, chunk),
             text_only=pool.text_only,
             index=index,
         )
@@ -451,7 +320,7 @@ def _cluster_heads(pool: Pool, ordered: list[tuple[tuple[int, str], dict[str, An
     clustering put it in another pair's cluster)."""
     if not pool.cluster_near_duplicates:
         return list(pks)
-    texts = _passage_texts(doc for (_t, doc), _e in ordered)
+    texts = passage_texts(doc for (_t, doc), _e in ordered)
     by_turn: dict[int, list[tuple[str, int]]] = defaultdict(list)
     for ((turn_pk, doc), _entry), pk in zip(ordered, pks, strict=True):
         by_turn[turn_pk].append((doc, pk))

@@ -4,7 +4,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from judging.models import PoolPair
-from judging.relevance import pools
+from judging.relevance import pool_pairs, pools
 from tests import factories
 from tests.judging.relevance import helpers
 
@@ -112,7 +112,7 @@ def test_a_pool_built_a_turn_at_a_time_stores_the_same_pairs_clusters_and_statis
         }
     )
     whole, _ = helpers.standard_pool(small_collection, depth=3, name="whole", **options)
-    monkeypatch.setattr(pools, "POOL_CHUNK", 1)  # one turn per chunk: three chunks
+    monkeypatch.setattr(pool_pairs, "POOL_CHUNK", 1)  # one turn per chunk: three chunks
     chunked = pools.pool_create(
         collection=small_collection, qrels_version=whole.qrels_version, runs=list(whole.runs.all()), depth=3,
         name="chunked", **options,
