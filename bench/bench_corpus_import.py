@@ -6,11 +6,12 @@ present. A collection whose runs rank ``--needed`` distinct passages (100 turns 
 ids spread over the largest file) decides what is kept: the import runs as the pool page starts it,
 ``passages_tsv`` with ``only_needed``, through ``import_file`` (job row, progress updates, atomic write).
 
-Baseline: ``for line in gzip.open(f, "rt"): line.split("\\t", 1)``, the floor of any reader of the file.
-Memory: the process's peak RSS (``ru_maxrss``, a high-water mark) before the first import, after the 1 M-line
-import and after the 8.8 M-line import: flat memory means the last two are (about) equal. The database is a SQLite
-file in a scratch directory (``DATABASE_URL`` is used when set), so stored rows do not count as process memory.
-Prints figures and ratios; asserts nothing about time.
+Baseline: ``for line in gzip.open(f, "rt"): line.split("\\t", 1)``, the floor of any reader of the file, read
+right before each import; wall and CPU seconds of both (this process's CPU; PostgreSQL's beside it), with the CPU
+model and the load. Memory: the process's peak RSS (``ru_maxrss``, a high-water mark) before the first import, after
+the 1 M-line import and after the 8.8 M-line import: flat memory means the last two are (about) equal. The database
+is a throw-away PostgreSQL database beside ``DATABASE_URL``'s when it is set, else a SQLite file in a scratch
+directory, so stored rows do not count as process memory. Prints figures and ratios; asserts nothing about time.
 
 Usage: python bench/bench_corpus_import.py [--lines 1000000,8800000] [--needed 100000] [--tmp /tmp/ecast-bench-corpus]
 (``--lines 200000,1000000`` for a quick run; the default takes a few minutes on 2 cores plus ~2 minutes to write the
@@ -33,6 +34,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")  # tasks eager: no broker needed
+
+from bench.common import (  # noqa: E402
+    cpu_model,
+    drop_database,
+    load_average,
+    make_database,
+    postgres_cpu,
+    process_cpu,
+)
 
 TURNS = 100
 
@@ -63,16 +73,20 @@ def corpus_file(folder: Path, lines: int) -> Path:
     return path
 
 
-def baseline(path: Path) -> float:
-    """Seconds for a plain streaming read: decompress, decode, split each line once."""
-    t0 = time.perf_counter()
+def cpu_now() -> float:
+    return process_cpu(os.getpid())
+
+
+def baseline(path: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of a plain streaming read: decompress, decode, split each line once."""
+    t0, c0 = time.perf_counter(), cpu_now()
     n = 0
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         for line in fh:
             line.split("\t", 1)
             n += 1
     assert n > 0
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, cpu_now() - c0
 
 
 def peak_rss_mb() -> float:
@@ -85,9 +99,28 @@ def main() -> None:
     sizes = sorted(int(x) for x in args.lines.split(","))
     args.tmp.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="var-", dir=args.tmp))
-    if not os.environ.get("DATABASE_URL"):
+    scratch_db = None
+    if os.environ.get("DATABASE_URL"):
+        scratch_db = os.environ["DATABASE_URL"] = make_database(os.environ["DATABASE_URL"], "bench_corpus")
+    else:
         os.environ["ECAST_VAR_DIR"] = str(scratch)
     os.environ["ECAST_MAX_UPLOAD_BYTES"] = str(64 * 1024**3)  # a 3 GB corpus is a legitimate upload here
+    try:
+        run_sizes(args, sizes, scratch)
+    finally:
+        if scratch_db:
+            from django.db import connections
+
+            connections.close_all()
+            drop_database(scratch_db)
+
+
+def database_cpu() -> float:
+    url = os.environ.get("DATABASE_URL", "")
+    return postgres_cpu(url.rsplit("/", 1)[-1]) if url.startswith("postgres") else 0.0
+
+
+def run_sizes(args: argparse.Namespace, sizes: list[int], scratch: Path) -> None:
 
     import django
 
@@ -99,6 +132,7 @@ def main() -> None:
     from ecast.models import Collection, Conversation, ImportJob, Passage, Turn
     from evaluation.models import Run, RunTurn
 
+    print(f"# bench_corpus_import — {cpu_model()}; {load_average()}")
     print(f"database: {connection.vendor} ({connection.settings_dict['NAME']})")
     call_command("migrate", verbosity=0)
     files = {n: corpus_file(args.tmp, n) for n in sizes}
@@ -119,22 +153,23 @@ def main() -> None:
     rows = []
     for n in sizes:
         path = files[n]
-        base = baseline(path)
-        t0 = time.perf_counter()
+        base, base_cpu = baseline(path)
+        t0, c0, d0 = time.perf_counter(), cpu_now(), database_cpu()
         job = import_file(kind="passages_tsv", path=path, collection=coll, options={"only_needed": "true"})
-        seconds = time.perf_counter() - t0
+        seconds, cpu, db_cpu = time.perf_counter() - t0, cpu_now() - c0, database_cpu() - d0
         if job.status != ImportJob.Status.SUCCEEDED:
             raise SystemExit(f"{path.name} failed: {job.errors[:5]}")
         rss.append((f"after the {n:,}-line import", peak_rss_mb()))
-        rows.append((n, path, base, seconds, job.counts))
+        rows.append((n, path, base, seconds, job.counts, base_cpu, cpu, db_cpu, load_average()))
         Passage.objects.all().delete()  # the next size stores its texts afresh
 
     print(f"needed ids: {args.needed:,} ({TURNS} turns × {depth:,}-deep rankings of one run)")
-    for n, path, base, seconds, counts in rows:
+    for n, path, base, seconds, counts, base_cpu, cpu, db_cpu, load in rows:
         print(
-            f"  {n:>10,} lines ({path.stat().st_size / 1e6:,.0f} MB gz): import {seconds:6.1f} s "
-            f"({n / seconds / 1e6:.2f} M lines/s), plain read {base:6.1f} s, ratio {seconds / base:.2f}x; "
-            f"stored {counts['passages_created']:,}, skipped {counts['not_needed']:,}"
+            f"  {n:>10,} lines ({path.stat().st_size / 1e6:,.0f} MB gz): import {seconds:6.1f} s wall, {cpu:6.1f} s "
+            f"CPU (+ {db_cpu:.1f} s database); plain read {base:6.1f} s wall, {base_cpu:6.1f} s CPU; ratio "
+            f"{seconds / base:.2f}x wall, {cpu / base_cpu:.2f}x CPU; stored {counts['passages_created']:,}, skipped "
+            f"{counts['not_needed']:,} ({load})"
         )
     for label, mb in rss:
         print(f"  peak RSS {label}: {mb:,.0f} MB")

@@ -8,9 +8,10 @@ prints the load average. Linear growth is slope ≤ 1.1.
   5,000 / 20,000 turns, like MS MARCO dev's 7 M-line runs), imported through ``import_file`` (parse, validate,
   write the rankings) into a collection that holds the turns. Baseline in the same child: a plain streaming read
   that splits every line (the floor of any reader). Memory: the child's peak RSS after the baseline and after the
-  import (the import holds the parsed run to validate it whole before writing: see the README).
+  import (the import streams the file twice, checking it whole and then writing turn by turn: flat).
 - **pool**: a depth-10 pool over 20 runs of 100 passages per turn, for 200 and 2,000 turns (today's demo-size and
-  10×): ``pool_create`` (walk the rankings, drop judged pairs, store the pairs).
+  10×): ``pool_create`` (walk the rankings, drop judged pairs, store the pairs, a chunk of turns at a time). Memory:
+  the peak during the build, beside the RSS before it.
 - **budget**: the judging-budget simulation (``evaluation.analyses.budget.simulate``: four adjudication orders, τ at
   13 shares of the pool) over 16 runs at depth 10, 100 judged passages per turn, for 200 and 2,000 turns.
 
@@ -24,6 +25,7 @@ Usage: python bench/bench_growth.py [--only runs,pool,budget] [--run-lines 10000
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import subprocess
@@ -35,7 +37,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.common import cpu_model, load_average, loglog_slope, process_cpu, rss_peak_mb  # noqa: E402
+from bench.common import (  # noqa: E402
+    cpu_model,
+    load_average,
+    loglog_slope,
+    process_cpu,
+    rss_mb,
+    rss_peak_mb,
+    rss_peak_reset,
+)
 
 DEPTH = 1000
 
@@ -102,17 +112,42 @@ def child_runs(lines: int, tmp: Path) -> dict:
             n += 1
     base_wall, base_cpu = time.perf_counter() - w0, cpu_now() - c0
     rss_base = rss_peak_mb()
+    # A 20 M-line run is 875 MB plain (about 150 MB gzipped, as one would upload it): the limit is lifted here.
+    os.environ.setdefault("ECAST_MAX_UPLOAD_BYTES", str(4 << 30))
     scratch = django_setup("bench_growth_runs")
     try:
+        from django.db import transaction
+
         from bench.common import synthetic_store
         from ecast.imports.services import import_file
+        from evaluation import events
 
         qids = [f"{1000 + t // 10}_{t % 10 + 1}" for t in range(turns)]
         coll, _v, _r, _pk = synthetic_store(qids, {q: {} for q in qids}, [], DEPTH)
+        # The import announces the run after its commit and, with eager tasks, the run's evaluation runs inside
+        # import_file: marked here so that the import's figures stop where the evaluation (a worker's job) starts.
+        marks: list[tuple[float, float, float, float]] = []
+        announce = events.run_imported
+
+        def mark() -> None:
+            marks.append((time.perf_counter(), cpu_now(), database_cpu(), rss_peak_mb()))
+            rss_peak_reset()
+
+        def run_imported(*, run_id: int) -> None:
+            transaction.on_commit(mark)  # runs before the announcement's own callback, registered next
+            announce(run_id=run_id)
+
+        events.run_imported = run_imported
+        gc.collect()
+        rss_peak_reset()  # the import's own peak, not Django's start or the turns' creation
+        rss_start = rss_mb()
         w0, c0, d0 = time.perf_counter(), cpu_now(), database_cpu()
         job = import_file(kind="run", path=path, collection=coll, options={"name": "growth"})
-        wall, cpu, db_cpu = time.perf_counter() - w0, cpu_now() - c0, database_cpu() - d0
+        w1, c1, d1, rss_eval = time.perf_counter(), cpu_now(), database_cpu(), rss_peak_mb()
         assert job.status == job.Status.SUCCEEDED, job.errors[:3]
+        wm, cm, dm, rss_import = marks[0] if marks else (w1, c1, d1, rss_eval)
+        wall, cpu, db_cpu = wm - w0, cm - c0, dm - d0
+        evaluation = {"eval_wall": w1 - wm, "eval_cpu": c1 - cm, "eval_db_cpu": d1 - dm, "rss_eval_mb": rss_eval}
     finally:
         if scratch:
             from django.db import connections
@@ -130,8 +165,10 @@ def child_runs(lines: int, tmp: Path) -> dict:
         "base_cpu": base_cpu,
         "db_cpu": db_cpu if scratch else None,
         "rss_base_mb": rss_base,
-        "rss_mb": rss_peak_mb(),
+        "rss_start_mb": rss_start,
+        "rss_mb": rss_import,
         "lines_read": n,
+        **evaluation,
     }
 
 
@@ -143,9 +180,14 @@ def child_pool(turns: int) -> dict:
 
         qids, qrels, runs = synthetic_data(turns, 20, 100, 50)
         coll, version, run_rows, _pk = synthetic_store(qids, qrels, runs, 100)
+        del qids, qrels, runs
+        gc.collect()
+        rss_peak_reset()  # the build's own peak, not the synthetic runs' creation
+        rss_start = rss_mb()
         w0, c0, d0 = time.perf_counter(), cpu_now(), database_cpu()
         pool = pool_create(collection=coll, qrels_version=version, runs=run_rows, depth=10, name="growth")
         wall, cpu, db_cpu = time.perf_counter() - w0, cpu_now() - c0, database_cpu() - d0
+        rss_build = rss_peak_mb()
         pairs = pool.pairs.count()
     finally:
         if scratch:
@@ -156,7 +198,15 @@ def child_pool(turns: int) -> dict:
 
             drop_database(scratch)
     db = db_cpu if scratch else None
-    return {"size": turns, "pairs": pairs, "wall": wall, "cpu": cpu, "db_cpu": db, "rss_mb": rss_peak_mb()}
+    return {
+        "size": turns,
+        "pairs": pairs,
+        "wall": wall,
+        "cpu": cpu,
+        "db_cpu": db,
+        "rss_start_mb": rss_start,
+        "rss_mb": rss_build,
+    }
 
 
 def child_budget(turns: int) -> dict:
@@ -217,12 +267,17 @@ def main() -> None:
             if kind == "runs":
                 extra = (
                     f" | plain read {r['base_wall']:.1f} s wall, {r['base_cpu']:.1f} s CPU → "
-                    f"{r['cpu'] / r['base_cpu']:.1f}× CPU | peak RSS {r['rss_base_mb']:.0f} MB after the read, "
-                    f"{r['rss_mb']:.0f} MB after the import"
+                    f"{r['cpu'] / r['base_cpu']:.1f}× CPU | peak RSS {r['rss_base_mb']:.0f} MB after the read; "
+                    f"{r['rss_start_mb']:.0f} MB before the import, peak {r['rss_mb']:.0f} MB during it "
+                    f"(+{r['rss_mb'] - r['rss_start_mb']:.0f} MB) | then the run's evaluation (eager here): "
+                    f"{r['eval_cpu']:.2f} s CPU + {r['eval_db_cpu']:.2f} s database, peak {r['rss_eval_mb']:.0f} MB"
                 )
             else:
                 extra = f" | {r.get('pairs', r.get('topics'))} {'pairs' if kind == 'pool' else 'topics'}"
                 extra += f" | peak RSS {r['rss_mb']:.0f} MB"
+                if "rss_start_mb" in r:
+                    grew = r["rss_mb"] - r["rss_start_mb"]
+                    extra += f" ({r['rss_start_mb']:.0f} MB before the build: +{grew:.0f} MB)"
             figures = f"{r['wall']:8.2f} s wall, {r['cpu']:8.2f} s CPU"
             if r.get("db_cpu") is not None:
                 figures += f" + {r['db_cpu']:.2f} s database CPU"

@@ -6,6 +6,7 @@ gives ecast the qrels lookup its preprocessing needs, so ecast never imports eva
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +20,9 @@ from ecast.core.bulk import rows_insert
 from ecast.imports import registry
 from ecast.imports.errors import ImportFailed, row_error
 from ecast.imports.formats.clef_queries import resolve_qids
-from ecast.imports.formats.pyterrier_run import header_of, parse_pyterrier_run
+from ecast.imports.formats.pyterrier_run import header_of_line, parse_pyterrier_run_file
 from ecast.imports.formats.qrels import parse_qrels
-from ecast.imports.formats.runs import RunData, parse_run
+from ecast.imports.formats.runs import SpooledRun, first_text_line, parse_run_file
 from ecast.imports.parsing import Parsed
 from ecast.imports.writing import Context, Result, raise_if
 from ecast.models import Collection, ImportJob, PtkbStatement, TestSet, Turn
@@ -188,19 +189,24 @@ def write_run(ctx: Context) -> Result:
     """A TREC run or a PyTerrier results CSV, normalised (deduplicated, re-ranked); a run of the same name in the
     collection is replaced.
 
-    Unknown turn ids are reported as warnings and their lines skipped, or fail the import with ``strict``.
+    Unknown turn ids are reported as warnings and their lines skipped, or fail the import with ``strict``. The file
+    is read twice, with flat memory: first checked whole and each turn's ranking spooled to disk (nothing is
+    written on a bad line), then the spool is written turn by turn inside the transaction.
     """
-    text = ctx.text()
-    parse = parse_pyterrier_run if header_of(text) is not None else parse_run
-    parsed = parse(text, file=ctx.name, progress=ctx.progress)
-    del text  # the parsed rankings are all that is written: the file's text is not held through the write
-    raise_if(parsed.errors)
-    data: RunData = parsed.records[0]
+    first = first_text_line(ctx.path, name=ctx.name, max_bytes=ctx.max_bytes)
+    parse = parse_pyterrier_run_file if header_of_line(first) is not None else parse_run_file
+    with tempfile.TemporaryFile(prefix="ecast-run-") as spool:
+        data = parse(ctx.path, name=ctx.name, spool=spool, max_bytes=ctx.max_bytes, progress=ctx.progress)
+        return _run_write(ctx, data)
+
+
+def _run_write(ctx: Context, data: SpooledRun) -> Result:
+    """Store a checked, spooled run: the run row, then its rankings read back from the spool one turn at a time."""
     report: dict[str, Any] = dict(data.report)
     name = str(ctx.options.get("name") or (report["tags"][0] if report["tags"] else Path(ctx.name).stem))[:200]
     test_set = None
     with transaction.atomic():
-        collection, turns, unknown = resolve_qids(ctx, set(data.rankings), kind="run")
+        collection, turns, unknown = resolve_qids(ctx, set(data.first_line), kind="run")
         if ctx.options.get("test_set_id"):
             test_set = TestSet.objects.filter(pk=int(ctx.options["test_set_id"]), collection=collection).first()
             if test_set is None:
@@ -209,7 +215,7 @@ def write_run(ctx: Context) -> Result:
         if unknown and ctx.flag("strict"):
             where = collection.name
             raise_if([row_error(ctx.name, data.first_line[q], f"unknown turn {q} in {where}") for q in unknown_sorted])
-        skipped_lines = sum(len(data.rankings[q][0]) for q in unknown)
+        skipped_lines = sum(data.sizes[q] for q in unknown)
         for q in unknown_sorted:
             reason = f"unknown turn {q} in {collection.name}: its lines were skipped"
             ctx.warnings.append(row_error(ctx.name, data.first_line[q], reason, kind="unknown turn"))
@@ -231,21 +237,22 @@ def write_run(ctx: Context) -> Result:
             for key, value in values.items():
                 setattr(run, key, value)
             run.save()
-        # Rows without model objects, in the fields' stored layout (newline-joined ids, packed doubles): COPY on
-        # PostgreSQL. Every turn id was resolved in this transaction (unknown ones are skipped above).
+        # Rows without model objects, in the fields' stored layout (newline-joined ids, packed doubles), streamed
+        # from the spool into one COPY on PostgreSQL. Every turn id was resolved in this transaction (unknown ones
+        # are skipped above).
+        run_pk = run.pk
         rows_insert(
             RunTurn,
             ["run_id", "turn_id", "doc_ids", "scores"],
-            [
-                (run.pk, turns[q], DocIdsField.pack(docs), ScoresField.pack(scores))
-                for q, (docs, scores) in data.rankings.items()
-                if q in turns
-            ],
+            (
+                (run_pk, turns[q], DocIdsField.pack(docs), ScoresField.pack(scores))
+                for q, docs, scores in data.rankings(turns)
+            ),
             analyze=True,
         )
         events.run_imported(run_id=run.pk)
     counts = {
-        "turns": len(data.rankings) - len(unknown),
+        "turns": len(data.first_line) - len(unknown),
         "documents": report["documents"] - skipped_lines,
         "duplicate_lines": report["duplicate_lines"],
         "unknown_turns": len(unknown),

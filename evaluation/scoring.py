@@ -188,7 +188,9 @@ def scores_write(
     chunks = [[r] for r in run_ids] if turn_pks is None else [run_ids]
     written = 0
     for chunk in chunks:
-        rows = [row for _, part in scorer.runs(rankings_fetch(run_ids=chunk, turn_pks=only), chunk) for row in part]
+        # A whole run's rankings stream (they are all read before this connection writes the scores below).
+        raw = rankings_fetch(run_ids=chunk, turn_pks=only, stream=turn_pks is None)
+        rows = [row for _, part in scorer.runs(raw, chunk) for row in part]
         _scores_replace(version, chunk, rows, turn_pks)
         written += len(rows) * len(scorer.measures)
         if progress:

@@ -21,6 +21,7 @@ from django.db.models.constants import OnConflict
 from django.db.models.fields import AutoFieldMixin
 
 BATCH = 5000
+CACHED_VALUES = 4096  # prepared values a column keeps for repeats
 ANALYZE_AT = 1000
 TEMP_TABLE = "ecast_rows_in"
 
@@ -80,13 +81,18 @@ def _preparer(field: models.Field) -> Callable[[Any], Any] | None:
         # skips even the lookup (hashing an aware datetime for each of 70,000 qrels was a tenth of their load).
         if value is last[0]:
             return last[1]
-        if type(value) in (dict, list):
+        kind = type(value)
+        if kind in (dict, list):
             return prep_container(value)
-        key = (type(value), value)
+        if kind is bytes:  # a blob (a ranking's packed ids): seldom repeated, and a cache of them held a whole load
+            return field.get_db_prep_save(value, db)
+        key = (kind, value)
         try:
             out = cache[key]
         except KeyError:
-            cache[key] = out = field.get_db_prep_save(value, db)
+            out = field.get_db_prep_save(value, db)
+            if len(cache) < CACHED_VALUES:  # distinct values past that are prepared each time: memory stays flat
+                cache[key] = out
         except TypeError:  # another unhashable value
             return field.get_db_prep_save(value, db)
         last[0], last[1] = value, out

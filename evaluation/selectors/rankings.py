@@ -108,10 +108,12 @@ RANKINGS_ORDER = " ORDER BY run_id, turn_id"
 RANKINGS_COLUMNS = "run_id, turn_id, doc_ids, scores"
 
 
-def rankings_fetch(*, run_ids: Sequence[int], turn_pks: Iterable[int] | None) -> list[tuple]:
+def rankings_fetch(*, run_ids: Sequence[int], turn_pks: Iterable[int] | None, stream: bool = False) -> Iterable[tuple]:
     """Raw (run_id, turn pk, doc-id blob, packed scores) rows of several runs in one query, in run order, for a
     recompute of a few turns or of one run: plain rows rather than model values (``rankings_iter`` decodes them).
-    A full recompute of many runs streams them instead (``rankings_stream``)."""
+    A full recompute of many runs streams them instead (``rankings_stream``). ``stream``: on PostgreSQL the rows
+    come one at a time over this thread's connection (a whole run of 20,000 turns held at once took a gigabyte),
+    which must then not be used until they are all read."""
     runs = [int(r) for r in run_ids]
     pks = None if turn_pks is None else [int(t) for t in turn_pks]
     if not runs or pks == []:
@@ -121,9 +123,10 @@ def rankings_fetch(*, run_ids: Sequence[int], turn_pks: Iterable[int] | None) ->
         # Binary results: the blobs arrive as raw bytes instead of hex text twice their size, which both the server
         # (encoding) and this process (decoding, holding the GIL the evaluating thread needs) paid for per byte.
         sql = f"SELECT {RANKINGS_COLUMNS} FROM {table} WHERE run_id = ANY(%s)"
+        read = binary_stream if stream else binary_rows
         if pks is None:
-            return binary_rows(sql + RANKINGS_ORDER, [runs])
-        return binary_rows(sql + " AND turn_id = ANY(%s)" + RANKINGS_ORDER, [runs, pks])
+            return read(sql + RANKINGS_ORDER, [runs])
+        return read(sql + " AND turn_id = ANY(%s)" + RANKINGS_ORDER, [runs, pks])
     where = f"run_id IN ({', '.join(['%s'] * len(runs))})"
     params: list[Any] = list(runs)
     if pks is not None:

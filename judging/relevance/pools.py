@@ -17,16 +17,24 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from ecast.core.bulk import ids_reserve, rows_insert
 from ecast.core.jobs import enqueue
 from ecast.core.models import ACTIVE_STATUSES
-from ecast.models import Collection, Passage, Turn
+from ecast.models import Collection, Turn
 from evaluation.adjudication import BANDITS, DEFAULT_STRATEGY, STRATEGIES
-from evaluation.models import Qrel, QrelsVersion, Run, RunTurn
+from evaluation.models import QrelsVersion, Run
 from judging.models import Pool, PoolBuild, PoolPair
 from judging.relevance import dedup, versions
+from judging.relevance.pool_pairs import (
+    TextIndex,
+    judged_pairs,
+    pairs_walk,
+    passage_texts,
+    rankings_read,
+    turn_chunks,
+)
 
 MAX_DEPTH = 100
-_CHUNK = 900  # below SQLite's bound-parameter limit on old builds
 
 
 def split_turn_ids(text: str) -> list[str] | None:
@@ -50,124 +58,6 @@ def resolve_turns(collection: Collection, turn_ids: Iterable[Any] | None) -> lis
             f"turn_ids: {len(missing)} unknown in {collection.name}: {', '.join(sorted(map(str, missing))[:10])}"
         )
     return found
-
-
-def _passage_texts(passage_ids: Iterable[str]) -> dict[str, str]:
-    ids = sorted(set(passage_ids))
-    texts: dict[str, str] = {}
-    for i in range(0, len(ids), _CHUNK):
-        texts.update(
-            Passage.objects.filter(passage_id__in=ids[i : i + _CHUNK])
-            .exclude(text="")
-            .values_list("passage_id", "text")
-        )
-    return texts
-
-
-class _TextIndex:
-    """Which passage ids have text, looked up once each (a preview and a build ask about the same ids repeatedly).
-
-    Asked about more ids than there are passages with text, it reads every id with text in one pass instead of
-    many IN (...) queries."""
-
-    def __init__(self) -> None:
-        self.with_text: set[str] = set()
-        self._checked: set[str] = set()
-        self._total: int | None = None
-        self._all_read = False
-
-    def check(self, ids: Iterable[str]) -> None:
-        if self._all_read:
-            return
-        new = sorted(set(ids) - self._checked)
-        if not new:
-            return
-        if self._total is None:
-            self._total = Passage.objects.exclude(text="").count()
-        if self._total <= len(new):
-            self.with_text = set(
-                Passage.objects.exclude(text="").values_list("passage_id", flat=True).iterator(chunk_size=10000)
-            )
-            self._all_read = True
-            return
-        for i in range(0, len(new), _CHUNK):
-            self.with_text.update(
-                Passage.objects.filter(passage_id__in=new[i : i + _CHUNK])
-                .exclude(text="")
-                .values_list("passage_id", flat=True)
-            )
-        self._checked.update(new)
-
-    def __contains__(self, passage_id: str) -> bool:
-        return passage_id in self.with_text
-
-
-Ranking = tuple[int, int, list[str]]  # (run pk, turn pk, ranked passage ids)
-
-
-@dataclass
-class _Walk:
-    """The pairs a pool would hold: (turn pk, passage) → {"runs": run pks, "rank": best rank}."""
-
-    pairs: dict[tuple[int, str], dict[str, Any]] = field(default_factory=dict)
-    skipped_judged: int = 0
-    deepest_rank: int = 0  # the deepest rank taken (deeper than the depth when passages without text were passed)
-
-
-def _rankings(runs: Sequence[Run], turns: list[Turn] | None) -> list[Ranking]:
-    qs = RunTurn.objects.filter(run__in=runs)
-    if turns is not None:
-        qs = qs.filter(turn__in=turns)
-    return list(qs.values_list("run_id", "turn_id", "doc_ids").iterator(chunk_size=500))
-
-
-def _judged(qrels_version: QrelsVersion | None, turns: list[Turn] | None) -> set[tuple[int, str]]:
-    if qrels_version is None:  # a collection without qrels: nothing is judged yet
-        return set()
-    qs = Qrel.objects.filter(version=qrels_version)
-    if turns is not None:
-        qs = qs.filter(turn__in=turns)
-    return set(qs.values_list("turn_id", "passage_id").iterator(chunk_size=5000))
-
-
-def _walk(
-    rankings: list[Ranking], *, depth: int, judged: set[tuple[int, str]], text_only: bool, index: _TextIndex
-) -> _Walk:
-    """The top-``depth`` passages of every ranking that ``judged`` lacks; with ``text_only``, the top ``depth`` of
-    each ranking restricted to passages with text (judged ones count toward the depth and are skipped, as in the
-    plain pool). ``index`` then knows the text of every passage taken."""
-    if text_only:
-        # Widen a window over each ranking until it holds ``depth`` passages with text (or the ranking ends), so
-        # only the ids that may be taken are looked up.
-        window, pending = depth, list(range(len(rankings)))
-        while pending:
-            index.check(d for i in pending for d in rankings[i][2][:window])
-            pending = [
-                i
-                for i in pending
-                if window < len(rankings[i][2]) and sum(d in index for d in rankings[i][2][:window]) < depth
-            ]
-            window *= 4
-    walk = _Walk()
-    for run_id, turn_pk, doc_ids in rankings:
-        taken = 0
-        for rank, doc in enumerate(doc_ids, start=1):
-            if taken == depth:
-                break
-            if text_only and doc not in index:
-                continue
-            taken += 1
-            walk.deepest_rank = max(walk.deepest_rank, rank)
-            key = (turn_pk, doc)
-            if key in judged:
-                walk.skipped_judged += 1
-                continue
-            entry = walk.pairs.setdefault(key, {"runs": set(), "rank": rank})
-            entry["runs"].add(run_id)
-            entry["rank"] = min(entry["rank"], rank)
-    if not text_only:
-        index.check(doc for _, doc in walk.pairs)
-    return walk
 
 
 def _pool_check(
@@ -211,28 +101,49 @@ def pool_preview(
     run_list, turns, depth = _pool_check(
         collection=collection, qrels_version=qrels_version, runs=runs, depth=depth, turn_ids=turn_ids
     )
-    rankings = _rankings(run_list, turns)
-    judged = _judged(qrels_version, turns)
-    index = _TextIndex()
-    plain = _walk(rankings, depth=depth, judged=judged, text_only=False, index=index)
-    passages = {doc for _, doc in plain.pairs}
-    with_text = {doc for doc in passages if doc in index}
-    texted = _walk(rankings, depth=depth, judged=judged, text_only=True, index=index)
+    # A chunk of turns at a time, as a build goes (memory: the pool's distinct passages, not the runs' rankings).
+    pairs = pairs_with_text = skipped = 0
+    pooled_turns: set[int] = set()
+    passages: set[str] = set()
+    with_text: set[str] = set()
+    texted = {"pairs": 0, "skipped": 0, "deepest": 0}
+    texted_turns: set[int] = set()
+    texted_passages: set[str] = set()
+    for chunk in turn_chunks(run_list, turns):
+        rankings = rankings_read(run_list, chunk)
+        judged = judged_pairs(qrels_version, chunk)
+        index = TextIndex()
+        plain = pairs_walk(rankings, depth=depth, judged=judged, text_only=False, index=index)
+        pairs += len(plain.pairs)
+        skipped += plain.skipped_judged
+        for turn, doc in plain.pairs:
+            pooled_turns.add(turn)
+            passages.add(doc)
+            if doc in index:
+                pairs_with_text += 1
+                with_text.add(doc)
+        del plain
+        walk = pairs_walk(rankings, depth=depth, judged=judged, text_only=True, index=index)
+        texted["pairs"] += len(walk.pairs)
+        texted["skipped"] += walk.skipped_judged
+        texted["deepest"] = max(texted["deepest"], walk.deepest_rank)
+        texted_turns.update(turn for turn, _ in walk.pairs)
+        texted_passages.update(doc for _, doc in walk.pairs)
     return {
         "depth": depth,
         "runs": len(run_list),
-        "turns": len({turn for turn, _ in plain.pairs}),
-        "pairs": len(plain.pairs),
-        "pairs_with_text": sum(1 for _, doc in plain.pairs if doc in index),
+        "turns": len(pooled_turns),
+        "pairs": pairs,
+        "pairs_with_text": pairs_with_text,
         "passages": len(passages),
         "passages_with_text": len(with_text),
-        "already_judged_skipped": plain.skipped_judged,
+        "already_judged_skipped": skipped,
         "text_only": {
-            "pairs": len(texted.pairs),
-            "passages": len({doc for _, doc in texted.pairs}),
-            "turns": len({turn for turn, _ in texted.pairs}),
-            "already_judged_skipped": texted.skipped_judged,
-            "deepest_rank": texted.deepest_rank,
+            "pairs": texted["pairs"],
+            "passages": len(texted_passages),
+            "turns": len(texted_turns),
+            "already_judged_skipped": texted["skipped"],
+            "deepest_rank": texted["deepest"],
         },
         # "Only passages with text" is on by default when any passage of the pool has text.
         "text_only_default": bool(with_text),
@@ -241,11 +152,13 @@ def pool_preview(
 
 def _any_text(qrels_version: QrelsVersion | None, runs: list[Run], turns: list[Turn] | None, *, depth: int) -> bool:
     """Whether any passage of the plain pool has text: the default of ``text_only``, as the preview shows it."""
-    index = _TextIndex()
-    walk = _walk(
-        _rankings(runs, turns), depth=depth, judged=_judged(qrels_version, turns), text_only=False, index=index
-    )
-    return any(doc in index for _, doc in walk.pairs)
+    for chunk in turn_chunks(runs, turns):
+        index = TextIndex()
+        rankings, judged = rankings_read(runs, chunk, keep=depth), judged_pairs(qrels_version, chunk)
+        walk = pairs_walk(rankings, depth=depth, judged=judged, text_only=False, index=index)
+        if any(doc in index for _, doc in walk.pairs):
+            return True
+    return False
 
 
 def _pool_prepare(
@@ -317,98 +230,110 @@ def _pool_prepare(
     return pool, run_list, turns
 
 
+@dataclass
+class _PoolStats:
+    """What the statistics of a pool count, added up chunk by chunk (the pairs themselves are not kept)."""
+
+    run_names: dict[int, str]
+    per_turn: dict[int, int] = field(default_factory=dict)
+    per_run: dict[str, dict[str, int]] = field(default_factory=dict)
+    pairs: int = 0
+    heads: int = 0
+    with_text: int = 0
+    unique: int = 0
+    skipped_judged: int = 0
+
+    def __post_init__(self) -> None:
+        self.per_run = {name: {"contributed": 0, "unique": 0} for name in self.run_names.values()}
+
+    def add(self, turn_pk: int, run_ids: list[int], has_text: bool, head: bool) -> None:
+        self.pairs += 1
+        self.per_turn[turn_pk] = self.per_turn.get(turn_pk, 0) + 1
+        for rid in run_ids:
+            self.per_run[self.run_names[rid]]["contributed"] += 1
+        if len(run_ids) == 1:
+            self.per_run[self.run_names[run_ids[0]]]["unique"] += 1
+            self.unique += 1
+        self.heads += head
+        self.with_text += has_text
+
+    def result(self) -> dict[str, Any]:
+        """Pool statistics: pairs per turn, per-run contribution and unique pairs, texts, clusters."""
+        turn_names = dict(Turn.objects.filter(pk__in=self.per_turn).values_list("pk", "turn_id"))
+        per_turn = {turn_names[pk]: n for pk, n in self.per_turn.items()}
+        counts = sorted(per_turn.values())
+        return {
+            "pairs": self.pairs,
+            "turns": len(per_turn),
+            "judgments_needed": self.heads,
+            "clustered_pairs": self.pairs - self.heads,
+            "with_text": self.with_text,
+            "unique_to_one_run": self.unique,
+            "already_judged_skipped": self.skipped_judged,
+            "per_turn": dict(sorted(per_turn.items(), key=lambda kv: _turn_sort_key(kv[0]))),
+            "per_turn_min": counts[0] if counts else 0,
+            "per_turn_max": counts[-1] if counts else 0,
+            "per_run": self.per_run,
+        }
+
+
 def _pool_fill(*, pool: Pool, runs: list[Run], turns: list[Turn] | None) -> None:
-    """Compute the pool's pairs from the runs' rankings, cluster near duplicates, and store the statistics."""
-    cluster_near_duplicates = pool.cluster_near_duplicates
-    cluster_threshold = pool.cluster_threshold
-    index = _TextIndex()
-    walk = _walk(
-        _rankings(runs, turns),
-        depth=pool.depth,
-        judged=_judged(pool.qrels_version, turns),
-        text_only=pool.text_only,
-        index=index,
-    )
-    pairs = walk.pairs
+    """Compute the pool's pairs from the runs' rankings, cluster near duplicates, and store the statistics.
 
-    run_names = {r.pk: r.name for r in runs}
-
-    texts = _passage_texts(doc for _, doc in pairs) if cluster_near_duplicates else {}
-    ordered = sorted(pairs.items(), key=lambda kv: (kv[0][0], kv[1]["rank"], kv[0][1]))
-    objs = [
-        PoolPair(
-            pool=pool,
-            turn_id=turn_pk,
-            passage_id=doc,
-            run_ids=sorted(entry["runs"]),
-            best_rank=entry["rank"],
-            has_text=doc in index,
+    Turn by turn, in chunks of turns (``turn_chunks``): each chunk's rankings are walked, its pairs get their ids
+    first (so a cluster's members can point at their head as they are written) and are written in one load, and
+    only the statistics' counts outlive the chunk, so memory does not grow with the pool."""
+    stats = _PoolStats({r.pk: r.name for r in runs})
+    deepest_rank = 0
+    fields = ["id", "pool_id", "turn_id", "passage_id", "run_ids", "best_rank", "has_text", "cluster_head_id"]
+    for chunk in turn_chunks(runs, turns):
+        index = TextIndex()
+        walk = pairs_walk(
+            rankings_read(runs, chunk, keep=None if pool.text_only else pool.depth),
+            depth=pool.depth,
+            judged=judged_pairs(pool.qrels_version, chunk),
+            text_only=pool.text_only,
+            index=index,
         )
-        for (turn_pk, doc), entry in ordered
-    ]
-    PoolPair.objects.bulk_create(objs, batch_size=1000)
-    if any(o.pk is None for o in objs):  # backends without RETURNING: read the ids back
-        ids = dict(
-            ((t, p), pk) for pk, t, p in PoolPair.objects.filter(pool=pool).values_list("pk", "turn_id", "passage_id")
-        )
-        for o in objs:
-            o.pk = ids[(o.turn_id, o.passage_id)]
-
-    by_turn: dict[int, list[PoolPair]] = defaultdict(list)
-    for o in objs:
-        by_turn[o.turn_id].append(o)
-    for turn_pairs in by_turn.values():
-        if cluster_near_duplicates:
-            groups = dedup.cluster(
-                [(p.passage_id, texts.get(p.passage_id)) for p in turn_pairs], threshold=float(cluster_threshold)
-            )
-            by_pid = {p.passage_id: p for p in turn_pairs}
-            for group in groups:
-                head = by_pid[group[0]]
-                for pid in group:
-                    by_pid[pid].cluster_head_id = head.pk
-        else:
-            for p in turn_pairs:
-                p.cluster_head_id = p.pk
-    PoolPair.objects.bulk_update(objs, ["cluster_head"], batch_size=1000)
-
-    pool.stats = _pool_stats(objs, run_names, skipped_judged=walk.skipped_judged)
+        stats.skipped_judged += walk.skipped_judged
+        deepest_rank = max(deepest_rank, walk.deepest_rank)
+        if not walk.pairs:
+            continue
+        ordered = sorted(walk.pairs.items(), key=lambda kv: (kv[0][0], kv[1]["rank"], kv[0][1]))
+        del walk
+        pks = ids_reserve(PoolPair, len(ordered))
+        heads = _cluster_heads(pool, ordered, pks)
+        rows = []
+        for ((turn_pk, doc), entry), pk, head in zip(ordered, pks, heads, strict=True):
+            run_ids, has_text = sorted(entry["runs"]), doc in index
+            rows.append((pk, pool.pk, turn_pk, doc, run_ids, entry["rank"], has_text, head))
+            stats.add(turn_pk, run_ids, has_text, head == pk)
+        rows_insert(PoolPair, fields, rows)
+    pool.stats = stats.result()
     if pool.text_only:
-        pool.stats["deepest_rank"] = walk.deepest_rank
+        pool.stats["deepest_rank"] = deepest_rank
     pool.save(update_fields=["stats"])
 
 
-def _pool_stats(pairs: list[PoolPair], run_names: dict[int, str], *, skipped_judged: int) -> dict[str, Any]:
-    """Pool statistics: pairs per turn, per-run contribution and unique pairs, texts, clusters."""
-    turn_names = dict(Turn.objects.filter(pk__in={p.turn_id for p in pairs}).values_list("pk", "turn_id"))
-    per_turn: dict[str, int] = defaultdict(int)
-    per_run = {name: {"contributed": 0, "unique": 0} for name in run_names.values()}
-    heads = 0
-    clustered = 0
-    for p in pairs:
-        per_turn[turn_names[p.turn_id]] += 1
-        for rid in p.run_ids:
-            per_run[run_names[rid]]["contributed"] += 1
-        if len(p.run_ids) == 1:
-            per_run[run_names[p.run_ids[0]]]["unique"] += 1
-        if p.cluster_head_id == p.pk:
-            heads += 1
-        else:
-            clustered += 1
-    counts = sorted(per_turn.values())
-    return {
-        "pairs": len(pairs),
-        "turns": len(per_turn),
-        "judgments_needed": heads,
-        "clustered_pairs": clustered,
-        "with_text": sum(1 for p in pairs if p.has_text),
-        "unique_to_one_run": sum(1 for p in pairs if len(p.run_ids) == 1),
-        "already_judged_skipped": skipped_judged,
-        "per_turn": dict(sorted(per_turn.items(), key=lambda kv: _turn_sort_key(kv[0]))),
-        "per_turn_min": counts[0] if counts else 0,
-        "per_turn_max": counts[-1] if counts else 0,
-        "per_run": per_run,
-    }
+def _cluster_heads(pool: Pool, ordered: list[tuple[tuple[int, str], dict[str, Any]]], pks: list[int]) -> list[int]:
+    """The pk of each pair's cluster head, in the order of ``ordered`` (a pair heads itself unless near-duplicate
+    clustering put it in another pair's cluster)."""
+    if not pool.cluster_near_duplicates:
+        return list(pks)
+    texts = passage_texts(doc for (_t, doc), _e in ordered)
+    by_turn: dict[int, list[tuple[str, int]]] = defaultdict(list)
+    for ((turn_pk, doc), _entry), pk in zip(ordered, pks, strict=True):
+        by_turn[turn_pk].append((doc, pk))
+    head_of: dict[tuple[int, str], int] = {}
+    for turn_pk, turn_pairs in by_turn.items():
+        pk_of = dict(turn_pairs)
+        groups = dedup.cluster(
+            [(doc, texts.get(doc)) for doc, _pk in turn_pairs], threshold=float(pool.cluster_threshold)
+        )
+        for group in groups:
+            for doc in group:
+                head_of[(turn_pk, doc)] = pk_of[group[0]]
+    return [head_of[key] for key, _entry in ordered]
 
 
 def _turn_sort_key(turn_id: str) -> tuple:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import tracemalloc
 from datetime import UTC, datetime
 
 import pytest
@@ -212,3 +213,24 @@ def test_a_doc_id_holding_a_newline_is_refused_rather_than_read_back_as_two():
     assert DocIdsField.pack(["a", "b c"]) == b"a\nb c"
     with pytest.raises(ValueError, match="a doc id holds a newline: 'b\\\\nc'"):
         DocIdsField.pack(["a", "b\nc"])
+
+
+def test_a_load_streamed_from_a_generator_holds_one_row_not_every_distinct_blob(db):
+    coll = factories.collection_of_turn_ids("Blobs", 2020, [f"{t}_1" for t in range(1, 401)])
+    run = factories.run(coll, "r", {})
+    turns = dict(Turn.objects.filter(collection=coll).values_list("turn_id", "pk"))
+
+    def rows():
+        for t in range(1, 401):  # 400 distinct rankings of 40 kB each: 16 MB in all
+            docs = [f"t{t}-{r:06d}" for r in range(3000)]
+            yield run.pk, turns[f"{t}_1"], DocIdsField.pack(docs), ScoresField.pack([1.0] * 3000)
+
+    tracemalloc.start()
+    try:
+        rows_insert(RunTurn, ["run_id", "turn_id", "doc_ids", "scores"], rows())
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 6 << 20, f"peak {peak / (1 << 20):.1f} MiB"
+    assert RunTurn.objects.filter(run=run).count() == 400
+    assert RunTurn.objects.get(run=run, turn__turn_id="400_1").doc_ids[-1] == "t400-002999"

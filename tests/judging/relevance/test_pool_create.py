@@ -4,7 +4,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from judging.models import PoolPair
-from judging.relevance import pools
+from judging.relevance import pool_pairs, pools
 from tests import factories
 from tests.judging.relevance import helpers
 
@@ -87,3 +87,37 @@ def test_it_rejects_runs_and_versions_of_another_collection(small_collection):
         pools.pool_create(collection=small_collection, qrels_version=version, runs=[run], depth=0)
     with pytest.raises(ValidationError, match="unknown"):
         pools.pool_create(collection=small_collection, qrels_version=version, runs=[run], turn_ids=["9_9"])
+
+
+def _stored_pairs(pool):
+    """Every pair as stored, with its cluster head named by passage, in pk order."""
+    rows = PoolPair.objects.filter(pool=pool).select_related("turn", "cluster_head").order_by("pk")
+    return [
+        (p.turn.turn_id, p.passage_id, [r for r in p.run_ids], p.best_rank, p.has_text, p.cluster_head.passage_id)
+        for p in rows
+    ]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("options", [{}, {"cluster_near_duplicates": True}, {"text_only": True}])
+def test_a_pool_built_a_turn_at_a_time_stores_the_same_pairs_clusters_and_statistics(
+    small_collection, monkeypatch, options
+):
+    helpers.passages(
+        {
+            "f1": "The garage door opener light stopped working after the storm last night.",
+            "f2": "the garage door opener light stopped working after the storm last night!",
+            "d3": "A passage about throat cancer.",
+            "e2": "Bees.",
+        }
+    )
+    whole, _ = helpers.standard_pool(small_collection, depth=3, name="whole", **options)
+    monkeypatch.setattr(pool_pairs, "POOL_CHUNK", 1)  # one turn per chunk: three chunks
+    chunked = pools.pool_create(
+        collection=small_collection, qrels_version=whole.qrels_version, runs=list(whole.runs.all()), depth=3,
+        name="chunked", **options,
+    )  # fmt: skip
+    names = {r.pk: r.name for r in whole.runs.all()}
+    as_names = [(*p[:2], sorted(names[r] for r in p[2]), *p[3:]) for p in _stored_pairs(whole)]
+    assert [(*p[:2], sorted(names[r] for r in p[2]), *p[3:]) for p in _stored_pairs(chunked)] == as_names
+    assert len(as_names) >= 4 and chunked.stats == whole.stats

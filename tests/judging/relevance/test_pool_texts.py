@@ -14,7 +14,7 @@ from django.urls import reverse
 from ecast.models import ImportJob, Passage
 from evaluation.models import QrelsVersion
 from judging.models import Pool, PoolPair
-from judging.relevance import pools, texts
+from judging.relevance import pool_pairs, pools, texts
 from tests import factories
 from tests.judging.relevance import helpers
 
@@ -45,7 +45,11 @@ def _pairs(pool):
     return {(p.turn.turn_id, p.passage_id) for p in PoolPair.objects.filter(pool=pool).select_related("turn")}
 
 
-def test_the_preview_counts_a_hand_built_pools_passages_with_text_and_stores_nothing(small_collection):
+@pytest.mark.parametrize("chunk", [pool_pairs.POOL_CHUNK, 1])  # every turn at once, or one turn at a time
+def test_the_preview_counts_a_hand_built_pools_passages_with_text_and_stores_nothing(
+    small_collection, monkeypatch, chunk
+):
+    monkeypatch.setattr(pool_pairs, "POOL_CHUNK", chunk)
     helpers.passages(TEXTS)
     original, runs = _inputs(small_collection)
     preview = pools.pool_preview(collection=small_collection, qrels_version=original, runs=runs, depth=3)

@@ -9,6 +9,7 @@ import tracemalloc
 
 import pytest
 
+from ecast.imports import readers
 from ecast.imports.formats import passages
 from ecast.models import Collection, ImportJob, Passage
 from tests.ecast.imports.conftest import GPT4_LABELS, ok
@@ -210,7 +211,7 @@ def test_unreadable_files_fail_with_one_clear_reason(tmp_path, settings):
 
 
 def test_a_line_longer_than_the_limit_is_an_error_not_a_memory_spike(tmp_path, monkeypatch):
-    monkeypatch.setattr(passages, "MAX_LINE", 64)
+    monkeypatch.setattr(readers, "MAX_LINE", 64)
     path = tmp_path / "long.tsv"
     path.write_text("P1\tshort\nP2\t" + "y" * 500 + "\nP3\tshort too\n", encoding="utf-8")
     job = _failed("passages_tsv", path)
@@ -226,7 +227,7 @@ def test_only_needed_without_anything_needed_is_refused_before_reading(tmp_path,
 
 
 def test_the_reported_errors_are_capped_and_the_rest_counted(tmp_path, monkeypatch):
-    monkeypatch.setattr(passages, "MAX_ERRORS", 3)
+    monkeypatch.setattr(readers, "MAX_ERRORS", 3)
     path = tmp_path / "p.tsv"
     path.write_text("no tab\n" * 10, encoding="utf-8")
     errors = _failed("passages_tsv", path).errors
