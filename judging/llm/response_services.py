@@ -144,8 +144,8 @@ def response_job_run(*, job_id: int) -> int:
         return 0
     try:
         if job.task == Task.BASELINE:
-            writer = None if job.model == baseline.BACKEND else labeller(job)
-            worker: Any = (_baseline_index(job), writer)
+            # The corpus index, and the model that writes the answers (None: extractive).
+            worker: Any = (_baseline_index(job), None if job.model == baseline.BACKEND else labeller(job))
         else:
             worker = labeller(job)
     except (judge.JudgeError, retrieval.RetrievalError) as exc:
@@ -161,7 +161,8 @@ def response_job_run(*, job_id: int) -> int:
         began = time.perf_counter()
         try:
             if job.task == Task.BASELINE:
-                rows = items_.baseline_batch(job, *worker, batch)
+                index, writer = worker
+                rows = items_.baseline_batch(job, index, writer, batch)
             else:
                 rows = items_.label_batch(job, worker, batch)
         except (openai_compat.EndpointError, rl.MalformedReply) as exc:
