@@ -23,6 +23,7 @@ Item keys: ``(turn id, item id)``, the turn first so a topic is ``algorithms.top
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -84,16 +85,19 @@ def bootstrap_interval(
     return float(low), float(high)
 
 
-def _block(a: Sequence[int], b: Sequence[int], k: int, *, interval: bool) -> dict[str, Any]:
-    """Exact agreement and κ (with its interval when ``interval``) of two code lists over a k-label scale."""
+def _block(a: Sequence[int], b: Sequence[int], labels: Sequence[str], *, interval: bool) -> dict[str, Any]:
+    """Exact agreement and κ (with its interval when ``interval``) of two code lists over the labels' scale."""
+    k = len(labels)
     scale = list(range(k))
     kap = algorithms.kappa(a, b, scale=scale, weighted=False, interval=False)
     low, high = bootstrap_interval(a, b, k=k) if interval and kap.value is not None else (None, None)
+    # The reason names a code as a relevance "grade"; here each code is a label ("full", "not_support").
+    why = re.sub(r"grade (\d+)", lambda m: f"the label {labels[int(m.group(1))]!r}", kap.why_undefined)
     return {
         "items": len(a),
         "exact": algorithms.exact(a, b),
         "kappa": kap.value,
-        "why_undefined": kap.why_undefined,
+        "why_undefined": why,
         "low": low,
         "high": high,
     }
@@ -117,7 +121,7 @@ def label_agreement(
     ca = [code[a[key]] for key in shared]
     cb = [code[b[key]] for key in shared]
     k = len(labels)
-    report = _block(ca, cb, k, interval=True)
+    report = _block(ca, cb, labels, interval=True)
     report.update(
         labels=list(labels),
         only_a=len(set(a) - set(b)),
@@ -129,14 +133,14 @@ def label_agreement(
     for i, key in enumerate(shared):
         groups.setdefault(topic(key[0]), []).append(i)
     report["topics"] = [
-        {"topic": t, **_block([ca[i] for i in idx], [cb[i] for i in idx], k, interval=False)}
+        {"topic": t, **_block([ca[i] for i in idx], [cb[i] for i in idx], labels, interval=False)}
         for t, idx in sorted(groups.items(), key=lambda kv: natural_key(kv[0]))
     ]
     by_condition: dict[str, list[int]] = {}
     for i, key in enumerate(shared):
         by_condition.setdefault((conditions or {}).get(key, ""), []).append(i)
     report["conditions"] = [
-        {"condition": c, **_block([ca[i] for i in idx], [cb[i] for i in idx], k, interval=True)}
+        {"condition": c, **_block([ca[i] for i in idx], [cb[i] for i in idx], labels, interval=True)}
         for c, idx in sorted(by_condition.items())
     ]
     return report

@@ -19,7 +19,11 @@ done once.
 - a number outside 1..k cites nothing (there is no such passage): it is dropped, and counted in ``dropped``;
 - a sentence with no usable mark keeps no citation: citation-support scoring counts it in recall with weight 0, which
   is what an uncited claim is worth; nothing is attributed to a passage the model did not name;
-- a cited passage is cited once per sentence, in the order the marks give.
+- a cited passage is cited once per sentence, in the order the marks give;
+- a sentence the reply repeats word for word is kept once, with the citations of all its copies (a small model
+  decoding greedily falls into loops that repeat a passage's sentences);
+- a last piece without a closing ``.``, ``!`` or ``?`` after complete sentences is dropped: the reply was cut off by
+  ``max_new_tokens`` in mid-sentence (a reply of that one piece alone is kept).
 
 A reply is **malformed** when it has no sentence, or, with ``require_citation``, when it cites no listed passage at
 all (an endpoint's model is asked to cite, and one that never does ignored the format). The job asks an endpoint
@@ -139,6 +143,12 @@ def parse_answer(reply: str, passage_ids: Sequence[str], *, require_citation: bo
             numbers = pieces.pop()[1] + numbers
         pieces.append((text, numbers))
     pieces = [p for p in pieces if p[0]]
+    if len(pieces) > 1 and not re.search(r"[.!?][\"')\]]*$", pieces[-1][0]):
+        pieces.pop()
+    merged: dict[str, list[int]] = {}
+    for text, numbers in pieces:
+        merged.setdefault(text, []).extend(numbers)
+    pieces = list(merged.items())
     if not pieces:
         return None
     k = len(passage_ids)

@@ -61,5 +61,13 @@ def response_job_rows(*, job: ResponseLlmJob, limit: int = 50) -> list[dict[str,
     if job.task == Task.CREATE_NUGGETS:
         ns = Nugget.objects.filter(bank_id=job.bank_id).select_related("turn")[:limit]
         return [{"where": n.turn.turn_id, "what": n.text, "label": n.importance} for n in ns]
-    rs = Response.objects.filter(run_id=job.run_id).select_related("turn")[:limit]
-    return [{"where": r.turn.turn_id, "what": r.text, "label": f"{len(r.references)} passages"} for r in rs]
+    rs = Response.objects.filter(run_id=job.run_id).select_related("turn").prefetch_related("sentences")[:limit]
+    return [
+        {
+            "where": r.turn.turn_id,
+            "what": r.text,
+            # What an admin checks first of a model's answer: did it cite (the extractive one always does).
+            "label": f"{sum(1 for s in r.sentences.all() if s.citations)} of {len(r.sentences.all())} sentences cited",
+        }
+        for r in rs
+    ]

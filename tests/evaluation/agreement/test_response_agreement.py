@@ -102,3 +102,10 @@ def test_kendall_tau_between_the_run_rankings_of_two_sets():
     # one discordant pair (r1, r2) of three: τ = (2 − 1) / 3.
     (row,) = ra.ranking_taus(a, b, ["A"])
     assert row["tau"] == pytest.approx(1 / 3) and row["n"] == 3 and row["swapped"] == 1
+
+
+def test_an_undefined_kappa_names_the_label_given_to_every_item():
+    a = {("1_1", f"s{i}"): "full" for i in range(4)}
+    b = {("1_1", "s0"): "none", ("1_1", "s1"): "partial", ("1_1", "s2"): "full", ("1_1", "s3"): "none"}
+    r = ra.label_agreement(a, b, labels=ra.CITATION_LABELS)
+    assert r["kappa"] is None and r["why_undefined"].startswith("A gave all 4 item(s) the label 'full':")

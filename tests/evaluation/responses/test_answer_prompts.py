@@ -77,3 +77,17 @@ def test_the_prompt_numbers_the_passages_after_one_worked_example():
 def test_the_module_loads_without_django():
     code = "import sys, evaluation.responses.answer_prompts; sys.exit('django' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_a_repeated_sentence_is_kept_once_and_a_last_piece_cut_off_mid_sentence_is_dropped():
+    reply = "Openers last ten years [1]. Springs break [2]. Openers last ten years [3]. If you are on the market"
+    got = ap.parse_answer(reply, IDS)
+    assert got is not None
+    assert [(s.text, s.citations) for s in got.sentences] == [
+        ("Openers last ten years.", (IDS[0], IDS[2])),
+        ("Springs break.", (IDS[1],)),
+    ]
+    only = ap.parse_answer("Openers last ten years [1]", IDS)
+    assert only is not None and [(s.text, s.citations) for s in only.sentences] == [
+        ("Openers last ten years", (IDS[0],))
+    ]

@@ -15,14 +15,26 @@ from tests.conftest import ARTIFACTS, browser_login
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
 def test_a_curator_imports_the_nist_nugget_file_and_sees_the_counts(browser, live_server, admin_user, shared_data):
-    coll = factories.collection("TREC RAG 2024", 2024)
+    factories.collection("CAsT 2020", 2020)  # a collection, but not one the file fits
     browser_login(browser, live_server, "admin1", "pass-admin1")
     browser.get(f"{live_server.url}/imports/")
     Select(browser.find_element(By.ID, "id_kind")).select_by_value("nuggets")
     assert (
         "bank, label_set, create_turns, queries. Nuggets into a bank" in browser.find_element(By.ID, "option-help").text
     )
-    Select(browser.find_element(By.ID, "id_collection")).select_by_value(str(coll.pk))
+    # None fits: the page's link makes one and comes back with it, and the kind picked, chosen.
+    link = browser.find_element(By.ID, "new-collection-link")
+    assert link.text == "Make a new collection" and "None fits?" in link.find_element(By.XPATH, "..").text
+    link.click()
+    WebDriverWait(browser, 10).until(ec.presence_of_element_located((By.ID, "new-collection-back")))
+    assert "you go back to the page you came from" in browser.find_element(By.ID, "new-collection-back").text
+    browser.find_element(By.ID, "id_name").send_keys("TREC RAG 2024")
+    browser.find_element(By.ID, "id_year").send_keys("2024")
+    browser.find_element(By.CSS_SELECTOR, "#new-collection button[type=submit]").click()
+    WebDriverWait(browser, 10).until(ec.url_contains("/imports/?kind=nuggets&collection="))
+    assert "Collection “TREC RAG 2024” created." in browser.find_element(By.TAG_NAME, "body").text
+    assert Select(browser.find_element(By.ID, "id_kind")).first_selected_option.get_attribute("value") == "nuggets"
+    assert Select(browser.find_element(By.ID, "id_collection")).first_selected_option.text == "TREC RAG 2024"
     browser.find_element(By.ID, "id_options").send_keys("create_turns=true")
     path = shared_data / "rag/trec_rag_2024/nugget_assignment.20241108.jl.gz"
     browser.find_element(By.ID, "id_file").send_keys(str(path))
