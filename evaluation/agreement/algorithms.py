@@ -334,8 +334,22 @@ def ranking_agreement(a: Mapping[str, float], b: Mapping[str, float]) -> dict[st
         "systems": systems,
         "swapped": swapped,
         "tied": res["tied"],
-        "why_undefined": "" if res["tau"] is not None else "τ needs at least two runs scored under both versions",
+        "why_undefined": _why_no_tau(res["tau"], res["n"], common, a, b),
     }
+
+
+def _why_no_tau(
+    tau: float | None, n: int, common: Sequence[str], a: Mapping[str, float], b: Mapping[str, float]
+) -> str:
+    """Why τ is undefined (empty when it is not): too few runs, or one side gives every run the same score."""
+    if tau is not None:
+        return ""
+    if n < 2:
+        return "τ needs at least two runs scored under both"
+    tied = [side for side, scores in (("A", a), ("B", b)) if len({scores[s] for s in common}) == 1]
+    if tied:
+        return f"every run scores the same under {' and '.join(tied)}, so there is no order to compare"
+    return "τ is undefined for these rankings"
 
 
 def means_over_turns(per_turn: Mapping[str, Mapping[str, float]], turns: Iterable[str]) -> dict[str, float]:

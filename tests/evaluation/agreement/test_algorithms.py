@@ -167,6 +167,16 @@ def test_kendall_tau_matches_the_hand_worked_value_and_lists_the_swapped_pair():
 def test_kendall_tau_needs_two_systems_scored_under_both():
     r = al.ranking_agreement({"s1": 0.5, "s2": 0.1}, {"s1": 0.4})
     assert r["tau"] is None and r["n"] == 1 and r["swapped"] == []
+    assert r["why_undefined"] == "τ needs at least two runs scored under both"
+
+
+def test_kendall_tau_over_runs_one_side_scores_alike_is_undefined_and_says_which_side():
+    r = al.ranking_agreement({"s1": 0.6, "s2": 0.6}, {"s1": 0.4, "s2": 0.1})
+    assert r["tau"] is None and r["n"] == 2
+    assert r["why_undefined"] == "every run scores the same under A, so there is no order to compare"
+    assert al.ranking_agreement({"s1": 0.5, "s2": 0.1}, {"s1": 0.5, "s2": 0.5})["why_undefined"].endswith(
+        "under B, so there is no order to compare"
+    )
 
 
 def test_importing_the_algorithms_loads_neither_django_nor_celery():
