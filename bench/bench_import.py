@@ -161,7 +161,9 @@ def deep_run() -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=Path(os.environ.get("ECAST_SHARED_DATA", REPO.parent / "shared" / "data")))
+    parser.add_argument(
+        "--data", type=Path, default=Path(os.environ.get("ECAST_SHARED_DATA", REPO.parent / "shared" / "data"))
+    )
     parser.add_argument("--profile", action="store_true", help="then cProfile a full import into a fresh database")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of plain parse + import into a fresh database")
     args = parser.parse_args()
