@@ -30,7 +30,7 @@ from ecast.models import (
     Turn,
 )
 from ecast.pipeline import backends, cqr, preprocess
-from ecast.pipeline.run import TurnInput, provenance_base, run_turn
+from ecast.pipeline.run import TurnInput, provenance_base, run_turn, run_turns
 from ecast.pipeline.similarity import cosine
 from ecast.selectors import turn_history, turn_paths
 
@@ -362,12 +362,60 @@ def _generation_turn_commit(*, gt_id: int, result: dict[str, Any], seconds: floa
     return gt.status
 
 
+# Turns of a chunk sampled in one batch when the paraphrase backend seeds each prompt on its own (the shipped chat
+# model: ecast.pipeline.run.run_turns). Small, so progress and the ETA still move every few seconds.
+BATCH_TURNS = 4
+
+
+def generation_turns_process(*, gen_turn_ids: list[int]) -> list[str]:
+    """Run the pipeline for several GenerationTurns of one job in one batch, then commit each turn in its own
+    transaction; returns their final statuses. Turns no longer pending are skipped; a backend without per-prompt
+    seeds, or a batch that fails, is run turn by turn, so a failure fails only its own turn, with its reason."""
+    rows = {
+        gt.pk: gt
+        for gt in GenerationTurn.objects.select_related("job", "turn__conversation").filter(pk__in=gen_turn_ids)
+    }
+    pending = [rows[i] for i in gen_turn_ids if i in rows and rows[i].status == GenerationTurn.Status.PENDING]
+    job = pending[0].job if pending else None
+    one_by_one = job is None or len(pending) < 2 or not _batches_turns(job.config)
+    if one_by_one or GenerationJob.objects.filter(pk=job.pk, cancel_requested=True).exists():
+        return [generation_turn_process(gen_turn_id=i) for i in gen_turn_ids]
+    started = time.perf_counter()
+    try:
+        config = job_config.config_runtime(job.config, api_key=job.api_key)
+        examples = _examples(job) if backends.uses_shots(job.config) else None
+        results = run_turns(
+            [_turn_input(gt.turn) for gt in pending],
+            config,
+            seed=job.seed,
+            similarity=_similarity(job.config),
+            examples=examples,
+        )
+    except Exception:  # noqa: BLE001 - run them one by one: each failing turn then fails with its own reason
+        return [generation_turn_process(gen_turn_id=i) for i in gen_turn_ids]
+    seconds = (time.perf_counter() - started) / len(pending)
+    done = {
+        gt.pk: _generation_turn_commit(gt_id=gt.pk, result=r, seconds=seconds)
+        for gt, r in zip(pending, results, strict=True)
+    }
+    return [done.get(i) or (rows[i].status if i in rows else GenerationTurn.Status.CANCELLED) for i in gen_turn_ids]
+
+
+def _batches_turns(config: dict[str, Any]) -> bool:
+    spec = config.get("paraphrase") or {}
+    try:
+        return bool(getattr(backends.get("paraphrase", spec.get("backend") or "smollm"), "batches_turns", False))
+    except backends.BackendError:
+        return False
+
+
 def generation_chunk_process(*, job_id: int, gen_turn_ids: list[int]) -> dict[str, int]:
-    """Process one chunk turn by turn (each turn its own transaction), then close the job if it is complete."""
+    """Process one chunk a few turns at a time (:data:`BATCH_TURNS`, each turn committed in its own
+    transaction), then close the job if it is complete."""
     counts: dict[str, int] = {}
-    for gt_id in gen_turn_ids:
-        status = generation_turn_process(gen_turn_id=gt_id)
-        counts[status] = counts.get(status, 0) + 1
+    for start in range(0, len(gen_turn_ids), BATCH_TURNS):
+        for status in generation_turns_process(gen_turn_ids=gen_turn_ids[start : start + BATCH_TURNS]):
+            counts[status] = counts.get(status, 0) + 1
         generation_job_progress_count(job_id=job_id)
     generation_job_finish_if_complete(job_id=job_id)
     return counts

@@ -67,6 +67,23 @@ def _plural(word: str) -> bool:
     return singular(word) != word.lower().replace("’", "'")
 
 
+SINGULAR_AUXILIARIES = frozenset(
+    {"does", "doesn't", "is", "isn't", "was", "wasn't", "has", "hasn't", "does not", "is not", "has not"}
+)
+
+
+def breaks_agreement(text: str) -> bool:
+    """A singular auxiliary directly before a plural noun that a verb follows: "Why does bees spoil?" (an
+    automatic rewrite that put "bees" where the turn said "it")."""
+    tagged = [t for t in _tagged(text) if t[1] != "PUNCT"]
+    for i in range(len(tagged) - 2):
+        (aux, _), (noun, tag), (_, after) = tagged[i], tagged[i + 1], tagged[i + 2]
+        if aux.lower().replace("’", "'") in SINGULAR_AUXILIARIES and tag == "NOUN" and after in ("VERB", "AUX"):
+            if _plural(noun):
+                return True
+    return False
+
+
 def _nominal(token: tuple[str, str]) -> bool:
     # "What’s" and "Ziegler’s" are no part of a referent the resolver can put in a pronoun's place.
     return token[1] in ("NOUN", "PROPN", "ADJ") and "'" not in token[0] and "’" not in token[0]

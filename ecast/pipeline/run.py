@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ecast.pipeline import backends, clean, cqr, fewshot, filters, grammar, preprocess
+from ecast.pipeline import backends, clean, cqr, fewshot, filters, grammar, preprocess, sampling
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "cqr": {"backend": "best", "params": {}},
@@ -159,6 +159,57 @@ def run_turn(
 ) -> dict[str, Any]:
     """Generate cleaned manual/raw paraphrase pairs for one turn; returns outputs plus what each stage dropped
     and why (module docstring). ``examples``: curated pairs the chat backends' prompts draw their shots from."""
+    return run_turns([turn], config, seed=seed, similarity=similarity, examples=examples)[0]
+
+
+def run_turns(
+    turns: Sequence[TurnInput],
+    config: dict[str, Any],
+    *,
+    seed: int,
+    similarity: Callable[[list[str], list[str]], list[float]] | None = None,
+    examples: Sequence[fewshot.Example] | None = None,
+) -> list[dict[str, Any]]:
+    """:func:`run_turn` for several turns, with their paraphrases sampled in one batch when the backend seeds each
+    prompt on its own (``batches_turns``; the shipped chat model): a turn's outputs are then the ones it gets
+    alone, and the batch reads the model's weights once per decoding step for every turn."""
+    states = [_prepare(t, config, seed=seed, similarity=similarity, examples=examples) for t in turns]
+    para_backend, para_params, _ = _stage(config, "paraphrase")
+    if getattr(para_backend, "batches_turns", False) and len(states) > 1:
+        texts = [text for st in states for _, text in st["sources"]]
+        shots = [sh for st in states for sh in st["shots"]]
+        seeds = [x for st in states for x in sampling.prompt_seeds(st["seed"], len(st["sources"]))]
+        runtime = {"seed": states[0]["seed"], "seeds": seeds, **({"shots": shots} if shots else {})}
+        flat = para_backend.paraphrase(texts, {**para_params, **runtime}) if texts else []
+        generated, at = [], 0
+        for st in states:
+            generated.append(flat[at : at + len(st["sources"])])
+            at += len(st["sources"])
+    else:
+        generated = []
+        for st in states:
+            runtime = {
+                "seed": st["seed"],
+                "seeds": sampling.prompt_seeds(st["seed"], len(st["sources"])),
+                **({"shots": st["shots"]} if st["shots"] else {}),
+            }
+            texts = [t for _, t in st["sources"]]
+            generated.append(para_backend.paraphrase(texts, {**para_params, **runtime}) if texts else [])
+    return [
+        _finish(t, st, outs, config, similarity=similarity)
+        for t, st, outs in zip(turns, states, generated, strict=True)
+    ]
+
+
+def _prepare(
+    turn: TurnInput,
+    config: dict[str, Any],
+    *,
+    seed: int,
+    similarity: Callable[[list[str], list[str]], list[float]] | None,
+    examples: Sequence[fewshot.Example] | None,
+) -> dict[str, Any]:
+    """Preprocess and CQR one turn and choose its paraphrase sources and shots (everything before sampling)."""
     pre = preprocess.preprocess(turn.raw)
     question = pre.final_question or turn.raw
     history = [preprocess.preprocess(h).final_question or h for h in turn.history]
@@ -192,8 +243,7 @@ def run_turn(
             rewrite_usable = False
     rewrite = rewrite or question
 
-    # --- paraphrase
-    para_backend, para_params, _ = _stage(config, "paraphrase")
+    # --- paraphrase sources and their shots
     wanted = (config.get("paraphrase") or {}).get("sources") or ["r", "m"]
     sources: list[tuple[str, str]] = []
     for key in wanted:
@@ -203,9 +253,32 @@ def run_turn(
     shots: list[list[tuple[str, str]]] = []
     if backends.uses_shots(config):
         shots = [fewshot.select(t, examples or (), conversation=turn.topic) for _, t in sources]
-    runtime = {"seed": s, **({"shots": shots} if shots else {})}
-    generated = para_backend.paraphrase([t for _, t in sources], {**para_params, **runtime}) if sources else []
+    return {
+        "pre": pre,
+        "question": question,
+        "history": history,
+        "seed": s,
+        "floor": floor,
+        "dropped": dropped,
+        "rewrite": rewrite,
+        "sources": sources,
+        "shots": shots,
+    }
 
+
+def _finish(
+    turn: TurnInput,
+    state: dict[str, Any],
+    generated: list[list[str]],
+    config: dict[str, Any],
+    *,
+    similarity: Callable[[list[str], list[str]], list[float]] | None,
+) -> dict[str, Any]:
+    """Clean, rank and context-remove one turn's sampled paraphrases (everything after sampling)."""
+    pre, question, history, s = state["pre"], state["question"], state["history"], state["seed"]
+    floor, dropped, rewrite = state["floor"], state["dropped"], state["rewrite"]
+    sources, shots = state["sources"], state["shots"]
+    norm = clean.normalise
     origin: dict[str, tuple[str, str]] = {}
     candidates: list[str] = []
     for (key, text), outs in zip(sources, generated, strict=True):
@@ -213,12 +286,17 @@ def run_turn(
             candidates.append(out)
             origin.setdefault(clean.strip_control(out), (key, text))
     context = " ".join([*turn.history, *turn.history_manual])
+    shots_of = {text: sh for (_, text), sh in zip(sources, shots, strict=False)}
     cleaned = clean.clean(
         candidates,
         sources=[t for _, t in sources] + [question],
         similarity=similarity if floor is not None else None,
         min_similarity=floor,
-        check=(lambda text: filters.first_failure(text, origin.get(text, ("", question))[1], context))
+        check=(
+            lambda text: filters.first_failure(
+                text, origin.get(text, ("", question))[1], context, shots_of.get(origin.get(text, ("", ""))[1], ())
+            )
+        )
         if meaning_checks(config)
         else None,
     )
@@ -284,7 +362,7 @@ def run_turn(
         "preprocess": pre.as_dict(),
         "question": question,
         "rewrite": rewrite,
-        "rewrite_from": cqr.source(config, turn.automatic_rewrite) if history else "",
+        "rewrite_from": cqr.source(config, turn.automatic_rewrite, question) if history else "",
         "sources": [{"source": k, "text": t} for k, t in sources],
         "generated": len(candidates),
         "shots": shots,

@@ -140,3 +140,27 @@ def test_negative_feedback_marks_the_previous_response_unreliable_and_picks_a_qr
     assert not t2.canonical_response_unreliable
     assert t2.feedback_sentences == ["No, that's not what I meant."]
     assert t2.revealment_sentences == ["I live in Seattle."]
+
+
+
+@pytest.mark.slow
+def test_a_chunk_samples_its_turns_together_and_each_turn_keeps_what_it_gets_alone(small_collection):
+    config = {
+        "cqr": {"backend": "rule"},
+        "paraphrase": {"backend": "smollm", "params": {"num_return_sequences": 4, "max_new_tokens": 24}},
+        "cr": {"backend": "anaphora"},
+        "clean": {"min_similarity": None, "keep": None},
+    }
+    texts = []
+    for chunk_size in (3, 1):  # one batch of three turns, then one turn at a time
+        Paraphrase.objects.all().delete()
+        selection = {"conversations": ["2"]}
+        job = services.generation_job_create(
+            collection=small_collection, config=config, seed=3, chunk_size=chunk_size, selection=selection
+        )
+        job = _run(job)
+        assert job.status == GenerationJob.Status.SUCCEEDED
+        seconds = set(job.turns.values_list("seconds", flat=True))
+        assert len(seconds) == (1 if chunk_size == 3 else 3)  # a batch's time is shared by its turns
+        texts.append(sorted(Paraphrase.objects.filter(provenance__job=job.pk).values_list("text", flat=True)))
+    assert texts[0] == texts[1] and texts[0]
