@@ -94,7 +94,41 @@ def generation_job_drops(*, job: GenerationJob) -> dict[str, Any]:
         "rows": rows,
         "total": sum(r["count"] for r in rows),
         "paraphrase_summary": paraphrase_drop_summary(totals),
+        "summary": drop_summary(totals),
     }
+
+
+def generation_job_dropped(
+    *, job: GenerationJob, turn_id: str = "", stage: str = "", reason: str = ""
+) -> list[dict[str, Any]]:
+    """The texts the job's finished turns dropped, in turn order then pipeline order, each with its turn, stage,
+    reason, the source it was made from and the grammar rules that fired; filtered by turn id, stage, reason."""
+    turns = job.turns.filter(status=GenerationTurn.Status.DONE).select_related("turn").order_by("position")
+    if turn_id:
+        turns = turns.filter(turn__turn_id=turn_id)
+    order = list(STAGE_LABELS)
+    out: list[dict[str, Any]] = []
+    for gt in turns:
+        rows = [d for d in (gt.details or {}).get("dropped") or [] if isinstance(d, dict)]
+        rows.sort(
+            key=lambda d: order.index(d.get("stage", "paraphrase")) if d.get("stage", "paraphrase") in order else 9
+        )
+        for d in rows:
+            row_stage = d.get("stage") or "paraphrase"  # turns finished before stages were recorded: paraphrase
+            if (stage and row_stage != stage) or (reason and d.get("reason") != reason):
+                continue
+            out.append(
+                {
+                    "turn": gt.turn.turn_id,
+                    "stage": row_stage,
+                    "stage_label": STAGE_LABELS.get(row_stage, row_stage),
+                    "reason": d.get("reason", ""),
+                    "text": d.get("text", ""),
+                    "source": d.get("source", ""),
+                    "rules": list(d.get("rules") or []),
+                }
+            )
+    return out
 
 
 def response_passages(turns: Sequence[Turn]) -> dict[str, str]:
@@ -160,6 +194,17 @@ def approved_examples(*, collection: Collection) -> list[Example]:
         .values_list("turn__manual_rewrite", "text", "turn__conversation__topic_id")
     )
     return [Example(source, text, str(topic)) for source, text, topic in rows]
+
+
+def drop_summary(drops: dict[str, dict[str, int]]) -> str:
+    """Every stage's drops in one line, in pipeline order, most frequent reason first: "CQR: 7 identical to
+    source · Paraphrase: 4 polarity flip, 2 prompt echo · Context removal: 1 ungrammatical"."""
+    parts = []
+    for stage, label in STAGE_LABELS.items():
+        reasons = sorted((drops.get(stage) or {}).items(), key=lambda kv: (-kv[1], kv[0]))
+        if reasons:
+            parts.append(f"{label}: " + ", ".join(f"{n} {reason}" for reason, n in reasons))
+    return " · ".join(parts)
 
 
 def paraphrase_drop_summary(drops: dict[str, dict[str, int]]) -> str:

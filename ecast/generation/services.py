@@ -446,7 +446,8 @@ def generation_job_finish_if_complete(*, job_id: int) -> GenerationJob:
         job.error = ""
     job.finished_at = job.finished_at or timezone.now()
     job.progress_done = job.turns.filter(status__in=[GenerationTurn.Status.DONE, GenerationTurn.Status.FAILED]).count()
-    job.save(update_fields=["status", "error", "finished_at", "progress_done"])
+    job.api_key = ""  # an endpoint's key is kept only while the job may use it; a retry is given it again
+    job.save(update_fields=["status", "error", "finished_at", "progress_done", "api_key"])
     return job
 
 
@@ -459,14 +460,16 @@ def generation_job_cancel(*, job: GenerationJob) -> GenerationJob:
     job.cancel_requested = True
     job.status = GenerationJob.Status.CANCELLED
     job.finished_at = timezone.now()
-    job.save(update_fields=["cancel_requested", "status", "finished_at"])
+    job.api_key = ""  # a turn already computing holds its own copy of the config it was given
+    job.save(update_fields=["cancel_requested", "status", "finished_at", "api_key"])
     job.turns.filter(status=GenerationTurn.Status.PENDING).update(status=GenerationTurn.Status.CANCELLED)
     return job
 
 
 @transaction.atomic
-def generation_job_retry(*, job: GenerationJob) -> GenerationJob:
-    """Put failed (and cancelled) turns back to pending and re-run them; done turns are never redone."""
+def generation_job_retry(*, job: GenerationJob, api_key: str = "") -> GenerationJob:
+    """Put failed (and cancelled) turns back to pending and re-run them; done turns are never redone. The key the
+    job had was cleared when it ended: ``api_key`` gives one for this run (empty: the settings' key)."""
     job = GenerationJob.objects.select_for_update().get(pk=job.pk)
     n = job.turns.filter(status__in=[GenerationTurn.Status.FAILED, GenerationTurn.Status.CANCELLED]).update(
         status=GenerationTurn.Status.PENDING, error=""
@@ -478,7 +481,8 @@ def generation_job_retry(*, job: GenerationJob) -> GenerationJob:
     job.finished_at = None
     job.error = ""
     job.queued_at = timezone.now()
-    job.save(update_fields=["cancel_requested", "status", "finished_at", "error", "queued_at"])
+    job.api_key = (api_key or "").strip()
+    job.save(update_fields=["cancel_requested", "status", "finished_at", "error", "queued_at", "api_key"])
     generation_job_progress_count(job_id=job.pk)
     generation_job_start(job=job)
     return job
@@ -520,4 +524,5 @@ def generation_job_fail(*, job_id: int, reason: str) -> None:
         return
     job.turns.filter(status=GenerationTurn.Status.PENDING).update(status=GenerationTurn.Status.FAILED, error=reason)
     job.status, job.error, job.finished_at = GenerationJob.Status.FAILED, reason, timezone.now()
-    job.save(update_fields=["status", "error", "finished_at"])
+    job.api_key = ""
+    job.save(update_fields=["status", "error", "finished_at", "api_key"])

@@ -60,9 +60,38 @@ def test_the_entity_removal_baseline_has_its_broken_outputs_dropped_and_counted(
     assert {"stage": "cr", "label": "Context removal", "reason": "ungrammatical"}.items() <= drops["rows"][-1].items()
     page = admin_client.get(reverse("generation-job-detail", args=[job.pk])).content.decode()
     assert "Dropped outputs" in page and "Context removal: ungrammatical 2" in page
-    assert "determiner_without_noun" in page  # the rule each drop broke, in the tooltip
+    assert "determiner_without_noun" in page  # the rule each drop broke, beside the dropped text
     detail = admin_api.get(reverse("api-generation-job-detail", args=[job.pk])).json()
     assert detail["drops"]["cr"]["ungrammatical"] == drops["by_stage"]["cr"]["ungrammatical"]
+
+
+def test_the_job_page_and_api_show_every_stage_s_drops_and_the_dropped_texts_with_their_reasons(
+    throat, admin_client, admin_api
+):
+    job = _run(throat, "entity_removal")
+    total = selectors.generation_job_drops(job=job)["by_stage"]["cr"]["ungrammatical"]
+    page = admin_client.get(reverse("generation-job-detail", args=[job.pk])).content.decode()
+    # The summary line counts the context-removal drops too (it named the paraphrase stage's only).
+    assert f"Dropped — Context removal: {total} ungrammatical" in page
+    # Each turn's dropped texts, in a collapsible list, with reason, rules and what they were made from.
+    assert '<details class="turn-dropped"><summary>2 dropped</summary>' in page
+    assert "Can you tell me what are the of?" in page and "I would like to know what are the of." in page
+    assert "from p<sup>m</sup>: Can you tell me what are the symptoms of throat cancer?" in page
+    listed = admin_api.get(reverse("api-generation-job-dropped", args=[job.pk])).json()
+    assert listed["count"] == total and len(listed["results"]) == total
+    first = admin_api.get(reverse("api-generation-job-dropped", args=[job.pk]), {"turn": "31_3", "stage": "cr"}).json()
+    assert {r["text"] for r in first["results"]} == {
+        "Can you tell me what are the of?",
+        "I would like to know what are the of.",
+    }
+    assert all(
+        r["reason"] == "ungrammatical" and r["stage_label"] == "Context removal" and r["rules"] and r["source"]
+        for r in first["results"]
+    )
+    assert admin_api.get(reverse("api-generation-job-dropped", args=[job.pk]), {"reason": "near duplicate"}).json()[
+        "count"
+    ] == sum(1 for r in listed["results"] if r["reason"] == "near duplicate")
+    assert admin_api.get(reverse("api-generation-job-dropped", args=[job.pk]), {"stage": "x"}).status_code == 400
 
 
 def test_a_job_created_without_a_config_gets_anaphora_and_the_similarity_floor(throat, admin_client):
@@ -141,7 +170,7 @@ def test_a_job_prompts_with_approved_pairs_of_other_conversations_and_shows_why_
     assert gt.outputs == 2
     page = admin_client.get(reverse("generation-job-detail", args=[job.pk])).content.decode()
     assert (
-        "Paraphrases dropped: 1 lost or swapped entities, 1 polarity flip, 1 prompt echo, 1 ranked out, "
+        "Dropped — Paraphrase: 1 lost or swapped entities, 1 polarity flip, 1 prompt echo, 1 ranked out, "
         "1 statement for a question" in page
     )
     detail = admin_api.get(reverse("api-generation-job-detail", args=[job.pk])).json()

@@ -142,7 +142,6 @@ def test_negative_feedback_marks_the_previous_response_unreliable_and_picks_a_qr
     assert t2.revealment_sentences == ["I live in Seattle."]
 
 
-
 @pytest.mark.slow
 def test_a_chunk_samples_its_turns_together_and_each_turn_keeps_what_it_gets_alone(small_collection):
     config = {
