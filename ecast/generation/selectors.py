@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from itertools import groupby
 from typing import Any
 
-from django.db.models import Count, Max, Min, Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from ecast.models import Collection, GenerationJob, GenerationTurn, Paraphrase, Participant, Passage, Turn
@@ -33,17 +33,14 @@ def generation_job_progress(*, job: GenerationJob) -> dict[str, Any]:
     outputs = sum(job.turns.values_list("outputs", flat=True))
     finished = counts["done"] + counts["failed"]
     eta = None
-    span = job.turns.aggregate(first=Min("finished_at"), last=Max("finished_at"))
-    first, last = span["first"], span["last"]
-    if job.status == GenerationJob.Status.RUNNING and job.started_at and last and finished and counts["pending"]:
-        # The pace of the turns finished so far, counted down since the last one finished: the estimate falls while
-        # the next turn computes instead of growing with the time elapsed. From the third finished turn on, the
-        # pace is read from the first finished turn, not the start: a worker's first turn also loads the models
-        # (a minute on a laptop for seconds-long turns), which would inflate the estimate for the whole job. (The
-        # second finished turn may be a parallel worker's first.)
-        began = first if finished >= 3 and first else job.started_at
-        per_turn = max(0.0, (last - began).total_seconds()) / (finished - 1 if began == first else finished)
-        since_last = (timezone.now() - last).total_seconds()
+    if job.status == GenerationJob.Status.RUNNING and job.started_at and finished and counts["pending"]:
+        times = sorted(
+            job.turns.filter(finished_at__isnull=False)
+            .exclude(status=GenerationTurn.Status.CANCELLED)
+            .values_list("finished_at", flat=True)
+        )
+        per_turn = turn_pace(times, started=job.started_at)
+        since_last = (timezone.now() - times[-1]).total_seconds() if times else 0.0
         eta = round(max(0.0, per_turn * counts["pending"] - since_last), 1)
     total = job.progress_total or 1
     return {
@@ -57,6 +54,28 @@ def generation_job_progress(*, job: GenerationJob) -> dict[str, Any]:
         "error": job.error,
         "cancel_requested": job.cancel_requested,
     }
+
+
+# Turns committed this close together finished in one batch (a chunk samples a few turns at once).
+BATCH_GAP_S = 1.0
+
+
+def turn_pace(times: Sequence[Any], *, started: Any) -> float:
+    """Seconds per turn from the sorted finish times of a job's turns, for its ETA. The first batch to finish is
+    left out (a worker's first batch also loads the models: a minute on a laptop for seconds-long turns, which
+    would inflate the estimate for the whole job): the pace is the time from its end to the last finish over
+    the turns finished since. Turns of a batch are committed together, so counting from the first *turn* (not
+    batch) would read their near-zero gaps as the pace. Until a second batch finishes: elapsed since the start
+    over the turns finished."""
+    if not times:
+        return 0.0
+    end = 0
+    while end + 1 < len(times) and (times[end + 1] - times[end]).total_seconds() <= BATCH_GAP_S:
+        end += 1
+    later = len(times) - end - 1
+    if later <= 0:
+        return max(0.0, (times[-1] - started).total_seconds()) / len(times)
+    return max(0.0, (times[-1] - times[end]).total_seconds()) / later
 
 
 def generation_turn_drops(*, details: dict[str, Any]) -> dict[str, dict[str, int]]:

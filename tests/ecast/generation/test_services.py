@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 
-from ecast.generation import services
+from ecast.generation import processing, services
 from ecast.generation.tasks import generation_job_dispatch_task
 from ecast.models import GenerationJob, GenerationTurn, Paraphrase
 from tests import factories
@@ -60,14 +60,14 @@ def test_it_resumes_after_a_crash_without_duplicating_outputs(small_collection, 
     job = services.generation_job_create(collection=small_collection, config=t5_config(tiny_t5), seed=1, chunk_size=6)
     services.generation_job_begin(job_id=job.pk)
     ids = list(job.turns.order_by("position").values_list("id", flat=True))
-    services.generation_turn_process(gen_turn_id=ids[0])
-    services.generation_turn_process(gen_turn_id=ids[1])
+    processing.generation_turn_process(gen_turn_id=ids[0])
+    processing.generation_turn_process(gen_turn_id=ids[1])
     with pytest.raises(SystemExit):
-        services.generation_turn_process(gen_turn_id=ids[2], crash_after_compute=True)
+        processing.generation_turn_process(gen_turn_id=ids[2], crash_after_compute=True)
     assert GenerationTurn.objects.get(pk=ids[2]).status == "pending"
     before = Paraphrase.objects.count()
     # The redelivered chunk runs the whole chunk again: finished turns are skipped.
-    services.generation_chunk_process(job_id=job.pk, gen_turn_ids=ids)
+    processing.generation_chunk_process(job_id=job.pk, gen_turn_ids=ids)
     job.refresh_from_db()
     assert job.status == GenerationJob.Status.SUCCEEDED
     assert Paraphrase.objects.count() == 2 * sum(job.turns.values_list("outputs", flat=True))
@@ -79,12 +79,12 @@ def test_cancel_stops_pending_turns_and_retry_runs_them(small_collection, tiny_t
     job = services.generation_job_create(collection=small_collection, config=t5_config(tiny_t5), seed=1, chunk_size=1)
     services.generation_job_begin(job_id=job.pk)
     first = job.turns.order_by("position").first()
-    services.generation_turn_process(gen_turn_id=first.pk)
+    processing.generation_turn_process(gen_turn_id=first.pk)
     services.generation_job_cancel(job=job)
     job.refresh_from_db()
     assert job.status == "cancelled"
     assert job.turns.filter(status="cancelled").count() == 5
-    services.generation_chunk_process(job_id=job.pk, gen_turn_ids=list(job.turns.values_list("id", flat=True)))
+    processing.generation_chunk_process(job_id=job.pk, gen_turn_ids=list(job.turns.values_list("id", flat=True)))
     assert job.turns.filter(status="done").count() == 1
     services.generation_job_retry(job=job)  # eager: on_commit runs immediately under pytest-django? run explicitly
     _run(job)
