@@ -128,7 +128,7 @@ class GenerationJobDroppedApi(AdminApi):
         stage_label = serializers.CharField()
         reason = serializers.CharField()
         text = serializers.CharField(allow_blank=True)
-        source = serializers.CharField(allow_blank=True, help_text="what the dropped output was made from")
+        made_from = serializers.CharField(allow_blank=True, help_text="the text the dropped output was made from")
         rules = serializers.ListField(child=serializers.CharField(), help_text="grammar rules that fired")
 
     @extend_schema(

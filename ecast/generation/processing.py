@@ -178,9 +178,10 @@ def generation_turns_process(*, gen_turn_ids: list[int]) -> list[str]:
         for gt in GenerationTurn.objects.select_related("job", "turn__conversation").filter(pk__in=gen_turn_ids)
     }
     pending = [rows[i] for i in gen_turn_ids if i in rows and rows[i].status == GenerationTurn.Status.PENDING]
-    job = pending[0].job if pending else None
-    one_by_one = job is None or len(pending) < 2 or not _batches_turns(job.config)
-    if one_by_one or GenerationJob.objects.filter(pk=job.pk, cancel_requested=True).exists():
+    if len(pending) < 2:
+        return [generation_turn_process(gen_turn_id=i) for i in gen_turn_ids]
+    job = pending[0].job
+    if not _batches_turns(job.config) or GenerationJob.objects.filter(pk=job.pk, cancel_requested=True).exists():
         return [generation_turn_process(gen_turn_id=i) for i in gen_turn_ids]
     started = time.perf_counter()
     try:

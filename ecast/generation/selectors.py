@@ -34,11 +34,8 @@ def generation_job_progress(*, job: GenerationJob) -> dict[str, Any]:
     finished = counts["done"] + counts["failed"]
     eta = None
     if job.status == GenerationJob.Status.RUNNING and job.started_at and finished and counts["pending"]:
-        times = sorted(
-            job.turns.filter(finished_at__isnull=False)
-            .exclude(status=GenerationTurn.Status.CANCELLED)
-            .values_list("finished_at", flat=True)
-        )
+        finishes = job.turns.filter(finished_at__isnull=False).exclude(status=GenerationTurn.Status.CANCELLED)
+        times = sorted(t for t in finishes.values_list("finished_at", flat=True) if t is not None)
         per_turn = turn_pace(times, started=job.started_at)
         since_last = (timezone.now() - times[-1]).total_seconds() if times else 0.0
         eta = round(max(0.0, per_turn * counts["pending"] - since_last), 1)
@@ -143,7 +140,7 @@ def generation_job_dropped(
                     "stage_label": STAGE_LABELS.get(row_stage, row_stage),
                     "reason": d.get("reason", ""),
                     "text": d.get("text", ""),
-                    "source": d.get("source", ""),
+                    "made_from": d.get("source", ""),
                     "rules": list(d.get("rules") or []),
                 }
             )

@@ -352,11 +352,11 @@ def _finish(
     else:
         raws = list(cleaned.kept)  # first turns carry full context: p^r = p^m
     outputs = []
-    for manual, raw in zip(cleaned.kept, raws, strict=True):
-        if raw is None:
+    for manual, kept_raw in zip(cleaned.kept, raws, strict=True):
+        if kept_raw is None:
             continue
         key, source_text = origin[manual]
-        outputs.append({"manual": manual, "raw": raw, "source": key, "source_text": source_text})
+        outputs.append({"manual": manual, "raw": kept_raw, "source": key, "source_text": source_text})
     return {
         "seed": s,
         "preprocess": pre.as_dict(),

@@ -85,7 +85,7 @@ def test_the_job_page_and_api_show_every_stage_s_drops_and_the_dropped_texts_wit
         "I would like to know what are the of.",
     }
     assert all(
-        r["reason"] == "ungrammatical" and r["stage_label"] == "Context removal" and r["rules"] and r["source"]
+        r["reason"] == "ungrammatical" and r["stage_label"] == "Context removal" and r["rules"] and r["made_from"]
         for r in first["results"]
     )
     assert admin_api.get(reverse("api-generation-job-dropped", args=[job.pk]), {"reason": "near duplicate"}).json()[
