@@ -115,9 +115,15 @@ def _render(tagged: Sequence[tuple[str, str]], start: int, end: int) -> str:
     return " ".join(w if tag == "PROPN" or w.isupper() else w.lower() for w, tag in tagged[start:end])
 
 
+# A phrase a quantifier opens counts, it does not name ("so many dying" → "What can be done to stop many dying?").
+QUANTIFIERS = frozenset({"many", "much", "few", "several", "most", "some", "any", "all", "more", "less", "enough"})
+
+
 def _referent_ok(tagged: Sequence[tuple[str, str]], start: int, end: int, plural: bool) -> bool:
     head, tag = tagged[end - 1]
     if tag not in ("NOUN", "PROPN") or head.lower() in GENERIC_NOUNS or singular(head) in GENERIC_NOUNS:
+        return False
+    if tagged[start][0].lower() in QUANTIFIERS:
         return False
     return _plural(head) == plural
 
