@@ -44,12 +44,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ecast.pipeline import rules
-from ecast.pipeline.grammar import CONJUNCTIONS, PREPOSITIONS
+from ecast.pipeline.grammar import CONJUNCTIONS, FUNCTION_WORDS, PREPOSITIONS
 
 ECHO = "prompt echo"
 STATEMENT = "statement for a question"
 ENTITIES = "lost or swapped entities"
 POLARITY = "polarity flip"
+LOST_WORDS = "lost words of its source"  # CQR and context removal (lost_words), not a paraphrase rule
 
 
 @dataclass(frozen=True)
@@ -317,6 +318,19 @@ def is_polarity_flip(text: str, source: str, context: str = "", shots: Sequence[
                 if not _forms(other).search(source):
                     return True
     return bool(_MEANS.search(source) and not _CAUSE.search(source) and _CAUSE.search(text))
+
+
+def content_stems(text: str) -> set[str]:
+    """Crude stems of a text's content words (function words left out)."""
+    return {_stem(w) for w in _words(text) if w not in FUNCTION_WORDS and w not in _GENERIC_NOUNS}
+
+
+def lost_words(text: str, source: str, context: str = "") -> set[str]:
+    """Content words of the source that the text lacks and the conversation (``context``) never said. A rewrite
+    adds referents (CQR) or puts a pronoun for words the conversation already said (context removal); words it
+    loses beyond those change the question: "What is the primary reason?" for "What is the primary reason behind
+    the death of bees?" after a conversation about bees loses "death"."""
+    return content_stems(source) - content_stems(text) - content_stems(context)
 
 
 RULES: tuple[Rule, ...] = (

@@ -9,13 +9,15 @@ the documented score are kept and the rest dropped as "ranked out".
 Every stage drops what it should not pass on and counts it by reason (:mod:`ecast.pipeline.clean`):
 
 - CQR (turns with history): r_i is not paraphrased when it is empty, ungrammatical, identical to u_i (it
-  resolved nothing; m_i is paraphrased instead, so this applies only when the turn has a manual rewrite), or,
-  with a floor, less similar to m_i than the floor.
+  resolved nothing; m_i is paraphrased instead, so this applies only when the turn has a manual rewrite), lost
+  more than half of u_i's content words (a rewrite adds referents, it keeps the question), or, with a floor,
+  less similar to m_i than the floor.
 - Paraphrase: empty, identical to a source, ungrammatical, failing a meaning rule of
   :mod:`ecast.pipeline.filters` (prompt echo, a statement where the source asks, a polarity flip, lost or swapped
   entities), a near duplicate, below the floor to its source, or ranked out.
 - Context removal (depth ≥ 2): the pair is dropped when p^r is empty, ungrammatical, identical to p^m although
-  the turn depends on its context (u_i ≠ m_i), or, with a floor, less similar to p^m than the floor *in the
+  the turn depends on its context (u_i ≠ m_i), lost a content word of p^m that the conversation never said
+  (only words it said may give way to a pronoun), or, with a floor, less similar to p^m than the floor *in the
   conversation*: both are read after the first and the previous raw turn, so a pronoun that stands for the
   topic is not mistaken for lost meaning ("What are its symptoms?" vs "What are the symptoms of throat cancer?"
   has cosine 0.48 alone, 0.98 in context).
@@ -235,6 +237,8 @@ def _prepare(
             reason = clean.IDENTICAL
         elif problems:
             reason = clean.UNGRAMMATICAL
+        elif 2 * len(filters.lost_words(rewrite, question)) > len(filters.content_stems(question)):
+            reason = clean.LOST_WORDS  # "Why are so many dying?" → "Why do bees not spoil?"
         elif floor is not None and turn.manual and similarity is not None:
             if similarity([rewrite], [turn.manual])[0] < floor:
                 reason = clean.BELOW_FLOOR
@@ -328,6 +332,7 @@ def _finish(
             cr_of_manual, outs = outs[-1] or turn.manual, outs[:-1]
         cr_outputs = list(outs)
         needs_context = bool(turn.manual) and norm(turn.manual) != norm(turn.raw)
+        said = " ".join([*history, *turn.history_manual])
         context = " ".join(dict.fromkeys([history[0], history[-1]])) if history else ""
         scores: list[float] = []
         if floor is not None and similarity is not None and outs:
@@ -342,6 +347,8 @@ def _finish(
                 reason = clean.UNGRAMMATICAL
             elif norm(raw) == norm(manual) and needs_context:
                 reason = clean.IDENTICAL
+            elif filters.lost_words(raw, manual, said):
+                reason = clean.LOST_WORDS
             elif scores and floor is not None and scores[i] < floor:
                 reason = clean.BELOW_FLOOR
             if reason:

@@ -136,3 +136,17 @@ def test_on_real_cast_the_default_scores_at_least_the_raw_turn_and_the_organiser
         assert organisers is not None and default >= organisers
     # The rule resolver alone never falls below the raw turn on these years either.
     assert choice["scores"]["rule"] >= round(raw, 2)
+
+
+def test_a_rewrite_that_loses_the_turn_s_words_is_not_paraphrased():
+    # SmolLM over HTTP wrote the previous question again as r_i for demo turn 83_3 ("Why do bees not spoil?").
+    turn = TurnInput(
+        "83_3", 3, "Why are so many dying?", "Why are so many bees dying?",
+        ["What are some interesting facts about bees?", "Why doesn't it spoil?"], [], [], "Why do bees spoil honey?",
+    )  # fmt: skip
+    config = {"cqr": {"backend": "imported"}, "paraphrase": TEMPLATES, "clean": {"min_similarity": None}}
+    result = run_turn(turn, config, seed=0)
+    assert [(d["stage"], d["reason"]) for d in result["dropped"] if d["stage"] == "cqr"] == [
+        ("cqr", "lost words of its source")
+    ]
+    assert [s["source"] for s in result["sources"]] == ["m"]

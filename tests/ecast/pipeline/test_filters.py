@@ -111,3 +111,10 @@ def test_the_rules_pass_almost_every_curated_ecast_paraphrase(shared_data):
     assert len(pairs) == 5456
     assert failed["echo"] <= 5 and failed["statement"] <= 15 and failed["polarity"] <= 60
     assert failed["entities"] <= 0.05 * len(pairs)
+
+
+def test_a_rewrite_loses_only_words_the_conversation_already_said():
+    manual = "What is the primary reason behind the death of bees?"
+    context = "What are some interesting facts about bees? Why are so many dying?"
+    assert filters.lost_words("What is the primary reason?", manual, context) == {"death"}
+    assert filters.lost_words("What is the primary reason behind their death?", manual, context) == set()
