@@ -262,7 +262,7 @@ def _sampled_chat(
 
     seeds = list(params.get("seeds") or sampling.prompt_seeds(int(params.get("seed", 0)), len(prompts)))
     if len(seeds) != len(prompts):
-        raise ValueError(f"{len(seeds)} seeds for {len(prompts)} prompts")
+        raise sampling.SamplingError(f"{len(seeds)} seeds for {len(prompts)} prompts")
     outputs: list[list[str]] = []
     for start in range(0, len(prompts), batch_size):
         texts = [

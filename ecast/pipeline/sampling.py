@@ -17,7 +17,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ecast.core.errors import DomainError
 from ecast.pipeline import hf
+
+
+class SamplingError(DomainError, ValueError):
+    """Sampling was given seeds that do not match its prompts."""
+
 
 SEED_MIX = 1_000_003  # spreads a prompt's sample seeds apart from the next prompt's
 
