@@ -171,13 +171,14 @@ def _from_response(tagged: Sequence[tuple[str, str]], index: int, response: str,
 
 
 def _expletive(tagged: Sequence[tuple[str, str]], index: int) -> bool:
-    """ "How long does it take", "Is it safe to …", "It is hard to …": an "it" that refers to nothing."""
+    """ "How long does it take", "Is it safe to …", "It is hard to …", "worth it": an "it" that refers to
+    nothing."""
     after = [w.lower() for w, _ in tagged[index + 1 : index + 4]]
     tags = [t for _, t in tagged[index + 1 : index + 4]]
     if after[:1] and after[0] in _IMPERSONAL:
         return True
-    if index > 0 and tagged[index - 1][0].lower() in ("do", "make"):
-        return True  # "let's do it", "make it to the top"
+    if index > 0 and tagged[index - 1][0].lower() in ("do", "make", "worth"):
+        return True  # "let's do it", "make it to the top", "Is sealing worth it?"
     if after[:1] and after[0] in _BE:
         after, tags = after[1:], tags[1:]
     return len(after) >= 2 and tags[0] == "ADJ" and after[1] in ("to", "that", "for")

@@ -41,6 +41,7 @@ def test_an_expletive_it_and_unsure_cases_leave_the_turn_alone():
     for text in (
         "How long does it take to heal?",  # "it" refers to nothing
         "Is it safe to travel there?",
+        "Is sealing worth it?",  # CAsT 2021 107_8 became "Is sealing worth asphalt?"
         "It sounds like a lot. What helps?",
         "What did they do to help?",  # people, never named
         "Yes, it'll be my first time.",
