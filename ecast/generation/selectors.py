@@ -114,6 +114,21 @@ def generation_job_drops(*, job: GenerationJob) -> dict[str, Any]:
     }
 
 
+def generation_turn_dropped_grouped(*, details: dict[str, Any]) -> list[dict[str, Any]]:
+    """One turn's dropped outputs for its page, in the order dropped, the same text dropped for the same reason
+    from the same source shown once with its count (a small model often copies its source several times)."""
+    groups: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    for d in details.get("dropped") or []:
+        if not isinstance(d, dict):
+            continue
+        key = (d.get("stage") or "paraphrase", d.get("reason", ""), d.get("text", ""), d.get("source", ""))
+        if key in groups:
+            groups[key]["count"] += 1
+        else:
+            groups[key] = {**d, "stage": key[0], "count": 1}
+    return list(groups.values())
+
+
 def generation_job_dropped(
     *, job: GenerationJob, turn_id: str = "", stage: str = "", reason: str = ""
 ) -> list[dict[str, Any]]:

@@ -58,6 +58,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
             gt,
             by_turn.get(gt.turn_id, []),
             selectors.generation_drop_rows(selectors.generation_turn_drops(details=gt.details or {})),
+            selectors.generation_turn_dropped_grouped(details=gt.details or {}),
         )
         for gt in page
     ]

@@ -180,3 +180,13 @@ def test_a_job_prompts_with_approved_pairs_of_other_conversations_and_shows_why_
     )
     detail = admin_api.get(reverse("api-generation-job-detail", args=[job.pk])).json()
     assert detail["drops"]["paraphrase"]["polarity flip"] == 1
+
+
+def test_a_turn_s_page_shows_a_text_dropped_several_times_once_with_its_count():
+    copy = {"stage": "paraphrase", "text": "Why doesn't honey spoil?", "reason": "identical to source", "source": "x"}
+    flip = {**copy, "text": "Why does my honey spoil?", "reason": "polarity flip"}
+    grouped = selectors.generation_turn_dropped_grouped(details={"dropped": [copy, flip, copy, copy]})
+    assert [(d["text"], d["reason"], d["count"]) for d in grouped] == [
+        ("Why doesn't honey spoil?", "identical to source", 3),
+        ("Why does my honey spoil?", "polarity flip", 1),
+    ]
