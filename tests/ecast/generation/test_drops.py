@@ -190,3 +190,12 @@ def test_a_turn_s_page_shows_a_text_dropped_several_times_once_with_its_count():
         ("Why doesn't honey spoil?", "identical to source", 3),
         ("Why does my honey spoil?", "polarity flip", 1),
     ]
+
+
+def test_the_job_page_says_when_a_turn_s_rewrite_was_dropped_and_not_paraphrased(throat, admin_client):
+    config = {"cqr": {"backend": "raw"}, "paraphrase": TEMPLATES, "clean": {"min_similarity": None}}
+    job = services.generation_job_create(collection=throat, config=config, seed=0)
+    generation_job_dispatch_task(job.pk)
+    page = admin_client.get(reverse("generation-job-detail", args=[job.pk])).content.decode()
+    # r_i = u_i resolves nothing on turns 2 and 3: m_i alone is paraphrased, and the page says so.
+    assert page.count("not used: identical to source") == 2
