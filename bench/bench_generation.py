@@ -45,7 +45,7 @@ from ecast.pipeline import backends, cqr, grammar, hf  # noqa: E402
 from ecast.pipeline.bleu import PAPER_TABLE9, PAPER_TABLE10_PARA_AUTO, corpus_bleu  # noqa: E402
 from ecast.pipeline.fewshot import Example  # noqa: E402
 from ecast.pipeline.rules import entity_removal  # noqa: E402
-from ecast.pipeline.run import DEFAULT_CONFIG, TurnInput, run_turn  # noqa: E402
+from ecast.pipeline.run import DEFAULT_CONFIG, TurnInput, run_turns  # noqa: E402
 from ecast.pipeline.similarity import cosine  # noqa: E402
 from tests.ecast.pipeline.cqr_helpers import cast_turns  # noqa: E402
 from tests.ecast.pipeline.ecast_helpers import cast_topics, ecast_pairs  # noqa: E402
@@ -110,23 +110,35 @@ def previous_defaults(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def measure(
-    turns: list[TurnInput], config: dict[str, Any], examples: list[Example], label: str, deadline: float
+    turns: list[TurnInput],
+    config: dict[str, Any],
+    examples: list[Example],
+    label: str,
+    deadline: float,
+    batch: int = 1,
 ) -> dict[str, Any]:
-    """Run the turns in order until they are done or the clock passes ``deadline`` (figures cover the turns done)."""
+    """Run the turns in order, ``batch`` at a time (``run_turns``, as a worker runs a chunk), until they are done or
+    the clock passes ``deadline`` (figures cover the turns done; a batch's time is shared evenly by its turns)."""
     seconds, cpu, kept = [], [], []
     drops: dict[str, dict[str, int]] = {}
     raw_total = raw_bad = 0
     rows: list[dict[str, str]] = []
     done = 0
-    for turn in turns:
+    results: list[tuple[TurnInput, dict[str, Any]]] = []
+    for at in range(0, len(turns), max(1, batch)):
         if time.perf_counter() > deadline:
             print(f"  [{label}] time budget spent: {done} of {len(turns)} turns measured", flush=True)
             break
-        done += 1
+        group = turns[at : at + max(1, batch)]
+        done += len(group)
         t0, c0 = time.perf_counter(), time.process_time()
-        result = run_turn(turn, config, seed=0, similarity=cosine, examples=examples)
-        seconds.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
+        outs = run_turns(group, config, seed=0, similarity=cosine, examples=examples)
+        wall, spent = time.perf_counter() - t0, time.process_time() - c0
+        for turn, result in zip(group, outs, strict=True):
+            seconds.append(wall / len(group))
+            cpu.append(spent / len(group))
+            results.append((turn, result))
+    for turn, result in results:
         kept.append(len(result["outputs"]))
         for stage, reasons in result["drops"].items():
             for reason, n in reasons.items():
@@ -147,7 +159,7 @@ def measure(
                     "source": out["source"],
                 }
             )
-        print(f"  [{label}] {turn.turn_id}: {kept[-1]} pairs kept, {seconds[-1]:.1f} s", flush=True)
+        print(f"  [{label}] {turn.turn_id}: {kept[-1]} pairs kept", flush=True)
     with_manual = [r for r in rows if r["m"]]
     sims = cosine([r["p_m"] for r in with_manual], [r["m"] for r in with_manual]) if with_manual else []
     return {
@@ -166,6 +178,25 @@ def measure(
         "cpu": sum(cpu),
         "drops": drops,
     }
+
+
+def speed(turns: list[TurnInput], config: dict[str, Any], examples: list[Example], batch: int) -> None:
+    """Seconds per turn, wall and CPU, of the same turns: before (turn by turn, transformers' sampler) and after
+    (``batch`` turns at a time, each prompt read once), with the load average of each."""
+    before = json.loads(json.dumps(config))
+    before["paraphrase"]["params"]["sampler"] = "transformers"
+    figures = []
+    for label, cfg, size in (("before", before, 1), ("after", config, batch)):
+        load = load_average()
+        m = measure(turns, cfg, examples, f"speed {label}", float("inf"), batch=size)
+        n = max(m["turns"], 1)
+        figures.append((label, m["seconds"] / n, m["cpu"] / n, m["pairs"] / n, load, load_average()))
+    print(f"\n  speed on {len(turns)} turns ({turns[0].turn_id} … {turns[-1].turn_id}):")
+    for label, wall, cpu, pairs, load0, load1 in figures:
+        print(f"    {label:<7} {wall:.2f} s wall / {cpu:.2f} CPU s per turn, {pairs:.2f} pairs/turn; {load0} → {load1}")
+    print(
+        f"    CPU ratio after/before: {figures[1][2] / figures[0][2]:.2f}x; wall {figures[1][1] / figures[0][1]:.2f}x"
+    )
 
 
 def _pct(part: int, whole: int) -> str:
@@ -285,6 +316,14 @@ def main() -> None:
     )
     parser.add_argument("--param", action="append", default=[], help="paraphrase param key=value (repeatable)")
     parser.add_argument("--max-minutes", type=float, default=float("inf"), help="stop starting turns after this")
+    parser.add_argument("--batch-turns", type=int, default=4, help="turns sampled in one batch (as in a chunk)")
+    parser.add_argument(
+        "--speed-turns",
+        type=int,
+        default=0,
+        help="first measure these turns turn by turn with transformers' sampler (each prompt copied per sample), "
+        "then batched with the prompt read once: seconds per turn before and after, in the same run",
+    )
     parser.add_argument("--skip-tables", action="store_true", help="leave out the CQR and Table 9 figures")
     args = parser.parse_args()
     import torch
@@ -307,9 +346,11 @@ def main() -> None:
     budget = args.max_minutes * 60.0
     # The baseline runs first on its few turns, so a time budget cuts the new defaults' turns, never the comparison.
     base = None
+    if args.speed_turns:
+        speed(turns[: args.speed_turns], config, examples, args.batch_turns)
     if args.baseline_turns:
         base = measure(turns[: args.baseline_turns], previous_defaults(config), [], "baseline", start + budget)
-    new = measure(turns, config, examples, "new", start + budget)
+    new = measure(turns, config, examples, "new", start + budget, batch=args.batch_turns)
     report(new, base)
     if not args.skip_tables:
         print("\nCQR: corpus BLEU of r_i vs m_i, turns ≥ 2 with m_i")

@@ -342,8 +342,8 @@ class FinetuneJob(Job):
     job_kind = "finetune"
 
     class Stage(models.TextChoices):
-        PARAPHRASE = "paraphrase", "Paraphrase (m_i → p^m)"
-        CR = "cr", "Context removal (p^m → p^r)"
+        PARAPHRASE = "paraphrase", "Paraphrase (mᵢ → pᵐ)"
+        CR = "cr", "Context removal (pᵐ → pʳ)"
 
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="finetune_jobs")
     stage = models.CharField(max_length=10, choices=Stage.choices, default=Stage.PARAPHRASE)

@@ -6,8 +6,10 @@ from typing import Any
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -17,6 +19,7 @@ from ecast.core.rest import JOB_HEALTH_FIELDS, AdminApi, JobHealthFields
 from ecast.generation import reports, selectors, services, testsets
 from ecast.models import Collection, GenerationJob, TestSet
 from ecast.pipeline.backends import status_table
+from ecast.pipeline.run import STAGE_LABELS
 
 
 class ProgressOutput(serializers.Serializer):
@@ -116,6 +119,45 @@ class GenerationJobDetailApi(AdminApi):
         return Response(JobDetailOutput(get_object_or_404(GenerationJob, pk=pk)).data)
 
 
+class GenerationJobDroppedApi(AdminApi):
+    """The outputs a job's finished turns dropped, each with its turn, stage, reason and source; 100 per page."""
+
+    class DroppedSerializer(serializers.Serializer):
+        turn = serializers.CharField()
+        stage = serializers.CharField(help_text="cqr, paraphrase or cr")
+        stage_label = serializers.CharField()
+        reason = serializers.CharField()
+        text = serializers.CharField(allow_blank=True)
+        made_from = serializers.CharField(allow_blank=True, help_text="the text the dropped output was made from")
+        rules = serializers.ListField(child=serializers.CharField(), help_text="grammar rules that fired")
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("turn", str, description="Only this turn id, e.g. 83_2"),
+            OpenApiParameter("stage", str, enum=list(STAGE_LABELS)),
+            OpenApiParameter("reason", str, description="Only this reason, e.g. 'polarity flip'"),
+            OpenApiParameter("page", int),
+        ],
+        responses={200: DroppedSerializer(many=True)},
+        operation_id="generation_jobs_dropped",
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        job = get_object_or_404(GenerationJob, pk=pk)
+        stage = request.query_params.get("stage", "")
+        if stage and stage not in STAGE_LABELS:
+            raise ValidationError({"stage": f"stage must be one of {', '.join(STAGE_LABELS)}"})
+        rows = selectors.generation_job_dropped(
+            job=job,
+            turn_id=request.query_params.get("turn", ""),
+            stage=stage,
+            reason=request.query_params.get("reason", ""),
+        )
+        paginator = PageNumberPagination()
+        paginator.page_size = 100
+        page = paginator.paginate_queryset(rows, request, view=self)  # type: ignore[arg-type]
+        return paginator.get_paginated_response(self.DroppedSerializer(page, many=True).data)
+
+
 class _JobActionApi(AdminApi):
     action = ""
 
@@ -130,8 +172,24 @@ class GenerationJobCancelApi(_JobActionApi):
     action = "cancel"
 
 
-class GenerationJobRetryApi(_JobActionApi):
-    action = "retry"
+class GenerationJobRetryApi(AdminApi):
+    class InputSerializer(serializers.Serializer):
+        api_key = serializers.CharField(
+            required=False,
+            allow_blank=True,
+            default="",
+            write_only=True,
+            help_text="Key for an openai stage's endpoint for this run (the job's was cleared when it ended; never "
+            "returned); empty: the settings'.",
+        )
+
+    @extend_schema(request=InputSerializer, responses=ProgressOutput, operation_id="generation_jobs_retry_create")
+    def post(self, request: Request, pk: int) -> Response:
+        job = get_object_or_404(GenerationJob, pk=pk)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        job = services.generation_job_retry(job=job, **data.validated_data)
+        return Response(selectors.generation_job_progress(job=job))
 
 
 class GenerationJobResumeApi(_JobActionApi):

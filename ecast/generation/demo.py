@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
-from ecast.generation import services, testsets
+from ecast.generation import processing, services, testsets
 from ecast.models import Collection, GenerationJob, Paraphrase, TestSet
 
 DEMO_COLLECTION = "CAsT 2020 demo"
@@ -61,7 +61,7 @@ def load(stdout: TextIO | Any = None) -> GenerationJob | None:
     )
     services.generation_job_begin(job_id=job.pk)
     for chunk in services.generation_job_chunks(job=job):
-        services.generation_chunk_process(job_id=job.pk, gen_turn_ids=chunk)
-    job = services.generation_job_finish_if_complete(job_id=job.pk)
+        processing.generation_chunk_process(job_id=job.pk, gen_turn_ids=chunk)
+    job = processing.generation_job_finish_if_complete(job_id=job.pk)
     out.write(f"generation demo: job {job.pk} {job.status}, {job.progress_total} turns\n")
     return job

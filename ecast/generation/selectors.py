@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from itertools import groupby
 from typing import Any
 
-from django.db.models import Count, Max, Min, Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from ecast.models import Collection, GenerationJob, GenerationTurn, Paraphrase, Participant, Passage, Turn
@@ -33,17 +33,11 @@ def generation_job_progress(*, job: GenerationJob) -> dict[str, Any]:
     outputs = sum(job.turns.values_list("outputs", flat=True))
     finished = counts["done"] + counts["failed"]
     eta = None
-    span = job.turns.aggregate(first=Min("finished_at"), last=Max("finished_at"))
-    first, last = span["first"], span["last"]
-    if job.status == GenerationJob.Status.RUNNING and job.started_at and last and finished and counts["pending"]:
-        # The pace of the turns finished so far, counted down since the last one finished: the estimate falls while
-        # the next turn computes instead of growing with the time elapsed. From the third finished turn on, the
-        # pace is read from the first finished turn, not the start: a worker's first turn also loads the models
-        # (a minute on a laptop for seconds-long turns), which would inflate the estimate for the whole job. (The
-        # second finished turn may be a parallel worker's first.)
-        began = first if finished >= 3 and first else job.started_at
-        per_turn = max(0.0, (last - began).total_seconds()) / (finished - 1 if began == first else finished)
-        since_last = (timezone.now() - last).total_seconds()
+    if job.status == GenerationJob.Status.RUNNING and job.started_at and finished and counts["pending"]:
+        finishes = job.turns.filter(finished_at__isnull=False).exclude(status=GenerationTurn.Status.CANCELLED)
+        times = sorted(t for t in finishes.values_list("finished_at", flat=True) if t is not None)
+        per_turn = turn_pace(times, started=job.started_at)
+        since_last = (timezone.now() - times[-1]).total_seconds() if times else 0.0
         eta = round(max(0.0, per_turn * counts["pending"] - since_last), 1)
     total = job.progress_total or 1
     return {
@@ -57,6 +51,28 @@ def generation_job_progress(*, job: GenerationJob) -> dict[str, Any]:
         "error": job.error,
         "cancel_requested": job.cancel_requested,
     }
+
+
+# Turns committed this close together finished in one batch (a chunk samples a few turns at once).
+BATCH_GAP_S = 1.0
+
+
+def turn_pace(times: Sequence[Any], *, started: Any) -> float:
+    """Seconds per turn from the sorted finish times of a job's turns, for its ETA. The first batch to finish is
+    left out (a worker's first batch also loads the models: a minute on a laptop for seconds-long turns, which
+    would inflate the estimate for the whole job): the pace is the time from its end to the last finish over
+    the turns finished since. Turns of a batch are committed together, so counting from the first *turn* (not
+    batch) would read their near-zero gaps as the pace. Until a second batch finishes: elapsed since the start
+    over the turns finished."""
+    if not times:
+        return 0.0
+    end = 0
+    while end + 1 < len(times) and (times[end + 1] - times[end]).total_seconds() <= BATCH_GAP_S:
+        end += 1
+    later = len(times) - end - 1
+    if later <= 0:
+        return max(0.0, (times[-1] - started).total_seconds()) / len(times)
+    return max(0.0, (times[-1] - times[end]).total_seconds()) / later
 
 
 def generation_turn_drops(*, details: dict[str, Any]) -> dict[str, dict[str, int]]:
@@ -94,7 +110,56 @@ def generation_job_drops(*, job: GenerationJob) -> dict[str, Any]:
         "rows": rows,
         "total": sum(r["count"] for r in rows),
         "paraphrase_summary": paraphrase_drop_summary(totals),
+        "summary": drop_summary(totals),
     }
+
+
+def generation_turn_dropped_grouped(*, details: dict[str, Any]) -> list[dict[str, Any]]:
+    """One turn's dropped outputs for its page, in the order dropped, the same text dropped for the same reason
+    from the same source shown once with its count (a small model often copies its source several times)."""
+    groups: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    for d in details.get("dropped") or []:
+        if not isinstance(d, dict):
+            continue
+        key = (d.get("stage") or "paraphrase", d.get("reason", ""), d.get("text", ""), d.get("source", ""))
+        if key in groups:
+            groups[key]["count"] += 1
+        else:
+            groups[key] = {**d, "stage": key[0], "count": 1}
+    return list(groups.values())
+
+
+def generation_job_dropped(
+    *, job: GenerationJob, turn_id: str = "", stage: str = "", reason: str = ""
+) -> list[dict[str, Any]]:
+    """The texts the job's finished turns dropped, in turn order then pipeline order, each with its turn, stage,
+    reason, the source it was made from and the grammar rules that fired; filtered by turn id, stage, reason."""
+    turns = job.turns.filter(status=GenerationTurn.Status.DONE).select_related("turn").order_by("position")
+    if turn_id:
+        turns = turns.filter(turn__turn_id=turn_id)
+    order = list(STAGE_LABELS)
+    out: list[dict[str, Any]] = []
+    for gt in turns:
+        rows = [d for d in (gt.details or {}).get("dropped") or [] if isinstance(d, dict)]
+        rows.sort(
+            key=lambda d: order.index(d.get("stage", "paraphrase")) if d.get("stage", "paraphrase") in order else 9
+        )
+        for d in rows:
+            row_stage = d.get("stage") or "paraphrase"  # turns finished before stages were recorded: paraphrase
+            if (stage and row_stage != stage) or (reason and d.get("reason") != reason):
+                continue
+            out.append(
+                {
+                    "turn": gt.turn.turn_id,
+                    "stage": row_stage,
+                    "stage_label": STAGE_LABELS.get(row_stage, row_stage),
+                    "reason": d.get("reason", ""),
+                    "text": d.get("text", ""),
+                    "made_from": d.get("source", ""),
+                    "rules": list(d.get("rules") or []),
+                }
+            )
+    return out
 
 
 def response_passages(turns: Sequence[Turn]) -> dict[str, str]:
@@ -160,6 +225,17 @@ def approved_examples(*, collection: Collection) -> list[Example]:
         .values_list("turn__manual_rewrite", "text", "turn__conversation__topic_id")
     )
     return [Example(source, text, str(topic)) for source, text, topic in rows]
+
+
+def drop_summary(drops: dict[str, dict[str, int]]) -> str:
+    """Every stage's drops in one line, in pipeline order, most frequent reason first: "CQR: 7 identical to
+    source · Paraphrase: 4 polarity flip, 2 prompt echo · Context removal: 1 ungrammatical"."""
+    parts = []
+    for stage, label in STAGE_LABELS.items():
+        reasons = sorted((drops.get(stage) or {}).items(), key=lambda kv: (-kv[1], kv[0]))
+        if reasons:
+            parts.append(f"{label}: " + ", ".join(f"{n} {reason}" for reason, n in reasons))
+    return " · ".join(parts)
 
 
 def paraphrase_drop_summary(drops: dict[str, dict[str, int]]) -> str:

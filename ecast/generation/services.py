@@ -6,8 +6,6 @@ same transaction that marks the row done, under a row lock, so a redelivered or 
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -18,21 +16,18 @@ from django.utils import timezone
 from ecast.core import jobs, providers
 from ecast.core.models import ACTIVE_STATUSES
 from ecast.generation import config as job_config
-from ecast.generation import selectors
+from ecast.generation import processing, selectors
 from ecast.models import (
     Collection,
     Conversation,
     GenerationJob,
     GenerationTurn,
-    Paraphrase,
     Participant,
     Passage,
     Turn,
 )
-from ecast.pipeline import backends, cqr, preprocess
-from ecast.pipeline.run import TurnInput, provenance_base, run_turn
-from ecast.pipeline.similarity import cosine
-from ecast.selectors import turn_history, turn_paths
+from ecast.pipeline import cqr, preprocess
+from ecast.selectors import turn_paths
 
 MAX_CHUNK = 500
 
@@ -149,7 +144,7 @@ def generation_job_dispatch(*, job_id: int) -> int:
         return 0
     chunks = generation_job_chunks(job=job)
     if not chunks:
-        generation_job_finish_if_complete(job_id=job_id)
+        processing.generation_job_finish_if_complete(job_id=job_id)
         return 0
     for chunk in chunks:
         jobs.enqueue("ecast.generation.chunk", job_id, chunk)
@@ -218,190 +213,6 @@ def _replacement_for(turn: Turn) -> str | None:
     return preprocess.pick_replacement(grades, with_text=with_text)
 
 
-def _turn_input(turn: Turn) -> TurnInput:
-    # h_i is the path to the turn (in a tree, never a sibling branch); the rewriter reads the user's utterances
-    # and the responses they got.
-    path = turn_history(turn=turn)
-    raws, manuals, responses = selectors.cqr_context(path, selectors.response_passages(path))
-    return TurnInput(
-        turn.turn_id,
-        turn.number,
-        turn.raw_utterance,
-        turn.manual_rewrite,
-        raws,
-        manuals,
-        responses,
-        turn.automatic_rewrite,
-        conversation=str(turn.conversation.topic_id),
-    )
-
-
-def _similarity(config: dict[str, Any]) -> Callable[[list[str], list[str]], list[float]] | None:
-    if (config.get("clean") or {}).get("min_similarity") is None:
-        return None
-    return cosine
-
-
-_EXAMPLES: dict[tuple[int, int], list[Any]] = {}
-
-
-def _examples(job: GenerationJob) -> list[Any]:
-    """The collection's approved pairs for the few-shot prompt, read once per job and worker process (a chunk's
-    turns share them; pairs approved while the job runs are used by the next job)."""
-    key = (job.pk, job.collection_id)
-    if key not in _EXAMPLES:
-        _EXAMPLES.clear()  # one job's pool at a time per worker
-        _EXAMPLES[key] = selectors.approved_examples(collection=job.collection)
-    return _EXAMPLES[key]
-
-
-def generation_turn_process(*, gen_turn_id: int, crash_after_compute: bool = False) -> str:
-    """Run the pipeline for one GenerationTurn unless it is no longer pending; returns its final status."""
-    gt = GenerationTurn.objects.select_related("job", "turn__conversation").get(pk=gen_turn_id)
-    job = gt.job
-    if gt.status != GenerationTurn.Status.PENDING:
-        return gt.status
-    if GenerationJob.objects.filter(pk=job.pk, cancel_requested=True).exists():
-        GenerationTurn.objects.filter(pk=gt.pk, status=GenerationTurn.Status.PENDING).update(
-            status=GenerationTurn.Status.CANCELLED
-        )
-        return GenerationTurn.Status.CANCELLED
-    started = time.perf_counter()
-    try:
-        config = job_config.config_runtime(job.config, api_key=job.api_key)
-        examples = _examples(job) if backends.uses_shots(job.config) else None
-        result = run_turn(
-            _turn_input(gt.turn), config, seed=job.seed, similarity=_similarity(job.config), examples=examples
-        )
-    except Exception as exc:  # noqa: BLE001 - any backend failure fails this turn only, with its reason
-        GenerationTurn.objects.filter(pk=gt.pk, status=GenerationTurn.Status.PENDING).update(
-            status=GenerationTurn.Status.FAILED,
-            error=f"{type(exc).__name__}: {exc}"[:2000],
-            attempts=gt.attempts + 1,
-            finished_at=timezone.now(),
-        )
-        return GenerationTurn.Status.FAILED
-    if crash_after_compute:  # tests simulate a worker killed between computing and committing
-        raise SystemExit("simulated worker crash")
-    return _generation_turn_commit(gt_id=gt.pk, result=result, seconds=time.perf_counter() - started)
-
-
-@transaction.atomic
-def _generation_turn_commit(*, gt_id: int, result: dict[str, Any], seconds: float) -> str:
-    gt = GenerationTurn.objects.select_for_update().select_related("job", "turn").get(pk=gt_id)
-    if gt.status != GenerationTurn.Status.PENDING:  # another worker finished it first, or it was cancelled
-        return gt.status
-    job, turn = gt.job, gt.turn
-    common = {
-        "job": job.pk,
-        "seed": result["seed"],
-        "turn_text": turn.raw_utterance,
-        "question": result["question"],
-        "cqr": {
-            **provenance_base(job.config, "cqr"),
-            "output": result["rewrite"],
-            **({"from": result["rewrite_from"]} if result.get("rewrite_from") else {}),
-        },
-    }
-    for out in result["outputs"]:
-        manual = Paraphrase(
-            turn=turn,
-            kind=Paraphrase.Kind.MANUAL,
-            text=out["manual"],
-            status=Paraphrase.Status.CANDIDATE,
-            origin=Paraphrase.Origin.GENERATED,
-            provenance={
-                **common,
-                "stage": "paraphrase",
-                **provenance_base(job.config, "paraphrase"),
-                "source": out["source"],
-                "source_text": out["source_text"],
-            },
-        )
-        manual.save()
-        raw_prov = (
-            {**common, "stage": "cr", **provenance_base(job.config, "cr"), "source_text": out["manual"]}
-            if result["context_removed"]
-            else {**common, "stage": "first-turn copy", "source_text": out["manual"]}
-        )
-        raw = Paraphrase(
-            turn=turn,
-            kind=Paraphrase.Kind.RAW,
-            text=out["raw"],
-            status=Paraphrase.Status.CANDIDATE,
-            origin=Paraphrase.Origin.GENERATED,
-            provenance={**raw_prov, "paraphrase_source": out["source"]},
-            pair=manual,
-        )
-        raw.save()
-        manual.pair = raw
-        manual.save(update_fields=["pair"])
-    gt.status = GenerationTurn.Status.DONE
-    gt.outputs = len(result["outputs"])
-    gt.attempts += 1
-    gt.error = ""
-    gt.seconds = seconds
-    gt.finished_at = timezone.now()
-    gt.details = {
-        k: result[k]
-        for k in (
-            "question",
-            "rewrite",
-            "rewrite_from",
-            "sources",
-            "generated",
-            "shots",
-            "dropped",
-            "drops",
-            "rejected_by_similarity",
-            "cr_of_manual",
-            "preprocess",
-        )
-    }
-    gt.save()
-    return gt.status
-
-
-def generation_chunk_process(*, job_id: int, gen_turn_ids: list[int]) -> dict[str, int]:
-    """Process one chunk turn by turn (each turn its own transaction), then close the job if it is complete."""
-    counts: dict[str, int] = {}
-    for gt_id in gen_turn_ids:
-        status = generation_turn_process(gen_turn_id=gt_id)
-        counts[status] = counts.get(status, 0) + 1
-        generation_job_progress_count(job_id=job_id)
-    generation_job_finish_if_complete(job_id=job_id)
-    return counts
-
-
-def generation_job_progress_count(*, job_id: int) -> None:
-    """Set the job's progress to its finished turns, counted (so a redelivered chunk never counts a turn twice)."""
-    finished = GenerationTurn.objects.filter(
-        job_id=job_id, status__in=[GenerationTurn.Status.DONE, GenerationTurn.Status.FAILED]
-    ).count()
-    GenerationJob.objects.filter(pk=job_id).update(progress_done=finished)
-
-
-@transaction.atomic
-def generation_job_finish_if_complete(*, job_id: int) -> GenerationJob:
-    """Set the final status once no turn is pending."""
-    job = GenerationJob.objects.select_for_update().get(pk=job_id)
-    if job.turns.filter(status=GenerationTurn.Status.PENDING).exists():
-        return job
-    if job.status == GenerationJob.Status.CANCELLED or job.cancel_requested:
-        job.status = GenerationJob.Status.CANCELLED
-    elif job.turns.filter(status=GenerationTurn.Status.FAILED).exists():
-        job.status = GenerationJob.Status.FAILED
-        failed = job.turns.filter(status=GenerationTurn.Status.FAILED).count()
-        job.error = f"{failed} turn(s) failed; retry them from the job page."
-    else:
-        job.status = GenerationJob.Status.SUCCEEDED
-        job.error = ""
-    job.finished_at = job.finished_at or timezone.now()
-    job.progress_done = job.turns.filter(status__in=[GenerationTurn.Status.DONE, GenerationTurn.Status.FAILED]).count()
-    job.save(update_fields=["status", "error", "finished_at", "progress_done"])
-    return job
-
-
 @transaction.atomic
 def generation_job_cancel(*, job: GenerationJob) -> GenerationJob:
     """Stop a job: pending turns are cancelled; a turn already computing finishes but nothing new starts."""
@@ -411,14 +222,16 @@ def generation_job_cancel(*, job: GenerationJob) -> GenerationJob:
     job.cancel_requested = True
     job.status = GenerationJob.Status.CANCELLED
     job.finished_at = timezone.now()
-    job.save(update_fields=["cancel_requested", "status", "finished_at"])
+    job.api_key = ""  # a turn already computing holds its own copy of the config it was given
+    job.save(update_fields=["cancel_requested", "status", "finished_at", "api_key"])
     job.turns.filter(status=GenerationTurn.Status.PENDING).update(status=GenerationTurn.Status.CANCELLED)
     return job
 
 
 @transaction.atomic
-def generation_job_retry(*, job: GenerationJob) -> GenerationJob:
-    """Put failed (and cancelled) turns back to pending and re-run them; done turns are never redone."""
+def generation_job_retry(*, job: GenerationJob, api_key: str = "") -> GenerationJob:
+    """Put failed (and cancelled) turns back to pending and re-run them; done turns are never redone. The key the
+    job had was cleared when it ended: ``api_key`` gives one for this run (empty: the settings' key)."""
     job = GenerationJob.objects.select_for_update().get(pk=job.pk)
     n = job.turns.filter(status__in=[GenerationTurn.Status.FAILED, GenerationTurn.Status.CANCELLED]).update(
         status=GenerationTurn.Status.PENDING, error=""
@@ -430,8 +243,9 @@ def generation_job_retry(*, job: GenerationJob) -> GenerationJob:
     job.finished_at = None
     job.error = ""
     job.queued_at = timezone.now()
-    job.save(update_fields=["cancel_requested", "status", "finished_at", "error", "queued_at"])
-    generation_job_progress_count(job_id=job.pk)
+    job.api_key = (api_key or "").strip()
+    job.save(update_fields=["cancel_requested", "status", "finished_at", "error", "queued_at", "api_key"])
+    processing.generation_job_progress_count(job_id=job.pk)
     generation_job_start(job=job)
     return job
 
@@ -472,4 +286,5 @@ def generation_job_fail(*, job_id: int, reason: str) -> None:
         return
     job.turns.filter(status=GenerationTurn.Status.PENDING).update(status=GenerationTurn.Status.FAILED, error=reason)
     job.status, job.error, job.finished_at = GenerationJob.Status.FAILED, reason, timezone.now()
-    job.save(update_fields=["status", "error", "finished_at"])
+    job.api_key = ""
+    job.save(update_fields=["status", "error", "finished_at", "api_key"])

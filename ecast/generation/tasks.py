@@ -5,7 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from ecast.core import jobs
-from ecast.generation import finetune, selectors, services
+from ecast.generation import finetune, processing, selectors, services
 from ecast.models import FinetuneJob, GenerationJob
 
 
@@ -18,7 +18,7 @@ def generation_job_dispatch_task(job_id: int) -> int:
 @shared_task(name="ecast.generation.chunk")
 def generation_chunk_task(job_id: int, gen_turn_ids: list[int]) -> dict[str, int]:
     """Process one chunk of turns (idempotent: a redelivered chunk skips finished turns)."""
-    work = lambda: services.generation_chunk_process(job_id=job_id, gen_turn_ids=gen_turn_ids)  # noqa: E731
+    work = lambda: processing.generation_chunk_process(job_id=job_id, gen_turn_ids=gen_turn_ids)  # noqa: E731
     return jobs.job_unit(services.KIND, job_id, work) or {}
 
 

@@ -39,6 +39,11 @@ urlpatterns = [
     path("api/generation/jobs/create/", apis.GenerationJobCreateApi.as_view(), name="api-generation-job-create"),
     path("api/generation/jobs/<int:pk>/", apis.GenerationJobDetailApi.as_view(), name="api-generation-job-detail"),
     path(
+        "api/generation/jobs/<int:pk>/dropped/",
+        apis.GenerationJobDroppedApi.as_view(),
+        name="api-generation-job-dropped",
+    ),
+    path(
         "api/generation/jobs/<int:pk>/cancel/", apis.GenerationJobCancelApi.as_view(), name="api-generation-job-cancel"
     ),
     path("api/generation/jobs/<int:pk>/retry/", apis.GenerationJobRetryApi.as_view(), name="api-generation-job-retry"),

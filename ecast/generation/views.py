@@ -58,6 +58,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
             gt,
             by_turn.get(gt.turn_id, []),
             selectors.generation_drop_rows(selectors.generation_turn_drops(details=gt.details or {})),
+            selectors.generation_turn_dropped_grouped(details=gt.details or {}),
         )
         for gt in page
     ]
@@ -75,6 +76,9 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "status": status,
             "statuses": GenerationTurn.Status.choices,
             "config_json": json.dumps(job.config, indent=2),
+            "uses_endpoint": any(
+                (job.config.get(stage) or {}).get("backend") == "openai" for stage in ("cqr", "paraphrase", "cr")
+            ),
             "querystring": f"status={status}" if status else "",
         },
     )
@@ -83,7 +87,10 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def _job_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     job = get_object_or_404(GenerationJob, pk=pk)
     with refusal_shown(request) as refused:
-        getattr(services, f"generation_job_{action}")(job=job)
+        if action == "retry":
+            services.generation_job_retry(job=job, api_key=str(request.POST.get("api_key") or "")[:500])
+        else:
+            getattr(services, f"generation_job_{action}")(job=job)
     if not refused:
         messages.success(
             request,

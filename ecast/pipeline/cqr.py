@@ -75,30 +75,48 @@ def scores(turns: Sequence[CqrTurn]) -> dict[str, float | None]:
     return {name: corpus_bleu(rewrites(name, scored), [t.manual for t in scored]) for name in names}
 
 
+# Corpus BLEU over fewer turns than this says more about those turns than about the backends (on 10 turns one
+# rewrite moves it by several points): below it, ``best`` keeps the rule resolver, which leaves a turn alone
+# when unsure.
+MIN_SCORED_TURNS = 30
+
+
 def choose(turns: Sequence[CqrTurn]) -> dict[str, Any]:
     """The ``best`` backend's parameters for a collection: the backend it uses, why, and every score."""
     measured = scores(turns)
     ranked = [(s, -i, n) for i, (n, s) in enumerate(measured.items()) if s is not None]
     if not ranked:
         return {"use": "rule", "scores": measured, "turns": 0, "why": "no turn 2 or later has a manual rewrite"}
+    rounded = {n: None if s is None else round(s, 2) for n, s in measured.items()}
+    scored = len(scored_turns(turns))
+    if scored < MIN_SCORED_TURNS:
+        why = (
+            f"only {scored} turns 2 and later have a manual rewrite (fewer than {MIN_SCORED_TURNS}): too few to choose"
+        )
+        return {"use": "rule", "scores": rounded, "turns": scored, "why": why}
     score, _, use = max(ranked)
     return {
         "use": use,
-        "scores": {n: None if s is None else round(s, 2) for n, s in measured.items()},
-        "turns": len(scored_turns(turns)),
+        "scores": rounded,
+        "turns": scored,
         "why": "highest corpus BLEU against the manual rewrites of turns 2 and later",
     }
 
 
-def source(config: dict[str, Any], automatic_rewrite: str) -> str:
+def source(config: dict[str, Any], automatic_rewrite: str, utterance: str = "") -> str:
     """What r_i was made from, for a turn's provenance, when the backend takes a stored text: "automatic rewrite",
-    or "raw utterance (no automatic rewrite)" where the turn has none; "" for a backend that rewrites."""
+    "raw utterance (no automatic rewrite)" where the turn has none, or the rule resolver where the automatic
+    rewrite flips the turn's negation or breaks agreement; "" for a backend that rewrites."""
     spec = config.get("cqr") or {}
     name = spec.get("backend") or ""
     if name == "best":
         name = str((spec.get("params") or {}).get("use") or "rule")
     if name == "imported":
-        return "automatic rewrite" if automatic_rewrite.strip() else "raw utterance (no automatic rewrite)"
+        if not automatic_rewrite.strip():
+            return "raw utterance (no automatic rewrite)"
+        if utterance and not backends.imported_sound(automatic_rewrite.strip(), utterance):
+            return "rule resolver (the automatic rewrite flips the negation or breaks number agreement)"
+        return "automatic rewrite"
     if name == "raw":
         return "raw utterance"
     return ""

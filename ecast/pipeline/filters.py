@@ -8,16 +8,20 @@ Registry (:data:`RULES`, in the order they are tried; the first that fires names
   "Sure! …"), or talks about the question ("this question", "paraphrase", "same meaning") where the source does
   not.
 - ``statement`` — the source asks and the output does not: it opens like a statement ("The reason honey does not
-  spoil is that they eat honey, so why not?") instead of with a question word, an auxiliary, a preposition + a
-  question word, or a request ("Tell me …", "I would like to know …"), or it ends in a full stop with no question
-  word or request at its start.
+  spoil is that they eat honey, so why not?") or an exclamation ("What an enigma.") instead of with a question
+  word, an auxiliary, a preposition + a question word, or a request ("Tell me …", "I would like to know …"), or
+  it ends in a full stop with no question word or request at its start.
 - ``entities`` — lost or swapped entities: a proper noun of the source is missing while a new one came in
   ("How does Amazon compare to Hulu?" for "How does Netflix compare to Hulu?"); the first noun of the source is
   missing and a third-person pronoun the source does not have stands in for it in a one-sentence output
   ("How does their lack spoil something?" for "Why does honey not spoil?": a paraphrase of m_i stands alone, so
   the pronoun points nowhere); or more than half of the source's content nouns are missing *and* the output
   brings nouns that are neither in the source nor in the conversation so far ("What is the purpose of their
-  demise?" for "What can be done to stop bees dying?").
+  demise?" for "What can be done to stop bees dying?"); or, first, a content noun of the prompt's few-shot
+  examples that neither the source nor the conversation has ("Why does a bee ruin a garage door opener?" for
+  "Why doesn't honey spoil?" with garage-door examples: the examples' topic leaked into the output). An
+  example's topic is the nouns it keeps from source to paraphrase, so a rewording word it shares with a
+  faithful output ("habitat", "price") is not one.
   Words are compared by a crude stem (lower case, first five letters after dropping a plural s), so "cancer of
   the throat" keeps "throat cancer".
 - ``polarity`` — a polarity flip: a negation (not, n't, no, never, without, none, nothing, cannot) added or
@@ -27,24 +31,26 @@ Registry (:data:`RULES`, in the order they are tried; the first that fires names
   and the output asks what *is* stopping it ("What is stopping bees from dying?", which asks what keeps them
   alive).
 
-Each rule is a function ``(text, source, context) -> bool`` (True: drop), with ``context`` the conversation's
-earlier turns joined. Tests work each one by hand on real outputs (tests/ecast/pipeline/test_filters.py) and run
-the registry over every curated ECAsT manual paraphrase of CAsT 2019–2020, which it must almost always pass.
+Each rule is a function ``(text, source, context, shots) -> bool`` (True: drop), with ``context`` the
+conversation's earlier turns joined and ``shots`` the prompt's example pairs (source, paraphrase). Tests work
+each one by hand on real outputs (tests/ecast/pipeline/test_filters.py) and run the registry over every curated
+ECAsT manual paraphrase of CAsT 2019–2020, which it must almost always pass.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ecast.pipeline import rules
-from ecast.pipeline.grammar import CONJUNCTIONS, PREPOSITIONS
+from ecast.pipeline.grammar import CONJUNCTIONS, FUNCTION_WORDS, PREPOSITIONS
 
 ECHO = "prompt echo"
 STATEMENT = "statement for a question"
 ENTITIES = "lost or swapped entities"
 POLARITY = "polarity flip"
+LOST_WORDS = "lost words of its source"  # CQR and context removal (lost_words), not a paraphrase rule
 
 
 @dataclass(frozen=True)
@@ -53,7 +59,7 @@ class Rule:
 
     name: str
     reason: str
-    drops: Callable[[str, str, str], bool]
+    drops: Callable[[str, str, str, Sequence[tuple[str, str]]], bool]
 
 
 def _words(text: str) -> list[str]:
@@ -89,7 +95,7 @@ _ECHO_WORDS = (
 )
 
 
-def is_echo(text: str, source: str, context: str = "") -> bool:
+def is_echo(text: str, source: str, context: str = "", shots: Sequence[tuple[str, str]] = ()) -> bool:
     """The model echoed its prompt or labelled its answer instead of asking the question."""
     if _ECHO_START.match(text) and not _ECHO_START.match(source):
         return True
@@ -130,11 +136,17 @@ def _first_word(clause: str) -> str:
     return words[0].removesuffix("'s").removesuffix("'re") if words else ""
 
 
+# "What an enigma.", "What a question!", "How strange.": a question word that opens an exclamation.
+_EXCLAMATION = re.compile(r"^\s*(?:what an?\b|how (?:very |so |really )?\w+[.!]?$)", re.I)
+
+
 def opens_like_question(text: str) -> bool:
     """One sentence of the text opens with a question word, an auxiliary or a request ("What's …", "Tell me …",
     "I'd like to know …"), or with a preposition or conjunction whose clause leads to one ("In what year …",
     "Before toilets, what did people use?", "If I am allergic, which dog …")."""
     for sentence in re.split(r"(?<=[.?!])\s+", text.strip()):
+        if _EXCLAMATION.match(sentence) and not sentence.rstrip().endswith("?"):
+            continue  # "What an enigma." exclaims
         first = _first_word(sentence)
         if first in QUESTION_WORDS | AUXILIARY_STARTS | REQUEST_STARTS or _REQUEST.match(sentence):
             return True
@@ -148,7 +160,7 @@ def opens_like_question(text: str) -> bool:
     return False
 
 
-def is_statement(text: str, source: str, context: str = "") -> bool:
+def is_statement(text: str, source: str, context: str = "", shots: Sequence[tuple[str, str]] = ()) -> bool:
     """The source asks and the output states: it opens like a statement, or it ends in a full stop with no
     question or request at its start."""
     return asks(source) and not opens_like_question(text)
@@ -206,15 +218,27 @@ def _stems(text: str) -> set[str]:
     return {_stem(w) for w in _words(text)}
 
 
-def is_entity_swap(text: str, source: str, context: str = "") -> bool:
-    """A proper noun of the source gone while one new to the conversation came in, or more than half of the
-    source's content nouns gone while nouns new to the conversation came in."""
-    src_nouns, src_proper = _nouns(source)
-    if not src_nouns:
-        return False
+def shot_topics(shots: Sequence[tuple[str, str]]) -> set[str]:
+    """Crude stems of the nouns each example keeps from its source to its paraphrase: its topic ("garage door
+    opener"), not the rewording words a faithful paraphrase may share with it ("price", "habitat")."""
+    out: set[str] = set()
+    for source, paraphrase in shots:
+        out |= _nouns(source)[0] & _nouns(paraphrase)[0]
+    return out
+
+
+def is_entity_swap(text: str, source: str, context: str = "", shots: Sequence[tuple[str, str]] = ()) -> bool:
+    """A content noun of the prompt's examples (``shots``) that neither the source nor the conversation has; a
+    proper noun of the source gone while one new to the conversation came in; or more than half of the source's
+    content nouns gone while nouns new to the conversation came in."""
     out = _stems(text)
     known = _stems(source) | _stems(context)
     out_nouns, out_proper = _nouns(text)
+    if shots and (out_nouns - known) & shot_topics(shots):
+        return True  # "Why does a bee ruin a garage door opener?": the examples' topic leaked in
+    src_nouns, src_proper = _nouns(source)
+    if not src_nouns:
+        return False
     if src_proper - out and out_proper - known:
         return True
     missing = src_nouns - out
@@ -282,7 +306,7 @@ def _forms(word: str) -> re.Pattern[str]:
     return re.compile(rf"\b{word}(?:s|es|d|ed|ing|ive|ion|ions)?\b", re.I)
 
 
-def is_polarity_flip(text: str, source: str, context: str = "") -> bool:
+def is_polarity_flip(text: str, source: str, context: str = "", shots: Sequence[tuple[str, str]] = ()) -> bool:
     """Negation added or removed, an antonym brought in for its pair, or "how to stop X" turned into "what is
     stopping X"."""
     if (_negations(text) > 0) != (_negations(source) > 0):
@@ -296,6 +320,19 @@ def is_polarity_flip(text: str, source: str, context: str = "") -> bool:
     return bool(_MEANS.search(source) and not _CAUSE.search(source) and _CAUSE.search(text))
 
 
+def content_stems(text: str) -> set[str]:
+    """Crude stems of a text's content words (function words left out)."""
+    return {_stem(w) for w in _words(text) if w not in FUNCTION_WORDS and w not in _GENERIC_NOUNS}
+
+
+def lost_words(text: str, source: str, context: str = "") -> set[str]:
+    """Content words of the source that the text lacks and the conversation (``context``) never said. A rewrite
+    adds referents (CQR) or puts a pronoun for words the conversation already said (context removal); words it
+    loses beyond those change the question: "What is the primary reason?" for "What is the primary reason behind
+    the death of bees?" after a conversation about bees loses "death"."""
+    return content_stems(source) - content_stems(text) - content_stems(context)
+
+
 RULES: tuple[Rule, ...] = (
     Rule("echo", ECHO, is_echo),
     Rule("statement", STATEMENT, is_statement),
@@ -305,9 +342,10 @@ RULES: tuple[Rule, ...] = (
 REASONS = tuple(r.reason for r in RULES)
 
 
-def first_failure(text: str, source: str, context: str = "") -> str:
-    """The reason of the first rule that drops the text, or "" when every rule passes it."""
+def first_failure(text: str, source: str, context: str = "", shots: Sequence[tuple[str, str]] = ()) -> str:
+    """The reason of the first rule that drops the text, or "" when every rule passes it (``shots``: the prompt's
+    example pairs, whose topics the output must not bring in)."""
     for rule in RULES:
-        if rule.drops(text, source, context):
+        if rule.drops(text, source, context, shots):
             return rule.reason
     return ""

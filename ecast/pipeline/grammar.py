@@ -20,6 +20,9 @@ outputs on CAsT 2020. Rules, by the reason code ``problems()`` returns:
 - ``missing_subject``: a question word + an auxiliary + nothing ("Can you tell me what are?", "How is?";
   "If not, what is?" opens its clause and is English), or why / how / where / when opening a sentence + a
   modal or "do" + be / have ("Why would be considered?").
+- ``do_with_participle``: "do" / "does" / "did" opening a question (after a question word or alone) whose clause
+  has no verb but -ing forms ("Why do so many bees dying?"; "How do I stop smoking?" and "What does being vegan
+  mean?" have a base form and pass).
 - ``missing_object``: a verb that needs its object before "from" followed directly by "from"
   ("What is the best to prevent from?", "stop from dying").
 - ``double_function_word``: the same function word twice ("the the", "of of"; "that that" and "had had" are
@@ -185,6 +188,40 @@ def _missing_subject(tokens: list[str], i: int, *, opens: bool) -> bool:
     return _low(tokens[i]) in _ADVERBIAL_WH and aux not in ("is", "are", "was", "were", "am") and nxt in ("be", "have")
 
 
+_DO = frozenset({"do", "does", "did", "don't", "doesn't", "didn't"})
+# Words in -ing that are nouns or adjectives a "do" question may end with ("Do they have a ceiling?").
+_NOT_PARTICIPLES = frozenset(
+    {"thing", "something", "anything", "nothing", "everything", "ceiling", "evening", "morning", "spring", "string",
+     "king", "ring", "wing", "sibling", "pudding", "building", "wedding", "clothing", "housing", "funding",
+     "training", "meaning", "painting", "feeling", "beginning", "ending", "setting", "lightning", "during"}
+)  # fmt: skip
+
+
+# What may stand between "do" and its subject's head: quantifiers, determiners, "of" + an object pronoun.
+_DO_FILLERS = frozenset(
+    {"so", "too", "very", "many", "much", "few", "most", "some", "all", "both", "these", "those", "the", "a",
+     "an", "of", "them", "us", "my", "your", "our", "their", "its", "his", "her", "n't", "not", "still", "really"}
+)  # fmt: skip
+_SUBJECT_PRONOUNS = frozenset({"i", "you", "we", "they", "he", "she", "it"})
+
+
+def _do_with_participle(tokens: list[str], i: int) -> bool:
+    """``tokens[i]`` is "do" opening a question whose clause is "do" + at most a subject noun + an -ing form ending
+    it: "Why do so many bees dying?". Read from the words (the tagger often calls the -ing form a noun): a subject
+    pronoun ("Do you like swimming?") or two content words ("Why do smokers have difficulty quitting?") leave room
+    for a verb, and pass."""
+    end = i + 1
+    while end < len(tokens) and tokens[end] not in _SENTENCE_END and tokens[end] not in ",;:":
+        end += 1
+    last = _low(tokens[end - 1]) if end - 1 > i else ""
+    if len(last) < 5 or not last.endswith("ing") or last in _NOT_PARTICIPLES:
+        return False
+    between = [_low(t) for t in tokens[i + 1 : end - 1]]
+    if any(w in _SUBJECT_PRONOUNS for w in between):
+        return False
+    return sum(1 for w in between if w not in _DO_FILLERS) <= 1
+
+
 def problems(text: str) -> list[str]:
     """The reason codes (module docstring) of every rule the text breaks; empty when it passes."""
     found: list[str] = []
@@ -247,6 +284,9 @@ def problems(text: str) -> list[str]:
                     flag("dangling_preposition")
         if low in _SUBJECT_WH | _ADVERBIAL_WH and _missing_subject(tokens, i, opens=i == 0 or prev in _CLAUSE_START):
             flag("missing_subject")
+        if low in _DO and (prev is None or prev in _CLAUSE_START or prev_low in _SUBJECT_WH | _ADVERBIAL_WH):
+            if _do_with_participle(tokens, i):
+                flag("do_with_participle")
         if low == "from" and prev_low in MISSING_OBJECT_BEFORE_FROM:
             flag("missing_object")
         if nxt is not None and _is_word(nxt):

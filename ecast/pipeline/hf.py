@@ -231,6 +231,9 @@ def causal_chat_generate(
     kwargs = generation_kwargs(params, sample=sample)
     per_input = kwargs.get("num_return_sequences", 1)
     batch_size = max(1, int(params.get("batch_size", 8)))
+    # sampler "transformers": generate() copying each prompt per sample, kept to measure the difference against.
+    if sample and params.get("sampler") != "transformers":
+        return _sampled_chat(net, tok, prompts, params, batch_size)
     if "seed" in params:
         seed_all(int(params["seed"]))
     outputs: list[list[str]] = []
@@ -253,6 +256,29 @@ def causal_chat_generate(
         else:
             texts = [t.strip() for t in decoded]
         outputs.extend(texts[i * per_input : (i + 1) * per_input] for i in range(len(batch)))
+    return outputs
+
+
+def _sampled_chat(
+    net: Any, tok: Any, prompts: list[list[dict[str, str]]], params: dict[str, Any], batch_size: int
+) -> list[list[str]]:
+    """Sampled replies through :mod:`ecast.pipeline.sampling` (each prompt read once, each sample seeded on its
+    own): ``params["seeds"]`` gives one seed per prompt, else they follow from ``params["seed"]``."""
+    from ecast.pipeline import sampling
+
+    seeds = list(params.get("seeds") or sampling.prompt_seeds(int(params.get("seed", 0)), len(prompts)))
+    if len(seeds) != len(prompts):
+        raise sampling.SamplingError(f"{len(seeds)} seeds for {len(prompts)} prompts")
+    outputs: list[list[str]] = []
+    for start in range(0, len(prompts), batch_size):
+        texts = [
+            tok.apply_chat_template(m, tokenize=False, add_generation_prompt=True)
+            for m in prompts[start : start + batch_size]
+        ]
+        replies = sampling.sample_chat(
+            net, tok, texts, seeds[start : start + batch_size], params, done=FirstLineDone(tok, 0)
+        )
+        outputs.extend([r.strip().split("\n")[0].strip().strip('"') for r in row] for row in replies)
     return outputs
 
 

@@ -67,6 +67,23 @@ def _plural(word: str) -> bool:
     return singular(word) != word.lower().replace("’", "'")
 
 
+SINGULAR_AUXILIARIES = frozenset(
+    {"does", "doesn't", "is", "isn't", "was", "wasn't", "has", "hasn't", "does not", "is not", "has not"}
+)
+
+
+def breaks_agreement(text: str) -> bool:
+    """A singular auxiliary directly before a plural noun that a verb follows: "Why does bees spoil?" (an
+    automatic rewrite that put "bees" where the turn said "it")."""
+    tagged = [t for t in _tagged(text) if t[1] != "PUNCT"]
+    for i in range(len(tagged) - 2):
+        (aux, _), (noun, tag), (_, after) = tagged[i], tagged[i + 1], tagged[i + 2]
+        if aux.lower().replace("’", "'") in SINGULAR_AUXILIARIES and tag == "NOUN" and after in ("VERB", "AUX"):
+            if _plural(noun):
+                return True
+    return False
+
+
 def _nominal(token: tuple[str, str]) -> bool:
     # "What’s" and "Ziegler’s" are no part of a referent the resolver can put in a pronoun's place.
     return token[1] in ("NOUN", "PROPN", "ADJ") and "'" not in token[0] and "’" not in token[0]
@@ -98,9 +115,15 @@ def _render(tagged: Sequence[tuple[str, str]], start: int, end: int) -> str:
     return " ".join(w if tag == "PROPN" or w.isupper() else w.lower() for w, tag in tagged[start:end])
 
 
+# A phrase a quantifier opens counts, it does not name ("so many dying" → "What can be done to stop many dying?").
+QUANTIFIERS = frozenset({"many", "much", "few", "several", "most", "some", "any", "all", "more", "less", "enough"})
+
+
 def _referent_ok(tagged: Sequence[tuple[str, str]], start: int, end: int, plural: bool) -> bool:
     head, tag = tagged[end - 1]
     if tag not in ("NOUN", "PROPN") or head.lower() in GENERIC_NOUNS or singular(head) in GENERIC_NOUNS:
+        return False
+    if tagged[start][0].lower() in QUANTIFIERS:
         return False
     return _plural(head) == plural
 
@@ -148,13 +171,14 @@ def _from_response(tagged: Sequence[tuple[str, str]], index: int, response: str,
 
 
 def _expletive(tagged: Sequence[tuple[str, str]], index: int) -> bool:
-    """ "How long does it take", "Is it safe to …", "It is hard to …": an "it" that refers to nothing."""
+    """ "How long does it take", "Is it safe to …", "It is hard to …", "worth it": an "it" that refers to
+    nothing."""
     after = [w.lower() for w, _ in tagged[index + 1 : index + 4]]
     tags = [t for _, t in tagged[index + 1 : index + 4]]
     if after[:1] and after[0] in _IMPERSONAL:
         return True
-    if index > 0 and tagged[index - 1][0].lower() in ("do", "make"):
-        return True  # "let's do it", "make it to the top"
+    if index > 0 and tagged[index - 1][0].lower() in ("do", "make", "worth"):
+        return True  # "let's do it", "make it to the top", "Is sealing worth it?"
     if after[:1] and after[0] in _BE:
         after, tags = after[1:], tags[1:]
     return len(after) >= 2 and tags[0] == "ADJ" and after[1] in ("to", "that", "for")

@@ -9,13 +9,15 @@ the documented score are kept and the rest dropped as "ranked out".
 Every stage drops what it should not pass on and counts it by reason (:mod:`ecast.pipeline.clean`):
 
 - CQR (turns with history): r_i is not paraphrased when it is empty, ungrammatical, identical to u_i (it
-  resolved nothing; m_i is paraphrased instead, so this applies only when the turn has a manual rewrite), or,
-  with a floor, less similar to m_i than the floor.
+  resolved nothing; m_i is paraphrased instead, so this applies only when the turn has a manual rewrite), lost
+  more than half of u_i's content words (a rewrite adds referents, it keeps the question), or, with a floor,
+  less similar to m_i than the floor.
 - Paraphrase: empty, identical to a source, ungrammatical, failing a meaning rule of
   :mod:`ecast.pipeline.filters` (prompt echo, a statement where the source asks, a polarity flip, lost or swapped
   entities), a near duplicate, below the floor to its source, or ranked out.
 - Context removal (depth ≥ 2): the pair is dropped when p^r is empty, ungrammatical, identical to p^m although
-  the turn depends on its context (u_i ≠ m_i), or, with a floor, less similar to p^m than the floor *in the
+  the turn depends on its context (u_i ≠ m_i), lost a content word of p^m that the conversation never said
+  (only words it said may give way to a pronoun), or, with a floor, less similar to p^m than the floor *in the
   conversation*: both are read after the first and the previous raw turn, so a pronoun that stands for the
   topic is not mistaken for lost meaning ("What are its symptoms?" vs "What are the symptoms of throat cancer?"
   has cosine 0.48 alone, 0.98 in context).
@@ -28,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ecast.pipeline import backends, clean, cqr, fewshot, filters, grammar, preprocess
+from ecast.pipeline import backends, clean, cqr, fewshot, filters, grammar, preprocess, sampling
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "cqr": {"backend": "best", "params": {}},
@@ -159,6 +161,57 @@ def run_turn(
 ) -> dict[str, Any]:
     """Generate cleaned manual/raw paraphrase pairs for one turn; returns outputs plus what each stage dropped
     and why (module docstring). ``examples``: curated pairs the chat backends' prompts draw their shots from."""
+    return run_turns([turn], config, seed=seed, similarity=similarity, examples=examples)[0]
+
+
+def run_turns(
+    turns: Sequence[TurnInput],
+    config: dict[str, Any],
+    *,
+    seed: int,
+    similarity: Callable[[list[str], list[str]], list[float]] | None = None,
+    examples: Sequence[fewshot.Example] | None = None,
+) -> list[dict[str, Any]]:
+    """:func:`run_turn` for several turns, with their paraphrases sampled in one batch when the backend seeds each
+    prompt on its own (``batches_turns``; the shipped chat model): a turn's outputs are then the ones it gets
+    alone, and the batch reads the model's weights once per decoding step for every turn."""
+    states = [_prepare(t, config, seed=seed, similarity=similarity, examples=examples) for t in turns]
+    para_backend, para_params, _ = _stage(config, "paraphrase")
+    if getattr(para_backend, "batches_turns", False) and len(states) > 1:
+        texts = [text for st in states for _, text in st["sources"]]
+        shots = [sh for st in states for sh in st["shots"]]
+        seeds = [x for st in states for x in sampling.prompt_seeds(st["seed"], len(st["sources"]))]
+        runtime = {"seed": states[0]["seed"], "seeds": seeds, **({"shots": shots} if shots else {})}
+        flat = para_backend.paraphrase(texts, {**para_params, **runtime}) if texts else []
+        generated, at = [], 0
+        for st in states:
+            generated.append(flat[at : at + len(st["sources"])])
+            at += len(st["sources"])
+    else:
+        generated = []
+        for st in states:
+            runtime = {
+                "seed": st["seed"],
+                "seeds": sampling.prompt_seeds(st["seed"], len(st["sources"])),
+                **({"shots": st["shots"]} if st["shots"] else {}),
+            }
+            texts = [t for _, t in st["sources"]]
+            generated.append(para_backend.paraphrase(texts, {**para_params, **runtime}) if texts else [])
+    return [
+        _finish(t, st, outs, config, similarity=similarity)
+        for t, st, outs in zip(turns, states, generated, strict=True)
+    ]
+
+
+def _prepare(
+    turn: TurnInput,
+    config: dict[str, Any],
+    *,
+    seed: int,
+    similarity: Callable[[list[str], list[str]], list[float]] | None,
+    examples: Sequence[fewshot.Example] | None,
+) -> dict[str, Any]:
+    """Preprocess and CQR one turn and choose its paraphrase sources and shots (everything before sampling)."""
     pre = preprocess.preprocess(turn.raw)
     question = pre.final_question or turn.raw
     history = [preprocess.preprocess(h).final_question or h for h in turn.history]
@@ -184,6 +237,8 @@ def run_turn(
             reason = clean.IDENTICAL
         elif problems:
             reason = clean.UNGRAMMATICAL
+        elif 2 * len(filters.lost_words(rewrite, question)) > len(filters.content_stems(question)):
+            reason = clean.LOST_WORDS  # "Why are so many dying?" → "Why do bees not spoil?"
         elif floor is not None and turn.manual and similarity is not None:
             if similarity([rewrite], [turn.manual])[0] < floor:
                 reason = clean.BELOW_FLOOR
@@ -192,8 +247,7 @@ def run_turn(
             rewrite_usable = False
     rewrite = rewrite or question
 
-    # --- paraphrase
-    para_backend, para_params, _ = _stage(config, "paraphrase")
+    # --- paraphrase sources and their shots
     wanted = (config.get("paraphrase") or {}).get("sources") or ["r", "m"]
     sources: list[tuple[str, str]] = []
     for key in wanted:
@@ -203,9 +257,32 @@ def run_turn(
     shots: list[list[tuple[str, str]]] = []
     if backends.uses_shots(config):
         shots = [fewshot.select(t, examples or (), conversation=turn.topic) for _, t in sources]
-    runtime = {"seed": s, **({"shots": shots} if shots else {})}
-    generated = para_backend.paraphrase([t for _, t in sources], {**para_params, **runtime}) if sources else []
+    return {
+        "pre": pre,
+        "question": question,
+        "history": history,
+        "seed": s,
+        "floor": floor,
+        "dropped": dropped,
+        "rewrite": rewrite,
+        "sources": sources,
+        "shots": shots,
+    }
 
+
+def _finish(
+    turn: TurnInput,
+    state: dict[str, Any],
+    generated: list[list[str]],
+    config: dict[str, Any],
+    *,
+    similarity: Callable[[list[str], list[str]], list[float]] | None,
+) -> dict[str, Any]:
+    """Clean, rank and context-remove one turn's sampled paraphrases (everything after sampling)."""
+    pre, question, history, s = state["pre"], state["question"], state["history"], state["seed"]
+    floor, dropped, rewrite = state["floor"], state["dropped"], state["rewrite"]
+    sources, shots = state["sources"], state["shots"]
+    norm = clean.normalise
     origin: dict[str, tuple[str, str]] = {}
     candidates: list[str] = []
     for (key, text), outs in zip(sources, generated, strict=True):
@@ -213,12 +290,17 @@ def run_turn(
             candidates.append(out)
             origin.setdefault(clean.strip_control(out), (key, text))
     context = " ".join([*turn.history, *turn.history_manual])
+    shots_of = {text: sh for (_, text), sh in zip(sources, shots, strict=False)}
     cleaned = clean.clean(
         candidates,
         sources=[t for _, t in sources] + [question],
         similarity=similarity if floor is not None else None,
         min_similarity=floor,
-        check=(lambda text: filters.first_failure(text, origin.get(text, ("", question))[1], context))
+        check=(
+            lambda text: filters.first_failure(
+                text, origin.get(text, ("", question))[1], context, shots_of.get(origin.get(text, ("", ""))[1], ())
+            )
+        )
         if meaning_checks(config)
         else None,
     )
@@ -250,6 +332,7 @@ def run_turn(
             cr_of_manual, outs = outs[-1] or turn.manual, outs[:-1]
         cr_outputs = list(outs)
         needs_context = bool(turn.manual) and norm(turn.manual) != norm(turn.raw)
+        said = " ".join([*history, *turn.history_manual])
         context = " ".join(dict.fromkeys([history[0], history[-1]])) if history else ""
         scores: list[float] = []
         if floor is not None and similarity is not None and outs:
@@ -264,6 +347,8 @@ def run_turn(
                 reason = clean.UNGRAMMATICAL
             elif norm(raw) == norm(manual) and needs_context:
                 reason = clean.IDENTICAL
+            elif filters.lost_words(raw, manual, said):
+                reason = clean.LOST_WORDS
             elif scores and floor is not None and scores[i] < floor:
                 reason = clean.BELOW_FLOOR
             if reason:
@@ -274,17 +359,17 @@ def run_turn(
     else:
         raws = list(cleaned.kept)  # first turns carry full context: p^r = p^m
     outputs = []
-    for manual, raw in zip(cleaned.kept, raws, strict=True):
-        if raw is None:
+    for manual, kept_raw in zip(cleaned.kept, raws, strict=True):
+        if kept_raw is None:
             continue
         key, source_text = origin[manual]
-        outputs.append({"manual": manual, "raw": raw, "source": key, "source_text": source_text})
+        outputs.append({"manual": manual, "raw": kept_raw, "source": key, "source_text": source_text})
     return {
         "seed": s,
         "preprocess": pre.as_dict(),
         "question": question,
         "rewrite": rewrite,
-        "rewrite_from": cqr.source(config, turn.automatic_rewrite) if history else "",
+        "rewrite_from": cqr.source(config, turn.automatic_rewrite, question) if history else "",
         "sources": [{"source": k, "text": t} for k, t in sources],
         "generated": len(candidates),
         "shots": shots,

@@ -10,8 +10,8 @@ import json
 import pytest
 
 from ecast import selectors
+from ecast.generation import processing, testsets
 from ecast.generation import services as generation
-from ecast.generation import testsets
 from ecast.models import Collection, Turn
 from judging.models import Campaign
 from judging.rating.sampling import item_from_paraphrase
@@ -77,9 +77,9 @@ def test_the_cqr_context_is_the_users_earlier_utterances_on_the_path(tree, monke
         seen.append(turn_input)
         raise RuntimeError("stop after reading the input")
 
-    monkeypatch.setattr(generation, "run_turn", capture)
+    monkeypatch.setattr(processing, "run_turn", capture)
     job = generation.generation_job_create(collection=tree, selection={"turns": ["133_3-2"]})
-    generation.generation_turn_process(gen_turn_id=job.turns.get().pk)
+    processing.generation_turn_process(gen_turn_id=job.turns.get().pk)
     assert seen[0].history == [_turn(tree, t).raw_utterance for t in ("133_1-1", "133_1-3", "133_1-5")]
     assert seen[0].history_manual[-1] == _turn(tree, "133_1-5").manual_rewrite
     # Each user turn's response is the System turn that answers it on the path.

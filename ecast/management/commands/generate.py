@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from ecast.core import jobs
 from ecast.core.rest import validation_payload
-from ecast.generation import selectors, services
+from ecast.generation import processing, selectors, services
 from ecast.models import Collection
 from ecast.pipeline.run import DEFAULT_CONFIG
 
@@ -115,9 +115,9 @@ class Command(BaseCommand):
         with jobs.heartbeat(services.KIND, job.pk):  # beating, so the sweeper never re-queues it to a worker
             services.generation_job_begin(job_id=job.pk)
             for chunk in services.generation_job_chunks(job=job):
-                services.generation_chunk_process(job_id=job.pk, gen_turn_ids=chunk)
+                processing.generation_chunk_process(job_id=job.pk, gen_turn_ids=chunk)
                 p = selectors.generation_job_progress(job=job)
                 self.stdout.write(f"{p['done'] + p['failed']}/{p['total']} turns, {p['paraphrase_pairs']} pairs")
-            services.generation_job_finish_if_complete(job_id=job.pk)
+            processing.generation_job_finish_if_complete(job_id=job.pk)
         job.refresh_from_db()
         self.stdout.write(self.style.SUCCESS(f"Job {job.pk}: {job.status_label}"))

@@ -57,12 +57,46 @@ def test_the_entity_removal_baseline_has_its_broken_outputs_dropped_and_counted(
     assert not Paraphrase.objects.filter(turn__turn_id="31_3").exists()  # never saved as candidates
     drops = selectors.generation_job_drops(job=job)
     assert drops["by_stage"]["cr"]["ungrammatical"] >= 2
-    assert {"stage": "cr", "label": "Context removal", "reason": "ungrammatical"}.items() <= drops["rows"][-1].items()
+    cr_rows = [r for r in drops["rows"] if r["stage"] == "cr"]
+    assert {"label": "Context removal", "reason": "ungrammatical"}.items() <= cr_rows[0].items()
+    # Entity removal also deletes words the conversation never said: those pairs are dropped for it.
+    assert [r["reason"] for r in cr_rows] == ["ungrammatical", "lost words of its source"]
     page = admin_client.get(reverse("generation-job-detail", args=[job.pk])).content.decode()
     assert "Dropped outputs" in page and "Context removal: ungrammatical 2" in page
-    assert "determiner_without_noun" in page  # the rule each drop broke, in the tooltip
+    assert "determiner_without_noun" in page  # the rule each drop broke, beside the dropped text
     detail = admin_api.get(reverse("api-generation-job-detail", args=[job.pk])).json()
     assert detail["drops"]["cr"]["ungrammatical"] == drops["by_stage"]["cr"]["ungrammatical"]
+
+
+def test_the_job_page_and_api_show_every_stage_s_drops_and_the_dropped_texts_with_their_reasons(
+    throat, admin_client, admin_api
+):
+    job = _run(throat, "entity_removal")
+    by_stage = selectors.generation_job_drops(job=job)["by_stage"]["cr"]
+    total = sum(by_stage.values())
+    page = admin_client.get(reverse("generation-job-detail", args=[job.pk])).content.decode()
+    # The summary line counts the context-removal drops too (it named the paraphrase stage's only).
+    lost, broken = by_stage["lost words of its source"], by_stage["ungrammatical"]
+    assert f"Dropped — Context removal: {lost} lost words of its source, {broken} ungrammatical" in page
+    # Each turn's dropped texts, in a collapsible list, with reason, rules and what they were made from.
+    assert '<details class="turn-dropped"><summary>2 dropped</summary>' in page
+    assert "Can you tell me what are the of?" in page and "I would like to know what are the of." in page
+    assert "from p<sup>m</sup>: Can you tell me what are the symptoms of throat cancer?" in page
+    listed = admin_api.get(reverse("api-generation-job-dropped", args=[job.pk])).json()
+    assert listed["count"] == total and len(listed["results"]) == total
+    first = admin_api.get(reverse("api-generation-job-dropped", args=[job.pk]), {"turn": "31_3", "stage": "cr"}).json()
+    assert {r["text"] for r in first["results"]} == {
+        "Can you tell me what are the of?",
+        "I would like to know what are the of.",
+    }
+    assert all(
+        r["reason"] == "ungrammatical" and r["stage_label"] == "Context removal" and r["rules"] and r["made_from"]
+        for r in first["results"]
+    )
+    assert admin_api.get(reverse("api-generation-job-dropped", args=[job.pk]), {"reason": "near duplicate"}).json()[
+        "count"
+    ] == sum(1 for r in listed["results"] if r["reason"] == "near duplicate")
+    assert admin_api.get(reverse("api-generation-job-dropped", args=[job.pk]), {"stage": "x"}).status_code == 400
 
 
 def test_a_job_created_without_a_config_gets_anaphora_and_the_similarity_floor(throat, admin_client):
@@ -141,8 +175,27 @@ def test_a_job_prompts_with_approved_pairs_of_other_conversations_and_shows_why_
     assert gt.outputs == 2
     page = admin_client.get(reverse("generation-job-detail", args=[job.pk])).content.decode()
     assert (
-        "Paraphrases dropped: 1 lost or swapped entities, 1 polarity flip, 1 prompt echo, 1 ranked out, "
+        "Dropped — Paraphrase: 1 lost or swapped entities, 1 polarity flip, 1 prompt echo, 1 ranked out, "
         "1 statement for a question" in page
     )
     detail = admin_api.get(reverse("api-generation-job-detail", args=[job.pk])).json()
     assert detail["drops"]["paraphrase"]["polarity flip"] == 1
+
+
+def test_a_turn_s_page_shows_a_text_dropped_several_times_once_with_its_count():
+    copy = {"stage": "paraphrase", "text": "Why doesn't honey spoil?", "reason": "identical to source", "source": "x"}
+    flip = {**copy, "text": "Why does my honey spoil?", "reason": "polarity flip"}
+    grouped = selectors.generation_turn_dropped_grouped(details={"dropped": [copy, flip, copy, copy]})
+    assert [(d["text"], d["reason"], d["count"]) for d in grouped] == [
+        ("Why doesn't honey spoil?", "identical to source", 3),
+        ("Why does my honey spoil?", "polarity flip", 1),
+    ]
+
+
+def test_the_job_page_says_when_a_turn_s_rewrite_was_dropped_and_not_paraphrased(throat, admin_client):
+    config = {"cqr": {"backend": "raw"}, "paraphrase": TEMPLATES, "clean": {"min_similarity": None}}
+    job = services.generation_job_create(collection=throat, config=config, seed=0)
+    generation_job_dispatch_task(job.pk)
+    page = admin_client.get(reverse("generation-job-detail", args=[job.pk])).content.decode()
+    # r_i = u_i resolves nothing on turns 2 and 3: m_i alone is paraphrased, and the page says so.
+    assert page.count("not used: identical to source") == 2

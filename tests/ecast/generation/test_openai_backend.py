@@ -193,6 +193,44 @@ def test_the_per_job_key_reaches_the_server_and_no_page_api_provenance_or_log(
     ]
     assert server.base_url in seen[1]  # the job page shows which endpoint it used ...
     assert all(KEY not in text and "sk-settings-key" not in text for text in seen)  # ... never a key
+    assert job.api_key == ""  # and the finished job keeps no key
+
+
+def test_a_job_s_key_is_cleared_whenever_it_ends_and_a_retry_is_given_one_again(
+    endpoint_settings, small_collection, admin_client, admin_api, django_capture_on_commit_callbacks
+):
+    one_turn = {"turns": ["1_2"]}
+    # The server fails the first three requests (every attempt of the first run), then answers.
+    with openai_server(script=[Step(500, "down")] * 3) as server:
+        _configure(endpoint_settings, server)
+        failed = _run(
+            services.generation_job_create(
+                collection=small_collection, config=ALL_OPENAI, selection=one_turn, api_key=KEY
+            )
+        )
+        assert failed.status == "failed" and failed.api_key == ""
+        # Cancelled, and failed by the sweeper after repeated worker loss: no key either.
+        queued = services.generation_job_create(collection=small_collection, config=ALL_OPENAI, api_key=KEY)
+        assert queued.api_key == KEY
+        services.generation_job_cancel(job=queued)
+        queued.refresh_from_db()
+        assert queued.status == "cancelled" and queued.api_key == ""
+        lost = services.generation_job_create(collection=small_collection, config=ALL_OPENAI, api_key=KEY)
+        services.generation_job_fail(job_id=lost.pk, reason="worker lost 3 times")
+        lost.refresh_from_db()
+        assert lost.status == "failed" and lost.api_key == ""
+        # The job page asks for a key for the retry; the one given reaches the server; the job ends without it.
+        page = admin_client.get(reverse("generation-job-detail", args=[failed.pk])).content.decode()
+        assert 'name="api_key"' in page and "cleared when it ended" in page
+        with django_capture_on_commit_callbacks(execute=True):
+            retried = admin_api.post(
+                reverse("api-generation-job-retry", args=[failed.pk]), {"api_key": "sk-retry-key"}, format="json"
+            )
+        assert retried.status_code == 200 and "sk-retry-key" not in retried.content.decode()
+    failed.refresh_from_db()
+    assert failed.status == "succeeded" and failed.api_key == ""
+    keys = [r["headers"]["Authorization"] for r in server.requests]
+    assert keys[:3] == [f"Bearer {KEY}"] * 3 and set(keys[3:]) == {"Bearer sk-retry-key"}
 
 
 def test_the_backends_page_says_what_to_set_until_an_endpoint_is_configured(endpoint_settings, admin_client):

@@ -39,3 +39,27 @@ def test_the_eta_leaves_out_the_first_turns_model_loading_once_three_turns_are_d
         GenerationTurn.objects.create(job=job, turn=turn, position=i, **finished)
     # Pace from the first finished turn: 20 s for two turns, 10 s each; two pending turns: 20 s (not 2 × 100 / 3).
     assert generation_job_progress(job=job)["eta_seconds"] == pytest.approx(20.0, abs=1.0)
+
+
+@pytest.mark.django_db
+def test_the_eta_reads_the_pace_between_batches_when_a_chunk_commits_turns_together(small_collection):
+    from tests import factories
+
+    conv = factories.conversation(small_collection, "9")
+    extra = [factories.turn(conv, n, f"Question {n}?") for n in range(1, 11)]
+    turns = [*small_collection.turns.order_by("pk")[:6], *extra][:16]
+    now = timezone.now()
+    job = GenerationJob.objects.create(
+        collection=small_collection, status="running", started_at=now - timedelta(seconds=100), progress_total=16
+    )
+    # Batches of four turns, committed a few milliseconds apart: the first (with the model load) 60 s ago, the
+    # second 20 s ago: 40 s a batch, 10 s a turn. Eight pending turns: 80 s, 20 of which have passed.
+    for i, turn in enumerate(turns):
+        batch = i // 4
+        finished = (
+            {"status": "done", "finished_at": now - timedelta(seconds=60 - 40 * batch, milliseconds=-5 * i)}
+            if batch < 2
+            else {}
+        )
+        GenerationTurn.objects.create(job=job, turn=turn, position=i, **finished)
+    assert generation_job_progress(job=job)["eta_seconds"] == pytest.approx(60.0, abs=1.0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 
-from ecast.generation import services
+from ecast.generation import processing, services
 from ecast.generation.tasks import generation_job_dispatch_task
 from ecast.models import GenerationJob, GenerationTurn, Paraphrase
 from tests import factories
@@ -60,14 +60,14 @@ def test_it_resumes_after_a_crash_without_duplicating_outputs(small_collection, 
     job = services.generation_job_create(collection=small_collection, config=t5_config(tiny_t5), seed=1, chunk_size=6)
     services.generation_job_begin(job_id=job.pk)
     ids = list(job.turns.order_by("position").values_list("id", flat=True))
-    services.generation_turn_process(gen_turn_id=ids[0])
-    services.generation_turn_process(gen_turn_id=ids[1])
+    processing.generation_turn_process(gen_turn_id=ids[0])
+    processing.generation_turn_process(gen_turn_id=ids[1])
     with pytest.raises(SystemExit):
-        services.generation_turn_process(gen_turn_id=ids[2], crash_after_compute=True)
+        processing.generation_turn_process(gen_turn_id=ids[2], crash_after_compute=True)
     assert GenerationTurn.objects.get(pk=ids[2]).status == "pending"
     before = Paraphrase.objects.count()
     # The redelivered chunk runs the whole chunk again: finished turns are skipped.
-    services.generation_chunk_process(job_id=job.pk, gen_turn_ids=ids)
+    processing.generation_chunk_process(job_id=job.pk, gen_turn_ids=ids)
     job.refresh_from_db()
     assert job.status == GenerationJob.Status.SUCCEEDED
     assert Paraphrase.objects.count() == 2 * sum(job.turns.values_list("outputs", flat=True))
@@ -79,12 +79,12 @@ def test_cancel_stops_pending_turns_and_retry_runs_them(small_collection, tiny_t
     job = services.generation_job_create(collection=small_collection, config=t5_config(tiny_t5), seed=1, chunk_size=1)
     services.generation_job_begin(job_id=job.pk)
     first = job.turns.order_by("position").first()
-    services.generation_turn_process(gen_turn_id=first.pk)
+    processing.generation_turn_process(gen_turn_id=first.pk)
     services.generation_job_cancel(job=job)
     job.refresh_from_db()
     assert job.status == "cancelled"
     assert job.turns.filter(status="cancelled").count() == 5
-    services.generation_chunk_process(job_id=job.pk, gen_turn_ids=list(job.turns.values_list("id", flat=True)))
+    processing.generation_chunk_process(job_id=job.pk, gen_turn_ids=list(job.turns.values_list("id", flat=True)))
     assert job.turns.filter(status="done").count() == 1
     services.generation_job_retry(job=job)  # eager: on_commit runs immediately under pytest-django? run explicitly
     _run(job)
@@ -140,3 +140,26 @@ def test_negative_feedback_marks_the_previous_response_unreliable_and_picks_a_qr
     assert not t2.canonical_response_unreliable
     assert t2.feedback_sentences == ["No, that's not what I meant."]
     assert t2.revealment_sentences == ["I live in Seattle."]
+
+
+@pytest.mark.slow
+def test_a_chunk_samples_its_turns_together_and_each_turn_keeps_what_it_gets_alone(small_collection):
+    config = {
+        "cqr": {"backend": "rule"},
+        "paraphrase": {"backend": "smollm", "params": {"num_return_sequences": 4, "max_new_tokens": 24}},
+        "cr": {"backend": "anaphora"},
+        "clean": {"min_similarity": None, "keep": None},
+    }
+    texts = []
+    for chunk_size in (3, 1):  # one batch of three turns, then one turn at a time
+        Paraphrase.objects.all().delete()
+        selection = {"conversations": ["2"]}
+        job = services.generation_job_create(
+            collection=small_collection, config=config, seed=3, chunk_size=chunk_size, selection=selection
+        )
+        job = _run(job)
+        assert job.status == GenerationJob.Status.SUCCEEDED
+        seconds = set(job.turns.values_list("seconds", flat=True))
+        assert len(seconds) == (1 if chunk_size == 3 else 3)  # a batch's time is shared by its turns
+        texts.append(sorted(Paraphrase.objects.filter(provenance__job=job.pk).values_list("text", flat=True)))
+    assert texts[0] == texts[1] and texts[0]

@@ -40,6 +40,35 @@ def test_a_turn_s_result_says_whether_r_i_is_the_automatic_rewrite_or_the_raw_fa
     assert run_turn(without, best, seed=0)["rewrite_from"] == "raw utterance (no automatic rewrite)"
 
 
+def test_an_automatic_rewrite_that_drops_the_negation_and_breaks_agreement_gives_way_to_the_rule_resolver():
+    # CAsT 2020 83_2, the organisers' rewrite: "Why does bees spoil?" (honey is in the previous response).
+    turn = TurnInput(
+        "83_2", 2, "Why doesn't it spoil?", "Why doesn't honey spoil?", ["What are some facts about bees?"], [],
+        ["Worker bees make honey. Honey never spoils."], "Why does bees spoil?",
+    )  # fmt: skip
+    config = {"cqr": {"backend": "best", "params": {"use": "imported"}}, "paraphrase": TEMPLATES, "clean": {}}
+    config["clean"] = {"min_similarity": None}
+    result = run_turn(turn, config, seed=0)
+    assert result["rewrite"] == "Why doesn't honey spoil?"
+    assert result["rewrite_from"].startswith("rule resolver")
+    # A sound automatic rewrite is kept as it is.
+    assert not backends.imported_sound("Why does bees spoil?", "Why doesn't it spoil?")
+    assert not backends.imported_sound("How does bees make honey?", "How do they make honey?")
+    assert backends.imported_sound("Why are so many bees dying?", "Why are so many dying?")
+    assert backends.imported_sound("Why doesn't honey spoil?", "Why doesn't it spoil?")
+
+
+def test_best_does_not_choose_on_too_few_turns():
+    history = ["What is throat cancer?"]
+    rewrite = "What are the symptoms of throat cancer?"
+    turn = CqrTurn(history, "What are the symptoms?", [], rewrite, rewrite)
+    few = cqr.choose([turn] * (cqr.MIN_SCORED_TURNS - 1))
+    # The imported rewrite scores highest on these turns, but they are too few to tell: the rule resolver.
+    assert few["scores"]["imported"] > few["scores"]["rule"] and few["use"] == "rule"
+    assert "too few" in few["why"]
+    assert cqr.choose([turn] * cqr.MIN_SCORED_TURNS)["use"] == "imported"
+
+
 def test_the_rule_backend_reads_the_responses_the_pipeline_passes():
     turn = TurnInput(
         "83_2", 2, "Why doesn't it spoil?", "Why doesn't honey spoil?", ["What are some facts about bees?"], [],
@@ -54,7 +83,7 @@ def test_the_default_is_best_and_best_picks_the_highest_scoring_backend_by_its_d
     history = ["What is throat cancer?"]
     # Automatic rewrites that are worse than leaving the turn alone: best keeps the rule resolver (which scores
     # highest here); no automatic rewrites at all: imported is not a candidate.
-    turns = [
+    turns = cqr.MIN_SCORED_TURNS * [
         CqrTurn(
             history,
             "How is it treated in the early stages?",
@@ -71,7 +100,8 @@ def test_the_default_is_best_and_best_picks_the_highest_scoring_backend_by_its_d
         ),
     ]
     choice = cqr.choose(turns)
-    assert choice["use"] == "rule" and choice["turns"] == 2
+    assert choice["use"] == "rule" and choice["turns"] == 2 * cqr.MIN_SCORED_TURNS
+    assert choice["why"] == "highest corpus BLEU against the manual rewrites of turns 2 and later"
     assert choice["scores"]["rule"] > choice["scores"]["raw"] > choice["scores"]["imported"]
     assert set(cqr.choose([CqrTurn(t.history, t.utterance, [], "", t.manual) for t in turns])["scores"]) == {
         "raw",
@@ -106,3 +136,17 @@ def test_on_real_cast_the_default_scores_at_least_the_raw_turn_and_the_organiser
         assert organisers is not None and default >= organisers
     # The rule resolver alone never falls below the raw turn on these years either.
     assert choice["scores"]["rule"] >= round(raw, 2)
+
+
+def test_a_rewrite_that_loses_the_turn_s_words_is_not_paraphrased():
+    # SmolLM over HTTP wrote the previous question again as r_i for demo turn 83_3 ("Why do bees not spoil?").
+    turn = TurnInput(
+        "83_3", 3, "Why are so many dying?", "Why are so many bees dying?",
+        ["What are some interesting facts about bees?", "Why doesn't it spoil?"], [], [], "Why do bees spoil honey?",
+    )  # fmt: skip
+    config = {"cqr": {"backend": "imported"}, "paraphrase": TEMPLATES, "clean": {"min_similarity": None}}
+    result = run_turn(turn, config, seed=0)
+    assert [(d["stage"], d["reason"]) for d in result["dropped"] if d["stage"] == "cqr"] == [
+        ("cqr", "lost words of its source")
+    ]
+    assert [s["source"] for s in result["sources"]] == ["m"]

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ecast.pipeline import filters
+from ecast.pipeline import fewshot, filters
+from ecast.pipeline.fewshot import Example
 from tests.ecast.pipeline.ecast_helpers import ecast_pairs
 
 BEES = "What can be done to stop bees dying?"
@@ -29,6 +30,9 @@ HONEY = "Why does honey not spoil?"
         ("What causes throat cancer?", "What prevents throat cancer?", filters.POLARITY),
         ("What are the benefits of a vegan diet?", "What are the risks of a vegan diet?", filters.POLARITY),
         ("How does Netflix compare to Hulu?", "How does Amazon compare to Hulu?", filters.ENTITIES),
+        # an exclamation is no question, whatever else it lost (it was counted as a polarity flip)
+        ("Why doesn't it spoil?", "What an enigma.", filters.STATEMENT),
+        (HONEY, "How strange!", filters.STATEMENT),
     ],
 )
 def test_each_rule_drops_the_outputs_that_change_what_the_source_asks(source, text, reason):
@@ -60,6 +64,29 @@ def test_nouns_the_conversation_already_named_are_not_new():
     assert filters.is_entity_swap(text, source, "")  # "symptoms" gone, "throat cancer" from nowhere
 
 
+GARAGE_SHOTS = [
+    ("How much does it cost to replace a garage door opener?", "What does a new garage door opener cost?"),
+    ("What does a smart garage door opener do?", "What can a smart garage door opener do?"),
+]
+
+
+def test_an_output_that_brings_in_the_topic_of_the_prompts_examples_is_dropped():
+    # The demo's few-shot pool is about garage doors; that topic leaked into a paraphrase of a bee question.
+    context = "What are some interesting facts about bees?"
+    text, source = "Why are so many bees dying near a garage door?", "Why are so many bees dying?"
+    assert filters.first_failure(text, source, context, GARAGE_SHOTS) == filters.ENTITIES
+    assert filters.first_failure(text, source, context) == ""  # without the examples nothing says it leaked
+    # the examples' rewording words are no topic: "price" is shared by a faithful output and an example
+    shots = [("How much is a Lamborghini?", "What is the price of a Lamborghini?")]
+    assert filters.first_failure("What is the price of a garage door?", "How much is a garage door?", "", shots) == ""
+
+
+def test_a_word_the_conversation_already_has_is_no_leak_even_when_the_examples_have_it():
+    context = "How do I fix my garage door?"
+    text, source = "What is wrong with the garage door opener?", "What is wrong with its opener?"
+    assert not filters.is_entity_swap(text, source, context, GARAGE_SHOTS)
+
+
 def test_a_statement_source_may_be_paraphrased_by_a_statement():
     assert not filters.is_statement("I would like to learn about sharks.", "Tell me about sharks.")
     assert not filters.is_statement("Sharks fascinate me.", "I like sharks.")
@@ -71,8 +98,23 @@ def test_the_rules_pass_almost_every_curated_ecast_paraphrase(shared_data):
     for p in pairs:
         for rule in filters.RULES:
             failed[rule.name] += rule.drops(p.para_manual, p.manual, "")
+    # The examples a prompt would have retrieved for the pair (other conversations) bring in no topic it drops.
+    pool = [Example(p.manual, p.para_manual, p.topic) for p in pairs]
+    leaks = sum(
+        filters.is_entity_swap(p.para_manual, p.manual, "", fewshot.select(p.manual, pool, conversation=p.topic))
+        and not filters.is_entity_swap(p.para_manual, p.manual, "")
+        for p in pairs[::10]
+    )
+    assert leaks <= 0.02 * len(pairs[::10])  # measured on a random 600 of them: 5
     # Measured: 5,456 pairs; echo 0, statement 10, polarity 58, entities 241 (curators kept some drift:
     # "Was the Neverending Story film a book first?" → "Is The NeverEnding Story a novel adaptation?").
     assert len(pairs) == 5456
     assert failed["echo"] <= 5 and failed["statement"] <= 15 and failed["polarity"] <= 60
     assert failed["entities"] <= 0.05 * len(pairs)
+
+
+def test_a_rewrite_loses_only_words_the_conversation_already_said():
+    manual = "What is the primary reason behind the death of bees?"
+    context = "What are some interesting facts about bees? Why are so many dying?"
+    assert filters.lost_words("What is the primary reason?", manual, context) == {"death"}
+    assert filters.lost_words("What is the primary reason behind their death?", manual, context) == set()

@@ -28,16 +28,17 @@ def test_stopping_at_the_first_line_keeps_the_same_lines_as_generating_to_the_ca
     sources = ["Why are so many bees dying?"]
     net, _ = hf.load_smollm()
     steps: list[int] = []
-    generate = net.generate
+    forward = net.forward
 
     def counted(*args, **kwargs):
-        out = generate(*args, **kwargs)
-        steps.append(out.shape[1] - kwargs["input_ids"].shape[1])
-        return out
+        steps[-1] += 1
+        return forward(*args, **kwargs)
 
-    monkeypatch.setattr(net, "generate", counted)
+    monkeypatch.setattr(net, "forward", counted)
+    steps.append(0)
     stopped = backends.get("paraphrase", "smollm").paraphrase(sources, params)
     monkeypatch.setattr(hf.FirstLineDone, "__call__", lambda self, ids, scores, **kw: torch.zeros(len(ids), dtype=bool))
+    steps.append(0)
     full = backends.get("paraphrase", "smollm").paraphrase(sources, params)
     assert full == stopped
     assert steps[0] <= steps[1]

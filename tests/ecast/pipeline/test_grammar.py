@@ -19,6 +19,9 @@ from ecast.pipeline.rules import entity_removal
         ("The, what is it? What are the?", {"no_content_word", "determiner_without_noun"}),
         ("What is the best to prevent from?", {"missing_object"}),
         ("Can you tell me how does the - based?", {"determiner_without_noun"}),
+        # A pair the default job kept on demo turn 83_3, and its context-removed side.
+        ("Why do so many bees dying?", {"do_with_participle"}),
+        ("Why do so many of them dying?", {"do_with_participle"}),
     ],
 )
 def test_it_flags_the_broken_outputs_a_new_user_saw(text, rules):
@@ -36,6 +39,7 @@ def test_it_flags_the_broken_outputs_a_new_user_saw(text, rules):
         ("dangling_preposition", "What are the best in?"),
         ("missing_object", "What can be done to stop from dying?"),
         ("missing_subject", "Why would be considered?"),
+        ("do_with_participle", "Do dogs sleeping?"),
         ("double_function_word", "What is the role of of Co-Extra?"),
         ("double_function_word", "What are the symptoms of in throat cancer?"),
         ("dangling_conjunction", "What are the pros and?"),
@@ -72,6 +76,10 @@ def test_each_rule_flags_its_hand_made_example(rule, text):
         "What is something you should not miss out on on the Amalfi Coast?",
         "What can be done to stop them from dying?",
         "What about in the US?",  # "US" is an acronym, a content word
+        "Do you like swimming?",  # a subject pronoun: the next word is the verb
+        "Why do smokers have difficulty quitting?",
+        "What does being vegan mean?",
+        "Do they have a ceiling?",
     ],
 )
 def test_it_passes_good_questions(text):

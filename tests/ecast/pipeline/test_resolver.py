@@ -41,6 +41,7 @@ def test_an_expletive_it_and_unsure_cases_leave_the_turn_alone():
     for text in (
         "How long does it take to heal?",  # "it" refers to nothing
         "Is it safe to travel there?",
+        "Is sealing worth it?",  # CAsT 2021 107_8 became "Is sealing worth asphalt?"
         "It sounds like a lot. What helps?",
         "What did they do to help?",  # people, never named
         "Yes, it'll be my first time.",
@@ -49,3 +50,12 @@ def test_an_expletive_it_and_unsure_cases_leave_the_turn_alone():
     assert resolve([], "Is it treatable?") == "Is it treatable?"
     # Nothing of the pronoun's number in the previous turn: no guess.
     assert resolve(["How do I apply?"], "Is it hard?") == "Is it hard?"
+
+
+def test_a_phrase_a_quantifier_opens_is_no_referent():
+    # CAsT 2020 83_4 after "Why are so many dying?": "many dying" counts bees, it does not name them.
+    history = ["What are some interesting facts about bees?", "Why doesn't it spoil?", "Why are so many dying?"]
+    assert resolve(history, "What can be done to stop it?") == "What can be done to stop it?"
+    # A phrase without a quantifier is still a referent.
+    assert resolve(["Tell me about honey bees."], "Why are they dying?") == "Why are honey bees dying?"
+    assert resolve(["Tell me about many honey bees."], "Why are they dying?") == "Why are they dying?"
