@@ -116,13 +116,16 @@ def finetune_run(*, job_id: int) -> int | None:
         return None
     params = lora.TrainParams.from_dict(job.params)
     examples = training_examples(collection=job.collection, stage=job.stage, exclude_topics=job.exclude_topics)
-    last = [0.0]
+    last = [0.0, 0]  # when the last progress row was written, and at which step
 
     def progress(done: int, total: int, message: str) -> None:
         now = time.monotonic()
-        if now - last[0] < PROGRESS_EVERY_S and 0 < done < total:
+        # Every PROGRESS_EVERY_S, or every 1 % of the steps when they are fast (a small job on idle cores would
+        # otherwise jump from 0 to done, and a bar that never moves reads as stuck).
+        moved = done - int(last[1]) >= max(1, total // 100)
+        if now - last[0] < PROGRESS_EVERY_S and not moved and 0 < done < total:
             return
-        last[0] = now
+        last[0], last[1] = now, done
         # Only while running: a job cancelled meanwhile keeps the step it was cancelled at.
         FinetuneJob.objects.filter(pk=job_id, status=FinetuneJob.Status.RUNNING).update(
             progress_done=done, progress_total=total, message=message[:300]
