@@ -298,7 +298,8 @@ def response_job_finish(*, job_id: int) -> None:
         return
     job.status = ResponseLlmJob.Status.SUCCEEDED
     job.finished_at = timezone.now()
-    job.save(update_fields=["status", "finished_at"])
+    job.api_key = ""  # an endpoint key is kept only while the job may use it
+    job.save(update_fields=["status", "finished_at", "api_key"])
 
 
 @transaction.atomic
@@ -310,7 +311,8 @@ def response_job_fail(*, job_id: int, reason: str) -> None:
     job.status = ResponseLlmJob.Status.FAILED
     job.error = reason[:4000]
     job.finished_at = timezone.now()
-    job.save(update_fields=["status", "error", "finished_at"])
+    job.api_key = ""  # an endpoint key is kept only while the job may use it
+    job.save(update_fields=["status", "error", "finished_at", "api_key"])
 
 
 @transaction.atomic
@@ -321,7 +323,8 @@ def response_job_cancel(*, job_id: int) -> bool:
         return False
     job.status = ResponseLlmJob.Status.CANCELLED
     job.finished_at = timezone.now()
-    job.save(update_fields=["status", "finished_at"])
+    job.api_key = ""  # an endpoint key is kept only while the job may use it
+    job.save(update_fields=["status", "finished_at", "api_key"])
     return True
 
 

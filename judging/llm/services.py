@@ -319,7 +319,8 @@ def llm_judge_finish(*, job_id: int) -> None:
     job = LlmJudgeJob.objects.select_for_update().get(pk=job_id)
     job.status = LlmJudgeJob.Status.SUCCEEDED
     job.finished_at = timezone.now()
-    job.save(update_fields=["status", "finished_at"])
+    job.api_key = ""  # an endpoint key is kept only while the job may use it
+    job.save(update_fields=["status", "finished_at", "api_key"])
 
 
 @transaction.atomic
@@ -329,7 +330,8 @@ def llm_judge_fail(*, job_id: int, reason: str) -> None:
     job.status = LlmJudgeJob.Status.FAILED
     job.error = reason[:4000]
     job.finished_at = timezone.now()
-    job.save(update_fields=["status", "error", "finished_at"])
+    job.api_key = ""  # an endpoint key is kept only while the job may use it
+    job.save(update_fields=["status", "error", "finished_at", "api_key"])
 
 
 def llm_jobs_active() -> list[tuple[int, datetime]]:

@@ -139,6 +139,7 @@ def test_the_per_job_key_reaches_the_server_and_no_page_api_or_log(
     ]
     assert server.base_url in seen[1]
     assert all(KEY not in text for text in seen)
+    assert job.api_key == ""  # kept only while the job could use it
 
 
 @pytest.mark.slow

@@ -73,6 +73,7 @@ def test_assignments_are_read_from_the_replies(endpoint_settings, start):
     assert one.provenance["reply"] in ("##label: 2", "##label: 0") and json.loads(one.prompt)[1]["role"] == "user"
     assert all(r["headers"].get("Authorization") == f"Bearer {KEY}" for r in server.requests)
     assert KEY not in json.dumps(one.provenance) and KEY not in json.dumps(job.provenance)
+    assert job.api_key == ""  # kept only while the job could use it
 
 
 def test_http_500s_and_timeouts_are_retried(endpoint_settings, start):
