@@ -19,9 +19,9 @@ from typing import IO
 
 from ecast.core.csvfiles import restore_cell
 from ecast.imports.errors import row_error
-from ecast.imports.formats.runs import Lines, RunSpooler, SpooledRun, parsed_run, with_progress
+from ecast.imports.formats.runs import Lines, RunSpooler, SpooledRun, parsed_run, spool_run_file, with_progress
 from ecast.imports.parsing import Parsed, Progress
-from ecast.imports.readers import LineReport, LineStream
+from ecast.imports.readers import LineReport
 
 REQUIRED = ("qid", "docno", "score")
 OPTIONAL = ("rank", "name", "query", "docid", "")
@@ -141,10 +141,4 @@ def parse_pyterrier_run_file(
 ) -> SpooledRun:
     """A PyTerrier results CSV (plain or gzip) streamed into ``spool`` with flat memory; ImportFailed with every bad
     row before anything is written."""
-    report = LineReport(name)
-    stream = LineStream(path=path, name=name, report=report, max_bytes=max_bytes, progress=progress)
-    stream.open()
-    run = pyterrier_run_lines(stream, report, RunSpooler(report, spool), file=name)
-    if report:
-        raise report.fail()
-    return run
+    return spool_run_file(pyterrier_run_lines, path, name=name, spool=spool, max_bytes=max_bytes, progress=progress)

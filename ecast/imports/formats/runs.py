@@ -284,10 +284,24 @@ def parse_run_file(
 ) -> SpooledRun:
     """A TREC run file (plain or gzip) streamed into ``spool`` with flat memory; ImportFailed with every bad line
     (the first ``MAX_ERRORS`` of them, then a count), before anything is written."""
+    return spool_run_file(trec_run_lines, path, name=name, spool=spool, max_bytes=max_bytes, progress=progress)
+
+
+def spool_run_file(
+    read: Callable[..., SpooledRun],
+    path: Path,
+    *,
+    name: str,
+    spool: IO[bytes],
+    max_bytes: int | None = None,
+    progress: Progress = None,
+) -> SpooledRun:
+    """Stream ``path`` line by line through ``read`` (a run format's line reader) into ``spool``; ImportFailed with
+    every bad line once the file is read, before anything is written."""
     report = LineReport(name)
     stream = LineStream(path=path, name=name, report=report, max_bytes=max_bytes, progress=progress)
     stream.open()
-    run = trec_run_lines(stream, report, RunSpooler(report, spool), file=name)
+    run = read(stream, report, RunSpooler(report, spool), file=name)
     if report:
         raise report.fail()
     return run
