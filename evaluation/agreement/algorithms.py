@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -339,7 +339,7 @@ def ranking_agreement(a: Mapping[str, float], b: Mapping[str, float]) -> dict[st
 
 
 def _why_no_tau(
-    tau: float | None, n: int, common: Sequence[str], a: Mapping[str, float], b: Mapping[str, float]
+    tau: float | None, n: int, common: Collection[str], a: Mapping[str, float], b: Mapping[str, float]
 ) -> str:
     """Why τ is undefined (empty when it is not): too few runs, or one side gives every run the same score."""
     if tau is not None:
