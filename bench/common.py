@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 # The baseline's measures: what the app stores (``evaluation.metrics.DEFAULT_MEASURES``) as trec_eval computes them,
@@ -156,6 +157,21 @@ def machine_cpu() -> tuple[float, float]:
     return (user + nice + system + irq + softirq) / TICK, steal / TICK
 
 
+def postgres_processes() -> Iterator[tuple[int, str, list[str]]]:
+    """(pid, title, stat fields) of every PostgreSQL process on this machine; a backend's title reads
+    "postgres: USER DATABASE HOST(PORT) STATE"."""
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            if (entry / "comm").read_text().strip() != "postgres":
+                continue
+            title = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        fields = _stat_fields(entry)
+        if fields is not None:
+            yield int(entry.name), title, fields
+
+
 def postgres_cpu(db_name: str) -> float:
     """CPU seconds so far of the PostgreSQL backends serving ``db_name`` on this machine (0 without a server), from
     /proc.
@@ -166,19 +182,10 @@ def postgres_cpu(db_name: str) -> float:
     autovacuum's) is counted too, whether or not a backend of ``db_name`` is open at the moment."""
     servers: dict[int, list[str]] = {}  # pid → stat fields of every postgres process
     total = 0.0
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            if (entry / "comm").read_text().strip() != "postgres":
-                continue
-            # A backend's title: "postgres: USER DATABASE HOST(PORT) STATE".
-            title = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        fields = _stat_fields(entry)
-        if fields is not None:
-            servers[int(entry.name)] = fields
-            if f" {db_name} " in f" {title} ":
-                total += _spent(fields)
+    for pid, title, fields in postgres_processes():
+        servers[pid] = fields
+        if f" {db_name} " in f" {title} ":
+            total += _spent(fields)
     for fields in servers.values():
         if int(fields[1]) not in servers:  # a server's main process: its reaped children's user + system time
             total += (int(fields[13]) + int(fields[14])) / TICK
@@ -189,18 +196,7 @@ def postgres_backends_cpu(db_name: str) -> dict[int, float]:
     """{pid: CPU seconds so far} of the PostgreSQL backends now serving ``db_name`` (empty without a server here).
     Unlike ``postgres_cpu`` it counts no other database's work, but a backend that ends takes its time with it: the
     difference of two readings over the pids alive at the second is a lower bound of what ``db_name`` cost."""
-    out: dict[int, float] = {}
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            if (entry / "comm").read_text().strip() != "postgres":
-                continue
-            title = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        fields = _stat_fields(entry)
-        if fields is not None and f" {db_name} " in f" {title} ":
-            out[int(entry.name)] = _spent(fields)
-    return out
+    return {pid: _spent(fields) for pid, title, fields in postgres_processes() if f" {db_name} " in f" {title} "}
 
 
 def make_database(base_url: str, prefix: str) -> str:
