@@ -370,6 +370,8 @@ else:
         "default": {
             "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
             "LOCATION": str(VAR_DIR / "cache" / "django"),
+            # Django's default of 300 entries would cull a model server's reply cache in the middle of one job.
+            "OPTIONS": {"MAX_ENTRIES": 20_000},
         }
     }
 

@@ -44,13 +44,13 @@ def _similarity(config: dict[str, Any]) -> Callable[[list[str], list[str]], list
     return cosine
 
 
-_EXAMPLES: dict[tuple[int, int], list[Any]] = {}
+_EXAMPLES: dict[tuple[int, int, str], list[Any]] = {}
 
 
 def _examples(job: GenerationJob) -> list[Any]:
     """The collection's approved pairs for the few-shot prompt, read once per job and worker process (a chunk's
     turns share them; pairs approved while the job runs are used by the next job)."""
-    key = (job.pk, job.collection_id)
+    key = (job.pk, job.collection_id, str(job.created_at))  # a test database may hand a job's id out again
     if key not in _EXAMPLES:
         _EXAMPLES.clear()  # one job's pool at a time per worker
         _EXAMPLES[key] = selectors.approved_examples(collection=job.collection)

@@ -20,7 +20,10 @@ this rule instead replaces the one entity the conversation already established w
    "bee habitat" (only "bee" said before)  "their habitat" (a said-before modifier becomes a possessive)
    ======================================  ================================================================
 
-3. Every rewrite must pass :func:`ecast.pipeline.grammar.problems`; the next candidate is tried otherwise, and
+3. When no anaphor fits, a final prepositional phrase after a noun whose object the conversation already named
+   is left out, as users do ("What are the alternatives to surgery for invasive lobular cancer?" → "What are
+   the alternatives to surgery?").
+4. Every rewrite must pass :func:`ecast.pipeline.grammar.problems`; the next candidate is tried otherwise, and
    when none is left the text comes back unchanged (the pipeline then drops the pair as identical to its
    source, unless the turn needs no context). The rule never deletes a noun and never leaves broken text.
 """
@@ -42,8 +45,8 @@ GENERIC_NOUNS = frozenset(
         "history", "information", "fact", "lot", "part", "number", "amount", "people", "person", "time", "year",
         "day", "use", "place", "problem", "question", "reason", "rule", "step", "tip", "idea", "option",
         "purpose", "meaning", "definition", "name", "list", "detail", "feature", "characteristic", "aspect",
-        "factor", "result", "process", "method", "level", "rate", "cost", "price", "size", "issue", "point",
-        "case", "area", "something", "anything", "everything", "nothing", "one", "someone", "anyone",
+        "factor", "result", "process", "method", "level", "stage", "phase", "rate", "cost", "price", "size",
+        "issue", "point", "case", "area", "something", "anything", "everything", "nothing", "one", "someone", "anyone",
         "other", "more", "most", "best", "first", "last", "same", "main", "different", "important", "good",
         "new", "old", "big", "small", "many", "much", "few", "several", "common", "popular", "major",
     }
@@ -191,7 +194,9 @@ def _fix_tags(toks: list[_Tok], hist: _History) -> None:
         # A word said before, called a verb in front of a noun ("to bee habitat", "could smart garage door
         # openers"); after a subject it is the verb ("bees make honey").
         mistagged = tok.tag not in ("NOUN", "PROPN", "ADJ", "NUM") and _content(tok)  # "Is throat/PRON cancer"
-        if mistagged and tok.key in hist.latest and before_noun and not after_subject:
+        # Not a verb said as a verb before ("for a cat to eat plastic" stays a verb); "super/X cars" is retagged.
+        said = tok.key in hist.nominal or (tok.key in hist.latest and tok.tag == "X")
+        if mistagged and said and before_noun and not after_subject:
             tok.tag = "NOUN" if tok.key in hist.nouns else "ADJ"
         # "a standing desk": a participle between an article and a noun modifies the noun.
         elif (
@@ -376,6 +381,18 @@ def _number(toks: list[_Tok], np: _NP, end: int) -> bool:
     return _is_plural(toks[np.end - 1])
 
 
+_OBJECT_PRONOUNS = frozenset({"them", "him", "me", "us"})
+_QUOTES = frozenset({'"', "“", "”", "'", "‘", "’"})
+_DETERMINER_WORDS = frozenset({"which", "whose", "the", "a", "an"})  # not "what": "what causes/VERB throat cancer"
+_RELATIVES = frozenset({"that", "who", "which", "whose", "whom"})
+
+
+def _superlative(tok: _Tok) -> bool:
+    return tok.low in ("best", "worst", "most", "least") or (
+        tok.tag == "ADJ" and tok.low.endswith("est") and len(tok.low) > 5
+    )
+
+
 def _standalone(toks: list[_Tok], np: _NP, end: int, hist: _History) -> bool:
     """Whether tokens np.start..end are a whole noun phrase that refers: not one conjunct of "A and B", not a
     predicate ("be considered apex predators", "work as a veterinarian"), not cut off by the tagger mid-phrase
@@ -394,12 +411,31 @@ def _standalone(toks: list[_Tok], np: _NP, end: int, hist: _History) -> bool:
             return False
         if _content(prev) and prev.tag not in ("VERB", "AUX", "ADV", "ADP", "SCONJ", "CCONJ", "PART", "INTJ"):
             return False  # a content word the tagger left out of the phrase
+        if prev.tag in ("ADP", "SCONJ") and _content(prev) and prev.low not in grammar.PREPOSITIONS:
+            return False  # "making almond/ADP milk": no preposition, a modifier the tagger mistook
         if prev.tag == "VERB" and prev.key in hist.nouns and not prev.low.endswith("ing"):
             return False  # "damage concrete/VERB driveways": a noun of the conversation, mis-tagged
         if prev.tag == "ADV" and before is not None and before.low in _CUT_AFTER:
             return False
         if toks[np.body].tag == "PROPN" and prev.text[:1].isupper() and before is not None and before.is_word:
             return False  # "Barron | Trump"
+    if prev is not None and following is not None and prev.text == "," and following.text == ",":
+        return False  # one item of a list: "(almond, oat, hemp, rice milk)"
+    if prev is not None and (prev.low in _OBJECT_PRONOUNS or prev.text in _QUOTES):
+        return False  # "call them funny cars" names, "the "Funny Cars"" quotes: no entity to stand in for
+    if (
+        prev is not None
+        and prev.tag == "VERB"
+        and _content(prev)
+        and before is not None
+        and before.low in _DETERMINER_WORDS
+        and not (before.low == "which" and prev.low.endswith("s"))  # "which causes/VERB …" is a verb
+    ):
+        return False  # "Which vegan/VERB milk": a modifier the tagger called a verb
+    if any(_superlative(toks[k]) for k in range(np.body, end)):
+        return False  # "the best vegan milk" for a latte is not the one the conversation named
+    if following is not None and (following.low in _RELATIVES or following.text in _QUOTES):
+        return False  # "the first car that goes fast": a pronoun takes no restrictive clause
     if following is not None:
         if following.low in _COORDINATION or following.tag in ("NOUN", "PROPN", "NUM") or following.text == ")":
             return False
@@ -408,7 +444,8 @@ def _standalone(toks: list[_Tok], np: _NP, end: int, hist: _History) -> bool:
         # A subject or predicate with a complement ("What are the alternatives to surgery?", "How do big
         # companies in the US adapt?") loses it to a pronoun; an object ("stop bees from …", "about hemp milk
         # for coffee") does not.
-        if following.tag == "ADP" and after is not None and after.tag in _NP_START:
+        preposition = following.tag == "ADP" or following.low == "to"  # "alternatives to/PART surgery"
+        if preposition and after is not None and after.tag in _NP_START:
             if prev is None or prev.tag not in ("VERB", "ADP"):
                 return False
     return np.det not in ("its", "their", "his", "her")  # already anaphoric
@@ -565,6 +602,44 @@ def _render_full(
     return first.start, last.end, _capitalise(_pronoun(plural, case, gender), toks, s)
 
 
+# Prepositions whose phrase a user leaves out once the conversation has named its object ("What are the
+# alternatives to surgery for invasive lobular cancer?" → "What are the alternatives to surgery?").
+_ELLIPSIS_AFTER = frozenset({"for", "of", "in", "on", "about", "with", "regarding"})
+
+
+def _ellipses(toks: list[_Tok], hist: _History) -> list[tuple[int, int]]:
+    """Character spans of a final prepositional phrase to leave out: it follows a noun, ends the text (nothing but
+    punctuation after it), and every content word of its noun phrase was said before, headed by a noun that is
+    not generic. Longest first (a chain "for X of Y" goes whole)."""
+    spans: list[tuple[int, int]] = []
+    nps = _noun_phrases(toks)
+    for np in nps:
+        if any(t.is_word for t in toks[np.end :]) or np.start < 2:
+            continue
+        words = range(np.body, np.end)
+        head = toks[np.end - 1]
+        if head.tag not in ("NOUN", "PROPN") or head.key in GENERIC_NOUNS:
+            continue
+        if not all(toks[k].key in hist.latest or not _content(toks[k]) for k in words):
+            continue
+        start = np.start - 1
+        while True:
+            prep, before = toks[start], toks[start - 1] if start > 0 else None
+            if prep.low not in _ELLIPSIS_AFTER or before is None or before.tag not in ("NOUN", "PROPN"):
+                break
+            spans.append((toks[start - 1].end, head.end))
+            # "for stage 1 of invasive lobular cancer": the phrase before may go with it when it was said too
+            outer = next((n for n in nps if n.end == start), None)
+            if (
+                outer is None
+                or outer.start < 2
+                or not all(toks[k].key in hist.latest or not _content(toks[k]) for k in range(outer.body, outer.end))
+            ):
+                break
+            start = outer.start - 1
+    return sorted(spans, key=lambda sp: sp[0])
+
+
 def anaphora_cr(text: str, history: Sequence[str]) -> str:
     """Replace the entity the conversation already established with its anaphor (module docstring); the text
     unchanged when there is none or every rewrite would break a grammar rule."""
@@ -579,4 +654,13 @@ def anaphora_cr(text: str, history: Sequence[str]) -> str:
         out = re.sub(r"\s+([?.!,;:])", r"\1", re.sub(r"\s{2,}", " ", out)).strip()
         if out != text and grammar.is_grammatical(out):
             return out
+    # No anaphor fits: leave out a final phrase the conversation already named, as users do.
+    for start, end in _ellipses(toks, hist):
+        out = re.sub(r"\s+([?.!,;:])", r"\1", text[:start] + text[end:]).strip()
+        if out != text and _has_noun(out) and grammar.is_grammatical(out):
+            return out
     return text
+
+
+def _has_noun(text: str) -> bool:
+    return any(t.tag in ("NOUN", "PROPN") and _content(t) for t in _analyse(text))

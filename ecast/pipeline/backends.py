@@ -180,7 +180,9 @@ def _conversation(history: list[str], manual: list[str]) -> list[str]:
 class AnaphoraBackend:
     """Context removal by anaphora (the default): the entity the conversation established → its anaphor.
 
-    ``params["manual_history"]`` (the earlier turns' manual rewrites, which the pipeline passes) helps find it.
+    ``params["manual_history"]`` (the earlier turns' manual rewrites) and ``params["responses"]`` (their canonical
+    responses; the last one is read, as a user refers to what the system just said: "How deadly is it?" after a
+    response about lobular carcinoma in situ), both passed by the pipeline, help find it.
     """
 
     name: str = "anaphora"
@@ -195,7 +197,10 @@ class AnaphoraBackend:
 
     def cr(self, texts: list[str], histories: list[list[str]], params: dict[str, Any]) -> list[str]:
         manual = list(params.get("manual_history") or [])
-        return [anaphora.anaphora_cr(t, _conversation(h, manual)) for t, h in zip(texts, histories, strict=True)]
+        said = [r for r in (params.get("responses") or [])[-1:] if r]
+        return [
+            anaphora.anaphora_cr(t, [*_conversation(h, manual), *said]) for t, h in zip(texts, histories, strict=True)
+        ]
 
 
 @dataclass

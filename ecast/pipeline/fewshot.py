@@ -23,7 +23,8 @@ with cos the MiniLM cosine to the manual rewrite m_i (to the paraphrase's own so
 and overlap the share of p's word bigrams (start and end marks included) that its source also has: a reworded
 question outranks a near copy of the same meaning, and a copy never outranks a faithful rewording by more than
 the weight. The best ``keep`` are kept (ties: generation order); the rest are dropped as "ranked out"
-(:data:`ecast.pipeline.clean.RANKED_OUT`).
+(:data:`ecast.pipeline.clean.RANKED_OUT`). The pipeline asks for every survivor with its score and keeps the best
+``keep`` whose context removal also passes (:mod:`ecast.pipeline.run`).
 """
 
 from __future__ import annotations

@@ -30,6 +30,9 @@ Registry (:data:`RULES`, in the order they are tried; the first that fires names
   the source asks how to stop / prevent / avoid something (a base form: "to stop bees dying", "can prevent")
   and the output asks what *is* stopping it ("What is stopping bees from dying?", which asks what keeps them
   alive).
+- ``additions`` — the output asks more than its source: an extra sentence with nouns new to the conversation
+  ("Why do cats eat plastic? What is their primary predator?"), or a content word repeated beyond the source's
+  count ("How likely is cancer to spread from breast cancer to lobular cancer breast cancer?").
 
 Each rule is a function ``(text, source, context, shots) -> bool`` (True: drop), with ``context`` the
 conversation's earlier turns joined and ``shots`` the prompt's example pairs (source, paraphrase). Tests work
@@ -40,6 +43,7 @@ ECAsT manual paraphrase of CAsT 2019–2020, which it must almost always pass.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -50,6 +54,7 @@ ECHO = "prompt echo"
 STATEMENT = "statement for a question"
 ENTITIES = "lost or swapped entities"
 POLARITY = "polarity flip"
+ADDITIONS = "adds to its source"
 LOST_WORDS = "lost words of its source"  # CQR and context removal (lost_words), not a paraphrase rule
 
 
@@ -293,8 +298,13 @@ IMPLICIT_NEGATIONS = frozenset(
 _NEGATIVE_PREFIX = re.compile(r"^(?:un(?!der|i|til|less)|non|in(?:correct|valid|eligible|effective|sufficient))\w{3,}")
 
 
+# "No, I meant …", "What? No. Will eating plastic …": a "no" that answers the system, not one that negates.
+_DISCOURSE_NO = re.compile(r"(?:^|(?<=[.?!]))\s*no\s*[,.!?;:-]", re.I)
+
+
 def _negations(text: str) -> int:
     text = re.sub(r"\bor not\b", "", text, flags=re.I)  # "legal or not?" asks the same as "legal?"
+    text = _DISCOURSE_NO.sub(" ", text)
     return sum(1 for w in _words(text) if w in NEGATIONS or w.endswith("n't"))
 
 
@@ -333,11 +343,47 @@ def lost_words(text: str, source: str, context: str = "") -> set[str]:
     return content_stems(source) - content_stems(text) - content_stems(context)
 
 
+# --- additions --------------------------------------------------------------------------------------------------------
+def _sentences(text: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[.?!])\s+", text.strip()) if _words(s)]
+
+
+def _repeats(text: str, source: str) -> bool:
+    """A content word said three times, a run of two content words said twice, or a word said again right after
+    itself ("cruel and cruel"), more often than the source says it."""
+    words, src = _words(text), _words(source)
+
+    def content(ws: list[str]) -> list[str]:
+        return [_stem(w) if w not in FUNCTION_WORDS else "" for w in ws]
+
+    mine, theirs = content(words), content(src)
+    said, counts = Counter(theirs), Counter(mine)
+    if any(w and n >= 3 and n > said[w] for w, n in counts.items()):
+        return True
+    pairs = Counter(p for p in zip(mine, mine[1:], strict=False) if all(p))
+    src_pairs = Counter(zip(theirs, theirs[1:], strict=False))
+    if any(n >= 2 and n > src_pairs[p] for p, n in pairs.items()):
+        return True
+    return any(w and w in mine[i + 1 : i + 3] and w not in theirs for i, w in enumerate(mine))
+
+
+def is_addition(text: str, source: str, context: str = "", shots: Sequence[tuple[str, str]] = ()) -> bool:
+    """The output asks more than its source: a sentence beyond the source's count that brings nouns neither the
+    source nor the conversation has ("Why do cats eat plastic? What is their primary predator?"; a second
+    wording of the same question, "… Why doesn't it go off?", passes), or words repeated beyond the source
+    ("… from breast cancer to lobular cancer breast cancer?", "a cruel and cruel way", "What is a cat's slow
+    blink, it's a sign of a cat's slow blink.")."""
+    sentences, known = _sentences(text), _stems(source) | _stems(context)
+    extra = sentences[len(_sentences(source)) :]
+    return any(_nouns(s)[0] - known for s in extra) or _repeats(text, source)
+
+
 RULES: tuple[Rule, ...] = (
     Rule("echo", ECHO, is_echo),
     Rule("statement", STATEMENT, is_statement),
     Rule("polarity", POLARITY, is_polarity_flip),
     Rule("entities", ENTITIES, is_entity_swap),
+    Rule("additions", ADDITIONS, is_addition),
 )
 REASONS = tuple(r.reason for r in RULES)
 

@@ -23,6 +23,8 @@ outputs on CAsT 2020. Rules, by the reason code ``problems()`` returns:
 - ``do_with_participle``: "do" / "does" / "did" opening a question (after a question word or alone) whose clause
   has no verb but -ing forms ("Why do so many bees dying?"; "How do I stop smoking?" and "What does being vegan
   mean?" have a base form and pass).
+- ``do_with_be``: "do" / "does" / "did" opening a question whose clause has "be" as its verb ("How does food be
+  tested?", "How does it be tested?"); "to be" ("Does it need to be sealed?") passes.
 - ``missing_object``: a verb that needs its object before "from" followed directly by "from"
   ("What is the best to prevent from?", "stop from dying").
 - ``double_function_word``: the same function word twice ("the the", "of of"; "that that" and "had had" are
@@ -222,6 +224,22 @@ def _do_with_participle(tokens: list[str], i: int) -> bool:
     return sum(1 for w in between if w not in _DO_FILLERS) <= 1
 
 
+def _do_with_be(tokens: list[str], i: int) -> bool:
+    """``tokens[i]`` is "do" opening a question whose clause (to its end) has a bare "be" not after "to"."""
+    for j in range(i + 1, len(tokens)):
+        if tokens[j] in _SENTENCE_END or tokens[j] in ",;:" or _low(tokens[j]) in _CLAUSE_OPENERS:
+            return False  # "Do you think depression can be …": "be" belongs to the clause inside
+        if _low(tokens[j]) == "be" and _low(tokens[j - 1]) not in _BEFORE_BE:
+            return True
+    return False
+
+
+_CLAUSE_OPENERS = frozenset({"that", "if", "whether", "when", "because", "which", "who", "where", "while"})
+_BEFORE_BE = frozenset(
+    {"to", "not", "n't", "ever", "also", "always", "can", "could", "should", "would", "will", "must", "might", "may"}
+)
+
+
 def problems(text: str) -> list[str]:
     """The reason codes (module docstring) of every rule the text breaks; empty when it passes."""
     found: list[str] = []
@@ -287,6 +305,8 @@ def problems(text: str) -> list[str]:
         if low in _DO and (prev is None or prev in _CLAUSE_START or prev_low in _SUBJECT_WH | _ADVERBIAL_WH):
             if _do_with_participle(tokens, i):
                 flag("do_with_participle")
+            if _do_with_be(tokens, i):
+                flag("do_with_be")
         if low == "from" and prev_low in MISSING_OBJECT_BEFORE_FROM:
             flag("missing_object")
         if nxt is not None and _is_word(nxt):

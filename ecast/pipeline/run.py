@@ -3,8 +3,11 @@
 
 Chat backends (smollm, openai) are prompted with few-shot pairs retrieved per source from the curated pairs the
 caller passes (``examples``; never of the turn's own conversation), else a fixed set
-(:mod:`ecast.pipeline.fewshot`). They over-generate; after the drops the best ``clean.keep`` paraphrases by
-the documented score are kept and the rest dropped as "ranked out".
+(:mod:`ecast.pipeline.fewshot`). They over-generate; after the drops the paraphrases are ranked by the documented
+score and context removal takes them best first: one whose context removal fails gives its place to the next best,
+until ``clean.keep`` pairs passed every stage; the rest are dropped as "ranked out". m_i is paraphrased without
+the reaction that opens it ("What? No.", "Cool name!") when what is left asks on its own
+(:func:`standalone_question`).
 
 Every stage drops what it should not pass on and counts it by reason (:mod:`ecast.pipeline.clean`):
 
@@ -15,8 +18,10 @@ Every stage drops what it should not pass on and counts it by reason (:mod:`ecas
 - Paraphrase: empty, identical to a source, ungrammatical, failing a meaning rule of
   :mod:`ecast.pipeline.filters` (prompt echo, a statement where the source asks, a polarity flip, lost or swapped
   entities), a near duplicate, below the floor to its source, or ranked out.
-- Context removal (depth ≥ 2): the pair is dropped when p^r is empty, ungrammatical, identical to p^m although
-  the turn depends on its context (u_i ≠ m_i), lost a content word of p^m that the conversation never said
+- Context removal (depth ≥ 2; the conversation is the earlier raw turns, their manual rewrites and the previous
+  canonical response, which a user refers to as readily as to their own words): the pair is dropped when p^r is
+  empty, ungrammatical, identical to p^m although the turn depends on its context (u_i ≠ m_i), the same raw turn
+  as a pair already kept (near duplicate), lost a content word of p^m that the conversation never said
   (only words it said may give way to a pronoun), or, with a floor, less similar to p^m than the floor *in the
   conversation*: both are read after the first and the previous raw turn, so a pronoun that stands for the
   topic is not mistaken for lost meaning ("What are its symptoms?" vs "What are the symptoms of throat cancer?"
@@ -25,6 +30,7 @@ Every stage drops what it should not pass on and counts it by reason (:mod:`ecas
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -203,6 +209,22 @@ def run_turns(
     ]
 
 
+_POINTS_BACK = re.compile(r"\b(?:it|its|they|them|their|this|that|these|those)\b", re.I)
+
+
+def standalone_question(text: str) -> str:
+    """m_i without the feedback that opens it ("What? No.", "Cool name!", "Really?"), when what is left asks on its
+    own: it has a content word and nothing pointing back ("How are they related?" after "Permaculture sounds like
+    organic farming" keeps the whole). The model is then asked to reword the question, not the reaction."""
+    pre = preprocess.preprocess(text)
+    question = pre.final_question
+    if not pre.feedback or pre.other or pre.revealment or not question or question == text.strip():
+        return text
+    if _POINTS_BACK.search(question) or not filters.content_stems(question):
+        return text
+    return question
+
+
 def _prepare(
     turn: TurnInput,
     config: dict[str, Any],
@@ -251,7 +273,7 @@ def _prepare(
     wanted = (config.get("paraphrase") or {}).get("sources") or ["r", "m"]
     sources: list[tuple[str, str]] = []
     for key in wanted:
-        text = (rewrite if rewrite_usable else "") if key == "r" else (turn.manual or "")
+        text = (rewrite if rewrite_usable else "") if key == "r" else standalone_question(turn.manual or "")
         if text and text not in [t for _, t in sources]:
             sources.append((key, text))
     shots: list[list[tuple[str, str]]] = []
@@ -282,7 +304,6 @@ def _finish(
     pre, question, history, s = state["pre"], state["question"], state["history"], state["seed"]
     floor, dropped, rewrite = state["floor"], state["dropped"], state["rewrite"]
     sources, shots = state["sources"], state["shots"]
-    norm = clean.normalise
     origin: dict[str, tuple[str, str]] = {}
     candidates: list[str] = []
     for (key, text), outs in zip(sources, generated, strict=True):
@@ -304,66 +325,59 @@ def _finish(
         if meaning_checks(config)
         else None,
     )
-    kept, below, ranked_out, _ = fewshot.rank(
+    passed, below, _, scores = fewshot.rank(
         cleaned.kept,
         [origin[t][1] for t in cleaned.kept],
         reference=turn.manual,
         similarity=similarity,
-        keep=keep_count(config),
+        keep=None,
         floor=meaning_floor(config) if floor is not None else None,
     )
-    cleaned.kept = kept
-    cleaned.dropped += [(t, clean.BELOW_FLOOR) for t in below] + [(t, clean.RANKED_OUT) for t in ranked_out]
+    cleaned.dropped += [(t, clean.BELOW_FLOOR) for t in below]
+    at = {t: i for i, t in enumerate(cleaned.kept)}
+    best_first = sorted(passed, key=lambda t: (-scores[at[t]], at[t]))
+    keep = keep_count(config)
+    context_removed = turn.number >= 2
+    cr_outputs: list[str] = []
+    cr_of_manual = None
+    chosen: dict[str, str] = {}  # p^m → p^r, the best k whose context removal passed
+    if context_removed:
+        # Best first, a batch at a time: a paraphrase whose context removal fails gives its place to the next
+        # best, so a turn keeps k pairs when k of its paraphrases survive every stage.
+        pending = list(best_first)
+        first = True
+        while first or (pending and (keep is None or len(chosen) < keep)):
+            batch = pending if keep is None else pending[: keep - len(chosen)]
+            pending = pending[len(batch) :]
+            outs, manual_out, cr_drops = _context_removal(
+                turn, batch, history, config, seed=s, floor=floor, similarity=similarity, with_manual=first
+            )
+            if first:
+                cr_of_manual = manual_out
+            first = False
+            cr_outputs += outs
+            dropped.extend(cr_drops)
+            failed = {d["source"] for d in cr_drops}
+            for manual, raw in zip(batch, outs, strict=True):
+                if manual in failed:
+                    continue
+                if any(clean.near_duplicate(raw, other) for other in chosen.values()):
+                    # two pairs that ask the same raw turn give a curator one pair to read twice
+                    dropped.append(_drop("cr", raw, clean.NEAR_DUPLICATE, manual))
+                    continue
+                chosen[manual] = raw
+        ranked_out = pending
+    else:  # first turns carry full context: p^r = p^m
+        chosen = {m: m for m in (best_first if keep is None else best_first[: max(keep, 0)])}
+        ranked_out = [t for t in best_first if t not in chosen]
+    cleaned.dropped += [(t, clean.RANKED_OUT) for t in ranked_out]
     for text, reason in cleaned.dropped:
         dropped.append(_drop("paraphrase", text, reason, origin.get(text, ("", ""))[1], cleaned.rules.get(text)))
-
-    # --- context removal
-    cr_backend, cr_params, _ = _stage(config, "cr")
-    cr_of_manual = None
-    context_removed = turn.number >= 2
-    raws: list[str | None]
-    cr_outputs: list[str] = []
-    if context_removed and (cleaned.kept or turn.manual):
-        # CR of m_i itself is batched in: it is what ECAsT Table 9 scores against the real raw turn u_i.
-        inputs = list(cleaned.kept) + ([turn.manual] if turn.manual else [])
-        params = {**cr_params, "seed": s, "manual_history": list(turn.history_manual)}
-        outs = [clean.strip_control(o) for o in cr_backend.cr(inputs, [history] * len(inputs), params)]
-        if turn.manual:
-            cr_of_manual, outs = outs[-1] or turn.manual, outs[:-1]
-        cr_outputs = list(outs)
-        needs_context = bool(turn.manual) and norm(turn.manual) != norm(turn.raw)
-        said = " ".join([*history, *turn.history_manual])
-        context = " ".join(dict.fromkeys([history[0], history[-1]])) if history else ""
-        scores: list[float] = []
-        if floor is not None and similarity is not None and outs:
-            scores = similarity([f"{context} {o}" for o in outs], [f"{context} {m}" for m in cleaned.kept])
-        raws = []
-        for i, (manual, raw) in enumerate(zip(cleaned.kept, outs, strict=True)):
-            problems = grammar.problems(raw) if norm(raw) else []
-            reason = ""
-            if not norm(raw):
-                reason = clean.EMPTY
-            elif problems:
-                reason = clean.UNGRAMMATICAL
-            elif norm(raw) == norm(manual) and needs_context:
-                reason = clean.IDENTICAL
-            elif filters.lost_words(raw, manual, said):
-                reason = clean.LOST_WORDS
-            elif scores and floor is not None and scores[i] < floor:
-                reason = clean.BELOW_FLOOR
-            if reason:
-                dropped.append(_drop("cr", raw, reason, manual, problems))
-                raws.append(None)
-            else:
-                raws.append(raw)
-    else:
-        raws = list(cleaned.kept)  # first turns carry full context: p^r = p^m
     outputs = []
-    for manual, kept_raw in zip(cleaned.kept, raws, strict=True):
-        if kept_raw is None:
-            continue
-        key, source_text = origin[manual]
-        outputs.append({"manual": manual, "raw": kept_raw, "source": key, "source_text": source_text})
+    for manual in cleaned.kept:  # in generation order
+        if manual in chosen:
+            key, source_text = origin[manual]
+            outputs.append({"manual": manual, "raw": chosen[manual], "source": key, "source_text": source_text})
     return {
         "seed": s,
         "preprocess": pre.as_dict(),
@@ -381,3 +395,56 @@ def _finish(
         "context_removed": context_removed,
         "cr_of_manual": cr_of_manual,
     }
+
+
+def _context_removal(
+    turn: TurnInput,
+    texts: list[str],
+    history: list[str],
+    config: dict[str, Any],
+    *,
+    seed: int,
+    floor: float | None,
+    similarity: Callable[[list[str], list[str]], list[float]] | None,
+    with_manual: bool,
+) -> tuple[list[str], str | None, list[dict[str, Any]]]:
+    """p^r for each p^m of ``texts`` (and, ``with_manual``, for m_i itself: ECAsT Table 9 scores it against the
+    real raw turn u_i), and the drops of the ones that fail (module docstring), each with its p^m as source."""
+    cr_backend, cr_params, _ = _stage(config, "cr")
+    norm = clean.normalise
+    inputs = list(texts) + ([turn.manual] if with_manual and turn.manual else [])
+    if not inputs:
+        return [], None, []
+    params = {
+        **cr_params,
+        "seed": seed,
+        "manual_history": list(turn.history_manual),
+        "responses": list(turn.history_responses),
+    }
+    outs = [clean.strip_control(o) for o in cr_backend.cr(inputs, [history] * len(inputs), params)]
+    manual_out = None
+    if with_manual and turn.manual:
+        manual_out, outs = outs[-1] or turn.manual, outs[:-1]
+    needs_context = bool(turn.manual) and norm(turn.manual) != norm(turn.raw)
+    said = " ".join([*history, *turn.history_manual, *[r for r in turn.history_responses[-1:] if r]])
+    context = " ".join(dict.fromkeys([history[0], history[-1]])) if history else ""
+    scores: list[float] = []
+    if floor is not None and similarity is not None and outs:
+        scores = similarity([f"{context} {o}" for o in outs], [f"{context} {m}" for m in texts])
+    drops = []
+    for i, (manual, raw) in enumerate(zip(texts, outs, strict=True)):
+        problems = grammar.problems(raw) if norm(raw) else []
+        reason = ""
+        if not norm(raw):
+            reason = clean.EMPTY
+        elif problems:
+            reason = clean.UNGRAMMATICAL
+        elif norm(raw) == norm(manual) and needs_context:
+            reason = clean.IDENTICAL
+        elif filters.lost_words(raw, manual, said):
+            reason = clean.LOST_WORDS
+        elif scores and floor is not None and scores[i] < floor:
+            reason = clean.BELOW_FLOOR
+        if reason:
+            drops.append(_drop("cr", raw, reason, manual, problems))
+    return outs, manual_out, drops

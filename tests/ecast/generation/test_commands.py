@@ -19,7 +19,7 @@ def test_generate_sync_with_rule_backends_is_deterministic(small_collection):
     out = io.StringIO()
     call_command(
         "generate", "Mini", "--cqr", "rule", "--paraphrase", "rule", "--cr", "rule", "--no-similarity-floor", "-n",
-        "2", "--sync",
+        "2", "--sync", "--sources", "r",  # m_i is u_i here: its paraphrases would ask the same raw turns
         "--chunk-size", "4", stdout=out,
     )  # fmt: skip
     job = GenerationJob.objects.get()

@@ -61,6 +61,14 @@ def test_the_established_entity_becomes_its_anaphor(text, history, expected):
         ("What is the role of slavery?", ["What was the role of storytellers?"]),  # "role" is generic
         ("How do populations of predators and prey relate?", ["What is the relationship between predator and prey?"]),
         ("Is throat cancer treatable?", []),  # first turns keep their context
+        # one item of a list, a name given in quotes or after "call them", a superlative, a restrictive clause
+        ("Which of the milk options (almond, oat, hemp, rice milk) is the healthiest?", ["Why is oat milk popular?"]),
+        ("Why do people call them funny cars?", ["What are funny cars?"]),
+        ('What does the story of the "Funny Cars" mean?', ["What are Funny Cars?"]),
+        ("What's the best vegan milk for a latte?", ["What is the best vegan milk for baking?"]),
+        ("What was the first car that goes fast?", ["What was the first car?"]),
+        # "almond" (tagged as a preposition) modifies "milk": "making almond it" would be no English
+        ("What is the process of making almond milk?", ["What are the benefits of cow milk?"]),
     ],
 )
 def test_it_leaves_the_text_alone_when_no_anaphor_fits(text, history):
@@ -146,3 +154,22 @@ def test_on_cast_2020_it_is_closer_to_the_real_raw_turns_than_manual_rewrites_an
             manuals.append(m)
     assert corpus_bleu(manual, refs) == pytest.approx(44.72, abs=0.01)
     assert corpus_bleu([entity_removal(m) for m in manual], refs) < 35 < 50 < corpus_bleu(anaphora, refs)
+
+
+def test_the_entity_of_the_previous_response_is_established():
+    cr = backends.get("cr", "anaphora")
+    history = [["Once it breaks out, how likely is it to spread?"]]
+    response = "Most women with lobular carcinoma in situ never develop invasive cancer."
+    text = ["How deadly is lobular carcinoma in situ?"]
+    assert cr.cr(text, history, {"responses": [response]}) == ["How deadly is it?"]
+    assert cr.cr(text, history, {}) == text  # the user never said it
+
+
+def test_with_no_anaphor_a_final_phrase_the_conversation_named_is_left_out():
+    # a superlative entity takes no pronoun; users leave the phrase out
+    history = ["What is the most common breast cancer?"]
+    text = "What is the alternative to surgery for the most common breast cancer?"
+    assert anaphora_cr(text, history) == "What is the alternative to surgery?"
+    # "rare" was never said: the phrase stays, its head said before becomes "one"
+    rare = "What is the alternative to surgery for a rare breast cancer?"
+    assert anaphora_cr(rare, history) == "What is the alternative to surgery for a rare one?"

@@ -33,6 +33,23 @@ HONEY = "Why does honey not spoil?"
         # an exclamation is no question, whatever else it lost (it was counted as a polarity flip)
         ("Why doesn't it spoil?", "What an enigma.", filters.STATEMENT),
         (HONEY, "How strange!", filters.STATEMENT),
+        # a second question about something else, and words said again that the source says once
+        ("Why do cats eat plastic?", "Why do cats eat plastic? What is their primary predator?", filters.ADDITIONS),
+        (
+            "How likely is lobular carcinoma breast cancer to spread?",
+            "How likely is cancer to spread from breast cancer to lobular cancer breast cancer?",
+            filters.ADDITIONS,
+        ),
+        (
+            "Will eating plastic kill a cat?",
+            "Is eating plastic a cruel and cruel way to kill a cat?",
+            filters.ADDITIONS,
+        ),
+        (
+            "What does a cat's slow blink mean?",
+            "What is a cat's slow blink, it's a sign of a cat's slow blink.",
+            filters.ADDITIONS,
+        ),
     ],
 )
 def test_each_rule_drops_the_outputs_that_change_what_the_source_asks(source, text, reason):
@@ -52,6 +69,16 @@ def test_each_rule_drops_the_outputs_that_change_what_the_source_asks(source, te
         ("What happens if Lyme Disease goes untreated?", "What happens if Lyme disease is not treated?"),
         ("Did the Justice League or The Avengers come first?", "Which came first: the Avengers or the Justice League?"),
         ("What do Mako sharks eat?", "What is the diet of a mako shark?"),
+        # "No," answers the system; it negates nothing the paraphrase must keep
+        (
+            "No, I meant the alternatives to surgery for lobular cancer.",
+            "What are the alternatives to surgery for lobular cancer?",
+        ),
+        ("What? No. Will eating plastic kill my cat?", "Can eating plastic kill my cat?"),
+        (
+            "What are the health effects of being vegan?",
+            "What is the health effect of eating a vegan diet versus eating meat?",
+        ),
     ],
 )
 def test_faithful_rewordings_pass_every_rule(source, text):
@@ -106,11 +133,12 @@ def test_the_rules_pass_almost_every_curated_ecast_paraphrase(shared_data):
         for p in pairs[::10]
     )
     assert leaks <= 0.02 * len(pairs[::10])  # measured on a random 600 of them: 5
-    # Measured: 5,456 pairs; echo 0, statement 10, polarity 58, entities 241 (curators kept some drift:
-    # "Was the Neverending Story film a book first?" → "Is The NeverEnding Story a novel adaptation?").
+    # Measured: 5,456 pairs; echo 0, statement 9, polarity 58, entities 255 (curators kept some drift:
+    # "Was the Neverending Story film a book first?" → "Is The NeverEnding Story a novel adaptation?"), additions
+    # 56 (curators kept some second questions: "What is TREC? Who are the founders?").
     assert len(pairs) == 5456
     assert failed["echo"] <= 5 and failed["statement"] <= 15 and failed["polarity"] <= 60
-    assert failed["entities"] <= 0.05 * len(pairs)
+    assert failed["entities"] <= 0.05 * len(pairs) and failed["additions"] <= 0.015 * len(pairs)
 
 
 def test_a_rewrite_loses_only_words_the_conversation_already_said():

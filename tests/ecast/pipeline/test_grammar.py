@@ -22,6 +22,9 @@ from ecast.pipeline.rules import entity_removal
         # A pair the default job kept on demo turn 83_3, and its context-removed side.
         ("Why do so many bees dying?", {"do_with_participle"}),
         ("Why do so many of them dying?", {"do_with_participle"}),
+        # Kept on demo turn 82_7 by a default job, and its context-removed side.
+        ("How does food be tested for GMO contamination?", {"do_with_be"}),
+        ("How does it be tested for GMO contamination?", {"do_with_be"}),
     ],
 )
 def test_it_flags_the_broken_outputs_a_new_user_saw(text, rules):

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from ecast.pipeline import backends
-from ecast.pipeline.run import DEFAULT_CONFIG, TurnInput, min_similarity, run_turn
+from ecast.pipeline.run import DEFAULT_CONFIG, TurnInput, min_similarity, run_turn, standalone_question
 
 THROAT = TurnInput(
     "31_2", 2, "Is it treatable?", "Is throat cancer treatable?", ["What is throat cancer?"], ["What is throat cancer?"]
@@ -168,3 +168,44 @@ def test_the_entity_removal_baseline_runs_but_its_broken_outputs_are_dropped():
     result = run_turn(turn, config, seed=0)
     assert result["cr_of_manual"] == "What are the of?"  # Table 9 still scores the baseline as the paper does
     assert result["outputs"] == [] and result["drops"]["cr"] == {"ungrammatical": 4}  # 2 sources x 2
+
+
+def test_a_paraphrase_whose_context_removal_fails_gives_its_place_to_the_next_best(scripted):
+    scripted.rewrite = "Is it treatable?"
+    scripted.paraphrases = {
+        "Is throat cancer treatable?": ["Can throat cancer be cured?", "Can doctors treat throat cancer?"]
+    }
+    # the best-ranked paraphrase's context removal resolves nothing; the other one's works
+    scripted.removals = {"Can doctors treat throat cancer?": "Can doctors treat it?"}
+    config = {**CONFIG, "clean": {"min_similarity": 0.5, "keep": 1}}
+    result = run_turn(THROAT, config, seed=0, similarity=_similar)
+    assert [(o["manual"], o["raw"]) for o in result["outputs"]] == [
+        ("Can doctors treat throat cancer?", "Can doctors treat it?")
+    ]
+    assert result["drops"]["cr"] == {"identical to source": 1}
+    assert "paraphrase" not in result["drops"]  # nothing ranked out: the next best took the free place
+
+
+def test_a_pair_whose_raw_turn_another_pair_already_has_is_dropped(scripted):
+    scripted.rewrite = "Is it treatable?"
+    scripted.paraphrases = {
+        "Is throat cancer treatable?": ["Can throat cancer be cured?", "Can cancer of the throat be cured?"]
+    }
+    scripted.removals = {
+        "Can throat cancer be cured?": "Can it be cured?",
+        "Can cancer of the throat be cured?": "Can it be cured?",
+    }
+    result = run_turn(THROAT, CONFIG, seed=0, similarity=_similar)
+    assert [o["raw"] for o in result["outputs"]] == ["Can it be cured?"]
+    assert result["drops"]["cr"] == {"near duplicate": 1}
+
+
+def test_the_manual_rewrite_is_paraphrased_without_the_reaction_that_opens_it():
+    assert standalone_question("What?  No. Will eating plastic kill my cat?") == "Will eating plastic kill my cat?"
+    assert standalone_question("Cool name! What are other fire-followers?") == "What are other fire-followers?"
+    # what is left must ask on its own
+    assert standalone_question("Oat seems popular now.  Why?") == "Oat seems popular now.  Why?"
+    permaculture = "Permaculture sounds like organic farming, how are they related?"
+    assert standalone_question(permaculture) == permaculture
+    two = "What is the origin of funny cars? Why do they call them funny cars?"
+    assert standalone_question(two) == two
