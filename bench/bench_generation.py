@@ -15,7 +15,8 @@
 5. ``--samples N`` consecutive real outputs (turn, u_i, m_i, r_i, p^m, p^r), printed, and written as JSON lines to
    ``--samples-file`` when given.
 
-``--backend`` / ``--adapter`` / ``--param key=value`` change the paraphrase stage (``--adapter FOLDER``: the LoRA
+``--clean key=value`` changes the checks (``meaning_floor=0.85``); ``--backend`` / ``--adapter`` /
+``--param key=value`` change the paraphrase stage (``--adapter FOLDER``: the LoRA
 adapter ``bench/bench_finetune.py`` trained on CAsT 2019/2020 ECAsT pairs, through the ``adapter`` backend).
 Prints figures; asserts nothing about time.
 Usage: python bench/bench_generation.py [--turns 50] [--baseline-turns 10] [--samples 30 --samples-file out.jsonl]
@@ -96,6 +97,9 @@ def config_for(args: argparse.Namespace, year: int) -> dict[str, Any]:
     for item in args.param:
         key, _, value = item.partition("=")
         para["params"][key] = json.loads(value) if value[:1] in "0123456789[{tfn-" else value
+    for item in args.clean:
+        key, _, value = item.partition("=")
+        config["clean"][key] = json.loads(value)
     return config
 
 
@@ -274,7 +278,7 @@ def table9() -> None:
                 before = conv[:i]
                 out = t.manual
                 if t.number >= 2:
-                    params = {"manual_history": [b.manual for b in before]}
+                    params = {"manual_history": [b.manual for b in before], "responses": [b.response for b in before]}
                     out = anaphora.cr([t.manual], [[b.raw for b in before]], params)[0] or t.manual
                 manual.append(t.manual)
                 raws.append(t.raw)
@@ -315,6 +319,9 @@ def main() -> None:
         "--adapter", default="", help="folder of an adapter bench/bench_finetune.py wrote (paraphrase stage)"
     )
     parser.add_argument("--param", action="append", default=[], help="paraphrase param key=value (repeatable)")
+    parser.add_argument(
+        "--clean", action="append", default=[], help="clean option key=value, e.g. meaning_floor=0.85 (repeatable)"
+    )
     parser.add_argument("--max-minutes", type=float, default=float("inf"), help="stop starting turns after this")
     parser.add_argument("--batch-turns", type=int, default=4, help="turns sampled in one batch (as in a chunk)")
     parser.add_argument(

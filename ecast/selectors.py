@@ -78,10 +78,12 @@ def paraphrase_search(
     utterance_class: str = "",
     include_history: bool = False,
     half_decided: bool = False,
+    job: int | None = None,
 ) -> QuerySet[Paraphrase]:
     """Paraphrases whose text, or whose turn's utterance or rewrites, contain ``q``; filtered and ordered by turn.
 
-    ``half_decided`` keeps paraphrases whose pair partner has another status (e.g. approved manual, candidate raw)."""
+    ``half_decided`` keeps paraphrases whose pair partner has another status (e.g. approved manual, candidate raw);
+    ``job`` keeps what one generation job wrote (its id is in each output's provenance)."""
     qs = Paraphrase.objects.select_related("turn", "turn__conversation", "turn__collection", "pair")
     if half_decided:
         qs = qs.filter(pair__isnull=False, pair__is_current=True).exclude(status=F("pair__status"))
@@ -105,6 +107,8 @@ def paraphrase_search(
         qs = qs.filter(origin=origin)
     if utterance_class:
         qs = qs.filter(turn__utterance_class=utterance_class)
+    if job is not None:
+        qs = qs.filter(provenance__job=job)
     return qs.order_by("turn__collection_id", "turn__conversation_id", "turn__number", "id")
 
 

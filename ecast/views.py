@@ -151,6 +151,7 @@ def _search_filters(params: Any) -> tuple[Collection | None, dict[str, Any]]:
         else "",
         "include_history": params.get("include_history") == "1",
         "half_decided": params.get("half_decided") == "1",
+        "job": int(params["job"]) if str(params.get("job", "")).isdigit() else None,
     }
     return collection, filters
 

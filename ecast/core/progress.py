@@ -39,6 +39,20 @@ def job_progress(job: Job) -> dict[str, Any]:
     }
 
 
+def eta_text(seconds: float | None) -> str:
+    """An ETA as a person reads it ("about 1 min 16 s", "12 s"); "–" while there is no estimate."""
+    if seconds is None:
+        return "–"
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    minutes, rest = divmod(whole, 60)
+    if minutes < 60:
+        return f"about {minutes} min {rest} s" if rest else f"about {minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    return f"about {hours} h {minutes} min"
+
+
 def job_kind_model(kind: str) -> type[Job]:
     """The job model registered as ``kind``; 404 for a kind that has none."""
     registered = jobs.KINDS.get(kind)

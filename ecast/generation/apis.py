@@ -33,6 +33,7 @@ class ProgressOutput(serializers.Serializer):
     paraphrase_pairs = serializers.IntegerField()
     percent = serializers.FloatField()
     eta_seconds = serializers.FloatField(allow_null=True)
+    eta_text = serializers.CharField()
     error = serializers.CharField()
     cancel_requested = serializers.BooleanField()
 

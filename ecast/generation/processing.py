@@ -243,7 +243,7 @@ def generation_job_finish_if_complete(*, job_id: int) -> GenerationJob:
     elif job.turns.filter(status=GenerationTurn.Status.FAILED).exists():
         job.status = GenerationJob.Status.FAILED
         failed = job.turns.filter(status=GenerationTurn.Status.FAILED).count()
-        job.error = f"{failed} turn(s) failed; retry them from the job page."
+        job.error = f"{failed} turn(s) failed: each says why in the table below; retry them with the Retry button."
     else:
         job.status = GenerationJob.Status.SUCCEEDED
         job.error = ""

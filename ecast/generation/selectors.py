@@ -9,6 +9,7 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
+from ecast.core.progress import eta_text
 from ecast.models import Collection, GenerationJob, GenerationTurn, Paraphrase, Participant, Passage, Turn
 from ecast.pipeline.clean import REASONS
 from ecast.pipeline.cqr import CqrTurn
@@ -48,6 +49,7 @@ def generation_job_progress(*, job: GenerationJob) -> dict[str, Any]:
         "paraphrase_pairs": outputs,
         "percent": round(100.0 * finished / total, 1),
         "eta_seconds": eta,
+        "eta_text": eta_text(eta),
         "error": job.error,
         "cancel_requested": job.cancel_requested,
     }

@@ -31,7 +31,8 @@ def job_list(request: HttpRequest) -> HttpResponse:
             job = services.generation_job_create(**form.job_kwargs(), user=request.user)
         if not refused:
             services.generation_job_start(job=job)
-            messages.success(request, f"Job {job.pk} queued: {job.progress_total} turns.")
+            n = job.progress_total
+            messages.success(request, f"Job {job.pk} queued: {n} turn{'' if n == 1 else 's'}.")
             return redirect("generation-job-detail", pk=job.pk)
     page = Paginator(selectors.generation_job_list(), 25).get_page(request.GET.get("page"))
     rows = [(job, selectors.generation_job_progress(job=job)) for job in page]

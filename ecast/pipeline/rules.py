@@ -102,13 +102,31 @@ _TELL_ME = re.compile(
 )
 
 
+_LEARN_ABOUT = re.compile(r"^i(?:'d| would) like to (?:know|learn)(?: more)? about\s+(.+)$", re.I)
+_WH = frozenset({"what", "which", "who", "whom", "whose", "why", "how", "where", "when"})
+
+
 def template_paraphrases(question: str) -> list[str]:
-    """Deterministic template rewordings of a question (a lexical baseline, not a model)."""
-    core = question.strip().rstrip("?.! ")
+    """Deterministic template rewordings of a question's last sentence (a lexical baseline, not a model): a request
+    about a topic gets the topic templates, a wh-question the embedding ones, a yes/no question only "I'm curious:
+    …?" ("Can you tell me is it treatable?" is no English), anything else none ("Now my garage door opener stopped
+    working. Why?" would become "Can you tell me now my … Why?")."""
+    sentences = re.split(r"(?<=[.?!])\s+", question.strip())
+    core = sentences[-1].strip().rstrip("?.! ") if sentences else ""
     if not core:
         return []
-    topic = _TELL_ME.match(core)
+    topic = _TELL_ME.match(core) or _LEARN_ABOUT.match(core)
     if topic:
         return [t.format(t=topic.group(1)) for t in _TOPIC_TEMPLATES]
+    first = core.split()[0].lower()
     core = core[0].lower() + core[1:] if not core[:2].isupper() else core
-    return [t.format(q=core) for t in _TEMPLATES]
+    if first in _WH and len(core.split()) > 1:
+        return [t.format(q=core) for t in _TEMPLATES]
+    if (
+        len(core.split()) > 2
+        and re.fullmatch(r"[a-z']+", first)
+        and first not in _WH
+        and question.rstrip().endswith("?")
+    ):
+        return [f"I'm curious: {core}?"]
+    return []

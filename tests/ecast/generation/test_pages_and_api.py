@@ -392,3 +392,40 @@ def test_the_generation_forms_stage_fields_are_labelled_in_words_under_their_sta
     html = admin_client.get(reverse("generation-jobs")).content.decode()
     assert "Cqr model" not in html and "Cr revision" not in html and "Paraphrase model" not in html
     assert html.count(">Model<") >= 3 and html.count(">Revision<") >= 3
+
+
+def test_a_job_page_links_to_its_candidates_and_the_search_shows_that_job_s_only(admin_client, small_collection):
+    from ecast.generation.tasks import generation_job_dispatch_task
+    from ecast.models import Paraphrase
+
+    config = {
+        "cqr": {"backend": "rule"},
+        "paraphrase": {"backend": "rule", "params": {"num_return_sequences": 2}, "sources": ["r", "m"]},
+        "cr": {"backend": "anaphora"},
+        "clean": {"min_similarity": None},
+    }
+    jobs = []
+    for seed in (1, 2):
+        job = services.generation_job_create(collection=small_collection, config=config, seed=seed)
+        generation_job_dispatch_task(job.pk)
+        jobs.append(job)
+    first = jobs[0]
+    page = admin_client.get(reverse("generation-job-detail", args=[first.pk])).content.decode()
+    link = f"{reverse('paraphrase-search')}?job={first.pk}&amp;status=candidate&amp;kind=manual"
+    assert link in page and "review its candidates" in page
+    mine = Paraphrase.objects.filter(provenance__job=first.pk, kind="manual", status="candidate")
+    assert mine.exists() and Paraphrase.objects.exclude(provenance__job=first.pk).filter(origin="generated").exists()
+    found = admin_client.get(reverse("paraphrase-search"), {"job": first.pk, "status": "candidate", "kind": "manual"})
+    text = found.content.decode()
+    assert f"{mine.count()} paraphrase" in text and f"generation job #{first.pk}" in text
+    assert all(p.text.replace("'", "&#x27;") in text for p in mine)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(None, "–"), (12.4, "12 s"), (75.6, "about 1 min 16 s"), (120, "about 2 min"), (7260, "about 2 h 1 min")],
+)
+def test_an_eta_reads_in_minutes_once_it_passes_one(seconds, text):
+    from ecast.core.progress import eta_text
+
+    assert eta_text(seconds) == text

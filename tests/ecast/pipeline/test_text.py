@@ -74,6 +74,13 @@ def test_template_paraphrases_handle_questions_and_requests():
         "I would like to learn about bees.",
     ]
     assert template_paraphrases("  ") == []
+    # the last sentence only, and only where a template makes English of it
+    assert template_paraphrases("I would like to learn about GMO food labeling.")[0] == (
+        "What can you tell me about GMO food labeling?"
+    )
+    assert template_paraphrases("Is it treatable?") == ["I'm curious: is it treatable?"]
+    assert template_paraphrases("Now my garage door opener stopped working. Why?") == []
+    assert template_paraphrases("My opener broke. How do I fix it?")[0] == "Can you tell me how do I fix it?"
 
 
 def test_the_cqr_contract_is_batched_and_ordered():
