@@ -432,6 +432,8 @@ def _standalone(toks: list[_Tok], np: _NP, end: int, hist: _History) -> bool:
         and not (before.low == "which" and prev.low.endswith("s"))  # "which causes/VERB …" is a verb
     ):
         return False  # "Which vegan/VERB milk": a modifier the tagger called a verb
+    if prev is not None and prev.tag == "VERB" and "-" in prev.text:
+        return False  # "DNA-based/VERB testing": a compound modifier, not a verb taking an object
     if any(_superlative(toks[k]) for k in range(np.body, end)):
         return False  # "the best vegan milk" for a latte is not the one the conversation named
     if following is not None and (following.low in _RELATIVES or following.text in _QUOTES):

@@ -47,6 +47,9 @@ OPENER = ["How do you know when your garage door opener is going bad?"]
         ("What has happened to bee habitat?", BEES, "What has happened to their habitat?"),
         # "which" + the entity → "which one"
         ("Which vegan milk is best for baking?", ["What is vegan milk?"], "Which one is best for baking?"),
+        # "DNA-based" modifies "testing": a default job wrote "Can Co-Extra enhance DNA-based it?"
+        ("Can Co-Extra enhance DNA-based testing for GMO contamination?", ["How is food tested for GMO contamination?"],
+         "Can Co-Extra enhance DNA-based testing for it?"),
     ],
 )  # fmt: skip
 def test_the_established_entity_becomes_its_anaphor(text, history, expected):
