@@ -436,6 +436,9 @@ def _standalone(toks: list[_Tok], np: _NP, end: int, hist: _History) -> bool:
         return False  # "DNA-based/VERB testing": a compound modifier, not a verb taking an object
     if any(_superlative(toks[k]) for k in range(np.body, end)):
         return False  # "the best vegan milk" for a latte is not the one the conversation named
+    if prev is not None and prev.low == "of" and following is not None and following.low.endswith("ing"):
+        if following.tag in ("VERB", "NOUN"):
+            return False  # "the odds of breast cancer spreading": "its odds spreading" drops the "of" it needs
     if following is not None and (following.low in _RELATIVES or following.text in _QUOTES):
         return False  # "the first car that goes fast": a pronoun takes no restrictive clause
     if following is not None:

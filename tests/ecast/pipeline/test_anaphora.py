@@ -72,6 +72,8 @@ def test_the_established_entity_becomes_its_anaphor(text, history, expected):
         ("What was the first car that goes fast?", ["What was the first car?"]),
         # "almond" (tagged as a preposition) modifies "milk": "making almond it" would be no English
         ("What is the process of making almond milk?", ["What are the benefits of cow milk?"]),
+        # a gerund after "of E" needs its "of": not "What's its odds spreading to lobular cancer?"
+        ("What's the odds of breast cancer spreading to lobular cancer?", ["Do I have breast cancer?"]),
     ],
 )
 def test_it_leaves_the_text_alone_when_no_anaphor_fits(text, history):
