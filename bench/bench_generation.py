@@ -267,7 +267,10 @@ def report(new: dict[str, Any], base: dict[str, Any] | None) -> None:
 
 
 def table9() -> None:
-    print("\nECAsT Table 9: context-removal BLEU vs the raw turns u_i, every turn with m_i (turn 1: m_1 itself)")
+    print(
+        "\nECAsT Table 9: context-removal BLEU vs the raw turns u_i, every turn with m_i (turn 1: m_1 itself); the "
+        "default reads the previous canonical response too, as the pipeline does"
+    )
     anaphora = backends.get("cr", "anaphora")
     for year in (2020, 2021):
         manual, raws, cr = [], [], []
