@@ -429,3 +429,18 @@ def test_an_eta_reads_in_minutes_once_it_passes_one(seconds, text):
     from ecast.core.progress import eta_text
 
     assert eta_text(seconds) == text
+
+
+def test_the_job_page_says_which_cqr_best_chose_and_why(admin_client, small_collection):
+    config = {
+        "cqr": {"backend": "best"},
+        "paraphrase": {"backend": "rule", "params": {"num_return_sequences": 1}},
+        "cr": {"backend": "anaphora"},
+        "clean": {"min_similarity": None},
+    }
+    job = services.generation_job_create(collection=small_collection, config=config, seed=0)
+    chosen = job.config["cqr"]["params"]
+    page = admin_client.get(reverse("generation-job-detail", args=[job.pk])).content.decode()
+    assert f"CQR “best” used <strong>{chosen['use']}</strong>: {chosen['why']}" in page
+    listing = admin_client.get(reverse("generation-jobs")).content.decode()
+    assert f"best ({chosen['use']})" in listing
