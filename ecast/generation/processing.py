@@ -159,7 +159,7 @@ def _generation_turn_commit(*, gt_id: int, result: dict[str, Any], seconds: floa
             "cr_of_manual",
             "preprocess",
         )
-    }
+    } | ({"resampled": True} if result.get("resampled") else {})
     gt.save()
     return gt.status
 

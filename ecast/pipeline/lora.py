@@ -340,6 +340,7 @@ class AdapterBackend:
     """The shipped chat model with a LoRA adapter a collection's curation trained (params.adapter = its id)."""
 
     name: str = BACKEND
+    samples: bool = True  # outputs vary with the seed: a turn whose samples copied its source is resampled
     batches_turns: bool = True  # seeds each prompt on its own (ecast.pipeline.sampling)
     stages: tuple[str, ...] = STAGES
     description: str = "SmolLM2 + an adapter fine-tuned on a collection's approved pairs (the fine-tune job)."

@@ -180,33 +180,71 @@ def run_turns(
 ) -> list[dict[str, Any]]:
     """:func:`run_turn` for several turns, with their paraphrases sampled in one batch when the backend seeds each
     prompt on its own (``batches_turns``; the shipped chat model): a turn's outputs are then the ones it gets
-    alone, and the batch reads the model's weights once per decoding step for every turn."""
+    alone, and the batch reads the model's weights once per decoding step for every turn.
+
+    A turn that keeps no pair although most of its samples only copied their source ("How fast can the unmodified
+    base Lotus Elise/Exige go?" eight times) is sampled once more, hotter (:data:`RESAMPLE_TEMPERATURE`) and with
+    seeds of its own, and finished again over both rounds' samples (``resampled`` says so)."""
     states = [_prepare(t, config, seed=seed, similarity=similarity, examples=examples) for t in turns]
     para_backend, para_params, _ = _stage(config, "paraphrase")
-    if getattr(para_backend, "batches_turns", False) and len(states) > 1:
+    generated = _sample(states, para_backend, para_params, seed_of=lambda st: st["seed"])
+    results = [
+        _finish(t, {**st, "dropped": list(st["dropped"])}, outs, config, similarity=similarity)
+        for t, st, outs in zip(turns, states, generated, strict=True)
+    ]
+    again = [i for i, r in enumerate(results) if _copied_out(r) and states[i]["sources"]]
+    if again and getattr(para_backend, "samples", False):
+        hotter = {**para_params, "temperature": max(RESAMPLE_TEMPERATURE, float(para_params.get("temperature", 1.0)))}
+        more = _sample([states[i] for i in again], para_backend, hotter, seed_of=lambda st: st["seed"] + RESAMPLE_SEED)
+        for i, extra in zip(again, more, strict=True):
+            both = [a + b for a, b in zip(generated[i], extra, strict=True)]
+            st = {**states[i], "dropped": list(states[i]["dropped"])}
+            results[i] = {**_finish(turns[i], st, both, config, similarity=similarity), "resampled": True}
+    return results
+
+
+# A second, hotter round for a turn whose samples copied their source (run_turns); its seeds differ from the first.
+RESAMPLE_TEMPERATURE = 1.0
+RESAMPLE_SEED = 7_919
+
+
+def _copied_out(result: dict[str, Any]) -> bool:
+    """The turn kept nothing and at least half of its samples were copies of a source."""
+    if result["outputs"] or not result["generated"]:
+        return False
+    copies = sum(
+        1
+        for d in result["dropped"]
+        if d["stage"] == "paraphrase" and d["reason"] in (clean.IDENTICAL, clean.NEAR_DUPLICATE)
+    )
+    return 2 * copies >= result["generated"]
+
+
+def _sample(
+    states: list[dict[str, Any]], backend: Any, params: dict[str, Any], *, seed_of: Callable[[dict[str, Any]], int]
+) -> list[list[list[str]]]:
+    """Each state's samples per source: in one batch when the backend seeds each prompt on its own."""
+    if getattr(backend, "batches_turns", False) and len(states) > 1:
         texts = [text for st in states for _, text in st["sources"]]
         shots = [sh for st in states for sh in st["shots"]]
-        seeds = [x for st in states for x in sampling.prompt_seeds(st["seed"], len(st["sources"]))]
-        runtime = {"seed": states[0]["seed"], "seeds": seeds, **({"shots": shots} if shots else {})}
-        flat = para_backend.paraphrase(texts, {**para_params, **runtime}) if texts else []
+        seeds = [x for st in states for x in sampling.prompt_seeds(seed_of(st), len(st["sources"]))]
+        runtime = {"seed": seed_of(states[0]), "seeds": seeds, **({"shots": shots} if shots else {})}
+        flat = backend.paraphrase(texts, {**params, **runtime}) if texts else []
         generated, at = [], 0
         for st in states:
             generated.append(flat[at : at + len(st["sources"])])
             at += len(st["sources"])
-    else:
-        generated = []
-        for st in states:
-            runtime = {
-                "seed": st["seed"],
-                "seeds": sampling.prompt_seeds(st["seed"], len(st["sources"])),
-                **({"shots": st["shots"]} if st["shots"] else {}),
-            }
-            texts = [t for _, t in st["sources"]]
-            generated.append(para_backend.paraphrase(texts, {**para_params, **runtime}) if texts else [])
-    return [
-        _finish(t, st, outs, config, similarity=similarity)
-        for t, st, outs in zip(turns, states, generated, strict=True)
-    ]
+        return generated
+    generated = []
+    for st in states:
+        runtime = {
+            "seed": seed_of(st),
+            "seeds": sampling.prompt_seeds(seed_of(st), len(st["sources"])),
+            **({"shots": st["shots"]} if st["shots"] else {}),
+        }
+        texts = [t for _, t in st["sources"]]
+        generated.append(backend.paraphrase(texts, {**params, **runtime}) if texts else [])
+    return generated
 
 
 _POINTS_BACK = re.compile(r"\b(?:it|its|they|them|their|this|that|these|those)\b", re.I)

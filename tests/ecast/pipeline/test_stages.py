@@ -209,3 +209,31 @@ def test_the_manual_rewrite_is_paraphrased_without_the_reaction_that_opens_it():
     assert standalone_question(permaculture) == permaculture
     two = "What is the origin of funny cars? Why do they call them funny cars?"
     assert standalone_question(two) == two
+
+
+def test_a_turn_whose_samples_only_copied_its_source_is_sampled_again_hotter(scripted, monkeypatch):
+    calls: list[dict] = []
+
+    def paraphrase(sources, params):
+        calls.append(params)
+        if len(calls) == 1:  # the first round copies the source
+            return [["Is throat cancer treatable?", "Is throat cancer treatable ?"] for _ in sources]
+        return [["Can throat cancer be cured?"] for _ in sources]
+
+    scripted.rewrite = "Is it treatable?"
+    scripted.removals = {"Can throat cancer be cured?": "Can it be cured?"}
+    monkeypatch.setattr(scripted, "paraphrase", paraphrase)
+    monkeypatch.setattr(scripted, "samples", True, raising=False)
+    result = run_turn(THROAT, CONFIG, seed=0, similarity=_similar)
+    assert [(o["manual"], o["raw"]) for o in result["outputs"]] == [("Can throat cancer be cured?", "Can it be cured?")]
+    assert result["resampled"] and len(calls) == 2
+    assert calls[1]["temperature"] == 1.0 and calls[1]["seeds"] != calls[0]["seeds"]
+    # both rounds' samples are accounted for: the copies stay counted as drops
+    assert result["generated"] == 3 and result["drops"]["paraphrase"] == {"identical to source": 2}
+
+
+def test_a_backend_whose_outputs_do_not_vary_with_the_seed_is_not_asked_again(scripted):
+    scripted.rewrite = "Is it treatable?"
+    scripted.paraphrases = {"Is throat cancer treatable?": ["Is throat cancer treatable?"]}
+    result = run_turn(THROAT, CONFIG, seed=0, similarity=_similar)
+    assert result["outputs"] == [] and "resampled" not in result
