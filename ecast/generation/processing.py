@@ -164,11 +164,6 @@ def _generation_turn_commit(*, gt_id: int, result: dict[str, Any], seconds: floa
     return gt.status
 
 
-# Turns of a chunk sampled in one batch when the paraphrase backend seeds each prompt on its own (the shipped chat
-# model: ecast.pipeline.run.run_turns). Small, so progress and the ETA still move every few seconds.
-BATCH_TURNS = 4
-
-
 def generation_turns_process(*, gen_turn_ids: list[int]) -> list[str]:
     """Run the pipeline for several GenerationTurns of one job in one batch, then commit each turn in its own
     transaction; returns their final statuses. Turns no longer pending are skipped; a backend without per-prompt
@@ -213,11 +208,11 @@ def _batches_turns(config: dict[str, Any]) -> bool:
 
 
 def generation_chunk_process(*, job_id: int, gen_turn_ids: list[int]) -> dict[str, int]:
-    """Process one chunk a few turns at a time (:data:`BATCH_TURNS`, each turn committed in its own
-    transaction), then close the job if it is complete."""
+    """Process one chunk a few turns at a time (:data:`ecast.generation.selectors.BATCH_TURNS`, each turn
+    committed in its own transaction), then close the job if it is complete."""
     counts: dict[str, int] = {}
-    for start in range(0, len(gen_turn_ids), BATCH_TURNS):
-        for status in generation_turns_process(gen_turn_ids=gen_turn_ids[start : start + BATCH_TURNS]):
+    for start in range(0, len(gen_turn_ids), selectors.BATCH_TURNS):
+        for status in generation_turns_process(gen_turn_ids=gen_turn_ids[start : start + selectors.BATCH_TURNS]):
             counts[status] = counts.get(status, 0) + 1
         generation_job_progress_count(job_id=job_id)
     generation_job_finish_if_complete(job_id=job_id)

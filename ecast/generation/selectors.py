@@ -39,7 +39,10 @@ def generation_job_progress(*, job: GenerationJob) -> dict[str, Any]:
         times = sorted(t for t in finishes.values_list("finished_at", flat=True) if t is not None)
         per_turn = turn_pace(times, started=job.started_at)
         since_last = (timezone.now() - times[-1]).total_seconds() if times else 0.0
-        eta = round(max(0.0, per_turn * counts["pending"] - since_last), 1)
+        # The turns in flight finish together (BATCH_TURNS at a time): the clock runs down at most by one batch's
+        # time between finishes, so the estimate does not reach 0 s while a batch is still computing.
+        in_flight = per_turn * min(BATCH_TURNS, counts["pending"])
+        eta = round(max(0.0, per_turn * counts["pending"] - min(since_last, in_flight)), 1)
     total = job.progress_total or 1
     return {
         "id": job.pk,
@@ -55,6 +58,10 @@ def generation_job_progress(*, job: GenerationJob) -> dict[str, Any]:
     }
 
 
+# Turns of a chunk sampled in one batch when the paraphrase backend seeds each prompt on its own (the shipped chat
+# model: ecast.pipeline.run.run_turns; ecast.generation.processing). Small, so progress and the ETA move every few
+# seconds.
+BATCH_TURNS = 4
 # Turns committed this close together finished in one batch (a chunk samples a few turns at once).
 BATCH_GAP_S = 1.0
 

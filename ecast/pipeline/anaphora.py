@@ -645,16 +645,21 @@ def _ellipses(toks: list[_Tok], hist: _History) -> list[tuple[int, int]]:
     return sorted(spans, key=lambda sp: sp[0])
 
 
-def anaphora_cr(text: str, history: Sequence[str]) -> str:
+def anaphora_cr(text: str, history: Sequence[str], response: str = "") -> str:
     """Replace the entity the conversation already established with its anaphor (module docstring); the text
-    unchanged when there is none or every rewrite would break a grammar rule."""
-    if not text.strip() or not history:
+    unchanged when there is none or every rewrite would break a grammar rule. ``response``, the system's previous
+    answer, establishes entities too, except names: a user introduces a named thing by its name ("What is the role
+    of Co-Extra?" after a passage that mentions it once), a described one by a pronoun ("How deadly is it?")."""
+    if not text.strip() or not (history or response):
         return text
-    hist = _history(history)
+    hist = _history([*history, *([response] if response else [])])
+    said_by_user = _history(history).latest if response else hist.latest
     toks = _analyse(text)
     _fix_tags(toks, hist)
     for cand in _candidates(toks, hist, text, _gender([*history, text])):
         start, end, word = cand.render
+        if any(t.tag == "PROPN" and t.key not in said_by_user for t in toks if start <= t.start < end):
+            continue
         out = text[:start] + word + text[end:]
         out = re.sub(r"\s+([?.!,;:])", r"\1", re.sub(r"\s{2,}", " ", out)).strip()
         if out != text and grammar.is_grammatical(out):

@@ -197,9 +197,9 @@ class AnaphoraBackend:
 
     def cr(self, texts: list[str], histories: list[list[str]], params: dict[str, Any]) -> list[str]:
         manual = list(params.get("manual_history") or [])
-        said = [r for r in (params.get("responses") or [])[-1:] if r]
+        response = next(iter((params.get("responses") or [])[-1:]), "") or ""
         return [
-            anaphora.anaphora_cr(t, [*_conversation(h, manual), *said]) for t, h in zip(texts, histories, strict=True)
+            anaphora.anaphora_cr(t, _conversation(h, manual), response) for t, h in zip(texts, histories, strict=True)
         ]
 
 

@@ -30,6 +30,27 @@ def strip_control(text: str) -> str:
     return " ".join("".join(ch for ch in text if unicodedata.category(ch) not in ("Cc", "Cs") or ch.isspace()).split())
 
 
+_WORD = re.compile(r"[A-Za-z][\w'’-]*")
+
+
+def restore_case(text: str, sources: Sequence[str]) -> str:
+    """The text with the sources' spelling of their names and acronyms where it wrote them in lower case ("the role
+    of co-extra in gmo food traceability in europe" → "… Co-Extra in GMO … Europe"). A source word counts as a name
+    when it has a capital that does not just open its sentence."""
+    cased: dict[str, str] = {}
+    for source in sources:
+        for sentence in re.split(r"(?<=[.?!])\s+", source):
+            for i, m in enumerate(_WORD.finditer(sentence)):
+                word = m.group()
+                if word.lower() in grammar.FUNCTION_WORDS and word != "I":
+                    continue  # "US" / "IT" must not turn "help us" or "is it" into names
+                if any(c.isupper() for c in word[1:]) or (i > 0 and word[0].isupper()):
+                    cased.setdefault(word.lower(), word)
+    if not cased:
+        return text
+    return _WORD.sub(lambda m: cased.get(m.group(), m.group()) if m.group().islower() else m.group(), text)
+
+
 def normalise(text: str) -> str:
     """Lower-case, collapse whitespace and drop punctuation: the form duplicates are compared in."""
     text = re.sub(r"[^\w\s]", "", text.lower())

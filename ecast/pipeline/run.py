@@ -346,8 +346,9 @@ def _finish(
     candidates: list[str] = []
     for (key, text), outs in zip(sources, generated, strict=True):
         for out in outs:
+            out = clean.restore_case(clean.strip_control(out), [text, turn.manual])
             candidates.append(out)
-            origin.setdefault(clean.strip_control(out), (key, text))
+            origin.setdefault(out, (key, text))
     context = " ".join([*turn.history, *turn.history_manual])
     shots_of = {text: sh for (_, text), sh in zip(sources, shots, strict=False)}
     cleaned = clean.clean(

@@ -65,6 +65,10 @@ def test_a_job_trains_an_adapter_that_generates_as_a_backend(tiny_causal, admin_
 
     page = admin_client.get(reverse("generation-finetune-detail", args=[job.pk])).content.decode()
     assert adapter.label in page and f"{losses[0]:.4f} → {losses[1]:.4f} → {losses[2]:.4f}" in page
+    assert "before the first optimiser step" not in page
+    listing = admin_client.get(reverse("generation-finetune")).content.decode()
+    trained, held_out = adapter.metrics["train_pairs"], adapter.metrics["heldout_pairs"]
+    assert f"{trained} trained, {held_out} held out" in listing and "held out for the loss" in listing
     form_page = admin_client.get(reverse("generation-jobs")).content.decode()
     assert f'value="adapter:{adapter.pk}"' in form_page and adapter.label in form_page
 
@@ -127,6 +131,9 @@ def test_the_form_starts_a_job_and_says_why_it_cannot(admin_client, settings):
     job = FinetuneJob.objects.get()
     assert ok.url == reverse("generation-finetune-detail", args=[job.pk])
     assert job.stage == "cr" and job.params["rank"] == 4 and job.exclude_topics == ["9"]
+    # queued, nothing counted yet: the page says what comes before the first step, not a bare "0 / 0"
+    detail = admin_client.get(ok.url).content.decode()
+    assert "a minute or two on a CPU before the first optimiser step" in detail
 
 
 ENDPOINTS = [

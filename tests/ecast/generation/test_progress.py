@@ -63,3 +63,27 @@ def test_the_eta_reads_the_pace_between_batches_when_a_chunk_commits_turns_toget
         )
         GenerationTurn.objects.create(job=job, turn=turn, position=i, **finished)
     assert generation_job_progress(job=job)["eta_seconds"] == pytest.approx(60.0, abs=1.0)
+
+
+@pytest.mark.django_db
+def test_the_eta_runs_down_by_at_most_one_batch_while_a_batch_computes(small_collection):
+    from tests import factories
+
+    conv = factories.conversation(small_collection, "9")
+    extra = [factories.turn(conv, n, f"Question {n}?") for n in range(1, 11)]
+    turns = [*small_collection.turns.order_by("pk")[:6], *extra][:16]
+    now = timezone.now()
+    job = GenerationJob.objects.create(
+        collection=small_collection, status="running", started_at=now - timedelta(seconds=200), progress_total=16
+    )
+    # 10 s a turn (batches of four 40 s apart), the last batch 100 s ago: the next batch is slow, not done. Eight
+    # pending turns need 80 s; at most one batch (40 s) of it can have passed, so the ETA stays at 40 s, not 0 s.
+    for i, turn in enumerate(turns):
+        batch = i // 4
+        finished = (
+            {"status": "done", "finished_at": now - timedelta(seconds=140 - 40 * batch, milliseconds=-5 * i)}
+            if batch < 2
+            else {}
+        )
+        GenerationTurn.objects.create(job=job, turn=turn, position=i, **finished)
+    assert generation_job_progress(job=job)["eta_seconds"] == pytest.approx(40.0, abs=1.0)

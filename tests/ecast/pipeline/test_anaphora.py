@@ -178,3 +178,11 @@ def test_with_no_anaphor_a_final_phrase_the_conversation_named_is_left_out():
     # "rare" was never said: the phrase stays, its head said before becomes "one"
     rare = "What is the alternative to surgery for a rare breast cancer?"
     assert anaphora_cr(rare, history) == "What is the alternative to surgery for a rare one?"
+
+
+def test_a_name_only_the_response_mentioned_is_not_turned_into_a_pronoun():
+    history = ["What are traceability tools for GMO food?"]
+    response = "Projects such as Co-Extra study how GM and non-GM supply chains can coexist."
+    text = "What is the role of Co-Extra in GMO food traceability?"
+    assert "Co-Extra" in anaphora_cr(text, history, response)
+    assert anaphora_cr(text, [*history, "Tell me about Co-Extra."], response) == "What is its role?"

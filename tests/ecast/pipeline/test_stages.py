@@ -237,3 +237,13 @@ def test_a_backend_whose_outputs_do_not_vary_with_the_seed_is_not_asked_again(sc
     scripted.paraphrases = {"Is throat cancer treatable?": ["Is throat cancer treatable?"]}
     result = run_turn(THROAT, CONFIG, seed=0, similarity=_similar)
     assert result["outputs"] == [] and "resampled" not in result
+
+
+def test_a_paraphrase_that_lowercased_the_sources_names_gets_their_spelling_back():
+    from ecast.pipeline.clean import restore_case
+
+    source = "In the EU, what is the role of Co-Extra in GMO food traceability in Europe?"
+    out = "What is the role of co-extra in gmo food traceability in europe?"
+    assert restore_case(out, [source]) == "What is the role of Co-Extra in GMO food traceability in Europe?"
+    # function words are no names: "US" and "IT" leave "us" and "it" alone
+    assert restore_case("Can it help us?", ["How does the US help IT teams?"]) == "Can it help us?"
