@@ -104,8 +104,10 @@ def _generate(browser, live_server, collection: Collection) -> GenerationJob:
     shown = set()
     for row in browser.find_elements(By.CSS_SELECTOR, "#turns tbody tr"):
         turn_id = row.find_element(By.CSS_SELECTOR, "td a").text
-        for li in row.find_elements(By.CSS_SELECTOR, "ul.gen-pairs li"):
-            manual = li.text.removeprefix(li.find_element(By.CSS_SELECTOR, ".badge").text).strip()
+        for li in row.find_elements(By.CSS_SELECTOR, "ul.gen-pairs li:not(.no-pairs)"):
+            source, status = li.find_elements(By.CSS_SELECTOR, ".badge")  # where it came from, and its status
+            assert status.text == "candidate"
+            manual = li.text.removeprefix(source.text).removesuffix(status.text).strip()
             raw = manual
             partner = li.find_elements(By.CSS_SELECTOR, ".muted")
             if partner:

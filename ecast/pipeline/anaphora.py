@@ -652,8 +652,17 @@ def anaphora_cr(text: str, history: Sequence[str], response: str = "") -> str:
     of Co-Extra?" after a passage that mentions it once), a described one by a pronoun ("How deadly is it?")."""
     if not text.strip() or not (history or response):
         return text
-    hist = _history([*history, *([response] if response else [])])
-    said_by_user = _history(history).latest if response else hist.latest
+    hist = _history(history)
+    said_by_user = dict(hist.latest)
+    if response:
+        # The response adds what the user never said; a word the user said keeps the user's number and place
+        # ("bees" stays plural after a passage that says "a bee").
+        told = _history([response])
+        for key in told.latest.keys() - said_by_user.keys():
+            hist.latest[key] = len(history)  # the latest utterance
+            hist.plural[key] = told.plural[key]
+        hist.nouns |= told.nouns - said_by_user.keys()
+        hist.nominal |= told.nominal - said_by_user.keys()
     toks = _analyse(text)
     _fix_tags(toks, hist)
     for cand in _candidates(toks, hist, text, _gender([*history, text])):

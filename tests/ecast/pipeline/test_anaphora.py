@@ -186,3 +186,11 @@ def test_a_name_only_the_response_mentioned_is_not_turned_into_a_pronoun():
     text = "What is the role of Co-Extra in GMO food traceability?"
     assert "Co-Extra" in anaphora_cr(text, history, response)
     assert anaphora_cr(text, [*history, "Tell me about Co-Extra."], response) == "What is its role?"
+
+
+def test_a_word_the_user_said_keeps_the_users_number_after_a_response_that_says_it_otherwise():
+    # "bees" (plural) from the user, "a bee" from the passage: the user's plural makes "their habitat"
+    response = "A bee colony collapses when a worker bee leaves."
+    assert anaphora_cr("What has happened to bee habitat?", ["Why are so many bees dying?"], response) == (
+        "What has happened to their habitat?"
+    )
