@@ -9,7 +9,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from ecast import services
 from ecast.imports.services import import_file
 from ecast.models import Paraphrase, Turn
-from tests.conftest import ARTIFACTS, browser_login
+from tests.conftest import ARTIFACTS, browser_login, page_wait
 
 
 def _press(browser, key):
@@ -41,9 +41,7 @@ def test_a_curator_works_a_turn_with_the_keyboard(browser, live_server, admin_us
     _press(browser, "a")  # approve the first pair: both members, then on to the next undecided pair
     _wait_status(m1.pk, "approved")
     _wait_status(r1.pk, "approved")
-    WebDriverWait(browser, 10).until(
-        ec.presence_of_element_located((By.CSS_SELECTOR, f"tr.pair-row.selected #p{m2.pk}"))
-    )
+    page_wait(browser).until(ec.presence_of_element_located((By.CSS_SELECTOR, f"tr.pair-row.selected #p{m2.pk}")))
     assert "approved" in browser.find_element(By.ID, f"p{r1.pk}").text
 
     _press(browser, "k")  # back to the first pair
@@ -53,7 +51,7 @@ def test_a_curator_works_a_turn_with_the_keyboard(browser, live_server, admin_us
     textarea.send_keys(Keys.CONTROL, "a")
     textarea.send_keys("Could it be treated?")
     textarea.send_keys(Keys.CONTROL, Keys.ENTER)
-    WebDriverWait(browser, 10).until(lambda d: "Edit saved" in d.page_source)
+    page_wait(browser).until(lambda d: "Edit saved" in d.page_source)
     new = Paraphrase.objects.get(text="Could it be treated?")
     assert new.edited_from_id == r1.pk and new.pair_id == m1.pk and new.status == "approved"
 
@@ -67,7 +65,7 @@ def test_a_curator_works_a_turn_with_the_keyboard(browser, live_server, admin_us
     _press(browser, "r")  # the last undecided pair: rejected, and the curator is taken to the next turn
     _wait_status(m2.pk, "rejected")
     _wait_status(r2.pk, "rejected")
-    WebDriverWait(browser, 10).until(lambda d: "Turn 1_3" in d.page_source)
+    page_wait(browser).until(lambda d: "Turn 1_3" in d.page_source)
     assert "Every pair of turn 1_2 is decided: on to turn 1_3." in browser.find_element(By.TAG_NAME, "body").text
 
 
@@ -133,7 +131,7 @@ def test_a_turn_opens_on_its_first_undecided_pair_and_an_edited_pair_keeps_its_r
         textarea.send_keys(Keys.CONTROL, "a")
         textarea.send_keys(text)
         textarea.send_keys(Keys.CONTROL, Keys.ENTER)
-        WebDriverWait(browser, 10).until(lambda d, text=text: text in d.find_element(By.ID, "paraphrases").text)
+        page_wait(browser).until(lambda d, text=text: text in d.find_element(By.ID, "paraphrases").text)
     edited = Paraphrase.objects.get(text="Is there a treatment for throat cancer?")
     assert _row_ids(browser) == [f"p{edited.pk}", f"p{second[0].pk}", f"p{third[0].pk}"]
     assert "Is there a treatment for it?" in browser.find_elements(By.CSS_SELECTOR, "tr.pair-row")[0].text
@@ -144,7 +142,7 @@ def test_a_turn_opens_on_its_first_undecided_pair_and_an_edited_pair_keeps_its_r
     _press(browser, "j")
     _press(browser, "j")
     _press(browser, "a")
-    WebDriverWait(browser, 10).until(lambda d: "Turn 1_3" in d.page_source)
+    page_wait(browser).until(lambda d: "Turn 1_3" in d.page_source)
     assert _row_ids(browser) == [f"p{decided[0].pk}", f"p{open_[0].pk}"]
     assert _selected_row(browser) == 1
     browser.save_screenshot(str(ARTIFACTS / "turn_page_opens_on_first_undecided_pair.png"))
@@ -165,20 +163,20 @@ def test_a_curator_moves_on_past_a_system_turn_whose_page_offers_no_pairs(
     assert browser.find_element(By.ID, "next-turn").text.startswith("136_2-5")
 
     _press(browser, "a")  # the turn's only pair: on to the next User turn, not the System turn 136_2-4 between
-    WebDriverWait(browser, 10).until(lambda d: "Turn 136_2-5" in d.find_element(By.TAG_NAME, "h1").text)
+    page_wait(browser).until(lambda d: "Turn 136_2-5" in d.find_element(By.TAG_NAME, "h1").text)
     body = browser.find_element(By.TAG_NAME, "body").text
     assert "Every pair of turn 136_2-3 is decided: on to turn 136_2-5." in body
     assert "Add a paraphrase pair" in body
 
     # The System turn, reached from the history, says why it has no pairs and offers none.
     browser.find_element(By.CSS_SELECTOR, "#history li[data-turn-id='136_2-4'] a").click()
-    WebDriverWait(browser, 10).until(lambda d: "Turn 136_2-4" in d.find_element(By.TAG_NAME, "h1").text)
+    page_wait(browser).until(lambda d: "Turn 136_2-4" in d.find_element(By.TAG_NAME, "h1").text)
     body = browser.find_element(By.TAG_NAME, "body").text
     assert "Add a paraphrase pair" not in body and not browser.find_elements(By.ID, "paraphrases")
     assert "it has no utterance to paraphrase" in browser.find_element(By.ID, "system-turn-note").text
     browser.save_screenshot(str(ARTIFACTS / "turn_page_system_turn.png"))
     _press(browser, "n")
-    WebDriverWait(browser, 10).until(lambda d: "Turn 136_2-5" in d.find_element(By.TAG_NAME, "h1").text)
+    page_wait(browser).until(lambda d: "Turn 136_2-5" in d.find_element(By.TAG_NAME, "h1").text)
 
 
 @pytest.mark.browser
@@ -195,9 +193,7 @@ def test_moving_on_to_a_long_turn_shows_the_message_in_view_while_its_first_unde
     browser_login(browser, live_server, "admin1", "pass-admin1")
     browser.get(f"{live_server.url}/turns/{turn.pk}/#p{last.pk}")
     _press(browser, "a")  # the last pair of 1_1: on to 1_2, far down its table
-    WebDriverWait(browser, 10).until(
-        ec.presence_of_element_located((By.CSS_SELECTOR, f"tr.pair-row.selected #p{todo.pk}"))
-    )
+    page_wait(browser).until(ec.presence_of_element_located((By.CSS_SELECTOR, f"tr.pair-row.selected #p{todo.pk}")))
     message = browser.find_element(By.CSS_SELECTOR, ".messages")
     assert "on to turn 1_2" in message.text
     top, bottom = browser.execute_script(
