@@ -197,7 +197,8 @@ class AnaphoraBackend:
 
     def cr(self, texts: list[str], histories: list[list[str]], params: dict[str, Any]) -> list[str]:
         manual = list(params.get("manual_history") or [])
-        response = next(iter((params.get("responses") or [])[-1:]), "") or ""
+        responses = params.get("responses") or []
+        response = responses[-1] if responses else ""
         return [
             anaphora.anaphora_cr(t, _conversation(h, manual), response) for t, h in zip(texts, histories, strict=True)
         ]

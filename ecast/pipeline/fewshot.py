@@ -23,8 +23,8 @@ with cos the MiniLM cosine to the manual rewrite m_i (to the paraphrase's own so
 and overlap the share of p's word bigrams (start and end marks included) that its source also has: a reworded
 question outranks a near copy of the same meaning, and a copy never outranks a faithful rewording by more than
 the weight. The best ``keep`` are kept (ties: generation order); the rest are dropped as "ranked out"
-(:data:`ecast.pipeline.clean.RANKED_OUT`). The pipeline asks for every survivor with its score and keeps the best
-``keep`` whose context removal also passes (:mod:`ecast.pipeline.run`).
+(:data:`ecast.pipeline.clean.RANKED_OUT`). The pipeline takes the survivors best first (:func:`best_first`) and
+keeps the best ``keep`` whose context removal also passes (:mod:`ecast.pipeline.run`).
 """
 
 from __future__ import annotations
@@ -145,6 +145,27 @@ def overlap(text: str, source: str) -> float:
     return sum(1 for b in mine if b in theirs) / len(mine) if mine else 0.0
 
 
+def best_first(
+    texts: Sequence[str],
+    sources: Sequence[str],
+    *,
+    reference: str,
+    similarity: Callable[[list[str], list[str]], list[float]] | None,
+    floor: float | None = None,
+) -> tuple[list[str], list[str], list[float]]:
+    """(the texts at or above ``floor`` best first by the module docstring's score (ties: input order), the texts
+    below it, the scores of the input texts). ``sources[i]`` is text i's own source; ``reference`` is m_i ("" when
+    the turn has none: each text is then compared with its own source, and no floor applies)."""
+    if not texts:
+        return [], [], []
+    refs = [reference or s for s in sources]
+    sims = similarity(list(texts), refs) if similarity is not None else [1.0] * len(texts)
+    scores = [sim - DIVERSITY_WEIGHT * overlap(t, s) for t, s, sim in zip(texts, sources, sims, strict=True)]
+    low = {i for i, sim in enumerate(sims) if floor is not None and reference and similarity and sim < floor}
+    order = [i for i in sorted(range(len(texts)), key=lambda i: (-scores[i], i)) if i not in low]
+    return [texts[i] for i in order], [t for i, t in enumerate(texts) if i in low], scores
+
+
 def rank(
     texts: Sequence[str],
     sources: Sequence[str],
@@ -154,21 +175,13 @@ def rank(
     keep: int | None,
     floor: float | None = None,
 ) -> tuple[list[str], list[str], list[str], list[float]]:
-    """(kept, below the floor, ranked out, scores of the input texts). Texts whose cosine to ``reference`` is below
-    ``floor`` are dropped first; of the rest the best ``keep`` by the module docstring's score are kept, in their
-    input order (all of them when ``keep`` is None). ``sources[i]`` is text i's own source; ``reference`` is m_i
-    ("" when the turn has none: each text is then compared with its own source, and no floor applies)."""
-    if not texts:
-        return [], [], [], []
-    refs = [reference or s for s in sources]
-    sims = similarity(list(texts), refs) if similarity is not None else [1.0] * len(texts)
-    scores = [sim - DIVERSITY_WEIGHT * overlap(t, s) for t, s, sim in zip(texts, sources, sims, strict=True)]
-    low = {i for i, sim in enumerate(sims) if floor is not None and reference and similarity and sim < floor}
-    order = [i for i in sorted(range(len(texts)), key=lambda i: (-scores[i], i)) if i not in low]
-    best = set(order if keep is None else order[: max(keep, 0)])
+    """(kept, below the floor, ranked out, scores of the input texts): of the texts :func:`best_first` passes, the
+    best ``keep`` in their input order (all of them when ``keep`` is None)."""
+    ordered, below, scores = best_first(texts, sources, reference=reference, similarity=similarity, floor=floor)
+    best = set(ordered if keep is None else ordered[: max(keep, 0)])
     return (
-        [t for i, t in enumerate(texts) if i in best],
-        [t for i, t in enumerate(texts) if i in low],
-        [t for i, t in enumerate(texts) if i not in best and i not in low],
+        [t for t in texts if t in best],
+        below,
+        [t for t in texts if t not in best and t not in below],
         scores,
     )

@@ -17,7 +17,7 @@ Every stage drops what it should not pass on and counts it by reason (:mod:`ecas
   less similar to m_i than the floor.
 - Paraphrase: empty, identical to a source, ungrammatical, failing a meaning rule of
   :mod:`ecast.pipeline.filters` (prompt echo, a statement where the source asks, a polarity flip, lost or swapped
-  entities), a near duplicate, below the floor to its source, or ranked out.
+  entities, additions), a near duplicate, below the floor to its source, or ranked out.
 - Context removal (depth ≥ 2; the conversation is the earlier raw turns, their manual rewrites and the previous
   canonical response, which a user refers to as readily as to their own words): the pair is dropped when p^r is
   empty, ungrammatical, identical to p^m although the turn depends on its context (u_i ≠ m_i), the same raw turn
@@ -364,17 +364,14 @@ def _finish(
         if meaning_checks(config)
         else None,
     )
-    passed, below, _, scores = fewshot.rank(
+    ordered, below, _ = fewshot.best_first(
         cleaned.kept,
         [origin[t][1] for t in cleaned.kept],
         reference=turn.manual,
         similarity=similarity,
-        keep=None,
         floor=meaning_floor(config) if floor is not None else None,
     )
     cleaned.dropped += [(t, clean.BELOW_FLOOR) for t in below]
-    at = {t: i for i, t in enumerate(cleaned.kept)}
-    best_first = sorted(passed, key=lambda t: (-scores[at[t]], at[t]))
     keep = keep_count(config)
     context_removed = turn.number >= 2
     cr_outputs: list[str] = []
@@ -383,7 +380,7 @@ def _finish(
     if context_removed:
         # Best first, a batch at a time: a paraphrase whose context removal fails gives its place to the next
         # best, so a turn keeps k pairs when k of its paraphrases survive every stage.
-        pending = list(best_first)
+        pending = list(ordered)
         first = True
         while first or (pending and (keep is None or len(chosen) < keep)):
             batch = pending if keep is None else pending[: keep - len(chosen)]
@@ -407,8 +404,8 @@ def _finish(
                 chosen[manual] = raw
         ranked_out = pending
     else:  # first turns carry full context: p^r = p^m
-        chosen = {m: m for m in (best_first if keep is None else best_first[: max(keep, 0)])}
-        ranked_out = [t for t in best_first if t not in chosen]
+        chosen = {m: m for m in (ordered if keep is None else ordered[: max(keep, 0)])}
+        ranked_out = [t for t in ordered if t not in chosen]
     cleaned.dropped += [(t, clean.RANKED_OUT) for t in ranked_out]
     for text, reason in cleaned.dropped:
         dropped.append(_drop("paraphrase", text, reason, origin.get(text, ("", ""))[1], cleaned.rules.get(text)))

@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 from django.db.models import QuerySet
 from django.urls import reverse
 
+from ecast.core.progress import eta_text
 from evaluation.models import Qrel, QrelsVersion
 from judging.llm import judge
 from judging.models import LlmJudgeJob, LlmLabel
@@ -37,6 +38,7 @@ def llm_job_progress(*, job: LlmJudgeJob) -> dict[str, Any]:
     """Status, pairs done of total, pairs per second of model time and the time left at that rate."""
     rate = job.progress_done / job.seconds if job.seconds > 0 else None
     left = job.progress_total - job.progress_done
+    eta = int(left / rate) if rate and left > 0 else None
     return {
         "id": job.pk,
         "status": job.status,
@@ -44,7 +46,8 @@ def llm_job_progress(*, job: LlmJudgeJob) -> dict[str, Any]:
         "total": job.progress_total,
         "percent": job.percent,
         "pairs_per_second": round(rate, 2) if rate else None,
-        "eta_seconds": int(left / rate) if rate and left > 0 else None,
+        "eta_seconds": eta,
+        "eta_text": eta_text(eta),
         "error": job.error,
     }
 
