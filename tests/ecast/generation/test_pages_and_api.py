@@ -419,6 +419,8 @@ def test_a_job_page_links_to_its_candidates_and_the_search_shows_that_job_s_only
     text = found.content.decode()
     assert f"{mine.count()} paraphrase" in text and f"generation job #{first.pk}" in text
     assert all(p.text.replace("'", "&#x27;") in text for p in mine)
+    # a pair is decided whole, so each row shows the raw partner the curator approves with it
+    assert all(f"its raw partner: {p.pair.text}".replace("'", "&#x27;") in text for p in mine)
 
 
 @pytest.mark.parametrize(
