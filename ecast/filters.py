@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import django_filters
 from django.db.models import Q, QuerySet
 
@@ -59,6 +61,7 @@ class ParaphraseFilter(django_filters.FilterSet):
         widget=django_filters.widgets.BooleanWidget(),
         label="true/1: only current rows (the default); false/0: only the superseded rows of edited paraphrases",
     )
+    job = django_filters.NumberFilter(method="filter_job", label="Generation job id: what that job wrote")
     history = django_filters.BooleanFilter(
         method="filter_history",
         widget=django_filters.widgets.BooleanWidget(),
@@ -68,6 +71,10 @@ class ParaphraseFilter(django_filters.FilterSet):
     class Meta:
         model = Paraphrase
         fields = ["turn", "kind", "status", "origin", "is_current"]
+
+    def filter_job(self, queryset: QuerySet[Paraphrase], name: str, value: Decimal) -> QuerySet[Paraphrase]:
+        # the id is an int in the provenance JSON; the filter's Decimal would not compare equal to it
+        return queryset.filter(provenance__job=int(value))
 
     def filter_history(self, queryset: QuerySet[Paraphrase], name: str, value: bool | None) -> QuerySet[Paraphrase]:
         return queryset  # applied in filter_queryset, which also sees whether is_current was given

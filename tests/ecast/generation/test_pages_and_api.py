@@ -394,7 +394,9 @@ def test_the_generation_forms_stage_fields_are_labelled_in_words_under_their_sta
     assert html.count(">Model<") >= 3 and html.count(">Revision<") >= 3
 
 
-def test_a_job_page_links_to_its_candidates_and_the_search_shows_that_job_s_only(admin_client, small_collection):
+def test_a_job_page_links_to_its_candidates_and_the_search_shows_that_job_s_only(
+    admin_client, admin_api, small_collection
+):
     from ecast.generation.tasks import generation_job_dispatch_task
     from ecast.models import Paraphrase
 
@@ -419,6 +421,8 @@ def test_a_job_page_links_to_its_candidates_and_the_search_shows_that_job_s_only
     text = found.content.decode()
     assert f"{mine.count()} paraphrase" in text and f"generation job #{first.pk}" in text
     assert all(p.text.replace("'", "&#x27;") in text for p in mine)
+    api = admin_api.get(reverse("api-paraphrase-list"), {"job": first.pk, "kind": "manual", "status": "candidate"})
+    assert {r["id"] for r in api.json()["results"]} == set(mine.values_list("pk", flat=True))
     # a pair is decided whole, so each row shows the raw partner the curator approves with it
     assert all(f"its raw partner: {p.pair.text}".replace("'", "&#x27;") in text for p in mine)
 
